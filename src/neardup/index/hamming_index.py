@@ -151,8 +151,11 @@ class HammingIndex:
 
     def _build(self, lo: int, hi: int) -> tuple[int, int, StaticTables]:
         alive = self._store.alive[lo:hi]
+        design = self._current_design()
+        if lo == 0 and hi == self._store.n and bool(alive.all()):
+            return lo, hi, StaticTables.build(design, self._store.fps, None)
         positions = (np.flatnonzero(alive) + lo).astype(np.uint32)
-        return lo, hi, StaticTables.build(self._current_design(), self._store.fps, positions)
+        return lo, hi, StaticTables.build(design, self._store.fps, positions)
 
     def remove(self, ids: Any, *, missing_ok: bool = False) -> int:
         """Remove rows by id; returns how many were removed. Unknown ids raise ``KeyError``."""

@@ -44,26 +44,77 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
 
 @njit(cache=True, nogil=True)
 def build_table(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, q: int,
+                keys: Any, pos: Any, offsets: Any, tmp_keys: Any, tmp_pos: Any) -> None:
+    """Bucket rows ``fps[positions]`` of table ``t`` on the top ``q`` bits of the permuted key.
+
+    Large tables take two cache-friendly counting-sort passes (top 8 bits into ``tmp_*``,
+    then the remaining ``q - 8`` bits segment by segment) instead of one scatter into
+    ``2**q`` far-apart buckets.
+    """
+    n = positions.shape[0]
+    if q <= 17 or n < 65536:
+        _count_sort(fps, positions, rsh, msk, lsh, t, q, keys, pos, offsets)
+        return
+    shift1 = np.uint64(56)
+    counts = np.zeros(257, np.int64)
+    for i in range(n):
+        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift1) + 1] += 1
+    for g in range(256):
+        counts[g + 1] += counts[g]
+    starts = counts.copy()
+    for i in range(n):
+        p = positions[i]
+        key = permute(fps[p], rsh, msk, lsh, t)
+        top = np.int64(key >> shift1)
+        j = counts[top]
+        counts[top] = j + 1
+        tmp_keys[j] = key
+        tmp_pos[j] = p
+    low = q - 8
+    shift2 = np.uint64(64 - q)
+    lmask = np.uint64((1 << low) - 1)
+    local = np.zeros((1 << low) + 1, np.int64)
+    for g in range(256):
+        lo, hi = starts[g], starts[g + 1]
+        local[:] = 0
+        for j in range(lo, hi):
+            local[np.int64((tmp_keys[j] >> shift2) & lmask) + 1] += 1
+        base = g << low
+        acc = lo
+        for b in range(1 << low):
+            offsets[base + b] = acc
+            acc += local[b + 1]
+            local[b + 1] = offsets[base + b]
+        for j in range(lo, hi):
+            c = np.int64((tmp_keys[j] >> shift2) & lmask)
+            d = local[c + 1]
+            local[c + 1] = d + 1
+            keys[d] = tmp_keys[j]
+            pos[d] = tmp_pos[j]
+    offsets[1 << q] = n
+
+
+@njit(cache=True, nogil=True)
+def _count_sort(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, q: int,
                 keys: Any, pos: Any, offsets: Any) -> None:
-    """Counting-sort ``fps[positions]`` of table ``t`` into buckets on the top ``q`` bits."""
     n = positions.shape[0]
     shift = np.uint64(64 - q)
     nb = offsets.shape[0] - 1
     counts = np.zeros(nb + 1, np.int64)
     for i in range(n):
-        p = permute(fps[positions[i]], rsh, msk, lsh, t)
-        counts[np.int64(p >> shift) + 1] += 1
+        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift) + 1] += 1
     for b in range(nb):
         counts[b + 1] += counts[b]
     for b in range(nb + 1):
         offsets[b] = counts[b]
     for i in range(n):
-        p = permute(fps[positions[i]], rsh, msk, lsh, t)
-        c = np.int64(p >> shift)
+        p = positions[i]
+        key = permute(fps[p], rsh, msk, lsh, t)
+        c = np.int64(key >> shift)
         j = counts[c]
         counts[c] = j + 1
-        keys[j] = p
-        pos[j] = positions[i]
+        keys[j] = key
+        pos[j] = p
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -90,15 +141,26 @@ def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: in
     out_q = np.empty(64, np.int64)
     out_p = np.empty(64, np.int64)
     out_d = np.empty(64, np.int64)
+    pq = np.empty(ntab, np.uint64)
+    lo = np.empty((ntab, nprobes), np.int64)
+    hi = np.empty((ntab, nprobes), np.int64)
     m = 0
     for qi in range(queries.shape[0]):
         x = queries[qi]
+        # phase 1: every bucket range first, so the offset loads overlap (memory-level parallelism)
         for t in range(ntab):
             px = permute(x, rsh, msk, lsh, t)
+            pq[t] = px
             b0 = np.int64(px >> shift)
             for pi in range(nprobes):
                 b = b0 ^ probes[pi]
-                for j in range(offsets[t, b], offsets[t, b + 1]):
+                lo[t, pi] = offsets[t, b]
+                hi[t, pi] = offsets[t, b + 1]
+        # phase 2: scan and verify
+        for t in range(ntab):
+            px = pq[t]
+            for pi in range(nprobes):
+                for j in range(lo[t, pi], hi[t, pi]):
                     diff = px ^ keys[t, j]
                     d = popcount(diff)
                     if d > k:

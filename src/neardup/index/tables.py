@@ -101,17 +101,22 @@ class StaticTables:
         self.offsets = offsets
 
     @classmethod
-    def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32],
+    def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32] | None,
               q: int | None = None) -> StaticTables:
-        """Bucket ``fps[positions]`` into ``design.tables`` tables."""
-        n = int(positions.shape[0])
+        """Bucket ``fps[positions]`` (all of ``fps`` when ``positions`` is None) per table."""
+        n = int(fps.shape[0] if positions is None else positions.shape[0])
         q = design.offset_bits(n) if q is None else q
         rsh, msk, lsh = permutation_arrays(design)
         keys = np.empty((design.tables, n), np.uint64)
         pos = np.empty((design.tables, n), np.uint32)
         offsets = np.empty((design.tables, (1 << q) + 1), np.uint32)
+        big = q > 17 and n >= 65536
+        tmp_keys = np.empty(n if big else 0, np.uint64)
+        tmp_pos = np.empty(n if big else 0, np.uint32)
+        given = np.arange(n, dtype=np.uint32) if positions is None else positions
         for t in range(design.tables):
-            kernels.build_table(fps, positions, rsh, msk, lsh, t, q, keys[t], pos[t], offsets[t])
+            kernels.build_table(fps, given, rsh, msk, lsh, t, q, keys[t], pos[t], offsets[t],
+                                tmp_keys, tmp_pos)
         return cls(design, q, keys, pos, offsets)
 
     def __len__(self) -> int:
