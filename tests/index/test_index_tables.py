@@ -3,32 +3,48 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import flip
 
-from neardup.index import HammingIndex, TableDesign, kernels
-from neardup.index.tables import StaticTables, permutation_arrays
+from neardup.index import HammingIndex, TableDesign
+from neardup.index.tables import StaticTables
 
 
-def test_two_pass_build_matches_one_pass() -> None:
-    rng = np.random.default_rng(11)
-    n = 70_000
+def _permuted(fps: np.ndarray, design: TableDesign, t: int) -> np.ndarray:
+    """Table ``t``'s permuted keys, computed bit by bit in Python (independent of kernels)."""
+    sizes = design.block_sizes
+    chosen = design.table_blocks()[t]
+    order = list(chosen) + [b for b in range(design.blocks) if b not in chosen]
+    starts = [64 - sum(sizes[: i + 1]) for i in range(design.blocks)]
+    out = []
+    for f in fps.tolist():
+        key, top = 0, 64
+        for blk in order:
+            top -= sizes[blk]
+            key |= ((f >> starts[blk]) & ((1 << sizes[blk]) - 1)) << top
+        out.append(key)
+    return np.array(out, dtype=np.uint64)
+
+
+@pytest.mark.parametrize(("n", "q", "subset"), [(70_000, 20, False), (70_000, 6, True),
+                                                (5000, 12, True), (3, 1, False)])
+def test_build_buckets_match_reference(n: int, q: int, subset: bool) -> None:
+    rng = np.random.default_rng(n + q)
     fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
-    fps[:5000] = fps[0]  # a hot bucket
-    design = TableDesign(k=3, blocks=2, key_blocks=1)
-    run = StaticTables.build(design, fps, None, q=20)
-    rsh, msk, lsh = permutation_arrays(design)
+    fps[: n // 10] = fps[0]  # a hot bucket
+    design = TableDesign(k=3, blocks=3, key_blocks=1)
+    positions = np.sort(rng.choice(n, n * 9 // 10, replace=False)).astype(np.uint32)
+    run = StaticTables.build(design, fps, positions if subset else None, q=q)
+    rows = positions if subset else np.arange(n, dtype=np.uint32)
     for t in range(design.tables):
-        keys = np.empty(n, np.uint64)
-        pos = np.empty(n, np.uint32)
-        offsets = np.empty((1 << 20) + 1, np.uint32)
-        kernels._count_sort(fps, np.arange(n, dtype=np.uint32), rsh, msk, lsh, t, 20, keys, pos,
-                            offsets)
-        assert np.array_equal(offsets, run.offsets[t])
-        assert np.array_equal(pos, run.pos[t])  # both passes are stable
-        assert np.array_equal(keys, run.keys[t])
-    sub = np.sort(rng.choice(n, 66_000, replace=False)).astype(np.uint32)
-    part = StaticTables.build(design, fps, sub, q=19)
-    assert sorted(part.pos[1].tolist()) == sub.tolist()
+        want_keys = _permuted(fps[rows], design, t)
+        buckets = (want_keys >> np.uint64(64 - q)).astype(np.int64)
+        want_off = np.searchsorted(np.sort(buckets), np.arange((1 << q) + 1))
+        assert np.array_equal(run.offsets[t].astype(np.int64), want_off)
+        got_b = (run.keys[t] >> np.uint64(64 - q)).astype(np.int64)
+        assert bool((np.diff(got_b) >= 0).all())
+        assert sorted(zip(run.pos[t].tolist(), run.keys[t].tolist(), strict=True)) == sorted(
+            zip(rows.tolist(), want_keys.tolist(), strict=True))
 
 
 def test_big_index_search_is_exact() -> None:

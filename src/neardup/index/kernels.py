@@ -43,41 +43,82 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def build_table(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, q: int,
-                keys: Any, pos: Any, offsets: Any, tmp_keys: Any, tmp_pos: Any) -> None:
-    """Bucket rows ``fps[positions]`` of table ``t`` on the top ``q`` bits of the permuted key.
-
-    Large tables take two cache-friendly counting-sort passes (top 8 bits into ``tmp_*``,
-    then the remaining ``q - 8`` bits segment by segment) instead of one scatter into
-    ``2**q`` far-apart buckets.
-    """
-    n = positions.shape[0]
-    if q <= 17 or n < 65536:
-        _count_sort(fps, positions, rsh, msk, lsh, t, q, keys, pos, offsets)
-        return
-    shift1 = np.uint64(56)
-    counts = np.zeros(257, np.int64)
-    for i in range(n):
-        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift1) + 1] += 1
-    for g in range(256):
-        counts[g + 1] += counts[g]
-    starts = counts.copy()
-    for i in range(n):
+def fill_keys(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, keys: Any,
+              pos: Any) -> None:
+    """``keys[i]``, ``pos[i]`` = permuted ``fps[positions[i]]`` and its position."""
+    for i in range(positions.shape[0]):
         p = positions[i]
-        key = permute(fps[p], rsh, msk, lsh, t)
-        top = np.int64(key >> shift1)
-        j = counts[top]
-        counts[top] = j + 1
-        tmp_keys[j] = key
-        tmp_pos[j] = p
-    low = q - 8
+        keys[i] = permute(fps[p], rsh, msk, lsh, t)
+        pos[i] = p
+
+
+@njit(cache=True, nogil=True)
+def fill_keys_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, keys: Any, pos: Any) -> None:
+    """:func:`fill_keys` for positions ``0..n-1`` (no position array to allocate)."""
+    for i in range(fps.shape[0]):
+        keys[i] = permute(fps[i], rsh, msk, lsh, t)
+        pos[i] = i
+
+
+@njit(cache=True, nogil=True)
+def bucket_in_place(keys: Any, pos: Any, q: int, offsets: Any) -> None:
+    """Group ``keys``/``pos`` by the top ``q`` bits of ``keys`` in place; fill ``offsets``.
+
+    Top 8 bits first by an in-place American-flag pass (no full-size scratch array, so a
+    10^8-row build stays within memory), then each of the 256 segments by the remaining
+    ``q - 8`` bits through a segment-sized scratch buffer (cache-resident). Order within a
+    bucket is unspecified.
+    """
+    n = keys.shape[0]
+    top = min(q, 8)
+    shift1 = np.uint64(64 - top)
+    ng = 1 << top
+    counts = np.zeros(ng + 1, np.int64)
+    for i in range(n):
+        counts[np.int64(keys[i] >> shift1) + 1] += 1
+    for g in range(ng):
+        counts[g + 1] += counts[g]
+    nxt = counts[:ng].copy()
+    for g in range(ng):
+        end = counts[g + 1]
+        while nxt[g] < end:
+            i = nxt[g]
+            k = keys[i]
+            p = pos[i]
+            d = np.int64(k >> shift1)
+            while d != g:
+                j = nxt[d]
+                nxt[d] = j + 1
+                k2 = keys[j]
+                p2 = pos[j]
+                keys[j] = k
+                pos[j] = p
+                k = k2
+                p = p2
+                d = np.int64(k >> shift1)
+            keys[i] = k
+            pos[i] = p
+            nxt[g] = i + 1
+    low = q - top
+    if low == 0:
+        for g in range(ng + 1):
+            offsets[g] = counts[g]
+        return
+    biggest = 0
+    for g in range(ng):
+        biggest = max(biggest, counts[g + 1] - counts[g])
+    tmp_keys = np.empty(biggest, np.uint64)
+    tmp_pos = np.empty(biggest, pos.dtype)
     shift2 = np.uint64(64 - q)
     lmask = np.uint64((1 << low) - 1)
     local = np.zeros((1 << low) + 1, np.int64)
-    for g in range(256):
-        lo, hi = starts[g], starts[g + 1]
+    for g in range(ng):
+        lo = counts[g]
+        m = counts[g + 1] - lo
+        tmp_keys[:m] = keys[lo : lo + m]
+        tmp_pos[:m] = pos[lo : lo + m]
         local[:] = 0
-        for j in range(lo, hi):
+        for j in range(m):
             local[np.int64((tmp_keys[j] >> shift2) & lmask) + 1] += 1
         base = g << low
         acc = lo
@@ -85,36 +126,13 @@ def build_table(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, 
             offsets[base + b] = acc
             acc += local[b + 1]
             local[b + 1] = offsets[base + b]
-        for j in range(lo, hi):
+        for j in range(m):
             c = np.int64((tmp_keys[j] >> shift2) & lmask)
             d = local[c + 1]
             local[c + 1] = d + 1
             keys[d] = tmp_keys[j]
             pos[d] = tmp_pos[j]
     offsets[1 << q] = n
-
-
-@njit(cache=True, nogil=True)
-def _count_sort(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, q: int,
-                keys: Any, pos: Any, offsets: Any) -> None:
-    n = positions.shape[0]
-    shift = np.uint64(64 - q)
-    nb = offsets.shape[0] - 1
-    counts = np.zeros(nb + 1, np.int64)
-    for i in range(n):
-        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift) + 1] += 1
-    for b in range(nb):
-        counts[b + 1] += counts[b]
-    for b in range(nb + 1):
-        offsets[b] = counts[b]
-    for i in range(n):
-        p = positions[i]
-        key = permute(fps[p], rsh, msk, lsh, t)
-        c = np.int64(key >> shift)
-        j = counts[c]
-        counts[c] = j + 1
-        keys[j] = key
-        pos[j] = p
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -110,13 +110,12 @@ class StaticTables:
         keys = np.empty((design.tables, n), np.uint64)
         pos = np.empty((design.tables, n), np.uint32)
         offsets = np.empty((design.tables, (1 << q) + 1), np.uint32)
-        big = q > 17 and n >= 65536
-        tmp_keys = np.empty(n if big else 0, np.uint64)
-        tmp_pos = np.empty(n if big else 0, np.uint32)
-        given = np.arange(n, dtype=np.uint32) if positions is None else positions
         for t in range(design.tables):
-            kernels.build_table(fps, given, rsh, msk, lsh, t, q, keys[t], pos[t], offsets[t],
-                                tmp_keys, tmp_pos)
+            if positions is None:
+                kernels.fill_keys_all(fps, rsh, msk, lsh, t, keys[t], pos[t])
+            else:
+                kernels.fill_keys(fps, positions, rsh, msk, lsh, t, keys[t], pos[t])
+            kernels.bucket_in_place(keys[t], pos[t], q, offsets[t])
         return cls(design, q, keys, pos, offsets)
 
     def __len__(self) -> int:
