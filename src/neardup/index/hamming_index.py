@@ -205,8 +205,9 @@ class HammingIndex:
         k = self.k if k is None else check_k(k)
         parts = [run.search(queries, k, self._store.alive_) for _, _, run in self._runs]
         if self._store.n > self._indexed:
-            parts.append(kernels.scan_range(queries, k, self._store.fps_, self._indexed,
-                                            self._store.n, self._store.alive_))
+            parts.append(kernels.collect(
+                kernels.scan_range, int(queries.shape[0]), queries, k, self._store.fps_,
+                self._indexed, self._store.n, self._store.alive_, capacity=256))
         if not parts:
             empty = np.zeros(0, np.int64)
             return Matches(empty, empty.copy(), empty.copy())

@@ -29,12 +29,12 @@ def _ctpop(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def popcount(x: np.uint64) -> np.int64:
     return np.int64(_ctpop(np.uint64(x)))  # type: ignore[call-arg]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
     out = np.uint64(0)
     for i in range(rsh.shape[1]):
@@ -135,20 +135,35 @@ def bucket_in_place(keys: Any, pos: Any, q: int, offsets: Any) -> None:
     offsets[1 << q] = n
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _grow(a: Any, n: int) -> Any:
-    if n < a.shape[0]:
-        return a
-    b = np.empty(max(16, 2 * a.shape[0]), a.dtype)
-    b[: a.shape[0]] = a
-    return b
+def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[Any, Any, Any]:
+    """Run a resumable kernel until done; concatenate its ``(a, b, distance)`` output.
+
+    A kernel fills caller-given int64 buffers and, when they are full, returns
+    ``(rows written, unit to resume from)``: outputs never grow inside a hot loop (an array
+    reassigned in a numba loop costs reference counting on every iteration).
+    """
+    parts: list[tuple[Any, Any, Any]] = []
+    start = 0
+    while True:
+        bufs = (np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+                np.empty(capacity, np.int64))
+        m, start = kernel(start, *args, *bufs)
+        parts.append((bufs[0][:m], bufs[1][:m], bufs[2][:m]))
+        if start >= total:
+            break
+        if m < capacity // 2:  # one unit did not fit: give it room
+            capacity *= 2
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
 
 
 @njit(cache=True, nogil=True)
-def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: int,
+def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: int,
                   rsh: Any, msk: Any, lsh: Any, probes: Any, nprobes: int,
-                  dedup: Any, radius: int, alive: Any) -> Any:
-    """Matches of ``queries`` within ``k`` in one run's tables: (query row, position, distance).
+                  dedup: Any, radius: int, alive: Any, out_q: Any, out_p: Any,
+                  out_d: Any) -> tuple[int, int]:
+    """Matches of ``queries[start:]`` within ``k`` in one run's tables (see :func:`collect`).
 
     A candidate met in table ``t`` is kept only if no earlier table ``u`` has it within the
     probe radius on ``u``'s bucket bits (``dedup[t, u]`` is that mask in ``t``'s space), so
@@ -156,14 +171,13 @@ def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: in
     """
     ntab = keys.shape[0]
     shift = np.uint64(64 - q)
-    out_q = np.empty(64, np.int64)
-    out_p = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+    cap = out_q.shape[0]
     pq = np.empty(ntab, np.uint64)
     lo = np.empty((ntab, nprobes), np.int64)
     hi = np.empty((ntab, nprobes), np.int64)
     m = 0
-    for qi in range(queries.shape[0]):
+    for qi in range(start, queries.shape[0]):
+        m0 = m
         x = queries[qi]
         # phase 1: every bucket range first, so the offset loads overlap (memory-level parallelism)
         for t in range(ntab):
@@ -193,108 +207,106 @@ def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: in
                     p = np.int64(pos[t, j])
                     if alive[p] == 0:
                         continue
-                    out_q = _grow(out_q, m)
-                    out_p = _grow(out_p, m)
-                    out_d = _grow(out_d, m)
+                    if m == cap:
+                        return m0, qi
                     out_q[m] = qi
                     out_p[m] = p
                     out_d[m] = d
                     m += 1
-    return out_q[:m], out_p[:m], out_d[:m]
+    return m, queries.shape[0]
 
 
 @njit(cache=True, nogil=True)
-def scan_range(queries: Any, k: int, fps: Any, lo: int, hi: int, alive: Any) -> Any:
-    """Brute-force matches of ``queries`` among store positions ``[lo, hi)``."""
-    out_q = np.empty(64, np.int64)
-    out_p = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+def scan_range(start: int, queries: Any, k: int, fps: Any, lo: int, hi: int, alive: Any,
+               out_q: Any, out_p: Any, out_d: Any) -> tuple[int, int]:
+    """Brute-force matches of ``queries[start:]`` among store positions ``[lo, hi)``."""
+    cap = out_q.shape[0]
     m = 0
-    for qi in range(queries.shape[0]):
+    for qi in range(start, queries.shape[0]):
+        m0 = m
         x = queries[qi]
         for p in range(lo, hi):
             d = popcount(x ^ fps[p])
             if d <= k and alive[p] != 0:
-                out_q = _grow(out_q, m)
-                out_p = _grow(out_p, m)
-                out_d = _grow(out_d, m)
+                if m == cap:
+                    return m0, qi
                 out_q[m] = qi
                 out_p[m] = p
                 out_d[m] = d
                 m += 1
-    return out_q[:m], out_p[:m], out_d[:m]
+    return m, queries.shape[0]
 
 
 @njit(cache=True, nogil=True)
-def brute_pairs(fps: Any, k: int) -> Any:
-    """All pairs ``i < j`` of ``fps`` within ``k`` (reference and tiny inputs)."""
-    out_i = np.empty(64, np.int64)
-    out_j = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+def brute_pairs(start: int, fps: Any, k: int, out_i: Any, out_j: Any,
+                out_d: Any) -> tuple[int, int]:
+    """All pairs ``i < j`` of ``fps`` within ``k``, rows ``i >= start`` (tiny inputs)."""
+    cap = out_i.shape[0]
     m = 0
     n = fps.shape[0]
-    for i in range(n):
+    for i in range(start, n):
+        m0 = m
         for j in range(i + 1, n):
             d = popcount(fps[i] ^ fps[j])
             if d <= k:
-                out_i = _grow(out_i, m)
-                out_j = _grow(out_j, m)
-                out_d = _grow(out_d, m)
+                if m == cap:
+                    return m0, i
                 out_i[m] = i
                 out_j[m] = j
                 out_d[m] = d
                 m += 1
-    return out_i[:m], out_j[:m], out_d[:m]
+    return m, n
 
 
 @njit(cache=True, nogil=True)
-def join_tables(k: int, keys: Any, pos: Any, offsets: Any, probes: Any, nprobes: int,
-                dedup: Any, radius: int) -> Any:
+def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: Any,
+                nprobes: int, dedup: Any, radius: int, out_i: Any, out_j: Any,
+                out_d: Any) -> tuple[int, int]:
     """Self-join of bucketed tables: pairs of positions within ``k``, each pair once.
 
-    Within a table, a pair is met in one bucket (probe 0) or in one ordered pair of buckets
-    ``a < a ^ probe``; across tables the first-table rule of :func:`search_tables` applies.
+    Units are ``t * buckets + a``. Within a table, a pair is met in one bucket (probe 0) or
+    in one ordered pair of buckets ``a < a ^ probe``; across tables the first-table rule of
+    :func:`search_tables` applies.
     """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
-    out_i = np.empty(64, np.int64)
-    out_j = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+    cap = out_i.shape[0]
     m = 0
-    for t in range(ntab):
-        for a in range(nb):
-            lo_a = offsets[t, a]
-            hi_a = offsets[t, a + 1]
-            if lo_a == hi_a:
+    for unit in range(start, ntab * nb):
+        t = unit // nb
+        a = unit - t * nb
+        lo_a = offsets[t, a]
+        hi_a = offsets[t, a + 1]
+        if lo_a == hi_a:
+            continue
+        m0 = m
+        for pi in range(nprobes):
+            b = a ^ probes[pi]
+            if b < a:
                 continue
-            for pi in range(nprobes):
-                b = a ^ probes[pi]
-                if b < a:
-                    continue
-                hi_b = offsets[t, b + 1]
-                for x in range(lo_a, hi_a):
-                    kx = keys[t, x]
-                    start = x + 1 if b == a else offsets[t, b]
-                    for y in range(start, hi_b):
-                        diff = kx ^ keys[t, y]
-                        d = popcount(diff)
-                        if d > k:
-                            continue
-                        dup = False
-                        for u in range(t):
-                            if popcount(diff & dedup[t, u]) <= radius:
-                                dup = True
-                                break
-                        if dup:
-                            continue
-                        out_i = _grow(out_i, m)
-                        out_j = _grow(out_j, m)
-                        out_d = _grow(out_d, m)
-                        out_i[m] = pos[t, x]
-                        out_j[m] = pos[t, y]
-                        out_d[m] = d
-                        m += 1
-    return out_i[:m], out_j[:m], out_d[:m]
+            hi_b = offsets[t, b + 1]
+            for x in range(lo_a, hi_a):
+                kx = keys[t, x]
+                first = x + 1 if b == a else offsets[t, b]
+                for y in range(first, hi_b):
+                    diff = kx ^ keys[t, y]
+                    d = popcount(diff)
+                    if d > k:
+                        continue
+                    dup = False
+                    for u in range(t):
+                        if popcount(diff & dedup[t, u]) <= radius:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    if m == cap:
+                        return m0, unit
+                    out_i[m] = pos[t, x]
+                    out_j[m] = pos[t, y]
+                    out_d[m] = d
+                    m += 1
+    return m, ntab * nb
 
 
 @njit(cache=True, nogil=True)

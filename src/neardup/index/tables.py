@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -135,16 +134,16 @@ class StaticTables:
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
         rsh, msk, lsh = permutation_arrays(self.design)
-        result: Any = kernels.search_tables(
-            queries, k, self.keys, self.pos, self.offsets, self.q, rsh, msk, lsh,
-            probes, len(probes), dedup_masks(self.design, self.q), r, alive)
-        return result  # type: ignore[no-any-return]
+        return kernels.collect(
+            kernels.search_tables, int(queries.shape[0]), queries, k, self.keys, self.pos,
+            self.offsets, self.q, rsh, msk, lsh, probes, len(probes),
+            dedup_masks(self.design, self.q), r, alive,
+            capacity=min(1 << 16, max(256, 4 * int(queries.shape[0]))))
 
     def self_join(self, k: int) -> tuple[I64, I64, I64]:
         """Pairs of positions within ``k`` among this run's entries, each pair once."""
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
-        result: Any = kernels.join_tables(
-            k, self.keys, self.pos, self.offsets, probes, len(probes),
-            dedup_masks(self.design, self.q), r)
-        return result  # type: ignore[no-any-return]
+        return kernels.collect(
+            kernels.join_tables, self.design.tables * (1 << self.q), k, self.keys, self.pos,
+            self.offsets, probes, len(probes), dedup_masks(self.design, self.q), r)
