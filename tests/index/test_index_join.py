@@ -44,3 +44,18 @@ def test_all_pairs_empty_and_single() -> None:
     for fps in ([], [7]):
         i, j, d = all_pairs(np.array(fps, dtype=np.uint64))
         assert len(i) == len(j) == len(d) == 0
+
+
+def test_self_join_with_probe_radius() -> None:
+    from neardup.index import TableDesign
+    from neardup.index.tables import StaticTables
+
+    rng = np.random.default_rng(9)
+    fps = np.unique(rng.integers(0, 2**64, size=3000, dtype=np.uint64))
+    fps = np.unique(np.concatenate([fps, np.array(flip(fps[:600].tolist(), rng, 5), np.uint64)]))
+    for design in (TableDesign(k=4, blocks=2, key_blocks=1), TableDesign(k=4, blocks=3)):
+        run = StaticTables.build(design, fps, None, q=9)
+        a, b, d = run.self_join(4)
+        got = sorted((min(x, y), max(x, y), z) for x, y, z in zip(a.tolist(), b.tolist(),
+                                                                 d.tolist(), strict=True))
+        assert got == brute_pairs(fps, 4)

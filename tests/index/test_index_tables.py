@@ -7,6 +7,7 @@ import pytest
 from conftest import flip
 
 from neardup.index import HammingIndex, TableDesign
+from neardup.index.join import sort_with_order
 from neardup.index.tables import StaticTables
 
 
@@ -28,13 +29,16 @@ def _permuted(fps: np.ndarray, design: TableDesign, t: int) -> np.ndarray:
 
 @pytest.mark.parametrize(("n", "q", "subset"), [(70_000, 20, False), (70_000, 6, True),
                                                 (5000, 12, True), (3, 1, False)])
-def test_build_buckets_match_reference(n: int, q: int, subset: bool) -> None:
+@pytest.mark.parametrize("presorted", [False, True])
+def test_build_buckets_match_reference(n: int, q: int, subset: bool, presorted: bool) -> None:
     rng = np.random.default_rng(n + q)
     fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
     fps[: n // 10] = fps[0]  # a hot bucket
+    if presorted:
+        fps.sort()
     design = TableDesign(k=3, blocks=3, key_blocks=1)
     positions = np.sort(rng.choice(n, n * 9 // 10, replace=False)).astype(np.uint32)
-    run = StaticTables.build(design, fps, positions if subset else None, q=q)
+    run = StaticTables.build(design, fps, positions if subset else None, q=q, presorted=presorted)
     rows = positions if subset else np.arange(n, dtype=np.uint32)
     for t in range(design.tables):
         want_keys = _permuted(fps[rows], design, t)
@@ -61,3 +65,13 @@ def test_big_index_search_is_exact() -> None:
                                                d[d <= 3].tolist()))(
                       np.bitwise_count(fps ^ queries[q])), strict=True))
     assert list(zip(m.query.tolist(), m.distance.tolist(), m.id.tolist(), strict=True)) == want
+
+
+@pytest.mark.parametrize("n", [0, 5, 5000, 70_000])
+def test_sort_with_order(n: int) -> None:
+    rng = np.random.default_rng(n)
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    fps[: n // 3] = rng.integers(0, 50, size=n // 3).astype(np.uint64)  # duplicates, hot bucket
+    values, order = sort_with_order(fps)
+    assert values.tolist() == sorted(fps.tolist())
+    assert np.array_equal(fps[order], values) and sorted(order.tolist()) == list(range(n))

@@ -51,6 +51,17 @@ def join_design(n: int, k: int) -> TableDesign:
     return best[1]
 
 
+def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], I64]:
+    """``(sorted values, their input positions)``.
+
+    >>> v, o = sort_with_order(np.array([9, 2**63, 1], dtype=np.uint64))
+    >>> v.tolist(), o.tolist()
+    ([1, 9, 9223372036854775808], [2, 0, 1])
+    """
+    order = np.argsort(fps)  # SIMD sort; order within equal values is irrelevant here
+    return fps[order], order.astype(np.int64)
+
+
 def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I64]:
     """``(values, order, starts)``: distinct fingerprints (ascending) and their members.
 
@@ -61,8 +72,7 @@ def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I6
     ([1, 3], [0, 2], [1, 2])
     """
     fps = as_fingerprints(fingerprints)
-    order = np.argsort(fps).astype(np.int64)  # one SIMD sort; group order is irrelevant
-    ordered = fps[order]
+    ordered, order = sort_with_order(fps)
     if ordered.shape[0] == 0:
         return ordered, order, np.zeros(1, np.int64)
     change = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
@@ -74,7 +84,7 @@ def _distinct_pairs(values: npt.NDArray[np.uint64], k: int) -> tuple[I64, I64, I
     if values.shape[0] <= _BRUTE_MAX:
         return kernels.collect(kernels.brute_pairs, int(values.shape[0]), values, k)
     n = values.shape[0]
-    run = StaticTables.build(join_design(n, k), values, None)
+    run = StaticTables.build(join_design(n, k), values, None, presorted=True)
     return run.self_join(k)
 
 

@@ -135,6 +135,22 @@ def bucket_in_place(keys: Any, pos: Any, q: int, offsets: Any) -> None:
     offsets[1 << q] = n
 
 
+@njit(cache=True, nogil=True)
+def offsets_from_sorted(keys: Any, q: int, offsets: Any) -> None:
+    """Bucket starts of ``keys`` already sorted by their top ``q`` bits."""
+    shift = np.uint64(64 - q)
+    n = keys.shape[0]
+    b = 0
+    for i in range(n):
+        c = np.int64(keys[i] >> shift)
+        while b <= c:
+            offsets[b] = i
+            b += 1
+    while b < offsets.shape[0]:
+        offsets[b] = n
+        b += 1
+
+
 def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[Any, Any, Any]:
     """Run a resumable kernel until done; concatenate its ``(a, b, distance)`` output.
 
@@ -275,8 +291,8 @@ def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: A
     for unit in range(start, ntab * nb):
         t = unit // nb
         a = unit - t * nb
-        lo_a = offsets[t, a]
-        hi_a = offsets[t, a + 1]
+        lo_a = np.int64(offsets[t, a])
+        hi_a = np.int64(offsets[t, a + 1])
         if lo_a == hi_a:
             continue
         m0 = m
@@ -284,10 +300,10 @@ def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: A
             b = a ^ probes[pi]
             if b < a:
                 continue
-            hi_b = offsets[t, b + 1]
+            hi_b = np.int64(offsets[t, b + 1])
             for x in range(lo_a, hi_a):
                 kx = keys[t, x]
-                first = x + 1 if b == a else offsets[t, b]
+                first = x + 1 if b == a else np.int64(offsets[t, b])
                 for y in range(first, hi_b):
                     diff = kx ^ keys[t, y]
                     d = popcount(diff)
@@ -302,6 +318,42 @@ def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: A
                         continue
                     if m == cap:
                         return m0, unit
+                    out_i[m] = pos[t, x]
+                    out_j[m] = pos[t, y]
+                    out_d[m] = d
+                    m += 1
+    return m, ntab * nb
+
+
+@njit(cache=True, nogil=True)
+def join_tables_r0(start: int, k: int, keys: Any, pos: Any, offsets: Any, dedup: Any,
+                   out_i: Any, out_j: Any, out_d: Any) -> tuple[int, int]:
+    """:func:`join_tables` for radius-0 designs: pairs within one bucket only (faster loop)."""
+    ntab = keys.shape[0]
+    nb = offsets.shape[1] - 1
+    cap = out_i.shape[0]
+    m = 0
+    for t in range(start // nb, ntab):
+        for a in range(start % nb if t == start // nb else 0, nb):
+            lo = np.int64(offsets[t, a])
+            hi = np.int64(offsets[t, a + 1])
+            m0 = m
+            for x in range(lo, hi):
+                kx = keys[t, x]
+                for y in range(x + 1, hi):
+                    diff = kx ^ keys[t, y]
+                    d = popcount(diff)
+                    if d > k:
+                        continue
+                    dup = False
+                    for u in range(t):
+                        if popcount(diff & dedup[t, u]) == 0:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    if m == cap:
+                        return m0, t * nb + a
                     out_i[m] = pos[t, x]
                     out_j[m] = pos[t, y]
                     out_d[m] = d

@@ -88,6 +88,10 @@ def probe_masks(q: int, r: int) -> I64:
     return np.asarray(masks, dtype=np.int64)
 
 
+def _is_identity(rsh: U64, msk: U64, lsh: U64) -> bool:
+    return bool((rsh[0] == lsh[0]).all())
+
+
 class StaticTables:
     """An immutable set of bucketed tables over some store positions."""
 
@@ -101,8 +105,11 @@ class StaticTables:
 
     @classmethod
     def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32] | None,
-              q: int | None = None) -> StaticTables:
-        """Bucket ``fps[positions]`` (all of ``fps`` when ``positions`` is None) per table."""
+              q: int | None = None, presorted: bool = False) -> StaticTables:
+        """Bucket ``fps[positions]`` (all of ``fps`` when ``positions`` is None) per table.
+
+        ``presorted``: ``fps`` is ascending, so an identity-permutation table 0 is free.
+        """
         n = int(fps.shape[0] if positions is None else positions.shape[0])
         q = design.offset_bits(n) if q is None else q
         rsh, msk, lsh = permutation_arrays(design)
@@ -110,6 +117,11 @@ class StaticTables:
         pos = np.empty((design.tables, n), np.uint32)
         offsets = np.empty((design.tables, (1 << q) + 1), np.uint32)
         for t in range(design.tables):
+            if t == 0 and presorted and positions is None and _is_identity(rsh, msk, lsh):
+                keys[0] = fps  # already ordered by its top bits: no bucketing pass
+                pos[0] = np.arange(n, dtype=np.uint32)
+                kernels.offsets_from_sorted(keys[0], q, offsets[0])
+                continue
             if positions is None:
                 kernels.fill_keys_all(fps, rsh, msk, lsh, t, keys[t], pos[t])
             else:
@@ -144,6 +156,10 @@ class StaticTables:
         """Pairs of positions within ``k`` among this run's entries, each pair once."""
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
-        return kernels.collect(
-            kernels.join_tables, self.design.tables * (1 << self.q), k, self.keys, self.pos,
-            self.offsets, probes, len(probes), dedup_masks(self.design, self.q), r)
+        units = self.design.tables * (1 << self.q)
+        dedup = dedup_masks(self.design, self.q)
+        if r == 0:
+            return kernels.collect(kernels.join_tables_r0, units, k, self.keys, self.pos,
+                                   self.offsets, dedup)
+        return kernels.collect(kernels.join_tables, units, k, self.keys, self.pos,
+                               self.offsets, probes, len(probes), dedup, r)
