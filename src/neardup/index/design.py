@@ -20,8 +20,8 @@ Model (Manku et al. 2007, generalised as multi-index hashing, Norouzi et al. 201
 Costs for ``n`` stored fingerprints (``beta = n / 2**q`` entries per bucket, ``P`` probes per
 table ``= sum_{i<=r} C(q, i)``):
 
-* query: ``t * P * (1 + 0.04 * beta)`` units; one unit ~ one probe (~35 ns here), a
-  candidate popcount ~1 ns (calibrated on N=10^6, k=3 and k=8 designs);
+* query: ``t * P * (1 + 0.08 * beta)`` units; one unit ~ one random probe (~30 ns here);
+  the candidate weight ranks measured designs at N=10^6 for k=3 and k=8 correctly;
 * memory: ``t * (12 * n + 4 * 2**q)`` bytes for the tables (uint64 permuted fingerprint and
   uint32 position per entry, uint32 offsets) plus ``17 * n`` for the store (id, fingerprint,
   alive flag; ``+8 * n`` with timestamps).
@@ -49,7 +49,7 @@ MAX_TABLES = 64
 MAX_PROBES_PER_TABLE = 5000
 DEFAULT_MEMORY_BUDGET = 8 * 2**30
 _PROBE_COST = 1.0
-_CANDIDATE_COST = 0.04
+_CANDIDATE_COST = 0.08
 _STORE_BYTES = 17
 _ENTRY_BYTES = 12
 
