@@ -188,6 +188,8 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
     ntab = keys.shape[0]
     shift = np.uint64(64 - q)
     cap = out_q.shape[0]
+    nkeys = np.int64(keys.shape[1])
+    nalive = np.int64(alive.shape[0])
     pq = np.empty(ntab, np.uint64)
     lo = np.empty((ntab, nprobes), np.int64)
     hi = np.empty((ntab, nprobes), np.int64)
@@ -202,8 +204,9 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
             b0 = np.int64(px >> shift)
             for pi in range(nprobes):
                 b = b0 ^ probes[pi]
-                lo[t, pi] = offsets[t, b]
-                hi[t, pi] = offsets[t, b + 1]
+                # clamped: unverified files opened with verify=False must not crash a kernel
+                lo[t, pi] = min(np.int64(offsets[t, b]), nkeys)
+                hi[t, pi] = min(np.int64(offsets[t, b + 1]), nkeys)
         # phase 2: scan and verify
         for t in range(ntab):
             px = pq[t]
@@ -221,7 +224,7 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
                     if dup:
                         continue
                     p = np.int64(pos[t, j])
-                    if alive[p] == 0:
+                    if p >= nalive or alive[p] == 0:
                         continue
                     if m == cap:
                         return m0, qi
