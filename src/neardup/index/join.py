@@ -58,8 +58,16 @@ def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64]
     >>> v.tolist(), o.tolist()
     ([1, 9, 9223372036854775808], [2, 0, 1])
     """
-    order = np.argsort(fps)  # SIMD sort; order within equal values is irrelevant here
-    return fps[order], order.astype(np.int64)
+    n = int(fps.shape[0])
+    if n < 65536:
+        order = np.argsort(fps)  # order within equal values is irrelevant here
+        return fps[order], order.astype(np.int64)
+    # radix on the top q bits (the table build), then tiny per-bucket sorts: ~2x np.argsort
+    q = min(20, n.bit_length() - 4)
+    run = StaticTables.build(TableDesign(k=0, blocks=1), fps, None, q=q)
+    keys, pos = run.keys[0], run.pos[0]
+    kernels.sort_buckets(keys, pos, run.offsets[0])
+    return keys, pos.astype(np.int64)
 
 
 def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I64]:
