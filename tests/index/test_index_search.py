@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import brute_search, fingerprint_sets, flip
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from index_helpers import brute_search, fingerprint_sets, flip
 
 from neardup.index import HammingIndex, TableDesign
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import brute_search, flip
+from index_helpers import brute_search, flip
 
 from neardup.index import HammingIndex, IndexFormatError
 
