@@ -30,6 +30,7 @@ _PMX1 = np.uint64(0x165667919E3779F9)
 _PMX2 = np.uint64(0x9FB21C651E98DF25)
 _M32 = np.uint64(0xFFFFFFFF)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_ZERO = np.uint64(0)
 
 _SECRET = np.frombuffer(
     bytes.fromhex(
@@ -45,7 +46,7 @@ _SECRET = np.frombuffer(
 
 
 @njit(inline="always", cache=True)
-def _r64(b: np.ndarray, i: int) -> uint64:
+def _r64(b: np.ndarray, i: int) -> np.uint64:
     r = uint64(0)
     for j in range(7, -1, -1):
         r = (r << uint64(8)) | uint64(b[i + j])
@@ -53,8 +54,8 @@ def _r64(b: np.ndarray, i: int) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _r32(b: np.ndarray, i: int) -> uint64:
-    return (
+def _r32(b: np.ndarray, i: int) -> np.uint64:
+    return (  # type: ignore[no-any-return]
         uint64(b[i])
         | (uint64(b[i + 1]) << uint64(8))
         | (uint64(b[i + 2]) << uint64(16))
@@ -63,12 +64,12 @@ def _r32(b: np.ndarray, i: int) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _rotl(x: uint64, r: int) -> uint64:
+def _rotl(x: np.uint64, r: int) -> np.uint64:
     return (x << uint64(r)) | (x >> uint64(64 - r))
 
 
 @njit(inline="always", cache=True)
-def _swap64(x: uint64) -> uint64:
+def _swap64(x: np.uint64) -> np.uint64:
     r = uint64(0)
     for _ in range(8):
         r = (r << uint64(8)) | (x & uint64(0xFF))
@@ -77,7 +78,7 @@ def _swap64(x: uint64) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _mul128_fold64(a: uint64, b: uint64) -> uint64:
+def _mul128_fold64(a: np.uint64, b: np.uint64) -> np.uint64:
     a_lo = a & _M32
     a_hi = a >> uint64(32)
     b_lo = b & _M32
@@ -93,7 +94,7 @@ def _mul128_fold64(a: uint64, b: uint64) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _xxh64_avalanche(h: uint64) -> uint64:
+def _xxh64_avalanche(h: np.uint64) -> np.uint64:
     h ^= h >> uint64(33)
     h *= _P64_2
     h ^= h >> uint64(29)
@@ -103,7 +104,7 @@ def _xxh64_avalanche(h: uint64) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _avalanche(h: uint64) -> uint64:
+def _avalanche(h: np.uint64) -> np.uint64:
     h ^= h >> uint64(37)
     h *= _PMX1
     h ^= h >> uint64(32)
@@ -111,7 +112,7 @@ def _avalanche(h: uint64) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _rrmxmx(h: uint64, n: int) -> uint64:
+def _rrmxmx(h: np.uint64, n: int) -> np.uint64:
     h ^= _rotl(h, 49) ^ _rotl(h, 24)
     h *= _PMX2
     h ^= (h >> uint64(35)) + uint64(n)
@@ -121,14 +122,14 @@ def _rrmxmx(h: uint64, n: int) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def _mix16(b: np.ndarray, i: int, s: np.ndarray, j: int, seed: uint64) -> uint64:
+def _mix16(b: np.ndarray, i: int, s: np.ndarray, j: int, seed: np.uint64) -> np.uint64:
     lo = _r64(b, i) ^ (_r64(s, j) + seed)
     hi = _r64(b, i + 8) ^ (_r64(s, j + 8) - seed)
     return _mul128_fold64(lo, hi)
 
 
 @njit(cache=True)
-def _hash_long(b: np.ndarray, start: int, n: int, seed: uint64) -> uint64:
+def _hash_long(b: np.ndarray, start: int, n: int, seed: np.uint64) -> np.uint64:
     if seed == uint64(0):
         s = _SECRET
     else:
@@ -167,7 +168,9 @@ def _hash_long(b: np.ndarray, start: int, n: int, seed: uint64) -> uint64:
     _acc512(acc, b, start + n - 64, s, 192 - 64 - 7)
     result = uint64(n) * _P64_1
     for i in range(4):
-        result += _mul128_fold64(acc[2 * i] ^ _r64(s, 11 + 16 * i), acc[2 * i + 1] ^ _r64(s, 19 + 16 * i))
+        result += _mul128_fold64(
+            acc[2 * i] ^ _r64(s, 11 + 16 * i), acc[2 * i + 1] ^ _r64(s, 19 + 16 * i)
+        )
     return _avalanche(result)
 
 
@@ -181,7 +184,7 @@ def _acc512(acc: np.ndarray, b: np.ndarray, i: int, s: np.ndarray, j: int) -> No
 
 
 @njit(cache=True)
-def xxh3_64(b: np.ndarray, start: int, n: int, seed: uint64 = uint64(0)) -> uint64:
+def xxh3_64(b: np.ndarray, start: int, n: int, seed: np.uint64 = _ZERO) -> np.uint64:
     """XXH3-64 of ``b[start:start+n]`` (a uint8 array) with ``seed``; equals xxhash's value."""
     s = _SECRET
     if n <= 16:
@@ -234,7 +237,7 @@ def xxh3_64(b: np.ndarray, start: int, n: int, seed: uint64 = uint64(0)) -> uint
 
 
 @njit(inline="always", cache=True)
-def _swap32(x: uint64) -> uint64:
+def _swap32(x: np.uint64) -> np.uint64:
     return (
         ((x & uint64(0xFF)) << uint64(24))
         | ((x & uint64(0xFF00)) << uint64(8))
@@ -244,7 +247,7 @@ def _swap32(x: uint64) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def mix64(x: uint64) -> uint64:
+def mix64(x: np.uint64) -> np.uint64:
     """The splitmix64 finaliser: a bijective 64-bit mixer."""
     x ^= x >> uint64(30)
     x *= uint64(0xBF58476D1CE4E5B9)
@@ -255,7 +258,7 @@ def mix64(x: uint64) -> uint64:
 
 
 @njit(inline="always", cache=True)
-def bit_word(key: uint64, seed: uint64, word: int) -> uint64:
+def bit_word(key: np.uint64, seed: np.uint64, word: int) -> np.uint64:
     """Bit word ``word`` (0 = high 64 bits) of a feature with key ``key`` under ``seed``.
 
     Word 0 with seed 0 is the key itself; every other (seed, word) pair is

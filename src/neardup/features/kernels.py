@@ -34,9 +34,9 @@ def _decode(buf: np.ndarray, i: int, hi: int) -> tuple[int, int]:
     if b0 < 0x80:
         return b0, 1
     if b0 >= 0xF0 and i + 3 < hi:
-        return ((b0 & 7) << 18) | ((int(buf[i + 1]) & 63) << 12) | (
-            (int(buf[i + 2]) & 63) << 6
-        ) | (int(buf[i + 3]) & 63), 4
+        return ((b0 & 7) << 18) | ((int(buf[i + 1]) & 63) << 12) | ((int(buf[i + 2]) & 63) << 6) | (
+            int(buf[i + 3]) & 63
+        ), 4
     if b0 >= 0xE0 and i + 2 < hi:
         return ((b0 & 15) << 12) | ((int(buf[i + 1]) & 63) << 6) | (int(buf[i + 2]) & 63), 3
     if b0 >= 0xC0 and i + 1 < hi:
@@ -46,8 +46,13 @@ def _decode(buf: np.ndarray, i: int, hi: int) -> tuple[int, int]:
 
 @njit(cache=True, nogil=True)
 def token_spans(
-    buf: np.ndarray, lo: int, hi: int, cls: np.ndarray, han_single: bool,
-    starts: np.ndarray, ends: np.ndarray,
+    buf: np.ndarray,
+    lo: int,
+    hi: int,
+    cls: np.ndarray,
+    han_single: bool,
+    starts: np.ndarray,
+    ends: np.ndarray,
 ) -> int:
     """Write the byte spans of the tokens of ``buf[lo:hi]``; return how many."""
     n = 0
@@ -113,17 +118,26 @@ def char_stream(
 
 
 @njit(inline="always", cache=True)
-def _is_member(keys: np.ndarray, key: uint64) -> bool:
+def _is_member(keys: np.ndarray, key: np.uint64) -> bool:
     if keys.size == 0:
         return False
     j = np.searchsorted(keys, key)
-    return j < keys.size and keys[j] == key
+    return bool(j < keys.size and keys[j] == key)
 
 
 @njit(cache=True, nogil=True)
 def feature_keys(
-    buf: np.ndarray, lo: int, hi: int, cls: np.ndarray, mode: int, n: int, han_single: bool,
-    stop_keys: np.ndarray, scratch: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+    buf: np.ndarray,
+    lo: int,
+    hi: int,
+    cls: np.ndarray,
+    mode: int,
+    n: int,
+    han_single: bool,
+    stop_keys: np.ndarray,
+    scratch: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
     keys: np.ndarray,
 ) -> int:
     """Write the feature keys of ``buf[lo:hi]`` in text order to ``keys``; return how many."""
@@ -164,8 +178,13 @@ def feature_keys(
 
 @njit(cache=True, nogil=True)
 def weigh(
-    keys: np.ndarray, m: int, weighting: int, top_n: int,
-    idf_keys: np.ndarray, idf_vals: np.ndarray, idf_default: float,
+    keys: np.ndarray,
+    m: int,
+    weighting: int,
+    top_n: int,
+    idf_keys: np.ndarray,
+    idf_vals: np.ndarray,
+    idf_default: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Distinct keys and their weights (sorted by key) for the first ``m`` keys."""
     ks = np.sort(keys[:m])
@@ -197,33 +216,53 @@ def weigh(
 
 @njit(cache=True, nogil=True)
 def simhash_words(
-    keys: np.ndarray, weights: np.ndarray, unit: bool, seed: uint64, words: int, out: np.ndarray
+    keys: np.ndarray, weights: np.ndarray, unit: bool, seed: np.uint64, words: int, out: np.ndarray
 ) -> None:
     """SimHash of weighted keys into ``out[:words]`` (``unit``: every weight is 1)."""
-    acc = np.zeros(64, dtype=np.float64)
     m = keys.size
     for j in range(words):
-        acc[:] = 0.0
-        total = 0.0
-        for i in range(m):
-            h = bit_word(keys[i], seed, j)
-            wt = 1.0 if unit else weights[i]
-            total += wt
-            for b in range(64):
-                if (h >> uint64(b)) & uint64(1):
-                    acc[b] += wt
         r = uint64(0)
-        for b in range(64):
-            if 2.0 * acc[b] > total:
-                r |= uint64(1) << uint64(b)
+        if unit:  # integer counts, branch-free: the common TF path
+            cnt = np.zeros(64, dtype=np.int64)
+            for i in range(m):
+                h = bit_word(keys[i], seed, j)
+                for b in range(64):
+                    cnt[b] += np.int64((h >> uint64(b)) & uint64(1))
+            for b in range(64):
+                if 2 * cnt[b] > m:
+                    r |= uint64(1) << uint64(b)
+        else:
+            acc = np.zeros(64, dtype=np.float64)
+            total = 0.0
+            for i in range(m):
+                h = bit_word(keys[i], seed, j)
+                wt = weights[i]
+                total += wt
+                for b in range(64):
+                    acc[b] += wt * np.float64((h >> uint64(b)) & uint64(1))
+            for b in range(64):
+                if 2.0 * acc[b] > total:
+                    r |= uint64(1) << uint64(b)
         out[j] = r
 
 
 @njit(cache=True, nogil=True)
 def fingerprint_batch(
-    buf: np.ndarray, offsets: np.ndarray, cls: np.ndarray, mode: int, n: int, han_single: bool,
-    stop_keys: np.ndarray, weighting: int, top_n: int, idf_keys: np.ndarray,
-    idf_vals: np.ndarray, idf_default: float, seed: uint64, out: np.ndarray, empty: np.ndarray,
+    buf: np.ndarray,
+    offsets: np.ndarray,
+    cls: np.ndarray,
+    mode: int,
+    n: int,
+    han_single: bool,
+    stop_keys: np.ndarray,
+    weighting: int,
+    top_n: int,
+    idf_keys: np.ndarray,
+    idf_vals: np.ndarray,
+    idf_default: float,
+    seed: np.uint64,
+    out: np.ndarray,
+    empty: np.ndarray,
 ) -> None:
     """Fingerprint documents ``buf[offsets[d]:offsets[d+1]]`` into ``out[d, :]``."""
     ndoc = offsets.size - 1
@@ -238,8 +277,20 @@ def fingerprint_batch(
     words = out.shape[1]
     linear = weighting == W_TF and top_n == 0
     for d in range(ndoc):
-        m = feature_keys(buf, offsets[d], offsets[d + 1], cls, mode, n, han_single,
-                         stop_keys, scratch, starts, ends, keys)
+        m = feature_keys(
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            cls,
+            mode,
+            n,
+            han_single,
+            stop_keys,
+            scratch,
+            starts,
+            ends,
+            keys,
+        )
         if m == 0:
             empty[d] = True
             out[d, :] = 0
