@@ -35,7 +35,13 @@ from neardup.features.kernels import (
     simhash_words,
 )
 from neardup.features.normalize import check_text, prepare_many, prepare_text
-from neardup.features.segment import SEGMENTERS, may_contain_han, segment_han_runs, segmenter
+from neardup.features.segment import (
+    SEGMENTERS,
+    Cutter,
+    may_contain_han,
+    segment_han_runs,
+    segmenter,
+)
 from neardup.features.stopwords import stopwords as resolve_stopwords
 from neardup.hashing import key_of
 
@@ -156,7 +162,6 @@ class Fingerprinter:
         self._stop = resolve_stopwords(self.stopwords)
         self._stop_keys = np.sort(np.array([key_of(w) for w in self._stop], dtype=np.uint64))
         self._segment = self.segmenter is not None and self._mode != CHAR_MODE
-        self._cut = segmenter(self.segmenter) if self._segment and self.segmenter else None
         empty_f = np.empty(0, dtype=np.float64)
         self._idf_keys = self.idf.keys_ if self.idf is not None else np.empty(0, dtype=np.uint64)
         self._idf_vals = self.idf.values_ if self.idf is not None else empty_f
@@ -172,12 +177,9 @@ class Fingerprinter:
     def __repr__(self) -> str:
         return f"Fingerprinter({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_cut"}  # cutters are not picklable
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._cut = segmenter(self.segmenter) if self._segment and self.segmenter else None
+    def _cutter(self) -> Cutter:
+        """The segmenter, loaded on the first Han run met (English-only users never load it)."""
+        return segmenter(self.segmenter or "auto")
 
     # -- configuration -----------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
@@ -246,7 +248,7 @@ class Fingerprinter:
     def prepare(self, text: str) -> str:
         """Normalised text as the kernels read it (NFKC, case-folded, Han runs segmented)."""
         text = prepare_text(check_text(text), markup=self.markup)
-        return segment_han_runs(text, self._cut) if self._cut is not None else text
+        return segment_han_runs(text, self._cutter()) if self._segment else text
 
     def feature_list(self, text: str) -> list[str]:
         """Features of ``text`` in order, repeats included, before weighting."""
@@ -385,10 +387,10 @@ class Fingerprinter:
     ) -> None:
         prepared = prepare_many(texts[lo:hi], markup=self.markup)
         encoded = [t.encode("utf-8", "surrogatepass") for t in prepared]
-        if self._cut is not None:
+        if self._segment:
             for i, data in enumerate(encoded):
                 if not prepared[i].isascii() and may_contain_han(data):
-                    seg = segment_han_runs(prepared[i], self._cut)
+                    seg = segment_han_runs(prepared[i], self._cutter())
                     encoded[i] = seg.encode("utf-8", "surrogatepass")
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
