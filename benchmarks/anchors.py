@@ -60,7 +60,9 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> float:
 
 def machine_note() -> str:
     cpu = platform.processor() or platform.machine()
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()}"
+    return (
+        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()}"
+    )
 
 
 def simhash_pybind() -> ModuleType:
@@ -69,8 +71,17 @@ def simhash_pybind() -> ModuleType:
     init = target / "simhash" / "__init__.py"
     if not init.exists():
         subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-             "simhash-pybind>=0.0.3"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--target",
+                str(target),
+                "simhash-pybind>=0.0.3",
+            ],
             check=True,
         )
     spec = importlib.util.spec_from_file_location(

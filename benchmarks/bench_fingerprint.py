@@ -20,13 +20,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-import anchors
 import jieba
 import rjieba
 import xxhash
-from anchors import best_of, corpus_texts, megabytes
 
 from neardup import Fingerprinter
+
+import anchors
+from anchors import best_of, corpus_texts, megabytes
 
 WORD = re.compile(r"\w+")
 
@@ -59,8 +60,11 @@ def gaoya_insert(texts: list[str]) -> None:
 
 def startup_seconds(code: str, runs: int = 5) -> float:
     """Median wall time of a fresh interpreter running ``code`` (after one warming run)."""
-    cmd = [sys.executable, "-c", f"import time; t=time.perf_counter(); {code}; "
-           "print(time.perf_counter() - t)"]
+    cmd = [
+        sys.executable,
+        "-c",
+        f"import time; t=time.perf_counter(); {code}; print(time.perf_counter() - t)",
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     return statistics.median(
         float(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
@@ -91,28 +95,48 @@ def main() -> None:
         ("en", "neardup default, `n_jobs=2` (2 processes)", rate(en, ours({}, 2))),
         ("en", "neardup word unigrams, TF", rate(en, ours({"analyzer": "word"}))),
         ("en", "neardup char 5-grams, TF", rate(en, ours({"analyzer": "char"}))),
-        ("en", "simhash-pybind end-to-end (regex + xxh3 + C++ compute)", rate(en, pybind_end_to_end)),
+        (
+            "en",
+            "simhash-pybind end-to-end (regex + xxh3 + C++ compute)",
+            rate(en, pybind_end_to_end),
+        ),
         ("en", "gaoya `SimHashStringIndex.insert_document` (Rust, words)", rate(en, gaoya_insert)),
         ("zh", "PyPI simhash `Simhash(text)` (anchor, 1/10 slice)", base_zh),
         ("zh", "neardup default (jieba words by Han run, 3-shingles)", rate(zh, ours({}))),
         ("zh", "neardup default, `n_jobs=2` (2 processes)", rate(zh, ours({}, 2))),
         ("zh", "neardup char 5-grams (no segmentation)", rate(zh, ours({"analyzer": "char"}))),
-        ("zh", "jieba `lcut` alone (segmentation only, 1/10 slice)",
-         rate(zh_small, lambda ts: [jieba.lcut(t) for t in ts], repeat=1)),
-        ("zh", "rjieba `cut` alone (segmentation only)", rate(zh, lambda ts: [rjieba.cut(t) for t in ts])),
+        (
+            "zh",
+            "jieba `lcut` alone (segmentation only, 1/10 slice)",
+            rate(zh_small, lambda ts: [jieba.lcut(t) for t in ts], repeat=1),
+        ),
+        (
+            "zh",
+            "rjieba `cut` alone (segmentation only)",
+            rate(zh, lambda ts: [rjieba.cut(t) for t in ts]),
+        ),
     ]
-    print(f"\nbench_fingerprint.py{' --quick' if args.quick else ''} — {dt.date.today()} — "
-          f"{anchors.machine_note()}")
-    print(f"English: {len(en)} docs, {megabytes(en):.1f} MB; Chinese: {len(zh)} docs, {megabytes(zh):.1f} MB\n")
+    print(
+        f"\nbench_fingerprint.py{' --quick' if args.quick else ''} — {dt.date.today()} — "
+        f"{anchors.machine_note()}"
+    )
+    print(
+        f"English: {len(en)} docs, {megabytes(en):.1f} MB; "
+        f"Chinese: {len(zh)} docs, {megabytes(zh):.1f} MB\n"
+    )
     print("| text | what | MB/s | x PyPI simhash |")
     print("|---|---|---:|---:|")
     for lang, what, mbs in rows:
         base = base_en if lang == "en" else base_zh
         print(f"| {lang} | {what} | {mbs:.1f} | {mbs / base:.0f}x |")
     imp = startup_seconds("import neardup")
-    first = startup_seconds("from neardup import Fingerprinter; Fingerprinter().fingerprint('warm start')")
-    print(f"\nStart-up (median of 5 fresh processes): `import neardup` {imp:.3f} s; "
-          f"import + first fingerprint (JIT cache warm) {first:.3f} s")
+    first = startup_seconds(
+        "from neardup import Fingerprinter; Fingerprinter().fingerprint('warm start')"
+    )
+    print(
+        f"\nStart-up (median of 5 fresh processes): `import neardup` {imp:.3f} s; "
+        f"import + first fingerprint (JIT cache warm) {first:.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -45,6 +45,18 @@ _SECRET = np.frombuffer(
 ).copy()
 
 
+def _secret_words(secret: np.ndarray) -> np.ndarray:
+    """``_r64(secret, j)`` for every byte offset ``j``: one load instead of eight in the kernels."""
+    padded = np.concatenate([secret, np.zeros(8, dtype=np.uint8)])
+    return np.array(
+        [int.from_bytes(padded[j : j + 8].tobytes(), "little") for j in range(secret.size)],
+        dtype=np.uint64,
+    )
+
+
+_S64 = _secret_words(_SECRET)
+
+
 @njit(inline="always", cache=True)
 def _r64(b: np.ndarray, i: int) -> np.uint64:
     r = uint64(0)
@@ -123,8 +135,8 @@ def _rrmxmx(h: np.uint64, n: int) -> np.uint64:
 
 @njit(inline="always", cache=True)
 def _mix16(b: np.ndarray, i: int, s: np.ndarray, j: int, seed: np.uint64) -> np.uint64:
-    lo = _r64(b, i) ^ (_r64(s, j) + seed)
-    hi = _r64(b, i + 8) ^ (_r64(s, j + 8) - seed)
+    lo = _r64(b, i) ^ (_S64[j] + seed)
+    hi = _r64(b, i + 8) ^ (_S64[j + 8] - seed)
     return _mul128_fold64(lo, hi)
 
 
@@ -189,8 +201,8 @@ def xxh3_64(b: np.ndarray, start: int, n: int, seed: np.uint64 = _ZERO) -> np.ui
     s = _SECRET
     if n <= 16:
         if n > 8:
-            bf1 = (_r64(s, 24) ^ _r64(s, 32)) + seed
-            bf2 = (_r64(s, 40) ^ _r64(s, 48)) - seed
+            bf1 = (_S64[24] ^ _S64[32]) + seed
+            bf2 = (_S64[40] ^ _S64[48]) - seed
             lo = _r64(b, start) ^ bf1
             hi = _r64(b, start + n - 8) ^ bf2
             acc = uint64(n) + _swap64(lo) + hi + _mul128_fold64(lo, hi)
@@ -199,7 +211,7 @@ def xxh3_64(b: np.ndarray, start: int, n: int, seed: np.uint64 = _ZERO) -> np.ui
             sd = seed ^ (_swap32(seed & _M32) << uint64(32))
             in1 = _r32(b, start)
             in2 = _r32(b, start + n - 4)
-            bf = (_r64(s, 8) ^ _r64(s, 16)) - sd
+            bf = (_S64[8] ^ _S64[16]) - sd
             keyed = (in2 + (in1 << uint64(32))) ^ bf
             return _rrmxmx(keyed, n)
         if n > 0:
@@ -209,7 +221,7 @@ def xxh3_64(b: np.ndarray, start: int, n: int, seed: np.uint64 = _ZERO) -> np.ui
             combined = (c1 << uint64(16)) | (c2 << uint64(24)) | c3 | (uint64(n) << uint64(8))
             bf = (_r32(s, 0) ^ _r32(s, 4)) + seed
             return _xxh64_avalanche(combined ^ bf)
-        return _xxh64_avalanche(seed ^ (_r64(s, 56) ^ _r64(s, 64)))
+        return _xxh64_avalanche(seed ^ (_S64[56] ^ _S64[64]))
     if n <= 128:
         acc = uint64(n) * _P64_1
         if n > 32:

@@ -25,6 +25,7 @@ from neardup.hashing import bit_word, xxh3_64
 WORD_MODE, SHINGLE_MODE, CHAR_MODE = 0, 1, 2
 W_NONE, W_TF, W_TFIDF = 0, 1, 2
 _SPACE = np.uint8(32)
+_LOW_BITS = np.uint64(0x0101010101010101)
 
 
 @njit(inline="always", cache=True)
@@ -59,6 +60,11 @@ def token_spans(
     cur = 0  # class of the open token, 0 = none
     i = lo
     while i < hi:
+        if cur == 1 or cur == 0:  # fast-forward over ASCII bytes that keep the state
+            while i < hi and buf[i] < 128 and cls[buf[i]] == cur:
+                i += 1
+            if i == hi:
+                break
         cp, ln = _decode(buf, i, hi)
         c = int(cls[cp]) if cp < 0x110000 else 0
         if c == 3 or (c == 2 and han_single) or c != cur:
@@ -152,14 +158,16 @@ def feature_keys(
             keys[k] = xxh3_64(scratch, starts[k], starts[k + n] - starts[k])
         return ncp - n + 1
     ntok = token_spans(buf, lo, hi, cls, han_single, starts, ends)
-    kept = 0
-    for t in range(ntok):  # stop words out; keep spans compacted
-        key = xxh3_64(buf, starts[t], ends[t] - starts[t])
-        if not _is_member(stop_keys, key):
-            starts[kept] = starts[t]
-            ends[kept] = ends[t]
-            keys[kept] = key
-            kept += 1
+    kept = ntok
+    if mode == WORD_MODE or stop_keys.size > 0:  # shingles without stop words skip this
+        kept = 0
+        for t in range(ntok):  # stop words out; keep spans compacted
+            key = xxh3_64(buf, starts[t], ends[t] - starts[t])
+            if not _is_member(stop_keys, key):
+                starts[kept] = starts[t]
+                ends[kept] = ends[t]
+                keys[kept] = key
+                kept += 1
     if mode == WORD_MODE or kept == 0 or (n == 1 and mode == SHINGLE_MODE):
         return kept
     width = min(n, kept)
@@ -222,12 +230,22 @@ def simhash_words(
     m = keys.size
     for j in range(words):
         r = uint64(0)
-        if unit:  # integer counts, branch-free: the common TF path
+        if unit:  # the common TF path: SWAR byte counters, 8 adds per feature instead of 64
             cnt = np.zeros(64, dtype=np.int64)
+            lanes = np.zeros(8, dtype=np.uint64)  # lanes[b] byte k counts bit 8k+b
+            pending = 0
             for i in range(m):
                 h = bit_word(keys[i], seed, j)
-                for b in range(64):
-                    cnt[b] += np.int64((h >> uint64(b)) & uint64(1))
+                for b in range(8):
+                    lanes[b] += (h >> uint64(b)) & _LOW_BITS
+                pending += 1
+                if pending == 255 or i == m - 1:  # flush before a byte counter overflows
+                    for b in range(8):
+                        v = lanes[b]
+                        for k in range(8):
+                            cnt[8 * k + b] += np.int64((v >> uint64(8 * k)) & uint64(0xFF))
+                        lanes[b] = 0
+                    pending = 0
             for b in range(64):
                 if 2 * cnt[b] > m:
                     r |= uint64(1) << uint64(b)
