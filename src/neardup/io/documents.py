@@ -134,10 +134,11 @@ def record_to_document(rec: Record, position: int, where: str, *, text_field: st
     return Document(position, rec.get(id_field, position), text, ts)
 
 
-def iter_documents(rows: Iterable[Row], *, text_field: str = "text", id_field: str = "id",
-                   time_field: str | None = None, on_error: OnError = "fail",
-                   stats: ReadStats | None = None) -> Iterator[Document]:
-    """Yield valid documents from ``(where, record)`` rows; skip or raise on bad rows."""
+def iter_document_records(rows: Iterable[Row], *, text_field: str = "text",
+                          id_field: str = "id", time_field: str | None = None,
+                          on_error: OnError = "fail", stats: ReadStats | None = None
+                          ) -> Iterator[tuple[Document, Record]]:
+    """Yield ``(document, record)`` for valid rows; skip (counting) or raise on bad rows."""
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', got {on_error!r}")
     stats = ReadStats() if stats is None else stats
@@ -154,4 +155,13 @@ def iter_documents(rows: Iterable[Row], *, text_field: str = "text", id_field: s
             continue
         stats.documents += 1
         stats.bytes += len(doc.text.encode("utf-8", "surrogatepass"))
+        yield doc, rec
+
+
+def iter_documents(rows: Iterable[Row], *, text_field: str = "text", id_field: str = "id",
+                   time_field: str | None = None, on_error: OnError = "fail",
+                   stats: ReadStats | None = None) -> Iterator[Document]:
+    """Yield valid documents from ``(where, record)`` rows; skip or raise on bad rows."""
+    for doc, _ in iter_document_records(rows, text_field=text_field, id_field=id_field,
+                                        time_field=time_field, on_error=on_error, stats=stats):
         yield doc
