@@ -19,8 +19,8 @@ class TableFingerprinter:
     def fingerprint_many(self, texts: Sequence[str], *, return_mask: bool = False,
                          n_jobs: int = 1) -> Any:
         empty = np.array([not t.strip() for t in texts], dtype=bool)
-        fps = np.array([0 if e else int(t.split(":")[0]) for t, e in zip(texts, empty)],
-                       dtype=np.uint64)
+        fps = np.array([0 if e else int(t.split(":")[0])
+                        for t, e in zip(texts, empty, strict=True)], dtype=np.uint64)
         return (fps, empty) if return_mask else fps
 
 

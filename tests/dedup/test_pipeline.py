@@ -43,7 +43,7 @@ def test_chain_of_small_edits_does_not_make_a_giant_cluster() -> None:
     assert cluster_sizes(d.cluster_id).max() == 2
     dup = d.duplicate_of >= 0
     dist_to_kept = [bin(fps[a] ^ fps[b]).count("1")
-                    for a, b in zip(np.flatnonzero(dup), d.duplicate_of[dup])]
+                    for a, b in zip(np.flatnonzero(dup), d.duplicate_of[dup], strict=False)]
     assert max(dist_to_kept) <= 3
 
 
@@ -102,7 +102,7 @@ def test_keep_longest_and_newest() -> None:
 def test_longest_matches_reference_order() -> None:
     rng = np.random.default_rng(1)
     texts = [f"{int(x)}:{'x' * int(n)}" for x, n in zip(rng.integers(0, 64, 50),
-                                                        rng.integers(0, 9, 50))]
+                                                        rng.integers(0, 9, 50), strict=False)]
     lengths = np.array([len(t) for t in texts])
     order = np.lexsort((np.arange(50), -lengths)).tolist()
     assert _rows(_table(k=1, keep="longest").run(texts)) == reference(texts, 1, order=order)

@@ -25,9 +25,11 @@ from neardup.dedup import Decisions, Deduplicator, largest_clusters
 from neardup.io import (
     FORMATS,
     Document,
+    FormatError,
     InputError,
     ReadStats,
     Record,
+    detect_output_format,
     iter_document_records,
     iter_records,
     open_writer,
@@ -93,6 +95,10 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
     kept) and status (unique, duplicate, exact_duplicate, empty). A summary goes to stderr.
     """
     check_inputs(inputs, fmt)
+    try:
+        detect_output_format(out)
+    except FormatError as exc:
+        raise usage_error(str(exc)) from None
     if window is not None and time_field is None:
         raise usage_error("--window needs --time-field")
     if keep == "newest" and time_field is None:

@@ -24,7 +24,7 @@ from neardup.io.readers import (
     iter_records,
     open_binary,
 )
-from neardup.io.writers import WRITE_FORMATS, RecordWriter, open_writer
+from neardup.io.writers import WRITE_FORMATS, RecordWriter, detect_output_format, open_writer
 
 __all__ = [
     "FORMATS",
@@ -37,6 +37,7 @@ __all__ = [
     "Record",
     "RecordWriter",
     "detect_format",
+    "detect_output_format",
     "iter_document_records",
     "iter_documents",
     "iter_records",

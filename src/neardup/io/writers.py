@@ -139,6 +139,23 @@ class RecordWriter:
             self.abort()
 
 
+def detect_output_format(path: str) -> str:
+    """``jsonl`` or ``parquet`` from the extension of ``path`` (``-`` is JSONL).
+
+    >>> detect_output_format("out.jsonl.gz"), detect_output_format("-")
+    ('jsonl', 'jsonl')
+    """
+    if path == "-":
+        return "jsonl"
+    name = path[:-3] if path.endswith(".gz") else path
+    ext = os.path.splitext(name)[1].lower()
+    if ext in (".parquet", ".pq"):
+        return "parquet"
+    if ext in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    raise FormatError(f"cannot write {path!r}: output must end in .jsonl, .jsonl.gz or .parquet")
+
+
 def open_writer(path: str, fmt: str | None = None, *,
                 type_hints: dict[str, Any] | None = None) -> RecordWriter:
     """Open an atomic writer for ``path``; format from ``fmt`` or the extension (default JSONL).
@@ -146,9 +163,7 @@ def open_writer(path: str, fmt: str | None = None, *,
     ``type_hints`` maps column names to pyarrow types for Parquet columns that are all null in
     the first batch (otherwise they would be typed ``null``).
     """
-    if fmt is None:
-        name = path[:-3] if path.endswith(".gz") else path
-        fmt = "parquet" if name.endswith((".parquet", ".pq")) else "jsonl"
+    fmt = detect_output_format(path) if fmt is None else fmt
     if fmt not in WRITE_FORMATS:
         raise FormatError(f"cannot write format {fmt!r}; output formats: "
                           f"{', '.join(WRITE_FORMATS)}")
