@@ -9,5 +9,10 @@ SAMPLE = ROOT / "examples" / "sample_news.jsonl"
 
 
 @pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
 def sample() -> Path:
     return SAMPLE

@@ -11,7 +11,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
 
 from neardup.cli import cli
 
@@ -141,8 +140,8 @@ def test_help_has_examples() -> None:
         assert res.exit_code == 0 and "Examples:" in res.stdout
 
 
-def test_real_subprocess(sample: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def test_real_subprocess(sample: Path, tmp_path: Path, root: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
     proc = subprocess.run([sys.executable, "-m", "neardup", "dedup", str(sample), "--out", "-",
                            "--drop-duplicates"], capture_output=True, text=True, env=env,
                           check=False, cwd=tmp_path)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import TableFingerprinter, reference
+from dedup_helpers import TableFingerprinter, reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
 from neardup.io import FormatError, detect_format
 
@@ -64,30 +65,44 @@ def materialized_stdin(inputs: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
 
 
 def fingerprinter_options(func: F) -> F:
-    """Add ``--config`` (a JSON fingerprinter config) and ``--bits``."""
-    func = click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                        help="Fingerprinter config JSON (from `neardup index info` or "
-                             "Fingerprinter.get_config()).")(func)
-    func = click.option("--bits", type=click.Choice(["64", "128"]), default=None,
-                        help="Fingerprint width (default 64).")(func)
-    return func
+    """Add ``--config`` (fingerprinter config JSON) and ``--idf`` (an IDF table file)."""
+    func = click.option("--idf", "idf_path", type=click.Path(dir_okay=False),
+                        help="IDF table from `neardup idf fit` (TF-IDF weighting).")(func)
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                        help="Fingerprinter config JSON (Fingerprinter.get_config(); "
+                             "default: the library default).")(func)
 
 
-def build_fingerprinter(config_path: str | None, bits: str | None) -> Fingerprinter:
-    """The fingerprinter for ``--config`` / ``--bits``."""
-    if config_path is not None:
+def build_fingerprinter(config_path: str | None, idf_path: str | None = None,
+                        bits: int | None = None) -> Fingerprinter:
+    """The fingerprinter for ``--config`` / ``--idf`` (and ``--bits`` where offered)."""
+    idf = None
+    if idf_path is not None:
         try:
-            with open(config_path, encoding="utf-8") as f:
-                cfg = json.load(f)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise usage_error(f"cannot read --config {config_path!r}: {exc}") from None
+            idf = IdfTable.load(idf_path)
+        except (OSError, ValueError) as exc:
+            raise usage_error(f"cannot read --idf {idf_path!r}: {exc}") from None
+    try:
+        if config_path is None:
+            extra: dict[str, Any] = {} if idf is None else {"weighting": "tfidf", "idf": idf}
+            return Fingerprinter(bits=bits or 64, **extra)
+        cfg = _read_json(config_path, "--config")
         if bits is not None:
-            cfg["bits"] = int(bits)
-        try:
-            return Fingerprinter.from_config(cfg)
-        except (TypeError, ValueError) as exc:
-            raise usage_error(f"bad fingerprinter config {config_path!r}: {exc}") from None
-    return Fingerprinter(bits=int(bits or 64))
+            cfg["bits"] = bits
+        return Fingerprinter.from_config(cfg, idf=idf)
+    except (TypeError, ValueError) as exc:
+        raise usage_error(f"bad fingerprinter settings: {exc}") from None
+
+
+def _read_json(path: str, what: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise usage_error(f"cannot read {what} {path!r}: {exc}") from None
+    if not isinstance(data, dict):
+        raise usage_error(f"{what} {path!r} must hold a JSON object")
+    return data
 
 
 @contextmanager

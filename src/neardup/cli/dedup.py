@@ -88,7 +88,7 @@ class _Run:
 def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
                   id_field: str, time_field: str | None, window: str | None, k: int, keep: str,
                   drop_duplicates: bool, report_dir: str | None, on_error: str,
-                  chunk_size: int, config_path: str | None, bits: str | None) -> None:
+                  chunk_size: int, config_path: str | None, idf_path: str | None) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
     Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
@@ -107,7 +107,7 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
         seconds = None if window is None else parse_window(window)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
-    fingerprinter = build_fingerprinter(config_path, bits)
+    fingerprinter = build_fingerprinter(config_path, idf_path)
     dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=keep, window=seconds)  # type: ignore[arg-type]
     start = time.perf_counter()
     with materialized_stdin(inputs) as paths:

@@ -116,6 +116,9 @@ class Deduplicator:
         self._validate()
         self.candidate_k_ = k if candidate_k is None else candidate_k
         self.bits_ = int(self.fingerprinter.get_config().get("bits", 64))
+        if self.bits_ != 64:
+            raise ValueError(f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
+                             "a 128-bit fingerprint as a verifier instead")
         self._index = HammingIndex(k=self.candidate_k_, bits=self.bits_, design=index_design)
         self._rep = Growable(np.int64)
         self._dist = Growable(np.int16)
