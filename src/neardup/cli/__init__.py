@@ -60,8 +60,12 @@ def cli() -> None:
 
 def _register() -> None:
     from neardup.cli.dedup import dedup_command
+    from neardup.cli.explain import explain_command
+    from neardup.cli.fingerprint import fingerprint_command
+    from neardup.cli.idf import idf_group
 
-    cli.add_command(dedup_command)
+    for command in (dedup_command, fingerprint_command, explain_command, idf_group):
+        cli.add_command(command)
     try:  # the eval helper's command, when that package is present
         from neardup.eval.cli import eval_command
     except ImportError:

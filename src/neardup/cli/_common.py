@@ -15,7 +15,7 @@ import click
 
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
-from neardup.io import FormatError, detect_format
+from neardup.io import FormatError, detect_format, detect_output_format
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,6 +47,14 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> None:
             detect_format(path, fmt)
         except FormatError as exc:
             raise usage_error(str(exc)) from None
+
+
+def output_path_or_usage_error(out: str) -> str:
+    """The output format for ``--out``, or a usage error when the extension is unknown."""
+    try:
+        return detect_output_format(out)
+    except FormatError as exc:
+        raise usage_error(str(exc)) from None
 
 
 @contextmanager

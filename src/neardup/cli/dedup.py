@@ -18,6 +18,7 @@ from neardup.cli._common import (
     check_inputs,
     fingerprinter_options,
     materialized_stdin,
+    output_path_or_usage_error,
     progress,
     usage_error,
 )
@@ -25,11 +26,9 @@ from neardup.dedup import Decisions, Deduplicator, largest_clusters
 from neardup.io import (
     FORMATS,
     Document,
-    FormatError,
     InputError,
     ReadStats,
     Record,
-    detect_output_format,
     iter_document_records,
     iter_records,
     open_writer,
@@ -95,10 +94,7 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
     kept) and status (unique, duplicate, exact_duplicate, empty). A summary goes to stderr.
     """
     check_inputs(inputs, fmt)
-    try:
-        detect_output_format(out)
-    except FormatError as exc:
-        raise usage_error(str(exc)) from None
+    output_path_or_usage_error(out)
     if window is not None and time_field is None:
         raise usage_error("--window needs --time-field")
     if keep == "newest" and time_field is None:
