@@ -186,7 +186,7 @@ class Deduplicator:
         chunk = self._prepare(texts, timestamps)
         base = self.n_documents
         self._extend_state(chunk)
-        live = np.flatnonzero(~chunk.empty)
+        live = self._hamming_rows(chunk, np.arange(len(texts)))
         matches = self._index.search(chunk.fps[live], k=self.candidate_k_)
         q = live[matches.query]
         cand = [(q, np.asarray(matches.id, np.int64), np.asarray(matches.distance))]
@@ -223,9 +223,10 @@ class Deduplicator:
         self._pending = []
         n = len(chunk.fps)
         self._extend_state(chunk)
-        live = np.flatnonzero(~chunk.empty)
+        order = self._priority(chunk)
+        live = self._hamming_rows(chunk, order)
         ptr, pos, dist = self._candidates([self._pairs(chunk.fps, live, 0)], 0, n, chunk)
-        self._greedy(self._priority(chunk), 0, chunk, ptr, pos, dist)
+        self._greedy(order, 0, chunk, ptr, pos, dist)
         return self._decisions(0, n)
 
     def decisions(self) -> Decisions:
@@ -273,6 +274,25 @@ class Deduplicator:
         self._fps.extend(chunk.fps)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
+
+    def _hamming_rows(self, chunk: _Chunk, order: np.ndarray) -> np.ndarray:
+        """Local rows that may need Hamming work (sorted).
+
+        Without a window, a later copy of an already seen normalised text always takes the
+        exact path, so only the first copy (in ``order``) is searched and joined: a text
+        repeated m times then costs no m^2 pairs. With a window a copy may fall outside it,
+        so every copy is searched.
+        """
+        rows = order[~chunk.empty[order]]
+        if self.window is not None:
+            return np.sort(rows)
+        seen, exact, keys, out = set(), self._exact, chunk.keys, []
+        for r in rows.tolist():
+            key = keys[r]
+            if key not in seen and key not in exact:
+                seen.add(key)
+                out.append(r)
+        return np.sort(np.asarray(out, dtype=np.int64))
 
     def _pairs(self, fps: np.ndarray, live: np.ndarray, base: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -358,7 +378,8 @@ class Deduplicator:
     def _index_new(self, base: int, new: list[int], chunk: _Chunk) -> None:
         local = np.asarray(new, dtype=np.int64)
         if local.size:
-            ts = chunk.ts[local] if self.window is not None else None
+            # the index keeps whole seconds; flooring only ever keeps entries a little longer
+            ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
             self._index.add(local + base, chunk.fps[local], timestamps=ts)
             if chunk.sketches is not None:
                 if self._sketches is None:
@@ -366,7 +387,7 @@ class Deduplicator:
                 self._slot.view()[local + base] = np.arange(local.size) + self._sketches.size
                 self._sketches.extend(chunk.sketches[local])
         if self.window is not None and np.isfinite(self._max_ts):
-            self._index.expire(self._max_ts - self.window)
+            self._index.expire(int(np.floor(self._max_ts - self.window)))
 
     def _decisions(self, start: int, stop: int) -> Decisions:
         rep = self._rep.view()[start:stop]
