@@ -63,8 +63,10 @@ def _register() -> None:
     from neardup.cli.explain import explain_command
     from neardup.cli.fingerprint import fingerprint_command
     from neardup.cli.idf import idf_group
+    from neardup.cli.index import index_group
 
-    for command in (dedup_command, fingerprint_command, explain_command, idf_group):
+    for command in (dedup_command, fingerprint_command, index_group, explain_command,
+                    idf_group):
         cli.add_command(command)
     try:  # the eval helper's command, when that package is present
         from neardup.eval.cli import eval_command
