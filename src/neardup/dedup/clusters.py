@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components as _scipy_components
 
 IntArray = npt.NDArray[np.int64]
 
@@ -53,6 +51,9 @@ def connected_components(n: int, i: npt.ArrayLike, j: npt.ArrayLike) -> IntArray
         raise ValueError(f"edge endpoints must lie in [0, {n})")
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    from scipy.sparse import coo_matrix  # scipy costs ~0.15 s to import: only when used
+    from scipy.sparse.csgraph import connected_components as _scipy_components
+
     graph = coo_matrix((np.ones(ii.size, dtype=np.int8), (ii, jj)), shape=(n, n))
     _, labels = _scipy_components(graph, directed=False)
     return relabel_by_first(labels)
