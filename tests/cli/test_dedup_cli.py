@@ -152,3 +152,17 @@ def test_real_subprocess(sample: Path, tmp_path: Path, root: Path) -> None:
                            "-"], capture_output=True, text=True, env=env, check=False,
                           cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_fast_and_generic_writers_agree(tmp_path: Path, sample: Path) -> None:
+    lines = sample.read_text("utf-8").splitlines()
+    # a record that already has a decision field forces the parse path for that line
+    lines[3] = lines[3][:-1] + ', "status": "old"}'
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n\n", "utf-8")
+    for keep in ("first", "longest"):
+        fast = _invoke(["dedup", str(src), "--out", "-", "--keep", keep])
+        slow = _invoke(["dedup", str(src), "--out", "-", "--keep", keep, "--on-error", "skip"])
+        assert fast.exit_code == slow.exit_code == 0
+        assert _rows(fast.stdout) == _rows(slow.stdout)
+        assert _rows(fast.stdout)[3]["status"] != "old"

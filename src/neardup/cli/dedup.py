@@ -7,7 +7,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import Any
 
 import click
 import numpy as np
@@ -22,6 +21,7 @@ from neardup.cli._common import (
     progress,
     usage_error,
 )
+from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
 from neardup.dedup import Decisions, Deduplicator, largest_clusters
 from neardup.io import (
     FORMATS,
@@ -31,7 +31,6 @@ from neardup.io import (
     Record,
     iter_document_records,
     iter_records,
-    open_writer,
     parse_window,
 )
 
@@ -82,12 +81,14 @@ class _Run:
 @click.option("--report", "report_dir", default=None, help="Write report.md + PNG plots here.")
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
               show_default=True, help="Bad rows: stop with exit code 1, or skip and count.")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True,
+              help="Fingerprinting threads (-1: all cores).")
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
 @fingerprinter_options
 def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
                   id_field: str, time_field: str | None, window: str | None, k: int, keep: str,
                   drop_duplicates: bool, report_dir: str | None, on_error: str,
-                  chunk_size: int, config_path: str | None, idf_path: str | None) -> None:
+                  jobs: int, chunk_size: int, config_path: str | None, idf_path: str | None) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
     Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
@@ -104,13 +105,16 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=keep, window=seconds)  # type: ignore[arg-type]
+    dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=keep, window=seconds,
+                      n_jobs=jobs)  # type: ignore[arg-type]
     start = time.perf_counter()
     with materialized_stdin(inputs) as paths:
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error)
         try:
             decisions = _decide(run, dd, chunk_size)
-            examples = _write(run, decisions, out, drop_duplicates, keep != "first")
+            plan = Plan.of(decisions)
+            write = write_fast if can_write_fast(run, out) else write_generic
+            write(run, plan, out, drop_duplicates, keep != "first")
         except InputError as exc:
             raise DataError(str(exc)) from None
     seconds_taken = time.perf_counter() - start
@@ -118,7 +122,7 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
     if report_dir is not None:
         from neardup.cli.report import write_report
 
-        write_report(report_dir, decisions, examples, run.stats, seconds_taken)
+        write_report(report_dir, decisions, plan.examples, run.stats, seconds_taken)
 
 
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int) -> Decisions:
@@ -135,51 +139,6 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int) -> Decisions:
                 dd.collect(texts, ts)  # type: ignore[arg-type]
             advance(len(chunk))
     return dd.decisions() if dd.keep == "first" else dd.resolve()
-
-
-def _kept_ids(run: _Run, needed: set[int]) -> dict[int, Any]:
-    """Ids of kept documents that others point at (an extra pass, for keep != first)."""
-    ids: dict[int, Any] = {}
-    for doc, _ in run.documents(ReadStats()):
-        if doc.position in needed:
-            ids[doc.position] = doc.id
-    return ids
-
-
-def _write(run: _Run, d: Decisions, out: str, drop: bool, lookahead: bool
-           ) -> dict[int, list[str]]:
-    """Pass 2: re-read the input and write records with decisions; returns cluster examples."""
-    dup_of = d.duplicate_of
-    needed = set(np.unique(dup_of[dup_of >= 0]).tolist())
-    ids = _kept_ids(run, needed) if lookahead else {}
-    show = {c for c, _ in largest_clusters(d.cluster_id, top=5)}
-    examples: dict[int, list[str]] = {c: [] for c in show}
-    status, dist, clus = d.statuses, d.distance.tolist(), d.cluster_id.tolist()
-    reps = dup_of.tolist()
-    with open_writer(out, type_hints=_type_hints(run)) as writer, progress("writing") as advance:
-        for doc, rec in run.documents(ReadStats()):
-            p = doc.position
-            if p in needed and not lookahead:
-                ids[p] = doc.id
-            c = clus[p]
-            if c in examples and len(examples[c]) < 4:
-                examples[c].append(f"{doc.id}: {doc.text[:160]}")
-            if drop and reps[p] >= 0:
-                continue
-            kept = reps[p] < 0
-            writer.write({**rec, "cluster_id": c, "duplicate_of": None if kept else ids[reps[p]],
-                          "distance": None if kept else dist[p], "status": status[p]})
-            advance(1)
-    return examples
-
-
-def _type_hints(run: _Run) -> dict[str, Any]:
-    """Parquet types for columns that may be all null in the first batch."""
-    import pyarrow as pa
-
-    first = next(run.documents(ReadStats()), None)
-    int_ids = first is not None and isinstance(first[0].id, int)
-    return {"duplicate_of": pa.int64() if int_ids else pa.string(), "distance": pa.int64()}
 
 
 def _summary(stats: ReadStats, d: Decisions, seconds: float) -> None:

@@ -76,6 +76,14 @@ class RecordWriter:
                 self._flush_parquet()
         self.rows_written += 1
 
+    def write_jsonl_line(self, line: bytes) -> None:
+        """Append one already serialised JSON object (no newline check; JSONL writers only)."""
+        if self.fmt != "jsonl":
+            raise ValueError(f"write_jsonl_line needs a JSONL writer, this one writes {self.fmt}")
+        assert self._fh is not None
+        self._fh.write(line)
+        self.rows_written += 1
+
     def _flush_parquet(self) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
