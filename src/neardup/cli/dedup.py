@@ -88,7 +88,8 @@ class _Run:
 def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
                   id_field: str, time_field: str | None, window: str | None, k: int, keep: str,
                   drop_duplicates: bool, report_dir: str | None, on_error: str,
-                  jobs: int, chunk_size: int, config_path: str | None, idf_path: str | None) -> None:
+                  jobs: int, chunk_size: int, config_path: str | None,
+                  idf_path: str | None) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
     Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
