@@ -73,7 +73,8 @@ def open_binary(path: str) -> IO[bytes]:
         return sys.stdin.buffer
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller
     if raw.peek(2)[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        # GzipFile.readline is slow line by line; a large buffer in front of it is ~2x faster
+        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)  # type: ignore[arg-type]
     return raw
 
 
