@@ -28,7 +28,7 @@ Examples:
 class NeardupGroup(click.Group):
     """A group that reports usage and data errors in one line, never with a traceback."""
 
-    def main(self, args: Any = None, prog_name: str | None = None,  # type: ignore[override]
+    def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
         try:

@@ -56,9 +56,9 @@ class Plan:
     @classmethod
     def of(cls, d: Decisions) -> Plan:
         dup = d.duplicate_of
-        show = {c: [] for c, _ in largest_clusters(d.cluster_id, top=5)}
+        show: dict[int, list[str]] = {c: [] for c, _ in largest_clusters(d.cluster_id, top=5)}
         return cls(d.statuses, d.distance.tolist(), d.cluster_id.tolist(), dup.tolist(),
-                   set(np.unique(dup[dup >= 0]).tolist()), show)  # type: ignore[arg-type]
+                   set(np.unique(dup[dup >= 0]).tolist()), show)
 
     def note(self, p: int, doc_id: Any, text: str | None) -> None:
         if p in self.needed:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
+from typing import cast
 
 import click
 import numpy as np
@@ -22,7 +23,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
-from neardup.dedup import Decisions, Deduplicator, largest_clusters
+from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
 from neardup.io import (
     FORMATS,
     Document,
@@ -106,8 +107,8 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=keep, window=seconds,
-                      n_jobs=jobs)  # type: ignore[arg-type]
+    dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=cast(KeepPolicy, keep),
+                      window=seconds, n_jobs=jobs)
     start = time.perf_counter()
     with materialized_stdin(inputs) as paths:
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error)

@@ -151,7 +151,7 @@ def build_command(directory: str, inputs: tuple[str, ...], fmt: str | None, text
         raise usage_error(f"{directory!r} exists; pass --force to replace it or use "
                           "`neardup index add`")
     fp = build_fingerprinter(config_path, idf_path)
-    index, ids = HammingIndex(k=k), []
+    index, ids = HammingIndex(k=k), list[Any]()
     stats = _add_inputs(index, ids, fp, inputs, fmt, text_field, id_field, on_error)
     _save(directory, index, ids, fp)
     click.echo(f"indexed {len(ids):,} of {stats.documents:,} documents (skipped "

@@ -21,7 +21,7 @@ def _plots(out_dir: str, d: Decisions) -> list[str]:
     dist = d.distance[d.status == 1]  # near duplicates (exact ones are all at 0)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     top = int(dist.max()) if dist.size else 3
-    ax.hist(dist, bins=np.arange(-0.5, top + 1.5, 1.0), color="#4477aa", edgecolor="white")
+    ax.hist(dist, bins=[i - 0.5 for i in range(top + 2)], color="#4477aa", edgecolor="white")
     ax.set(xlabel="Hamming distance to the kept document", ylabel="near duplicates",
            title=f"Distances of matched pairs (n={dist.size:,}; exact duplicates excluded)")
     ax.set_xticks(range(top + 1))

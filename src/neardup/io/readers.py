@@ -74,7 +74,7 @@ def open_binary(path: str) -> IO[bytes]:
     raw = open(path, "rb")  # noqa: SIM115 - returned to the caller
     if raw.peek(2)[:2] == b"\x1f\x8b":
         # GzipFile.readline is slow line by line; a large buffer in front of it is ~2x faster
-        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)  # type: ignore[arg-type]
+        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)
     return raw
 
 
