@@ -36,12 +36,10 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 import xxhash
 
 from neardup.dedup.state import (
@@ -50,9 +48,11 @@ from neardup.dedup.state import (
     EXACT_DUPLICATE,
     STATUS_NAMES,
     UNIQUE,
+    Chunk,
     Decision,
     Decisions,
     Growable,
+    concat_chunks,
 )
 from neardup.features.normalize import normalize_text
 from neardup.fingerprint import Fingerprinter
@@ -79,16 +79,6 @@ class Verifier(Protocol):
     def similarity(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
 
 
-@dataclass
-class _Chunk:
-    fps: npt.NDArray[np.uint64]
-    empty: npt.NDArray[np.bool_]
-    keys: list[int]
-    ts: npt.NDArray[np.float64]
-    lengths: npt.NDArray[np.int64]
-    sketches: np.ndarray | None
-
-
 class Deduplicator:
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
@@ -99,6 +89,8 @@ class Deduplicator:
         window: seconds; only documents this close in time match (needs timestamps).
         verifier: optional :class:`Verifier`; candidates come from ``candidate_k``.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
+        index_design: passed to :class:`HammingIndex` (``"auto"``).
+        n_jobs: fingerprinting threads (``-1``: all cores).
     """
 
     def __init__(self, *, fingerprinter: Fingerprinter | None = None, k: int = 3,
@@ -132,7 +124,7 @@ class Deduplicator:
         self._rep_ids: dict[int, Any] = {}
         self._n_clusters = 0
         self._max_ts = -np.inf
-        self._pending: list[_Chunk] = []
+        self._pending: list[Chunk] = []
 
     def _validate(self) -> None:
         if not isinstance(self.k, int) or self.k < 0:
@@ -219,7 +211,7 @@ class Deduplicator:
 
     def resolve(self) -> Decisions:
         """Batch phase 2: decide every collected document; returns decisions in input order."""
-        chunk = _concat_chunks(self._pending)
+        chunk = concat_chunks(self._pending)
         self._pending = []
         n = len(chunk.fps)
         self._extend_state(chunk)
@@ -245,7 +237,7 @@ class Deduplicator:
                 "config_id": self.fingerprinter.config_id}
 
     # ------------------------------------------------------------------ internals
-    def _prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None) -> _Chunk:
+    def _prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None) -> Chunk:
         texts = list(texts)
         fps, empty = self.fingerprinter.fingerprint_many(texts, return_mask=True,
                                                          n_jobs=self.n_jobs)
@@ -260,12 +252,18 @@ class Deduplicator:
             if ts.shape != (len(texts),):
                 raise ValueError(f"got {len(ts)} timestamps for {len(texts)} texts")
         sketches = None
-        if self.verifier is not None:
-            sketches = np.asarray(self.verifier.sketch_many(texts))
-        return _Chunk(np.asarray(fps, np.uint64), np.asarray(empty, bool), keys, ts,
+        if self.verifier is not None:  # sketch texts with features only; other rows stay 0
+            rows = np.flatnonzero(~np.asarray(empty, bool))
+            part = np.asarray(self.verifier.sketch_many([texts[i] for i in rows.tolist()]))
+            if part.ndim != 2 or part.shape[0] != rows.size:
+                raise ValueError(f"verifier.sketch_many returned shape {part.shape} for "
+                                 f"{rows.size} texts; expected (n, width)")
+            sketches = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
+            sketches[rows] = part
+        return Chunk(np.asarray(fps, np.uint64), np.asarray(empty, bool), keys, ts,
                       np.fromiter(map(len, texts), np.int64, len(texts)), sketches)
 
-    def _extend_state(self, chunk: _Chunk) -> None:
+    def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
         for g in (self._rep, self._dist, self._cluster, self._slot):
             g.extend(np.full(n, -1))
@@ -275,7 +273,7 @@ class Deduplicator:
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
 
-    def _hamming_rows(self, chunk: _Chunk, order: np.ndarray) -> np.ndarray:
+    def _hamming_rows(self, chunk: Chunk, order: np.ndarray) -> np.ndarray:
         """Local rows that may need Hamming work (sorted).
 
         Without a window, a later copy of an already seen normalised text always takes the
@@ -303,7 +301,7 @@ class Deduplicator:
         return np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d])
 
     def _candidates(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], base: int,
-                    n: int, chunk: _Chunk) -> tuple[list[int], list[int], list[int]]:
+                    n: int, chunk: Chunk) -> tuple[list[int], list[int], list[int]]:
         """Filter candidates (window, verifier) and sort them into CSR lists per local doc."""
         q = np.concatenate([p[0] for p in parts]).astype(np.int64)
         pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
@@ -318,7 +316,7 @@ class Deduplicator:
         ptr = np.searchsorted(q[order], np.arange(n + 1))
         return ptr.tolist(), pos[order].tolist(), dist[order].tolist()
 
-    def _verify(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: _Chunk) -> np.ndarray:
+    def _verify(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: Chunk) -> np.ndarray:
         assert self.verifier is not None and chunk.sketches is not None
         a = chunk.sketches[q]
         b = np.empty_like(a)
@@ -330,7 +328,7 @@ class Deduplicator:
         sim = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
         return sim >= self.verifier.threshold
 
-    def _priority(self, chunk: _Chunk) -> np.ndarray:
+    def _priority(self, chunk: Chunk) -> np.ndarray:
         idx = np.arange(len(chunk.fps))
         if self.keep == "longest":
             return np.lexsort((idx, -chunk.lengths))
@@ -338,7 +336,7 @@ class Deduplicator:
             return np.lexsort((idx, -chunk.ts))
         return idx
 
-    def _greedy(self, order: np.ndarray, base: int, chunk: _Chunk, ptr: list[int],
+    def _greedy(self, order: np.ndarray, base: int, chunk: Chunk, ptr: list[int],
                 pos: list[int], dist: list[int]) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
         rep, dst, clu, sta = (g.view() for g in (self._rep, self._dist, self._cluster,
@@ -375,7 +373,7 @@ class Deduplicator:
                 new.append(li)
         return new
 
-    def _index_new(self, base: int, new: list[int], chunk: _Chunk) -> None:
+    def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
         local = np.asarray(new, dtype=np.int64)
         if local.size:
             # the index keeps whole seconds; flooring only ever keeps entries a little longer
@@ -397,19 +395,6 @@ class Deduplicator:
                          self._status.view()[start:stop].copy(),
                          np.where(kept, -1, rep), self._dist.view()[start:stop].copy(),
                          self._cluster.view()[start:stop].copy())
-
-
-def _concat_chunks(chunks: list[_Chunk]) -> _Chunk:
-    if not chunks:
-        return _Chunk(np.zeros(0, np.uint64), np.zeros(0, bool), [], np.zeros(0),
-                      np.zeros(0, np.int64), None)
-    sk = [c.sketches for c in chunks]
-    return _Chunk(np.concatenate([c.fps for c in chunks]),
-                  np.concatenate([c.empty for c in chunks]),
-                  [key for c in chunks for key in c.keys],
-                  np.concatenate([c.ts for c in chunks]),
-                  np.concatenate([c.lengths for c in chunks]),
-                  None if sk[0] is None else np.concatenate(sk))  # type: ignore[arg-type]
 
 
 def dedup_batch(texts: Iterable[str], timestamps: Iterable[float] | None = None,

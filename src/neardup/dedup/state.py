@@ -103,3 +103,28 @@ class Decision:
     duplicate_of: Any | None
     distance: int | None
     cluster_id: int
+
+
+@dataclass
+class Chunk:
+    """Per-document data of a chunk before decisions: fingerprints, exact keys, ...."""
+
+    fps: npt.NDArray[np.uint64]
+    empty: npt.NDArray[np.bool_]
+    keys: list[int]
+    ts: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.int64]
+    sketches: np.ndarray | None
+
+
+def concat_chunks(chunks: list[Chunk]) -> Chunk:
+    if not chunks:
+        return Chunk(np.zeros(0, np.uint64), np.zeros(0, bool), [], np.zeros(0),
+                      np.zeros(0, np.int64), None)
+    sk = [c.sketches for c in chunks]
+    return Chunk(np.concatenate([c.fps for c in chunks]),
+                  np.concatenate([c.empty for c in chunks]),
+                  [key for c in chunks for key in c.keys],
+                  np.concatenate([c.ts for c in chunks]),
+                  np.concatenate([c.lengths for c in chunks]),
+                  None if sk[0] is None else np.concatenate(sk))  # type: ignore[arg-type]
