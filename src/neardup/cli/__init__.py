@@ -34,6 +34,9 @@ class NeardupGroup(click.Group):
         try:
             rv = super().main(args, prog_name or "neardup", complete_var,
                               standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `neardup`: help, no "error"
+            click.echo(exc.format_message(), err=True)
+            sys.exit(2)
         except click.UsageError as exc:
             click.echo(f"neardup: error: {exc.format_message()}", err=True)
             sys.exit(2)
