@@ -20,7 +20,6 @@ from collections.abc import Sequence
 import numpy as np
 
 _TAG = re.compile(r"<[^<>]{0,2000}>")
-_SPACE = re.compile(r"\s+")
 
 
 def check_text(text: object) -> str:
@@ -91,4 +90,5 @@ def normalize_text(text: str, *, markup: bool = False) -> str:
 
     Two texts with the same ``normalize_text`` are exact duplicates for neardup.
     """
-    return _SPACE.sub(" ", prepare_text(check_text(text), markup=markup)).strip()
+    # str.split() splits on exactly the characters re's \s matches, about 5x faster than sub
+    return " ".join(prepare_text(check_text(text), markup=markup).split())
