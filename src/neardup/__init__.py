@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "Deduplicator": "neardup.dedup",
+    "HammingIndex": "neardup.index",
+    "Matches": "neardup.index",
+    "TableDesign": "neardup.index",
+    "Verifier": "neardup.dedup",
+    "all_pairs": "neardup.index",
     "EmptyTextError": "neardup.fingerprint",
     "Fingerprinter": "neardup.fingerprint",
     "hamming": "neardup.fingerprint",
@@ -25,15 +31,23 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from neardup.dedup import Deduplicator, Verifier
     from neardup.features.idf import IdfTable
     from neardup.features.normalize import normalize_text
     from neardup.fingerprint import EmptyTextError, Fingerprinter, hamming
+    from neardup.index import HammingIndex, Matches, TableDesign, all_pairs
 
 __all__ = [
+    "Deduplicator",
     "EmptyTextError",
     "Fingerprinter",
+    "HammingIndex",
     "IdfTable",
+    "Matches",
+    "TableDesign",
+    "Verifier",
     "__version__",
+    "all_pairs",
     "hamming",
     "normalize_text",
 ]
