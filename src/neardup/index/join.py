@@ -8,6 +8,11 @@ table where they collide, so each pair comes out once. Distinct-value pairs are 
 to input positions; a group of ``g`` identical fingerprints still yields ``g(g-1)/2`` pairs,
 because that is the output asked for: use :func:`duplicate_groups` to get the groups instead.
 
+Cost: per table, the sum over buckets of (bucket size)^2 / 2 popcounts. For near-uniform
+SimHash values buckets are tiny; distinct values that share a whole block (low-entropy
+fingerprints such as small integers, or a cluster of 10^5 near-variants of one document) make
+that table's bucket quadratic. Identical values never do (they are collapsed first).
+
 >>> import numpy as np
 >>> i, j, d = all_pairs(np.array([5, 4, 5, 2**63], dtype=np.uint64), k=1)
 >>> i.tolist(), j.tolist(), d.tolist()
