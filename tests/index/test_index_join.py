@@ -58,3 +58,23 @@ def test_self_join_with_probe_radius() -> None:
         got = sorted((min(x, y), max(x, y), z) for x, y, z in zip(a.tolist(), b.tolist(),
                                                                  d.tolist(), strict=True))
         assert got == brute_pairs(fps, 4)
+
+
+def test_hot_non_identical_buckets_recurse(monkeypatch: object) -> None:
+    from neardup.index import join
+
+    monkeypatch.setattr(join, "_HOT", 40)  # type: ignore[attr-defined]
+    rng = np.random.default_rng(21)
+    low = np.unique(rng.integers(0, 2**20, size=3000)).astype(np.uint64)  # low-entropy values
+    mixed = np.concatenate([low, rng.integers(0, 2**64, size=500, dtype=np.uint64),
+                            low[:200] << np.uint64(40)])
+    for k in (1, 3, 5):
+        i, j, d = all_pairs(mixed, k=k)
+        assert list(zip(i.tolist(), j.tolist(), d.tolist(), strict=True)) == brute_pairs(mixed, k)
+
+
+def test_low_entropy_values_are_packed() -> None:
+    fps = np.arange(2500, dtype=np.uint64) * np.uint64(3) + np.uint64(2**63)
+    for k in (2, 4):
+        i, j, d = all_pairs(fps, k=k)
+        assert list(zip(i.tolist(), j.tolist(), d.tolist(), strict=True)) == brute_pairs(fps, k)

@@ -8,10 +8,13 @@ table where they collide, so each pair comes out once. Distinct-value pairs are 
 to input positions; a group of ``g`` identical fingerprints still yields ``g(g-1)/2`` pairs,
 because that is the output asked for: use :func:`duplicate_groups` to get the groups instead.
 
-Cost: per table, the sum over buckets of (bucket size)^2 / 2 popcounts. For near-uniform
-SimHash values buckets are tiny; distinct values that share a whole block (low-entropy
-fingerprints such as small integers, or a cluster of 10^5 near-variants of one document) make
-that table's bucket quadratic. Identical values never do (they are collapsed first).
+Cost: per table, the sum over buckets of (bucket size)^2 / 2 popcounts; for near-uniform
+SimHash values buckets are tiny. Hot buckets of distinct values (a cluster of 10^5
+near-variants of one document, low-entropy values such as small integers) are not scanned
+quadratically: bits constant over a bucket (or over the whole input) are dropped and the
+bucket is joined recursively with a design for the remaining bits (for few remaining bits,
+one table probed within radius ``k``, which is output-sensitive). Radius > 0 designs (chosen
+only for large ``k``) do not split hot buckets.
 
 >>> import numpy as np
 >>> i, j, d = all_pairs(np.array([5, 4, 5, 2**63], dtype=np.uint64), k=1)
@@ -29,18 +32,20 @@ import numpy.typing as npt
 from neardup.index import kernels
 from neardup.index._validate import as_fingerprints, check_k
 from neardup.index.design import TableDesign, probes_per_table
-from neardup.index.tables import StaticTables
+from neardup.index.tables import StaticTables, dedup_masks
 
 I64 = npt.NDArray[np.int64]
 _BRUTE_MAX = 64
+_HOT = 2048  # buckets above this many distinct values are joined recursively
 
 
-def join_design(n: int, k: int) -> TableDesign:
-    """Design for a self-join, scored by bucket visits and pair checks per table."""
+def join_design(n: int, k: int, bits: int = 64) -> TableDesign:
+    """Design for a self-join over the low ``bits`` bits, scored by bucket visits and pair
+    checks per table."""
     best: tuple[float, TableDesign] | None = None
-    for b in range(1 if k == 0 else 2, min(64, 2 * k + 6) + 1):
+    for b in range(1 if k == 0 else 2, min(bits, 2 * k + 6) + 1):
         for s in range(1, b + 1):
-            d = TableDesign(k=k, blocks=b, key_blocks=s)
+            d = TableDesign(k=k, blocks=b, key_blocks=s, bits=bits)
             if d.tables > 64:
                 continue
             q = d.offset_bits(n)
@@ -101,12 +106,53 @@ def _groups(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], I64, I
     return ordered[starts[:-1]], order, starts
 
 
-def _distinct_pairs(values: npt.NDArray[np.uint64], k: int) -> tuple[I64, I64, I64]:
-    if values.shape[0] <= _BRUTE_MAX:
-        return kernels.collect(kernels.brute_pairs, int(values.shape[0]), values, k)
+def _distinct_pairs(values: npt.NDArray[np.uint64], k: int, bits: int = 64,
+                    presorted: bool = False) -> tuple[I64, I64, I64]:
+    """Pairs of rows of distinct ``values`` within ``k``; values use only their low ``bits``."""
     n = values.shape[0]
-    run = StaticTables.build(join_design(n, k), values, None, presorted=True)
-    return run.self_join(k)
+    if n <= _BRUTE_MAX or bits <= k:  # bits <= k: every pair matches, brute is output-bound
+        return kernels.collect(kernels.brute_pairs, int(n), values, k)
+    varying = int(np.bitwise_or.reduce(values ^ values[0]))
+    if varying.bit_count() < bits:  # constant bits change no distance: drop them
+        return _distinct_pairs(_pack(values, varying), k, varying.bit_count(), presorted)
+    run = StaticTables.build(join_design(n, k, bits), values, None, presorted=presorted)
+    if run.design.radius != 0:
+        return run.self_join(k)
+    parts = [run.self_join(k, hot=_HOT)]
+    dedup = dedup_masks(run.design, run.q)
+    for t in range(run.design.tables):
+        for bucket in np.flatnonzero(np.diff(run.offsets[t].astype(np.int64)) > _HOT).tolist():
+            parts.append(_hot_bucket_pairs(run, t, bucket, k, bits, dedup))
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+def _pack(values: npt.NDArray[np.uint64], mask: int) -> npt.NDArray[np.uint64]:
+    """The bits of ``values`` selected by ``mask``, packed to the low end (order-preserving)."""
+    out = np.zeros_like(values)
+    j = 0
+    for b in range(64):
+        if mask >> b & 1:
+            out |= ((values >> np.uint64(b)) & np.uint64(1)) << np.uint64(j)
+            j += 1
+    return out
+
+
+def _hot_bucket_pairs(run: StaticTables, t: int, bucket: int, k: int, bits: int,
+                      dedup: npt.NDArray[np.uint64]) -> tuple[I64, I64, I64]:
+    """Pairs inside one big bucket: its top ``q`` key bits are equal, so join recursively on
+    the other bits (a fresh pigeonhole over them), then keep the first-table rule."""
+    lo, hi = int(run.offsets[t, bucket]), int(run.offsets[t, bucket + 1])
+    keys, pos = run.keys[t, lo:hi], run.pos[t, lo:hi]
+    # the permuted keys hold the design's bits at the top of the word; the top q are equal
+    # here, so the varying bits are [64 - bits, 64 - q): move them to the low end
+    rest = bits - run.q
+    sub = (keys >> np.uint64(64 - bits)) & np.uint64((1 << rest) - 1)
+    a, b, d = _distinct_pairs(sub, k, rest)
+    diff = keys[a] ^ keys[b]
+    keep = np.ones(a.shape[0], bool)
+    for u in range(t):
+        keep &= np.bitwise_count(diff & dedup[t, u]) > 0
+    return pos[a[keep]].astype(np.int64), pos[b[keep]].astype(np.int64), d[keep]
 
 
 def all_pairs(fingerprints: Any, k: int = 3) -> tuple[I64, I64, I64]:
@@ -116,7 +162,7 @@ def all_pairs(fingerprints: Any, k: int = 3) -> tuple[I64, I64, I64]:
     """
     k = check_k(k)
     values, order, starts = _groups(as_fingerprints(fingerprints))
-    a, b, dist = _distinct_pairs(values, k)
+    a, b, dist = _distinct_pairs(values, k, presorted=True)
     i, j, d = kernels.expand_pairs(a, b, dist, order, starts, np.diff(starts))
     sort = np.lexsort((j, i))
     return i[sort], j[sort], d[sort]

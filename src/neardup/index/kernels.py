@@ -365,8 +365,11 @@ def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: A
 
 @njit(cache=True, nogil=True)
 def join_tables_r0(start: int, k: int, keys: Any, pos: Any, offsets: Any, dedup: Any,
-                   out_i: Any, out_j: Any, out_d: Any) -> tuple[int, int]:
-    """:func:`join_tables` for radius-0 designs: pairs within one bucket only (faster loop)."""
+                   hot: int, out_i: Any, out_j: Any, out_d: Any) -> tuple[int, int]:
+    """:func:`join_tables` for radius-0 designs: pairs within one bucket only (faster loop).
+
+    Buckets of more than ``hot`` entries are skipped: the caller handles them.
+    """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
     cap = out_i.shape[0]
@@ -375,6 +378,8 @@ def join_tables_r0(start: int, k: int, keys: Any, pos: Any, offsets: Any, dedup:
         for a in range(start % nb if t == start // nb else 0, nb):
             lo = np.int64(offsets[t, a])
             hi = np.int64(offsets[t, a + 1])
+            if hi - lo > hot:
+                continue
             m0 = m
             for x in range(lo, hi):
                 kx = keys[t, x]

@@ -27,6 +27,7 @@ from neardup.index.design import TableDesign
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 MAX_PROBES = 200_000
+WORD = 64  # keys are uint64; a design over fewer bits uses the low ``bits`` bits of the word
 
 
 def _layout(design: TableDesign) -> list[list[int]]:
@@ -37,7 +38,7 @@ def _layout(design: TableDesign) -> list[list[int]]:
     for chosen in design.table_blocks():
         order = list(chosen) + [i for i in range(design.blocks) if i not in chosen]
         where = [0] * design.bits
-        top = design.bits
+        top = WORD
         for blk in order:
             top -= sizes[blk]
             for bit in range(sizes[blk]):
@@ -55,7 +56,7 @@ def permutation_arrays(design: TableDesign) -> tuple[U64, U64, U64]:
     rsh, msk, lsh = (np.zeros(shape, np.uint64) for _ in range(3))
     for t, chosen in enumerate(design.table_blocks()):
         order = list(chosen) + [i for i in range(design.blocks) if i not in chosen]
-        top = design.bits
+        top = WORD
         for i, blk in enumerate(order):
             top -= sizes[blk]
             rsh[t, i], msk[t, i], lsh[t, i] = starts[blk], (1 << sizes[blk]) - 1, top
@@ -69,7 +70,7 @@ def dedup_masks(design: TableDesign, q: int) -> U64:
     ntab = design.tables
     out = np.zeros((ntab, ntab), np.uint64)
     for u in range(ntab):
-        orig = [b for b in range(design.bits) if layout[u][b] >= design.bits - q]
+        orig = [b for b in range(design.bits) if layout[u][b] >= WORD - q]
         for t in range(ntab):
             out[t, u] = sum(1 << layout[t][b] for b in orig)
     return out
@@ -156,14 +157,18 @@ class StaticTables:
             dedup_masks(self.design, self.q), r, alive,
             capacity=min(1 << 16, max(256, 4 * int(queries.shape[0]))))
 
-    def self_join(self, k: int) -> tuple[I64, I64, I64]:
-        """Pairs of positions within ``k`` among this run's entries, each pair once."""
+    def self_join(self, k: int, hot: int = 2**62) -> tuple[I64, I64, I64]:
+        """Pairs of positions within ``k`` among this run's entries, each pair once.
+
+        With a radius-0 design, buckets over ``hot`` entries are skipped (the caller joins
+        them recursively on the remaining bits, see :mod:`neardup.index.join`).
+        """
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
         units = self.design.tables * (1 << self.q)
         dedup = dedup_masks(self.design, self.q)
         if r == 0:
             return kernels.collect(kernels.join_tables_r0, units, k, self.keys, self.pos,
-                                   self.offsets, dedup)
+                                   self.offsets, dedup, hot)
         return kernels.collect(kernels.join_tables, units, k, self.keys, self.pos,
                                self.offsets, probes, len(probes), dedup, r)
