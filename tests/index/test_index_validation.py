@@ -34,8 +34,8 @@ def test_k_and_design_checks() -> None:
         HammingIndex(k=-1)
     with pytest.raises(TypeError, match="k must be an int"):
         HammingIndex(k=2.5)  # type: ignore[arg-type]
-    with pytest.raises(NotImplementedError, match="only 64-bit"):
-        HammingIndex(bits=128)
+    with pytest.raises(ValueError, match="bits must be 64 or 128"):
+        HammingIndex(bits=96)
     with pytest.raises(ValueError, match="at least 4 blocks"):
         HammingIndex(k=3, design=3)
     with pytest.raises(ValueError, match=r"design\.k=2"):

@@ -17,13 +17,16 @@ from neardup.index.design import TableDesign, auto_design
 from neardup.index.hamming_index import HammingIndex, Matches
 from neardup.index.join import all_pairs, duplicate_groups
 from neardup.index.storage import IndexFormatError
+from neardup.index.wide import WideHammingIndex, all_pairs_128
 
 __all__ = [
     "HammingIndex",
     "IndexFormatError",
     "Matches",
     "TableDesign",
+    "WideHammingIndex",
     "all_pairs",
+    "all_pairs_128",
     "auto_design",
     "duplicate_groups",
 ]

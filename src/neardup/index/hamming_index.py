@@ -62,14 +62,23 @@ class HammingIndex:
 
     ``search`` with ``k`` above the index's ``k`` works by probing a larger radius; it raises
     ``ValueError`` when that would need more than 200 000 probes per table.
+
+    ``bits=128`` gives a :class:`~neardup.index.wide.WideHammingIndex` (same methods;
+    fingerprints as ``(n, 2)`` uint64 ``[hi, lo]``; two 64-bit halves searched at ``k // 2``).
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> HammingIndex:
+        if cls is HammingIndex and kwargs.get("bits", 64) == 128:
+            from neardup.index.wide import WideHammingIndex
+
+            return super().__new__(WideHammingIndex)
+        return super().__new__(cls)
 
     def __init__(self, *, k: int = 3, bits: int = 64, design: str | int | TableDesign = "auto",
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, expected_n: int | None = None,
                  buffer_size: int = 2048, merge_factor: int = 4) -> None:
         if bits != 64:
-            raise NotImplementedError(f"bits={bits}: only 64-bit fingerprints are supported; "
-                                      "split 128-bit fingerprints into two 64-bit indexes")
+            raise ValueError(f"bits must be 64 or 128, got {bits!r}")
         self.k = check_k(k)
         self.bits = bits
         self.design = design

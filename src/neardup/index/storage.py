@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from neardup.index.hamming_index import HammingIndex
 
 FORMAT = "neardup-hamming-index"
+FORMAT_128 = "neardup-hamming-index-128"  # 128 bits: hi/ and lo/ halves
 VERSION = 1
 _CHUNK = 1 << 24
 
@@ -113,6 +114,8 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         raise IndexFormatError(f"{mpath} not found: {path} is not a saved HammingIndex") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise IndexFormatError(f"{mpath} is not valid JSON ({e})") from None
+    if manifest.get("format") == FORMAT_128 and manifest.get("version") == VERSION:
+        return manifest
     if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
         raise IndexFormatError(f"{mpath}: unsupported format {manifest.get('format')!r} "
                                f"version {manifest.get('version')!r} "
@@ -145,6 +148,10 @@ def load_index(cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: b
     """Open a directory written by :func:`save_index`."""
     root = Path(path)
     manifest = _read_manifest(root)
+    if manifest.get("bits") == 128:
+        from neardup.index.wide import WideHammingIndex
+
+        return WideHammingIndex.load_wide(root, manifest, mmap=mmap, verify=verify)
     arrays = {name: _load_array(root, meta, mmap, verify)
               for name, meta in manifest["arrays"].items()}
     try:
