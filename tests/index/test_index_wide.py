@@ -67,3 +67,15 @@ def test_wide_remove_expire_save_load(tmp_path: Path) -> None:
         loaded.add([9999], [2**128])
     with pytest.raises(ValueError, match="bits must be 64 or 128"):
         HammingIndex(bits=32)
+
+
+def test_wide_save_replaces_a_64_bit_index(tmp_path: Path) -> None:
+    small = HammingIndex(k=3)
+    small.add([1], [1])
+    small.save(tmp_path / "ix")
+    wide = HammingIndex(k=4, bits=128)
+    wide.add([7], [[1, 2]])
+    wide.save(tmp_path / "ix")
+    assert sorted(p.name for p in (tmp_path / "ix").iterdir()) == ["hi", "lo", "manifest.json"]
+    assert HammingIndex.load(tmp_path / "ix").query((1 << 64) | 3) == [(7, 1)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ix"]

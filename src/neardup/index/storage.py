@@ -88,13 +88,14 @@ def save_index(index: HammingIndex, path: str | os.PathLike[str]) -> None:
             json.dump(manifest, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
-        _replace(tmp, target)
+        replace_directory(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def _replace(tmp: Path, target: Path) -> None:
+def replace_directory(tmp: Path, target: Path) -> None:
+    """Move ``tmp`` to ``target``, replacing a previous saved index (never other data)."""
     if not target.exists():
         os.replace(tmp, target)
         return

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -144,18 +146,22 @@ class WideHammingIndex(HammingIndex):
         return sum(index.memory_bytes() for index in self.halves)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """A directory with ``manifest.json`` (bits 128) and the halves in ``hi/`` and ``lo/``.
+        """A directory with ``manifest.json`` (bits 128) and the halves in ``hi/`` and ``lo/``,
+        written to a temporary sibling and renamed into place like the 64-bit format."""
+        from neardup.index.storage import replace_directory
 
-        The halves are each written atomically; ``manifest.json`` is written last.
-        """
-        root = Path(path)
-        root.mkdir(parents=True, exist_ok=True)
-        for name, index in zip(("hi", "lo"), self.halves, strict=True):
-            index.save(root / name)
-        tmp = root / "manifest.json.tmp"
-        tmp.write_text(json.dumps({"format": "neardup-hamming-index-128", "version": 1,
-                                   "bits": 128, "k": self.k}))
-        os.replace(tmp, root / "manifest.json")
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        try:
+            for name, index in zip(("hi", "lo"), self.halves, strict=True):
+                index.save(tmp / name)
+            (tmp / "manifest.json").write_text(json.dumps(
+                {"format": "neardup-hamming-index-128", "version": 1, "bits": 128, "k": self.k}))
+            replace_directory(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
     @classmethod
     def load_wide(cls, path: str | os.PathLike[str], manifest: dict[str, Any], *, mmap: bool,
