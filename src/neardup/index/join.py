@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.index import kernels
+from neardup.index import join_kernels, kernels
 from neardup.index._validate import as_fingerprints, check_k
 from neardup.index.design import TableDesign, probes_per_table
 from neardup.index.tables import StaticTables, dedup_masks
@@ -76,7 +76,7 @@ def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64]
     q = min(20, n.bit_length() - 4)
     run = StaticTables.build(TableDesign(k=0, blocks=1), fps, None, q=q)
     keys, pos = run.keys[0], run.pos[0]
-    kernels.sort_buckets(keys, pos, run.offsets[0])
+    join_kernels.sort_buckets(keys, pos, run.offsets[0])
     return keys, pos.astype(np.int64)
 
 
@@ -111,7 +111,7 @@ def _distinct_pairs(values: npt.NDArray[np.uint64], k: int, bits: int = 64,
     """Pairs of rows of distinct ``values`` within ``k``; values use only their low ``bits``."""
     n = values.shape[0]
     if n <= _BRUTE_MAX or bits <= k:  # bits <= k: every pair matches, brute is output-bound
-        return kernels.collect(kernels.brute_pairs, int(n), values, k)
+        return kernels.collect(join_kernels.brute_pairs, int(n), values, k)
     varying = int(np.bitwise_or.reduce(values ^ values[0]))
     if varying.bit_count() < bits:  # constant bits change no distance: drop them
         return _distinct_pairs(_pack(values, varying), k, varying.bit_count(), presorted)
@@ -163,6 +163,6 @@ def all_pairs(fingerprints: Any, k: int = 3) -> tuple[I64, I64, I64]:
     k = check_k(k)
     values, order, starts = _groups(as_fingerprints(fingerprints))
     a, b, dist = _distinct_pairs(values, k, presorted=True)
-    i, j, d = kernels.expand_pairs(a, b, dist, order, starts, np.diff(starts))
+    i, j, d = join_kernels.expand_pairs(a, b, dist, order, starts, np.diff(starts))
     sort = np.lexsort((j, i))
     return i[sort], j[sort], d[sort]

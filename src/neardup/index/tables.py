@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from neardup.index import kernels
+from neardup.index import join_kernels, kernels
 from neardup.index.design import TableDesign
 
 U64 = npt.NDArray[np.uint64]
@@ -168,7 +168,7 @@ class StaticTables:
         units = self.design.tables * (1 << self.q)
         dedup = dedup_masks(self.design, self.q)
         if r == 0:
-            return kernels.collect(kernels.join_tables_r0, units, k, self.keys, self.pos,
+            return kernels.collect(join_kernels.join_tables_r0, units, k, self.keys, self.pos,
                                    self.offsets, dedup, hot)
-        return kernels.collect(kernels.join_tables, units, k, self.keys, self.pos,
+        return kernels.collect(join_kernels.join_tables, units, k, self.keys, self.pos,
                                self.offsets, probes, len(probes), dedup, r)
