@@ -49,7 +49,9 @@ def test_explain_and_idf(tmp_path: Path, sample: Path) -> None:
     res = _invoke(["explain", "oil prices rose on monday in vienna",
                    "oil prices rose on tuesday in vienna", "--json"])
     info = json.loads(res.stdout)
-    assert info["only_a"] == [["monday", 1.0]] and info["only_b"] == [["tuesday", 1.0]]
+    # whatever the default features are, exactly those holding the changed word differ
+    assert info["only_a"] and all("monday" in f for f, _ in info["only_a"])
+    assert info["only_b"] and all("tuesday" in f for f, _ in info["only_b"])
     assert info["duplicate"] == (info["distance"] <= 3)
     res = _invoke(["explain", "...", "text"])
     assert "not comparable" in res.stdout

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import brute_pairs, fingerprint_sets, flip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import brute_pairs, fingerprint_sets, flip
 from neardup.index import all_pairs, duplicate_groups
 
 

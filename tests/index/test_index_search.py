@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import brute_search, fingerprint_sets, flip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import brute_search, fingerprint_sets, flip
 from neardup.index import HammingIndex, TableDesign
 
 DESIGNS = [

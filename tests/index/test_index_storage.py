@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import brute_search, flip
 
+from conftest import brute_search, flip
 from neardup.index import HammingIndex, IndexFormatError
 
 

@@ -30,7 +30,9 @@ def tokens(text: str, *, han_single: bool = False) -> list[str]:
     ends = np.empty(buf.size + 2, dtype=np.int64)
     n = token_spans(buf, 0, buf.size, char_classes(), han_single, starts, ends)
     raw = buf.tobytes()
-    return [raw[s:e].decode("utf-8", "surrogatepass") for s, e in zip(starts[:n], ends[:n])]
+    return [
+        raw[s:e].decode("utf-8", "surrogatepass") for s, e in zip(starts[:n], ends[:n], strict=True)
+    ]
 
 
 def char_ngrams(text: str, n: int) -> list[str]:
