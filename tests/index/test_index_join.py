@@ -34,11 +34,28 @@ def test_hot_identical_group_is_not_quadratic_in_work() -> None:
     i, j, d = all_pairs(fps, k=3)
     assert len(i) == 2 * (1500 * 1499 // 2) and not d.any()
     assert bool((i < j).all())
-    _values, inverse, counts = duplicate_groups(fps)
-    assert counts.tolist() == [1500, 1500] and len(inverse) == 3000
+    values, order, starts = duplicate_groups(fps)
+    assert np.diff(starts).tolist() == [1500, 1500] and sorted(order.tolist()) == list(range(3000))
+    assert values.tolist() == [12345, 2**63]
+    assert set(order[starts[0] : starts[1]].tolist()) == set(range(1, 3000, 2))
 
 
 def test_all_pairs_empty_and_single() -> None:
     for fps in ([], [7]):
         i, j, d = all_pairs(np.array(fps, dtype=np.uint64))
         assert len(i) == len(j) == len(d) == 0
+
+
+def test_self_join_with_probe_radius() -> None:
+    from neardup.index import TableDesign
+    from neardup.index.tables import StaticTables
+
+    rng = np.random.default_rng(9)
+    fps = np.unique(rng.integers(0, 2**64, size=3000, dtype=np.uint64))
+    fps = np.unique(np.concatenate([fps, np.array(flip(fps[:600].tolist(), rng, 5), np.uint64)]))
+    for design in (TableDesign(k=4, blocks=2, key_blocks=1), TableDesign(k=4, blocks=3)):
+        run = StaticTables.build(design, fps, None, q=9)
+        a, b, d = run.self_join(4)
+        got = sorted((min(x, y), max(x, y), z) for x, y, z in zip(a.tolist(), b.tolist(),
+                                                                 d.tolist(), strict=True))
+        assert got == brute_pairs(fps, 4)

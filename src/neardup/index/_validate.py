@@ -74,7 +74,7 @@ def as_ids(values: Any, n: int) -> npt.NDArray[np.int64]:
     if arr.shape[0] != n:
         raise ValueError(f"ids and fingerprints must have the same length, got {arr.shape[0]} "
                          f"ids for {n} fingerprints")
-    if n > 1:
+    if n > 1 and not bool((arr[1:] > arr[:-1]).all()):  # increasing ids: no sort needed
         s = np.sort(arr)
         dup = s[1:][s[1:] == s[:-1]]
         if dup.size:

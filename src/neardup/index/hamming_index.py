@@ -151,8 +151,11 @@ class HammingIndex:
 
     def _build(self, lo: int, hi: int) -> tuple[int, int, StaticTables]:
         alive = self._store.alive[lo:hi]
+        design = self._current_design()
+        if lo == 0 and hi == self._store.n and bool(alive.all()):
+            return lo, hi, StaticTables.build(design, self._store.fps, None)
         positions = (np.flatnonzero(alive) + lo).astype(np.uint32)
-        return lo, hi, StaticTables.build(self._current_design(), self._store.fps, positions)
+        return lo, hi, StaticTables.build(design, self._store.fps, positions)
 
     def remove(self, ids: Any, *, missing_ok: bool = False) -> int:
         """Remove rows by id; returns how many were removed. Unknown ids raise ``KeyError``."""
@@ -202,8 +205,9 @@ class HammingIndex:
         k = self.k if k is None else check_k(k)
         parts = [run.search(queries, k, self._store.alive_) for _, _, run in self._runs]
         if self._store.n > self._indexed:
-            parts.append(kernels.scan_range(queries, k, self._store.fps_, self._indexed,
-                                            self._store.n, self._store.alive_))
+            parts.append(kernels.collect(
+                kernels.scan_range, int(queries.shape[0]), queries, k, self._store.fps_,
+                self._indexed, self._store.n, self._store.alive_, capacity=256))
         if not parts:
             empty = np.zeros(0, np.int64)
             return Matches(empty, empty.copy(), empty.copy())

@@ -51,24 +51,40 @@ def join_design(n: int, k: int) -> TableDesign:
     return best[1]
 
 
-def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I64]:
-    """``(values, inverse, counts)``: distinct fingerprints, each input's group, group sizes.
+def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], I64]:
+    """``(sorted values, their input positions)``.
 
-    >>> v, inv, c = duplicate_groups(np.array([3, 1, 3], dtype=np.uint64))
-    >>> v.tolist(), inv.tolist(), c.tolist()
-    ([1, 3], [1, 0, 1], [1, 2])
+    >>> v, o = sort_with_order(np.array([9, 2**63, 1], dtype=np.uint64))
+    >>> v.tolist(), o.tolist()
+    ([1, 9, 9223372036854775808], [2, 0, 1])
+    """
+    order = np.argsort(fps)  # SIMD sort; order within equal values is irrelevant here
+    return fps[order], order.astype(np.int64)
+
+
+def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I64]:
+    """``(values, order, starts)``: distinct fingerprints (ascending) and their members.
+
+    The input positions holding ``values[g]`` are ``order[starts[g]:starts[g + 1]]``.
+
+    >>> v, order, starts = duplicate_groups(np.array([3, 1, 3], dtype=np.uint64))
+    >>> v.tolist(), sorted(order[starts[1]:starts[2]].tolist()), np.diff(starts).tolist()
+    ([1, 3], [0, 2], [1, 2])
     """
     fps = as_fingerprints(fingerprints)
-    values, inverse, counts = np.unique(fps, return_inverse=True, return_counts=True)
-    return values, inverse.astype(np.int64).ravel(), counts.astype(np.int64)
+    ordered, order = sort_with_order(fps)
+    if ordered.shape[0] == 0:
+        return ordered, order, np.zeros(1, np.int64)
+    change = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    starts = np.concatenate([[0], change, [ordered.shape[0]]]).astype(np.int64)
+    return ordered[starts[:-1]], order, starts
 
 
 def _distinct_pairs(values: npt.NDArray[np.uint64], k: int) -> tuple[I64, I64, I64]:
     if values.shape[0] <= _BRUTE_MAX:
-        result: Any = kernels.brute_pairs(values, k)
-        return result  # type: ignore[no-any-return]
+        return kernels.collect(kernels.brute_pairs, int(values.shape[0]), values, k)
     n = values.shape[0]
-    run = StaticTables.build(join_design(n, k), values, np.arange(n, dtype=np.uint32))
+    run = StaticTables.build(join_design(n, k), values, None, presorted=True)
     return run.self_join(k)
 
 
@@ -78,11 +94,8 @@ def all_pairs(fingerprints: Any, k: int = 3) -> tuple[I64, I64, I64]:
     Sorted by ``(i, j)``; identical fingerprints pair at distance 0.
     """
     k = check_k(k)
-    values, inverse, counts = duplicate_groups(fingerprints)
+    values, order, starts = duplicate_groups(fingerprints)
     a, b, dist = _distinct_pairs(values, k)
-    order = np.argsort(inverse, kind="stable")  # input positions grouped by distinct value
-    starts = np.zeros(values.shape[0] + 1, np.int64)
-    np.cumsum(counts, out=starts[1:])
-    i, j, d = kernels.expand_pairs(a, b, dist, order, starts, counts)
+    i, j, d = kernels.expand_pairs(a, b, dist, order, starts, np.diff(starts))
     sort = np.lexsort((j, i))
     return i[sort], j[sort], d[sort]

@@ -29,12 +29,12 @@ def _ctpop(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def popcount(x: np.uint64) -> np.int64:
     return np.int64(_ctpop(np.uint64(x)))  # type: ignore[call-arg]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
     out = np.uint64(0)
     for i in range(rsh.shape[1]):
@@ -43,43 +43,143 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def build_table(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, q: int,
-                keys: Any, pos: Any, offsets: Any) -> None:
-    """Counting-sort ``fps[positions]`` of table ``t`` into buckets on the top ``q`` bits."""
-    n = positions.shape[0]
-    shift = np.uint64(64 - q)
-    nb = offsets.shape[0] - 1
-    counts = np.zeros(nb + 1, np.int64)
-    for i in range(n):
-        p = permute(fps[positions[i]], rsh, msk, lsh, t)
-        counts[np.int64(p >> shift) + 1] += 1
-    for b in range(nb):
-        counts[b + 1] += counts[b]
-    for b in range(nb + 1):
-        offsets[b] = counts[b]
-    for i in range(n):
-        p = permute(fps[positions[i]], rsh, msk, lsh, t)
-        c = np.int64(p >> shift)
-        j = counts[c]
-        counts[c] = j + 1
-        keys[j] = p
-        pos[j] = positions[i]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _grow(a: Any, n: int) -> Any:
-    if n < a.shape[0]:
-        return a
-    b = np.empty(max(16, 2 * a.shape[0]), a.dtype)
-    b[: a.shape[0]] = a
-    return b
+def fill_keys(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, keys: Any,
+              pos: Any) -> None:
+    """``keys[i]``, ``pos[i]`` = permuted ``fps[positions[i]]`` and its position."""
+    for i in range(positions.shape[0]):
+        p = positions[i]
+        keys[i] = permute(fps[p], rsh, msk, lsh, t)
+        pos[i] = p
 
 
 @njit(cache=True, nogil=True)
-def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: int,
+def fill_keys_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, keys: Any, pos: Any) -> None:
+    """:func:`fill_keys` for positions ``0..n-1`` (no position array to allocate)."""
+    for i in range(fps.shape[0]):
+        keys[i] = permute(fps[i], rsh, msk, lsh, t)
+        pos[i] = i
+
+
+@njit(cache=True, nogil=True)
+def bucket_in_place(keys: Any, pos: Any, q: int, offsets: Any) -> None:
+    """Group ``keys``/``pos`` by the top ``q`` bits of ``keys`` in place; fill ``offsets``.
+
+    Top 8 bits first by an in-place American-flag pass (no full-size scratch array, so a
+    10^8-row build stays within memory), then each of the 256 segments by the remaining
+    ``q - 8`` bits through a segment-sized scratch buffer (cache-resident). Order within a
+    bucket is unspecified.
+    """
+    n = keys.shape[0]
+    top = min(q, 8)
+    shift1 = np.uint64(64 - top)
+    ng = 1 << top
+    counts = np.zeros(ng + 1, np.int64)
+    for i in range(n):
+        counts[np.int64(keys[i] >> shift1) + 1] += 1
+    for g in range(ng):
+        counts[g + 1] += counts[g]
+    nxt = counts[:ng].copy()
+    for g in range(ng):
+        end = counts[g + 1]
+        while nxt[g] < end:
+            i = nxt[g]
+            k = keys[i]
+            p = pos[i]
+            d = np.int64(k >> shift1)
+            while d != g:
+                j = nxt[d]
+                nxt[d] = j + 1
+                k2 = keys[j]
+                p2 = pos[j]
+                keys[j] = k
+                pos[j] = p
+                k = k2
+                p = p2
+                d = np.int64(k >> shift1)
+            keys[i] = k
+            pos[i] = p
+            nxt[g] = i + 1
+    low = q - top
+    if low == 0:
+        for g in range(ng + 1):
+            offsets[g] = counts[g]
+        return
+    biggest = 0
+    for g in range(ng):
+        biggest = max(biggest, counts[g + 1] - counts[g])
+    tmp_keys = np.empty(biggest, np.uint64)
+    tmp_pos = np.empty(biggest, pos.dtype)
+    shift2 = np.uint64(64 - q)
+    lmask = np.uint64((1 << low) - 1)
+    local = np.zeros((1 << low) + 1, np.int64)
+    for g in range(ng):
+        lo = counts[g]
+        m = counts[g + 1] - lo
+        tmp_keys[:m] = keys[lo : lo + m]
+        tmp_pos[:m] = pos[lo : lo + m]
+        local[:] = 0
+        for j in range(m):
+            local[np.int64((tmp_keys[j] >> shift2) & lmask) + 1] += 1
+        base = g << low
+        acc = lo
+        for b in range(1 << low):
+            offsets[base + b] = acc
+            acc += local[b + 1]
+            local[b + 1] = offsets[base + b]
+        for j in range(m):
+            c = np.int64((tmp_keys[j] >> shift2) & lmask)
+            d = local[c + 1]
+            local[c + 1] = d + 1
+            keys[d] = tmp_keys[j]
+            pos[d] = tmp_pos[j]
+    offsets[1 << q] = n
+
+
+@njit(cache=True, nogil=True)
+def offsets_from_sorted(keys: Any, q: int, offsets: Any) -> None:
+    """Bucket starts of ``keys`` already sorted by their top ``q`` bits."""
+    shift = np.uint64(64 - q)
+    n = keys.shape[0]
+    b = 0
+    for i in range(n):
+        c = np.int64(keys[i] >> shift)
+        while b <= c:
+            offsets[b] = i
+            b += 1
+    while b < offsets.shape[0]:
+        offsets[b] = n
+        b += 1
+
+
+def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[Any, Any, Any]:
+    """Run a resumable kernel until done; concatenate its ``(a, b, distance)`` output.
+
+    A kernel fills caller-given int64 buffers and, when they are full, returns
+    ``(rows written, unit to resume from)``: outputs never grow inside a hot loop (an array
+    reassigned in a numba loop costs reference counting on every iteration).
+    """
+    parts: list[tuple[Any, Any, Any]] = []
+    start = 0
+    while True:
+        bufs = (np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+                np.empty(capacity, np.int64))
+        m, start = kernel(start, *args, *bufs)
+        parts.append((bufs[0][:m], bufs[1][:m], bufs[2][:m]))
+        if start >= total:
+            break
+        if m < capacity // 2:  # one unit did not fit: give it room
+            capacity *= 2
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+@njit(cache=True, nogil=True)
+def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: int,
                   rsh: Any, msk: Any, lsh: Any, probes: Any, nprobes: int,
-                  dedup: Any, radius: int, alive: Any) -> Any:
-    """Matches of ``queries`` within ``k`` in one run's tables: (query row, position, distance).
+                  dedup: Any, radius: int, alive: Any, out_q: Any, out_p: Any,
+                  out_d: Any) -> tuple[int, int]:
+    """Matches of ``queries[start:]`` within ``k`` in one run's tables (see :func:`collect`).
 
     A candidate met in table ``t`` is kept only if no earlier table ``u`` has it within the
     probe radius on ``u``'s bucket bits (``dedup[t, u]`` is that mask in ``t``'s space), so
@@ -87,18 +187,28 @@ def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: in
     """
     ntab = keys.shape[0]
     shift = np.uint64(64 - q)
-    out_q = np.empty(64, np.int64)
-    out_p = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+    cap = out_q.shape[0]
+    pq = np.empty(ntab, np.uint64)
+    lo = np.empty((ntab, nprobes), np.int64)
+    hi = np.empty((ntab, nprobes), np.int64)
     m = 0
-    for qi in range(queries.shape[0]):
+    for qi in range(start, queries.shape[0]):
+        m0 = m
         x = queries[qi]
+        # phase 1: every bucket range first, so the offset loads overlap (memory-level parallelism)
         for t in range(ntab):
             px = permute(x, rsh, msk, lsh, t)
+            pq[t] = px
             b0 = np.int64(px >> shift)
             for pi in range(nprobes):
                 b = b0 ^ probes[pi]
-                for j in range(offsets[t, b], offsets[t, b + 1]):
+                lo[t, pi] = offsets[t, b]
+                hi[t, pi] = offsets[t, b + 1]
+        # phase 2: scan and verify
+        for t in range(ntab):
+            px = pq[t]
+            for pi in range(nprobes):
+                for j in range(lo[t, pi], hi[t, pi]):
                     diff = px ^ keys[t, j]
                     d = popcount(diff)
                     if d > k:
@@ -113,108 +223,142 @@ def search_tables(queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: in
                     p = np.int64(pos[t, j])
                     if alive[p] == 0:
                         continue
-                    out_q = _grow(out_q, m)
-                    out_p = _grow(out_p, m)
-                    out_d = _grow(out_d, m)
+                    if m == cap:
+                        return m0, qi
                     out_q[m] = qi
                     out_p[m] = p
                     out_d[m] = d
                     m += 1
-    return out_q[:m], out_p[:m], out_d[:m]
+    return m, queries.shape[0]
 
 
 @njit(cache=True, nogil=True)
-def scan_range(queries: Any, k: int, fps: Any, lo: int, hi: int, alive: Any) -> Any:
-    """Brute-force matches of ``queries`` among store positions ``[lo, hi)``."""
-    out_q = np.empty(64, np.int64)
-    out_p = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+def scan_range(start: int, queries: Any, k: int, fps: Any, lo: int, hi: int, alive: Any,
+               out_q: Any, out_p: Any, out_d: Any) -> tuple[int, int]:
+    """Brute-force matches of ``queries[start:]`` among store positions ``[lo, hi)``."""
+    cap = out_q.shape[0]
     m = 0
-    for qi in range(queries.shape[0]):
+    for qi in range(start, queries.shape[0]):
+        m0 = m
         x = queries[qi]
         for p in range(lo, hi):
             d = popcount(x ^ fps[p])
             if d <= k and alive[p] != 0:
-                out_q = _grow(out_q, m)
-                out_p = _grow(out_p, m)
-                out_d = _grow(out_d, m)
+                if m == cap:
+                    return m0, qi
                 out_q[m] = qi
                 out_p[m] = p
                 out_d[m] = d
                 m += 1
-    return out_q[:m], out_p[:m], out_d[:m]
+    return m, queries.shape[0]
 
 
 @njit(cache=True, nogil=True)
-def brute_pairs(fps: Any, k: int) -> Any:
-    """All pairs ``i < j`` of ``fps`` within ``k`` (reference and tiny inputs)."""
-    out_i = np.empty(64, np.int64)
-    out_j = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+def brute_pairs(start: int, fps: Any, k: int, out_i: Any, out_j: Any,
+                out_d: Any) -> tuple[int, int]:
+    """All pairs ``i < j`` of ``fps`` within ``k``, rows ``i >= start`` (tiny inputs)."""
+    cap = out_i.shape[0]
     m = 0
     n = fps.shape[0]
-    for i in range(n):
+    for i in range(start, n):
+        m0 = m
         for j in range(i + 1, n):
             d = popcount(fps[i] ^ fps[j])
             if d <= k:
-                out_i = _grow(out_i, m)
-                out_j = _grow(out_j, m)
-                out_d = _grow(out_d, m)
+                if m == cap:
+                    return m0, i
                 out_i[m] = i
                 out_j[m] = j
                 out_d[m] = d
                 m += 1
-    return out_i[:m], out_j[:m], out_d[:m]
+    return m, n
 
 
 @njit(cache=True, nogil=True)
-def join_tables(k: int, keys: Any, pos: Any, offsets: Any, probes: Any, nprobes: int,
-                dedup: Any, radius: int) -> Any:
+def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: Any,
+                nprobes: int, dedup: Any, radius: int, out_i: Any, out_j: Any,
+                out_d: Any) -> tuple[int, int]:
     """Self-join of bucketed tables: pairs of positions within ``k``, each pair once.
 
-    Within a table, a pair is met in one bucket (probe 0) or in one ordered pair of buckets
-    ``a < a ^ probe``; across tables the first-table rule of :func:`search_tables` applies.
+    Units are ``t * buckets + a``. Within a table, a pair is met in one bucket (probe 0) or
+    in one ordered pair of buckets ``a < a ^ probe``; across tables the first-table rule of
+    :func:`search_tables` applies.
     """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
-    out_i = np.empty(64, np.int64)
-    out_j = np.empty(64, np.int64)
-    out_d = np.empty(64, np.int64)
+    cap = out_i.shape[0]
     m = 0
-    for t in range(ntab):
-        for a in range(nb):
-            lo_a = offsets[t, a]
-            hi_a = offsets[t, a + 1]
-            if lo_a == hi_a:
+    for unit in range(start, ntab * nb):
+        t = unit // nb
+        a = unit - t * nb
+        lo_a = np.int64(offsets[t, a])
+        hi_a = np.int64(offsets[t, a + 1])
+        if lo_a == hi_a:
+            continue
+        m0 = m
+        for pi in range(nprobes):
+            b = a ^ probes[pi]
+            if b < a:
                 continue
-            for pi in range(nprobes):
-                b = a ^ probes[pi]
-                if b < a:
-                    continue
-                hi_b = offsets[t, b + 1]
-                for x in range(lo_a, hi_a):
-                    kx = keys[t, x]
-                    start = x + 1 if b == a else offsets[t, b]
-                    for y in range(start, hi_b):
-                        diff = kx ^ keys[t, y]
-                        d = popcount(diff)
-                        if d > k:
-                            continue
-                        dup = False
-                        for u in range(t):
-                            if popcount(diff & dedup[t, u]) <= radius:
-                                dup = True
-                                break
-                        if dup:
-                            continue
-                        out_i = _grow(out_i, m)
-                        out_j = _grow(out_j, m)
-                        out_d = _grow(out_d, m)
-                        out_i[m] = pos[t, x]
-                        out_j[m] = pos[t, y]
-                        out_d[m] = d
-                        m += 1
-    return out_i[:m], out_j[:m], out_d[:m]
+            hi_b = np.int64(offsets[t, b + 1])
+            for x in range(lo_a, hi_a):
+                kx = keys[t, x]
+                first = x + 1 if b == a else np.int64(offsets[t, b])
+                for y in range(first, hi_b):
+                    diff = kx ^ keys[t, y]
+                    d = popcount(diff)
+                    if d > k:
+                        continue
+                    dup = False
+                    for u in range(t):
+                        if popcount(diff & dedup[t, u]) <= radius:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    if m == cap:
+                        return m0, unit
+                    out_i[m] = pos[t, x]
+                    out_j[m] = pos[t, y]
+                    out_d[m] = d
+                    m += 1
+    return m, ntab * nb
+
+
+@njit(cache=True, nogil=True)
+def join_tables_r0(start: int, k: int, keys: Any, pos: Any, offsets: Any, dedup: Any,
+                   out_i: Any, out_j: Any, out_d: Any) -> tuple[int, int]:
+    """:func:`join_tables` for radius-0 designs: pairs within one bucket only (faster loop)."""
+    ntab = keys.shape[0]
+    nb = offsets.shape[1] - 1
+    cap = out_i.shape[0]
+    m = 0
+    for t in range(start // nb, ntab):
+        for a in range(start % nb if t == start // nb else 0, nb):
+            lo = np.int64(offsets[t, a])
+            hi = np.int64(offsets[t, a + 1])
+            m0 = m
+            for x in range(lo, hi):
+                kx = keys[t, x]
+                for y in range(x + 1, hi):
+                    diff = kx ^ keys[t, y]
+                    d = popcount(diff)
+                    if d > k:
+                        continue
+                    dup = False
+                    for u in range(t):
+                        if popcount(diff & dedup[t, u]) == 0:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    if m == cap:
+                        return m0, t * nb + a
+                    out_i[m] = pos[t, x]
+                    out_j[m] = pos[t, y]
+                    out_d[m] = d
+                    m += 1
+    return m, ntab * nb
 
 
 @njit(cache=True, nogil=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -89,6 +88,10 @@ def probe_masks(q: int, r: int) -> I64:
     return np.asarray(masks, dtype=np.int64)
 
 
+def _is_identity(rsh: U64, msk: U64, lsh: U64) -> bool:
+    return bool((rsh[0] == lsh[0]).all())
+
+
 class StaticTables:
     """An immutable set of bucketed tables over some store positions."""
 
@@ -101,17 +104,29 @@ class StaticTables:
         self.offsets = offsets
 
     @classmethod
-    def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32],
-              q: int | None = None) -> StaticTables:
-        """Bucket ``fps[positions]`` into ``design.tables`` tables."""
-        n = int(positions.shape[0])
+    def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32] | None,
+              q: int | None = None, presorted: bool = False) -> StaticTables:
+        """Bucket ``fps[positions]`` (all of ``fps`` when ``positions`` is None) per table.
+
+        ``presorted``: ``fps`` is ascending, so an identity-permutation table 0 is free.
+        """
+        n = int(fps.shape[0] if positions is None else positions.shape[0])
         q = design.offset_bits(n) if q is None else q
         rsh, msk, lsh = permutation_arrays(design)
         keys = np.empty((design.tables, n), np.uint64)
         pos = np.empty((design.tables, n), np.uint32)
         offsets = np.empty((design.tables, (1 << q) + 1), np.uint32)
         for t in range(design.tables):
-            kernels.build_table(fps, positions, rsh, msk, lsh, t, q, keys[t], pos[t], offsets[t])
+            if t == 0 and presorted and positions is None and _is_identity(rsh, msk, lsh):
+                keys[0] = fps  # already ordered by its top bits: no bucketing pass
+                pos[0] = np.arange(n, dtype=np.uint32)
+                kernels.offsets_from_sorted(keys[0], q, offsets[0])
+                continue
+            if positions is None:
+                kernels.fill_keys_all(fps, rsh, msk, lsh, t, keys[t], pos[t])
+            else:
+                kernels.fill_keys(fps, positions, rsh, msk, lsh, t, keys[t], pos[t])
+            kernels.bucket_in_place(keys[t], pos[t], q, offsets[t])
         return cls(design, q, keys, pos, offsets)
 
     def __len__(self) -> int:
@@ -131,16 +146,20 @@ class StaticTables:
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
         rsh, msk, lsh = permutation_arrays(self.design)
-        result: Any = kernels.search_tables(
-            queries, k, self.keys, self.pos, self.offsets, self.q, rsh, msk, lsh,
-            probes, len(probes), dedup_masks(self.design, self.q), r, alive)
-        return result  # type: ignore[no-any-return]
+        return kernels.collect(
+            kernels.search_tables, int(queries.shape[0]), queries, k, self.keys, self.pos,
+            self.offsets, self.q, rsh, msk, lsh, probes, len(probes),
+            dedup_masks(self.design, self.q), r, alive,
+            capacity=min(1 << 16, max(256, 4 * int(queries.shape[0]))))
 
     def self_join(self, k: int) -> tuple[I64, I64, I64]:
         """Pairs of positions within ``k`` among this run's entries, each pair once."""
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
-        result: Any = kernels.join_tables(
-            k, self.keys, self.pos, self.offsets, probes, len(probes),
-            dedup_masks(self.design, self.q), r)
-        return result  # type: ignore[no-any-return]
+        units = self.design.tables * (1 << self.q)
+        dedup = dedup_masks(self.design, self.q)
+        if r == 0:
+            return kernels.collect(kernels.join_tables_r0, units, k, self.keys, self.pos,
+                                   self.offsets, dedup)
+        return kernels.collect(kernels.join_tables, units, k, self.keys, self.pos,
+                               self.offsets, probes, len(probes), dedup, r)
