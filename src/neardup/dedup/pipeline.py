@@ -265,10 +265,13 @@ class Deduplicator:
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
-        for g in (self._rep, self._dist, self._cluster, self._slot):
+        for g in (self._rep, self._dist, self._cluster):
             g.extend(np.full(n, -1))
         self._status.extend(np.full(n, -1))
-        self._ts.extend(chunk.ts)
+        if self.verifier is not None:  # per-document arrays only when they are used
+            self._slot.extend(np.full(n, -1))
+        if self.window is not None:
+            self._ts.extend(chunk.ts)
         self._fps.extend(chunk.fps)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
