@@ -46,6 +46,11 @@ def test_sample_to_stdout(sample: Path) -> None:
     assert by["n01"]["source"] == "wire-a"  # original fields kept
     assert by["n01"]["distance"] is None and by["n01"]["duplicate_of"] is None
     assert "documents: 30" in res.stderr
+    # the planted near-duplicates (README example): most are found at the default k=3
+    planted = {"n06": "n05", "n11": "n10", "n13": "n12", "n17": "n16", "n27": "n26"}
+    found = sum(by[d]["duplicate_of"] == k for d, k in planted.items())
+    assert found >= 3, "sample near-duplicates no longer match: retune examples/ or defaults"
+    assert all(by[d]["status"] in ("unique", "duplicate") for d in planted)
 
 
 def test_formats_in_and_out(tmp_path: Path) -> None:
