@@ -58,6 +58,7 @@ CONFIGS = [
     {"stopwords": "auto"},
     {"segmenter": None},
     {"analyzer": "word"},
+    {"analyzer": "auto", "weighting": "none"},
     {"bits": 128},
     {"bits": 128, "analyzer": "shingle", "ngram_size": 2, "seed": 99},
 ]
@@ -313,3 +314,20 @@ def test_callable_analyzer():
     fp = Fingerprinter(analyzer=str.split)
     assert fp.fingerprint("a b c") == Fingerprinter(analyzer="word").fingerprint("a b c")
     assert fp.get_config()["analyzer"].startswith("callable:")
+
+
+def test_auto_analyzer_switches_by_script():
+    fp = Fingerprinter(analyzer="auto")
+    assert fp.feature_list("Oil prices rose on Monday") == [
+        "oil prices rose",
+        "prices rose on",
+        "rose on monday",
+    ]
+    assert fp.feature_list("质量很好！物流快") == ["质量很好物", "量很好物流", "很好物流快"]
+    # mostly Latin with a Han run: word shingles, the Han run segmented into words
+    assert fp.feature_list("Apple sold many phones in 北京 this year")[-1] == "北京 this year"
+    for text in ["质量很好！物流快", "Oil prices rose on Monday", MIXED, ZH]:
+        assert fp.fingerprint(text) == reference_fingerprint(fp, text)
+    assert fp.get_config()["cjk_ngram_size"] == 5
+    assert "cjk_ngram_size" not in Fingerprinter(analyzer="word").get_config()
+    assert Fingerprinter.from_config(fp.get_config()).config_id == fp.config_id

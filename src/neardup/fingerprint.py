@@ -22,9 +22,10 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from neardup.features.charclass import char_classes, table_digest
-from neardup.features.extract import feature_list
+from neardup.features.extract import feature_list, text_is_cjk
 from neardup.features.idf import IdfTable
 from neardup.features.kernels import (
+    AUTO_MODE,
     CHAR_MODE,
     SHINGLE_MODE,
     W_NONE,
@@ -46,9 +47,9 @@ from neardup.features.stopwords import stopwords as resolve_stopwords
 from neardup.hashing import key_of
 
 FORMAT_VERSION = 1
-ANALYZERS = {"word": WORD_MODE, "shingle": SHINGLE_MODE, "char": CHAR_MODE}
+ANALYZERS = {"word": WORD_MODE, "shingle": SHINGLE_MODE, "char": CHAR_MODE, "auto": AUTO_MODE}
 WEIGHTINGS = {"none": W_NONE, "tf": W_TF, "tfidf": W_TFIDF}
-DEFAULT_NGRAM = {"word": 1, "shingle": 3, "char": 5}
+DEFAULT_NGRAM = {"word": 1, "shingle": 3, "char": 5, "auto": 3}
 Analyzer = str | Callable[[str], Iterable[str] | Mapping[str, float]]
 
 
@@ -79,9 +80,11 @@ class Fingerprinter:
     Parameters (keyword-only):
         bits: 64 or 128. 128-bit values are ``(hi << 64) | lo``; their high half equals the
             64-bit fingerprint of the same config.
-        analyzer: ``"word"`` (tokens), ``"shingle"`` (word n-grams), ``"char"`` (character
-            n-grams), or a callable ``raw_text -> iterable of features | {feature: weight}``.
-        ngram_size: n for shingle/char (defaults 3 and 5).
+        analyzer: ``"auto"`` (word shingles, or for mostly-CJK text character n-grams over the
+            word characters), ``"word"`` (tokens), ``"shingle"`` (word n-grams), ``"char"``
+            (character n-grams), or a callable ``raw_text -> features | {feature: weight}``.
+        ngram_size: n for shingle/char/auto (defaults 3, 5 and 3 words).
+        cjk_ngram_size: n of the character n-grams ``"auto"`` uses for CJK text (default 5).
         weighting: ``"none"`` (binary), ``"tf"`` (counts), ``"tfidf"`` (counts x ``idf``).
         idf: an :class:`IdfTable`, required for ``"tfidf"``.
         stopwords: None, ``"en"``, ``"zh"``, ``"auto"`` (both) or your own words.
@@ -98,6 +101,7 @@ class Fingerprinter:
         bits: int = 64,
         analyzer: Analyzer = "shingle",
         ngram_size: int | None = None,
+        cjk_ngram_size: int = 5,
         weighting: str = "tf",
         idf: IdfTable | None = None,
         stopwords: str | Iterable[str] | None = None,
@@ -109,6 +113,7 @@ class Fingerprinter:
         self.bits = bits
         self.analyzer = analyzer
         self.ngram_size = ngram_size
+        self.cjk_ngram_size = cjk_ngram_size
         self.weighting = weighting
         self.idf = idf
         self.stopwords = (
@@ -144,6 +149,9 @@ class Fingerprinter:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
             raise ValueError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
         self._n = n
+        c = self.cjk_ngram_size
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 64:
+            raise ValueError(f"cjk_ngram_size must be an int in 1..64, got {c!r}")
         if self.idf is not None and self.idf.analyzer_ not in (None, self.analyzer_name):
             raise ValueError(
                 f"the IDF table weighs {self.idf.analyzer_!r} features but this Fingerprinter "
@@ -172,6 +180,8 @@ class Fingerprinter:
         """``"word"``, ``"shingle:N"``, ``"char:N"`` or ``"callable"``: what the features are."""
         if callable(self.analyzer):
             return "callable"
+        if self.analyzer == "auto":
+            return f"auto:{self._n}:{self.cjk_ngram_size}"
         return self.analyzer if self.analyzer == "word" else f"{self.analyzer}:{self._n}"
 
     def __repr__(self) -> str:
@@ -194,7 +204,7 @@ class Fingerprinter:
             if self.stopwords is None or isinstance(self.stopwords, str)
             else sorted(self._stop)
         )
-        return {
+        config: dict[str, Any] = {
             "format": FORMAT_VERSION,
             "bits": self.bits,
             "analyzer": analyzer,
@@ -208,6 +218,9 @@ class Fingerprinter:
             "seed": self.seed,
             "charclass": table_digest(),
         }
+        if self.analyzer == "auto":  # only "auto" reads it: other config ids stay as they were
+            config["cjk_ngram_size"] = self.cjk_ngram_size
+        return config
 
     @property
     def config_id(self) -> str:
@@ -248,7 +261,15 @@ class Fingerprinter:
     def prepare(self, text: str) -> str:
         """Normalised text as the kernels read it (NFKC, case-folded, Han runs segmented)."""
         text = prepare_text(check_text(text), markup=self.markup)
-        return segment_han_runs(text, self._cutter()) if self._segment else text
+        return self._segmented(text)
+
+    def _segmented(self, text: str) -> str:
+        """Segment the Han runs of a prepared text, when its features are words."""
+        if not self._segment or text.isascii():
+            return text
+        if self._mode == AUTO_MODE and text_is_cjk(text):  # char n-grams: no words needed
+            return text
+        return segment_han_runs(text, self._cutter())
 
     def feature_list(self, text: str) -> list[str]:
         """Features of ``text`` in order, repeats included, before weighting."""
@@ -261,6 +282,7 @@ class Fingerprinter:
             n=self._n,
             han_single=not self._segment,
             stopwords=self._stop,
+            n_cjk=self.cjk_ngram_size,
         )
 
     def features(self, text: str) -> dict[str, float]:
@@ -390,8 +412,9 @@ class Fingerprinter:
         if self._segment:
             for i, data in enumerate(encoded):
                 if not prepared[i].isascii() and may_contain_han(data):
-                    seg = segment_han_runs(prepared[i], self._cutter())
-                    encoded[i] = seg.encode("utf-8", "surrogatepass")
+                    seg = self._segmented(prepared[i])
+                    if seg is not prepared[i]:
+                        encoded[i] = seg.encode("utf-8", "surrogatepass")
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
         buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -411,6 +434,7 @@ class Fingerprinter:
             np.uint64(self.seed),
             fps[lo:hi],
             empty[lo:hi],
+            self.cjk_ngram_size,
         )
 
     def _to_int(self, words: np.ndarray) -> int:

@@ -9,6 +9,10 @@ Definitions (the fingerprint contract; the Python mirror in ``extract.py`` follo
   such tokens joined by one space (a text with fewer than ``n`` tokens yields them all, joined,
   as one feature); ``char`` features are the ``n``-code-point windows of the text with every
   separator run collapsed to one space and the ends trimmed (a shorter text: one feature).
+- ``auto`` features: a text whose CJK characters (Han, kana, Hangul syllables, and the other
+  class-3 scripts) are at least a third of its word characters gets ``char`` features over its
+  word characters only (separators dropped, ``n_cjk``-grams); any other text gets ``shingle``
+  features. Short CJK texts rarely share whole words but do share character runs.
 - A feature's key is XXH3-64 of its UTF-8 bytes. Weight: ``none`` 1 per distinct feature,
   ``tf`` its count, ``tfidf`` count x idf(key). ``top_n`` keeps the heaviest features (ties:
   smaller key first). Bit ``i`` of word ``j`` is set when the weight of features whose word ``j``
@@ -22,7 +26,7 @@ from numba import njit, uint64
 
 from neardup.hashing import bit_word, xxh3_64
 
-WORD_MODE, SHINGLE_MODE, CHAR_MODE = 0, 1, 2
+WORD_MODE, SHINGLE_MODE, CHAR_MODE, AUTO_MODE = 0, 1, 2, 3
 W_NONE, W_TF, W_TFIDF = 0, 1, 2
 _SPACE = np.uint8(32)
 _LOW_BITS = np.uint64(0x0101010101010101)
@@ -89,10 +93,32 @@ def token_spans(
 
 
 @njit(cache=True, nogil=True)
+def is_cjk(buf: np.ndarray, lo: int, hi: int, cls: np.ndarray) -> bool:
+    """True when CJK characters are at least a third of the word characters of ``buf[lo:hi]``."""
+    cjk = 0
+    word = 0
+    i = lo
+    while i < hi:
+        if buf[i] < 128:
+            word += cls[buf[i]] != 0
+            i += 1
+            continue
+        cp, ln = _decode(buf, i, hi)
+        c = int(cls[cp]) if cp < 0x110000 else 0
+        if c != 0:
+            word += 1
+            if c >= 2 or 0xAC00 <= cp <= 0xD7A3:
+                cjk += 1
+        i += ln
+    return cjk > 0 and 3 * cjk >= word
+
+
+@njit(cache=True, nogil=True)
 def char_stream(
-    buf: np.ndarray, lo: int, hi: int, cls: np.ndarray, out: np.ndarray, cp_starts: np.ndarray
+    buf: np.ndarray, lo: int, hi: int, cls: np.ndarray, out: np.ndarray, cp_starts: np.ndarray,
+    joined: bool = False,
 ) -> tuple[int, int]:
-    """Copy ``buf[lo:hi]`` to ``out`` with separator runs as one space, trimmed.
+    """Copy ``buf[lo:hi]`` to ``out`` with separator runs as one space (or none if ``joined``).
 
     Returns (bytes written, code points written); ``cp_starts[k]`` is the byte offset of code
     point ``k`` and ``cp_starts[count]`` the end.
@@ -105,7 +131,7 @@ def char_stream(
         cp, ln = _decode(buf, i, hi)
         c = int(cls[cp]) if cp < 0x110000 else 0
         if c == 0:
-            pending_space = ncp > 0
+            pending_space = ncp > 0 and not joined
         else:
             if pending_space:
                 cp_starts[ncp] = nb
@@ -145,10 +171,17 @@ def feature_keys(
     starts: np.ndarray,
     ends: np.ndarray,
     keys: np.ndarray,
+    n_cjk: int = 5,
 ) -> int:
     """Write the feature keys of ``buf[lo:hi]`` in text order to ``keys``; return how many."""
+    joined = False
+    if mode == AUTO_MODE:
+        if is_cjk(buf, lo, hi, cls):
+            mode, n, joined = CHAR_MODE, n_cjk, True
+        else:
+            mode = SHINGLE_MODE
     if mode == CHAR_MODE:
-        nb, ncp = char_stream(buf, lo, hi, cls, scratch, starts)
+        nb, ncp = char_stream(buf, lo, hi, cls, scratch, starts, joined)
         if ncp == 0:
             return 0
         if ncp <= n:
@@ -281,6 +314,7 @@ def fingerprint_batch(
     seed: np.uint64,
     out: np.ndarray,
     empty: np.ndarray,
+    n_cjk: int = 5,
 ) -> None:
     """Fingerprint documents ``buf[offsets[d]:offsets[d+1]]`` into ``out[d, :]``."""
     ndoc = offsets.size - 1
@@ -308,6 +342,7 @@ def fingerprint_batch(
             starts,
             ends,
             keys,
+            n_cjk,
         )
         if m == 0:
             empty[d] = True
