@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from index_helpers import brute_search, fingerprint_sets, flip
 
-from conftest import brute_search, fingerprint_sets, flip
 from neardup.index import HammingIndex, TableDesign
 
 DESIGNS = [

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from index_helpers import brute_search, flip
 
-from conftest import brute_search, flip
 from neardup.index import HammingIndex, IndexFormatError
 
 
@@ -106,3 +106,28 @@ def test_not_an_index(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "other"}))
     with pytest.raises(IndexFormatError, match="unsupported format"):
         HammingIndex.load(tmp_path)
+
+
+def test_unverified_garbage_does_not_crash(tmp_path: Path) -> None:
+    index, _, _ = _index(3000)
+    index.save(tmp_path / "ix")
+    for name in ("run0_pos.npy", "run0_offsets.npy"):
+        target = tmp_path / "ix" / name
+        raw = bytearray(target.read_bytes())
+        raw[256:] = b"\xff" * (len(raw) - 256)  # keep the .npy header, trash the data
+        target.write_bytes(bytes(raw))
+    with pytest.raises(IndexFormatError, match="run0"):
+        HammingIndex.load(tmp_path / "ix")  # checksums catch it
+    with pytest.raises(IndexFormatError, match="run0"):
+        HammingIndex.load(tmp_path / "ix", verify=False)  # offsets bounds catch it
+
+
+def test_unverified_bad_positions_do_not_crash(tmp_path: Path) -> None:
+    index, _, fps = _index(3000)
+    index.save(tmp_path / "ix")
+    target = tmp_path / "ix" / "run0_pos.npy"
+    raw = bytearray(target.read_bytes())
+    raw[128:] = b"\xff" * (len(raw) - 128)
+    target.write_bytes(bytes(raw))
+    loaded = HammingIndex.load(tmp_path / "ix", verify=False)
+    loaded.search(fps[:100])  # answers may be wrong (that is what verify=True is for); no crash

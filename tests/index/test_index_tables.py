@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import flip
+from index_helpers import flip
 
 from neardup.index import HammingIndex, TableDesign
 from neardup.index.join import sort_with_order

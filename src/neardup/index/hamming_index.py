@@ -203,7 +203,7 @@ class HammingIndex:
         """Every live row within ``k`` (default: the index's k) of each query."""
         queries = as_fingerprints(fingerprints, self.bits)
         k = self.k if k is None else check_k(k)
-        parts = [run.search(queries, k, self._store.alive_) for _, _, run in self._runs]
+        parts = [run.search(queries, k, self._store.alive) for _, _, run in self._runs]
         if self._store.n > self._indexed:
             parts.append(kernels.collect(
                 kernels.scan_range, int(queries.shape[0]), queries, k, self._store.fps_,

@@ -43,78 +43,90 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def fill_keys(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, keys: Any,
-              pos: Any) -> None:
-    """``keys[i]``, ``pos[i]`` = permuted ``fps[positions[i]]`` and its position."""
+def top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int,
+               top: int) -> Any:
+    """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``."""
+    shift = np.uint64(64 - top)
+    counts = np.zeros((1 << top) + 1, np.int64)
+    for i in range(positions.shape[0]):
+        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift) + 1] += 1
+    for g in range(1 << top):
+        counts[g + 1] += counts[g]
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
+    """:func:`top_counts` over every row (no position array to allocate)."""
+    shift = np.uint64(64 - top)
+    counts = np.zeros((1 << top) + 1, np.int64)
+    for i in range(fps.shape[0]):
+        counts[np.int64(permute(fps[i], rsh, msk, lsh, t) >> shift) + 1] += 1
+    for g in range(1 << top):
+        counts[g + 1] += counts[g]
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def scatter_top(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int,
+                starts: Any, keys: Any, pos: Any) -> None:
+    """Write permuted ``fps[positions]`` into ``keys``/``pos`` grouped by the top key bits.
+
+    Straight from the store into the table (stable, streaming into ``2**top`` fronts): no
+    full-size scratch, so a 10^8-row build stays within memory.
+    """
+    shift = np.uint64(64 - top)
+    nxt = starts.copy()
     for i in range(positions.shape[0]):
         p = positions[i]
-        keys[i] = permute(fps[p], rsh, msk, lsh, t)
-        pos[i] = p
+        key = permute(fps[p], rsh, msk, lsh, t)
+        g = np.int64(key >> shift)
+        j = nxt[g]
+        nxt[g] = j + 1
+        keys[j] = key
+        pos[j] = p
 
 
 @njit(cache=True, nogil=True)
-def fill_keys_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, keys: Any, pos: Any) -> None:
-    """:func:`fill_keys` for positions ``0..n-1`` (no position array to allocate)."""
+def scatter_top_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any,
+                    keys: Any, pos: Any) -> None:
+    """:func:`scatter_top` over every row."""
+    shift = np.uint64(64 - top)
+    nxt = starts.copy()
     for i in range(fps.shape[0]):
-        keys[i] = permute(fps[i], rsh, msk, lsh, t)
-        pos[i] = i
+        key = permute(fps[i], rsh, msk, lsh, t)
+        g = np.int64(key >> shift)
+        j = nxt[g]
+        nxt[g] = j + 1
+        keys[j] = key
+        pos[j] = i
 
 
 @njit(cache=True, nogil=True)
-def bucket_in_place(keys: Any, pos: Any, q: int, offsets: Any) -> None:
-    """Group ``keys``/``pos`` by the top ``q`` bits of ``keys`` in place; fill ``offsets``.
+def bucket_segments(keys: Any, pos: Any, q: int, top: int, starts: Any, offsets: Any) -> None:
+    """Finish bucketing on the top ``q`` bits, given groups on the top ``top`` bits.
 
-    Top 8 bits first by an in-place American-flag pass (no full-size scratch array, so a
-    10^8-row build stays within memory), then each of the 256 segments by the remaining
-    ``q - 8`` bits through a segment-sized scratch buffer (cache-resident). Order within a
-    bucket is unspecified.
+    Each group is counting-sorted on the remaining ``q - top`` bits through a group-sized
+    scratch buffer (cache-resident for random keys). Order within a bucket is unspecified.
     """
     n = keys.shape[0]
-    top = min(q, 8)
-    shift1 = np.uint64(64 - top)
     ng = 1 << top
-    counts = np.zeros(ng + 1, np.int64)
-    for i in range(n):
-        counts[np.int64(keys[i] >> shift1) + 1] += 1
-    for g in range(ng):
-        counts[g + 1] += counts[g]
-    nxt = counts[:ng].copy()
-    for g in range(ng):
-        end = counts[g + 1]
-        while nxt[g] < end:
-            i = nxt[g]
-            k = keys[i]
-            p = pos[i]
-            d = np.int64(k >> shift1)
-            while d != g:
-                j = nxt[d]
-                nxt[d] = j + 1
-                k2 = keys[j]
-                p2 = pos[j]
-                keys[j] = k
-                pos[j] = p
-                k = k2
-                p = p2
-                d = np.int64(k >> shift1)
-            keys[i] = k
-            pos[i] = p
-            nxt[g] = i + 1
     low = q - top
     if low == 0:
         for g in range(ng + 1):
-            offsets[g] = counts[g]
+            offsets[g] = starts[g]
         return
     biggest = 0
     for g in range(ng):
-        biggest = max(biggest, counts[g + 1] - counts[g])
+        biggest = max(biggest, starts[g + 1] - starts[g])
     tmp_keys = np.empty(biggest, np.uint64)
     tmp_pos = np.empty(biggest, pos.dtype)
     shift2 = np.uint64(64 - q)
     lmask = np.uint64((1 << low) - 1)
     local = np.zeros((1 << low) + 1, np.int64)
     for g in range(ng):
-        lo = counts[g]
-        m = counts[g + 1] - lo
+        lo = starts[g]
+        m = starts[g + 1] - lo
         tmp_keys[:m] = keys[lo : lo + m]
         tmp_pos[:m] = pos[lo : lo + m]
         local[:] = 0
@@ -149,6 +161,29 @@ def offsets_from_sorted(keys: Any, q: int, offsets: Any) -> None:
     while b < offsets.shape[0]:
         offsets[b] = n
         b += 1
+
+
+@njit(cache=True, nogil=True)
+def sort_buckets(keys: Any, pos: Any, offsets: Any) -> None:
+    """Sort each bucket by full key: insertion sort, numpy's sort for big buckets."""
+    for b in range(offsets.shape[0] - 1):
+        lo = np.int64(offsets[b])
+        hi = np.int64(offsets[b + 1])
+        if hi - lo > 32:
+            order = np.argsort(keys[lo:hi])
+            keys[lo:hi] = keys[lo:hi][order]
+            pos[lo:hi] = pos[lo:hi][order]
+            continue
+        for i in range(lo + 1, hi):
+            k = keys[i]
+            p = pos[i]
+            j = i
+            while j > lo and keys[j - 1] > k:
+                keys[j] = keys[j - 1]
+                pos[j] = pos[j - 1]
+                j -= 1
+            keys[j] = k
+            pos[j] = p
 
 
 def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[Any, Any, Any]:
@@ -188,6 +223,8 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
     ntab = keys.shape[0]
     shift = np.uint64(64 - q)
     cap = out_q.shape[0]
+    nkeys = np.int64(keys.shape[1])
+    nalive = np.int64(alive.shape[0])
     pq = np.empty(ntab, np.uint64)
     lo = np.empty((ntab, nprobes), np.int64)
     hi = np.empty((ntab, nprobes), np.int64)
@@ -202,8 +239,9 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
             b0 = np.int64(px >> shift)
             for pi in range(nprobes):
                 b = b0 ^ probes[pi]
-                lo[t, pi] = offsets[t, b]
-                hi[t, pi] = offsets[t, b + 1]
+                # clamped: unverified files opened with verify=False must not crash a kernel
+                lo[t, pi] = min(np.int64(offsets[t, b]), nkeys)
+                hi[t, pi] = min(np.int64(offsets[t, b + 1]), nkeys)
         # phase 2: scan and verify
         for t in range(ntab):
             px = pq[t]
@@ -221,7 +259,7 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
                     if dup:
                         continue
                     p = np.int64(pos[t, j])
-                    if alive[p] == 0:
+                    if p >= nalive or alive[p] == 0:
                         continue
                     if m == cap:
                         return m0, qi

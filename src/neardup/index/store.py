@@ -133,6 +133,8 @@ class IdIndex:
 
     def lookup(self, ids: I64, store: Store) -> I64:
         """Live position of each id, or -1."""
+        if ids.shape[0] == 1:
+            return np.array([self._lookup_one(int(ids[0]), store)], np.int64)
         out = np.full(ids.shape[0], -1, np.int64)
         srt = self.sorted_ids
         if srt.shape[0]:
@@ -151,6 +153,19 @@ class IdIndex:
         if self.recent:
             out = self._lookup_recent(ids, out, store)
         return out
+
+    def _lookup_one(self, x: int, store: Store) -> int:
+        p = self.recent.get(x, -1)
+        if p >= 0 and store.alive_[p]:
+            return p
+        srt = self.sorted_ids
+        rank = int(np.searchsorted(srt, x))
+        while rank < srt.shape[0] and int(srt[rank]) == x:
+            p = rank if self.order is None else int(self.order[rank])
+            if store.alive_[p]:
+                return p
+            rank += 1
+        return -1
 
     def _lookup_recent(self, ids: I64, out: I64, store: Store) -> I64:
         if ids.shape[0] < 64:

@@ -122,11 +122,15 @@ class StaticTables:
                 pos[0] = np.arange(n, dtype=np.uint32)
                 kernels.offsets_from_sorted(keys[0], q, offsets[0])
                 continue
+            top = min(q, 8)
             if positions is None:
-                kernels.fill_keys_all(fps, rsh, msk, lsh, t, keys[t], pos[t])
+                starts = kernels.top_counts_all(fps, rsh, msk, lsh, t, top)
+                kernels.scatter_top_all(fps, rsh, msk, lsh, t, top, starts, keys[t], pos[t])
             else:
-                kernels.fill_keys(fps, positions, rsh, msk, lsh, t, keys[t], pos[t])
-            kernels.bucket_in_place(keys[t], pos[t], q, offsets[t])
+                starts = kernels.top_counts(fps, positions, rsh, msk, lsh, t, top)
+                kernels.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys[t],
+                                    pos[t])
+            kernels.bucket_segments(keys[t], pos[t], q, top, starts, offsets[t])
         return cls(design, q, keys, pos, offsets)
 
     def __len__(self) -> int:
