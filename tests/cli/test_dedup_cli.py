@@ -102,12 +102,15 @@ def test_keep_longest_points_forward(tmp_path: Path) -> None:
     (["dedup", "{xml}", "--out", "-"], "--format"),
     (["dedup", "{src}", "--out", "x.csv"], "output must end in"),
     (["dedup", "{src}", "--time-field", "t", "--window", "seven", "--out", "-"], "bad window"),
+    (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
+    (["dedup", "{dir}", "--format", "jsonl", "--out", "-"], "folder of .txt"),
+    (["dedup", "-", "--format", "parquet", "--out", "-"], "stdin"),
 ])
 def test_usage_errors_one_line_exit_2(tmp_path: Path, args: list[str], msg: str) -> None:
     src = _jsonl(tmp_path / "in.jsonl", [{"text": "a"}])
     xml = tmp_path / "in.xml"
     xml.write_text("<a/>")
-    res = _invoke([a.format(src=src, xml=xml) for a in args])
+    res = _invoke([a.format(src=src, xml=xml, dir=tmp_path) for a in args])
     assert res.exit_code == 2, res.stderr
     assert msg in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
