@@ -105,6 +105,7 @@ def test_keep_longest_points_forward(tmp_path: Path) -> None:
     (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
     (["dedup", "{dir}", "--format", "jsonl", "--out", "-"], "folder of .txt"),
     (["dedup", "-", "--format", "parquet", "--out", "-"], "stdin"),
+    (["dedup", "{src}", "--out", "{dir}/no/such/out.jsonl"], "does not exist"),
 ])
 def test_usage_errors_one_line_exit_2(tmp_path: Path, args: list[str], msg: str) -> None:
     src = _jsonl(tmp_path / "in.jsonl", [{"text": "a"}])

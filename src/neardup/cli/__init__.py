@@ -51,6 +51,10 @@ class NeardupGroup(click.Group):
             sys.exit(130)
         except BrokenPipeError:
             sys.exit(0)
+        except OSError as exc:  # unreadable input, unwritable output: one line, no traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"neardup: error: {exc.strerror or exc}{where}", err=True)
+            sys.exit(2)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -57,9 +57,13 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> None:
 def output_path_or_usage_error(out: str) -> str:
     """The output format for ``--out``, or a usage error when the extension is unknown."""
     try:
-        return detect_output_format(out)
+        kind = detect_output_format(out)
     except FormatError as exc:
         raise usage_error(str(exc)) from None
+    parent = os.path.dirname(os.path.abspath(out))
+    if out != "-" and not os.path.isdir(parent):
+        raise usage_error(f"output folder {parent!r} does not exist")
+    return kind
 
 
 @contextmanager
