@@ -175,3 +175,13 @@ def test_fast_and_generic_writers_agree(tmp_path: Path, sample: Path) -> None:
         assert fast.exit_code == slow.exit_code == 0
         assert _rows(fast.stdout) == _rows(slow.stdout)
         assert _rows(fast.stdout)[3]["status"] != "old"
+
+
+def test_keep_newest_with_window_on_sample(sample: Path) -> None:
+    res = _invoke(["dedup", str(sample), "--out", "-", "--time-field", "date", "--window", "7d",
+                   "--keep", "newest"])
+    assert res.exit_code == 0, res.stderr
+    by = {r["id"]: r for r in _rows(res.stdout)}
+    assert by["n03"]["duplicate_of"] == "n04"  # same text, n04 is five minutes newer
+    assert by["n04"]["status"] == "unique"
+    assert by["n30"]["status"] == "unique"  # same text 13 days later: outside the window
