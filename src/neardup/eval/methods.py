@@ -1,0 +1,133 @@
+"""Methods under evaluation: texts -> candidate pairs -> cluster labels.
+
+A method returns :class:`Candidates` (pairs with a Hamming distance, or a similarity for
+MinHash LSH) so that one fingerprinting pass can be scored at every k of a sweep. Cluster
+labels are connected components of the accepted pairs (transitive, as the dedup pipeline does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.eval.metrics import components
+from neardup.eval.pairs import all_pairs
+from neardup.verify import MinHashVerifier, shingle_hashes
+
+__all__ = [
+    "Candidates",
+    "minhash_lsh",
+    "neardup_fingerprints",
+    "pypi_simhash_fingerprints",
+    "simhash_candidates",
+]
+
+IntArr = npt.NDArray[np.int64]
+
+
+@dataclass
+class Candidates:
+    """Candidate pairs of ``n`` docs with Hamming distances (and optional verifier similarity)."""
+
+    n: int
+    i: IntArr
+    j: IntArr
+    dist: IntArr
+    sim: npt.NDArray[np.float64] | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def labels(self, k: int, threshold: float | None = None) -> IntArr:
+        """Cluster labels from pairs within k (and with verifier similarity >= threshold)."""
+        keep = self.dist <= k
+        if threshold is not None:
+            if self.sim is None:
+                raise ValueError("threshold given but these candidates carry no verifier similarity")
+            keep &= self.sim >= threshold
+        return components(self.n, self.i[keep], self.j[keep])
+
+
+def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    """``(fingerprints, empty_mask)`` from ``neardup.fingerprint.Fingerprinter(**options)``."""
+    from neardup.fingerprint import Fingerprinter
+
+    fp = Fingerprinter(**options)
+    fps, empty = fp.fingerprint_many(list(texts), return_mask=True)
+    return np.asarray(fps), np.asarray(empty, dtype=bool)
+
+
+def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    """Fingerprints of PyPI ``simhash`` (leonsim) with its defaults: ``Simhash(text).value``.
+
+    Its default features are lower-cased character 4-grams of the word characters, md5-hashed.
+    """
+    from simhash import Simhash
+
+    fps = np.fromiter((Simhash(t).value for t in texts), dtype=np.uint64, count=len(texts))
+    return fps, np.zeros(len(texts), dtype=bool)
+
+
+def simhash_candidates(
+    fps: np.ndarray,  # type: ignore[type-arg]
+    empty: np.ndarray,  # type: ignore[type-arg]
+    k_max: int,
+    *,
+    texts: Sequence[str] | None = None,
+    verifier: MinHashVerifier | None = None,
+) -> Candidates:
+    """All pairs within ``k_max`` among non-empty docs; verifier similarities when given."""
+    t0 = time.perf_counter()
+    keep = np.flatnonzero(~np.asarray(empty, dtype=bool))
+    i, j, d = all_pairs(fps[keep], k_max)
+    i, j = keep[i], keep[j]
+    secs = {"pairs": time.perf_counter() - t0}
+    sim = None
+    if verifier is not None:
+        if texts is None:
+            raise ValueError("verification needs the texts")
+        t1 = time.perf_counter()
+        sk = verifier.sketch_many(texts)
+        sim = verifier.similarity(sk[i], sk[j])
+        secs["verify"] = time.perf_counter() - t1
+    return Candidates(len(fps), i, j, d, sim, secs)
+
+
+def minhash_lsh(
+    texts: Sequence[str], threshold: float = 0.8, num_perm: int = 128, ngram: int = 5
+) -> IntArr:
+    """Cluster labels by ``datasketch`` MinHashLSH on word 5-shingles / CJK char 5-grams.
+
+    Shingles are our :func:`shingle_hashes` values (so both sides see identical shingles), fed
+    to datasketch with an identity hash on their low 32 bits.
+    """
+    from datasketch import MinHash, MinHashLSH
+
+    def low32(x: Any) -> int:
+        return int(x) & 0xFFFFFFFF
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    sigs: list[Any] = []
+    for idx, t in enumerate(texts):
+        m = MinHash(num_perm=num_perm, hashfunc=low32)
+        sh = shingle_hashes(t, ngram)
+        if len(sh):
+            m.update_batch(sh.tolist())
+            lsh.insert(idx, m)
+        sigs.append(m if len(sh) else None)
+    ei: list[int] = []
+    ej: list[int] = []
+    for idx, m in enumerate(sigs):
+        if m is None:
+            continue
+        for other in lsh.query(m):
+            if other != idx:
+                ei.append(idx)
+                ej.append(int(other))
+    return components(len(texts), ei, ej)
+
+
+MethodFn = Callable[[Sequence[str]], IntArr]
