@@ -1,0 +1,136 @@
+"""IdfTable: inverse document frequencies of features, fitted on your corpus or jieba's.
+
+Smoothed IDF as in scikit-learn: ``idf = ln((1 + N) / (1 + df)) + 1``; a feature the table has
+never seen gets ``default`` (for a fitted table the IDF of ``df = 0``; for jieba's table the
+median, as jieba does). Saved as plain UTF-8 text, one ``feature<TAB>idf`` line each.
+
+>>> table = IdfTable.fit(["a b", "a c", "a d"], analyzer=str.split)
+>>> round(table["a"], 3), round(table["b"], 3), round(table["zzz"], 3)
+(1.0, 1.693, 2.386)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from neardup._atomic import atomic_write
+from neardup.features.normalize import prepare_text
+from neardup.hashing import key_of
+
+HEADER = "# neardup idf table v1"
+
+
+class IdfTable:
+    """Feature -> IDF weights, looked up by 64-bit feature key inside the kernels."""
+
+    def __init__(self, idf: Mapping[str, float], *, default: float, n_docs: int | None = None):
+        values = {str(k): float(v) for k, v in idf.items()}
+        bad = [k for k, v in values.items() if not math.isfinite(v) or v < 0]
+        if bad:
+            raise ValueError(f"IDF of {bad[0]!r} is {values[bad[0]]}; IDF values must be finite, >= 0")
+        if not math.isfinite(default) or default < 0:
+            raise ValueError(f"default IDF must be finite and >= 0, got {default}")
+        self.idf_ = values
+        self.default_ = float(default)
+        self.n_docs_ = n_docs
+        keys = np.fromiter((key_of(k) for k in values), dtype=np.uint64, count=len(values))
+        vals = np.fromiter(values.values(), dtype=np.float64, count=len(values))
+        order = np.argsort(keys, kind="stable")
+        self.keys_ = keys[order]
+        self.values_ = vals[order]
+
+    @classmethod
+    def fit(
+        cls, texts: Iterable[str], *, analyzer: Callable[[str], Iterable[str]], min_df: int = 1
+    ) -> IdfTable:
+        """Fit on ``texts``: ``analyzer`` gives each text's features (``Fingerprinter.feature_list``)."""
+        df: Counter[str] = Counter()
+        n = 0
+        for text in texts:
+            df.update(set(analyzer(text)))
+            n += 1
+        if n == 0:
+            raise ValueError("cannot fit an IDF table on no texts; pass at least one document")
+        return cls.from_document_frequencies(df, n, min_df=min_df)
+
+    @classmethod
+    def from_document_frequencies(
+        cls, df: Mapping[str, int], n_docs: int, *, min_df: int = 1
+    ) -> IdfTable:
+        """Build from document frequencies counted elsewhere (e.g. by a Spark job)."""
+        idf = {f: math.log((1 + n_docs) / (1 + c)) + 1 for f, c in df.items() if c >= min_df}
+        return cls(idf, default=math.log(1 + n_docs) + 1, n_docs=n_docs)
+
+    @classmethod
+    def jieba(cls) -> IdfTable:
+        """The Chinese table shipped with jieba (``jieba/analyse/idf.txt``), default = median."""
+        text = resources.files("jieba.analyse").joinpath("idf.txt").read_text("utf-8")
+        idf: dict[str, float] = {}
+        for line in text.splitlines():
+            word, _, value = line.strip().rpartition(" ")
+            if word:
+                idf.setdefault(prepare_text(word), float(value))
+        return cls(idf, default=float(np.median(list(idf.values()))))
+
+    def __getitem__(self, feature: str) -> float:
+        return self.idf_.get(feature, self.default_)
+
+    def __len__(self) -> int:
+        return len(self.idf_)
+
+    def __repr__(self) -> str:
+        return f"IdfTable({len(self)} features, default={self.default_:.4g}, digest={self.digest})"
+
+    @property
+    def digest(self) -> str:
+        """Short content hash; part of the config id of a Fingerprinter using this table."""
+        h = hashlib.sha256(self.keys_.tobytes())
+        h.update(self.values_.tobytes())
+        h.update(repr(self.default_).encode())
+        return h.hexdigest()[:16]
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write as UTF-8 text (atomically): a header, then ``feature<TAB>idf`` sorted by feature."""
+        with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(f"{HEADER}\n# n_docs={self.n_docs_ or ''}\tdefault={self.default_!r}\n")
+            for feature in sorted(self.idf_):
+                f.write(f"{feature}\t{self.idf_[feature]!r}\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> IdfTable:
+        """Read a table written by :meth:`save`; errors name the file and line."""
+        p = Path(path)
+        try:
+            lines = p.read_text(encoding="utf-8").split("\n")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"IDF table {p} does not exist; fit one with `neardup idf fit`") from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{p}: not UTF-8 text ({e.reason}); is this an IDF table?") from None
+        if not lines or lines[0] != HEADER:
+            raise ValueError(f"{p}:1: expected the header {HEADER!r}; is this an IDF table?")
+        meta = dict(part.split("=", 1) for part in lines[1].lstrip("# ").split("\t") if "=" in part)
+        idf: dict[str, float] = {}
+        for lineno, line in enumerate(lines[2:], start=3):
+            if not line:
+                continue
+            feature, sep, value = line.rpartition("\t")
+            try:
+                if not sep:
+                    raise ValueError
+                idf[feature] = float(value)
+            except ValueError:
+                raise ValueError(f"{p}:{lineno}: expected 'feature<TAB>idf', got {line[:60]!r}") from None
+        try:
+            default = float(meta["default"])
+        except (KeyError, ValueError):
+            raise ValueError(f"{p}:2: missing or bad 'default=' in the header line") from None
+        n_docs = int(meta["n_docs"]) if meta.get("n_docs") else None
+        return cls(idf, default=default, n_docs=n_docs)

@@ -1,0 +1,355 @@
+"""Fingerprinter: text -> weighted features -> 64- or 128-bit SimHash.
+
+>>> fp = Fingerprinter()
+>>> a = fp.fingerprint("Oil prices rose sharply on Monday after the OPEC meeting in Vienna.")
+>>> b = fp.fingerprint("Oil prices rose sharply on Monday after an OPEC meeting in Vienna.")
+>>> 0 <= a < 2**64 and hamming(a, b) <= 10
+True
+>>> fp.fingerprint_many(["same text", "same text"]).tolist()[0] == fp.fingerprint("same text")
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, overload
+
+import numpy as np
+
+from neardup.features.charclass import char_classes, table_digest
+from neardup.features.extract import feature_list
+from neardup.features.idf import IdfTable
+from neardup.features.kernels import (
+    CHAR_MODE,
+    SHINGLE_MODE,
+    W_NONE,
+    W_TF,
+    W_TFIDF,
+    WORD_MODE,
+    fingerprint_batch,
+    simhash_words,
+    weigh,
+)
+from neardup.features.normalize import check_text, prepare_text
+from neardup.features.segment import SEGMENTERS, segment_han_runs, segmenter
+from neardup.features.stopwords import stopwords as resolve_stopwords
+from neardup.hashing import key_of
+
+FORMAT_VERSION = 1
+ANALYZERS = {"word": WORD_MODE, "shingle": SHINGLE_MODE, "char": CHAR_MODE}
+WEIGHTINGS = {"none": W_NONE, "tf": W_TF, "tfidf": W_TFIDF}
+DEFAULT_NGRAM = {"word": 1, "shingle": 3, "char": 5}
+Analyzer = str | Callable[[str], Iterable[str] | Mapping[str, float]]
+
+
+class EmptyTextError(ValueError):
+    """A text has no features (empty, only spaces or punctuation, all stop words).
+
+    Such a text cannot be fingerprinted: any value would falsely match every other empty text.
+    """
+
+
+def hamming(a: Any, b: Any) -> Any:
+    """Number of differing bits: ints give an int, uint64 arrays give an array.
+
+    >>> hamming(0b1011, 0b0001)
+    2
+    >>> hamming(np.array([1, 3], dtype=np.uint64), np.uint64(0)).tolist()
+    [1, 2]
+    """
+    if isinstance(a, int) and isinstance(b, int):
+        return (a ^ b).bit_count()
+    d = np.bitwise_count(np.bitwise_xor(a, b))
+    return d.sum(axis=-1) if np.ndim(d) == 2 else d
+
+
+class Fingerprinter:
+    """Turn texts into SimHash fingerprints, a pure function of (text, config).
+
+    Parameters (keyword-only):
+        bits: 64 or 128. 128-bit values are ``(hi << 64) | lo``; their high half equals the
+            64-bit fingerprint of the same config.
+        analyzer: ``"word"`` (tokens), ``"shingle"`` (word n-grams), ``"char"`` (character
+            n-grams), or a callable ``raw_text -> iterable of features | {feature: weight}``.
+        ngram_size: n for shingle/char (defaults 3 and 5).
+        weighting: ``"none"`` (binary), ``"tf"`` (counts), ``"tfidf"`` (counts x ``idf``).
+        idf: an :class:`IdfTable`, required for ``"tfidf"``.
+        stopwords: None, ``"en"``, ``"zh"``, ``"auto"`` (both) or your own words.
+        top_n: keep only the ``top_n`` heaviest features.
+        segmenter: ``"auto"`` (rjieba if installed, else jieba), ``"rjieba"``, ``"jieba"``: Chinese
+            word segmentation of Han runs (same cuts either way); None: one token per Han character.
+        markup: strip HTML/XML tags and decode entities first.
+        seed: 0 <= seed < 2**64; another seed gives an independent fingerprint family.
+    """
+
+    def __init__(
+        self,
+        *,
+        bits: int = 64,
+        analyzer: Analyzer = "word",
+        ngram_size: int | None = None,
+        weighting: str = "tf",
+        idf: IdfTable | None = None,
+        stopwords: str | Iterable[str] | None = None,
+        top_n: int | None = None,
+        segmenter: str | None = "auto",
+        markup: bool = False,
+        seed: int = 0,
+    ) -> None:
+        self.bits = bits
+        self.analyzer = analyzer
+        self.ngram_size = ngram_size
+        self.weighting = weighting
+        self.idf = idf
+        self.stopwords = stopwords if stopwords is None or isinstance(stopwords, str) else tuple(stopwords)
+        self.top_n = top_n
+        self.segmenter = segmenter
+        self.markup = markup
+        self.seed = seed
+        self._validate()
+
+    # -- validation and derived state ------------------------------------------------------
+    def _validate(self) -> None:
+        if self.bits not in (64, 128):
+            raise ValueError(f"bits must be 64 or 128, got {self.bits!r}")
+        if not callable(self.analyzer) and self.analyzer not in ANALYZERS:
+            raise ValueError(f"analyzer must be one of {sorted(ANALYZERS)} or a callable, got {self.analyzer!r}")
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {sorted(WEIGHTINGS)}, got {self.weighting!r}")
+        if self.weighting == "tfidf" and self.idf is None:
+            raise ValueError(
+                "weighting='tfidf' needs idf=IdfTable: fit one with fp.fit_idf(texts) "
+                "(or IdfTable.jieba() for Chinese words)"
+            )
+        if self.idf is not None and not isinstance(self.idf, IdfTable):
+            raise TypeError(f"idf must be an IdfTable, got {type(self.idf).__name__}")
+        name = self.analyzer if isinstance(self.analyzer, str) else "word"
+        n = DEFAULT_NGRAM[name] if self.ngram_size is None else self.ngram_size
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+            raise ValueError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
+        if self.top_n is not None and (not isinstance(self.top_n, int) or self.top_n < 1):
+            raise ValueError(f"top_n must be a positive int or None, got {self.top_n!r}")
+        if self.segmenter is not None and self.segmenter not in SEGMENTERS:
+            raise ValueError(f"segmenter must be one of {SEGMENTERS} or None, got {self.segmenter!r}")
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed must be an int in [0, 2**64), got {self.seed!r}")
+        self._n = n
+        self._mode = ANALYZERS.get(name, WORD_MODE)
+        self._stop = resolve_stopwords(self.stopwords)
+        self._stop_keys = np.sort(np.array([key_of(w) for w in self._stop], dtype=np.uint64))
+        self._segment = self.segmenter is not None and self._mode != CHAR_MODE
+        self._cut = segmenter(self.segmenter) if self._segment and self.segmenter else None
+        empty_f = np.empty(0, dtype=np.float64)
+        self._idf_keys = self.idf.keys_ if self.idf is not None else np.empty(0, dtype=np.uint64)
+        self._idf_vals = self.idf.values_ if self.idf is not None else empty_f
+        self._idf_default = self.idf.default_ if self.idf is not None else 1.0
+
+    def __repr__(self) -> str:
+        return f"Fingerprinter({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_cut"}  # cutters are not picklable
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cut = segmenter(self.segmenter) if self._segment and self.segmenter else None
+
+    # -- configuration -----------------------------------------------------------------------
+    def get_config(self) -> dict[str, Any]:
+        """The JSON-able configuration that determines every fingerprint."""
+        if callable(self.analyzer):
+            analyzer = f"callable:{getattr(self.analyzer, '__module__', '?')}.{getattr(self.analyzer, '__qualname__', '?')}"
+        else:
+            analyzer = self.analyzer
+        stop: str | list[str] | None = (
+            self.stopwords if self.stopwords is None or isinstance(self.stopwords, str) else sorted(self._stop)
+        )
+        return {
+            "format": FORMAT_VERSION,
+            "bits": self.bits,
+            "analyzer": analyzer,
+            "ngram_size": self._n,
+            "weighting": self.weighting,
+            "idf": self.idf.digest if self.idf is not None else None,
+            "stopwords": stop,
+            "top_n": self.top_n,
+            "segmenter": "jieba" if self._segment else None,
+            "markup": self.markup,
+            "seed": self.seed,
+            "charclass": table_digest(),
+        }
+
+    @property
+    def config_id(self) -> str:
+        """Short stable id of the configuration, stored next to every persisted fingerprint."""
+        blob = json.dumps(self.get_config(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "fp1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *, idf: IdfTable | None = None) -> Fingerprinter:
+        """Rebuild a Fingerprinter from :meth:`get_config` output (pass the same ``idf`` table)."""
+        cfg = dict(config)
+        if cfg.pop("format", FORMAT_VERSION) != FORMAT_VERSION:
+            raise ValueError(f"fingerprint format {config.get('format')} is not supported by this neardup")
+        if str(cfg.get("analyzer", "")).startswith("callable:"):
+            raise ValueError("a config with a callable analyzer cannot be rebuilt; construct it in code")
+        idf_digest = cfg.pop("idf", None)
+        if idf_digest is not None and (idf is None or idf.digest != idf_digest):
+            raise ValueError(f"this config needs the IDF table with digest {idf_digest}; pass idf=IdfTable.load(...)")
+        if cfg.pop("charclass", table_digest()) != table_digest():
+            raise ValueError("config was made with another character table; upgrade or downgrade neardup")
+        seg = cfg.pop("segmenter", "jieba")
+        return cls(idf=idf, segmenter="auto" if seg else None, **cfg)
+
+    # -- features ------------------------------------------------------------------------------
+    def prepare(self, text: str) -> str:
+        """Normalised text as the kernels read it (NFKC, case-folded, Han runs segmented)."""
+        text = prepare_text(check_text(text), markup=self.markup)
+        return segment_han_runs(text, self._cut) if self._cut is not None else text
+
+    def feature_list(self, text: str) -> list[str]:
+        """Features of ``text`` in order, repeats included, before weighting."""
+        if callable(self.analyzer):
+            out = self.analyzer(check_text(text))
+            return list(out.keys() if isinstance(out, Mapping) else out)
+        return feature_list(self.prepare(text), mode=self._mode, n=self._n,
+                            han_single=not self._segment, stopwords=self._stop)
+
+    def features(self, text: str) -> dict[str, float]:
+        """The features that make the fingerprint, with their weights (after ``top_n``)."""
+        raw = self.analyzer(check_text(text)) if callable(self.analyzer) else None
+        if isinstance(raw, Mapping):
+            items = {str(k): float(v) for k, v in raw.items()}
+        else:
+            feats = list(raw) if raw is not None else self.feature_list(text)
+            items = {}
+            for f in feats:
+                items[f] = items.get(f, 0.0) + 1.0
+            for f in items:
+                if self.weighting == "none":
+                    items[f] = 1.0
+                elif self.weighting == "tfidf" and self.idf is not None:
+                    items[f] *= self.idf[f]
+        if self.top_n is not None and len(items) > self.top_n:
+            keyed = sorted(items.items(), key=lambda kv: (-kv[1], key_of(kv[0])))[: self.top_n]
+            items = dict(keyed)
+        return items
+
+    def fit_idf(self, texts: Iterable[str], *, min_df: int = 1) -> IdfTable:
+        """Fit an IDF table on ``texts`` with this analyzer: ``Fingerprinter(weighting="tfidf", idf=table)``."""
+        return IdfTable.fit(texts, analyzer=self.feature_list, min_df=min_df)
+
+    # -- fingerprints ----------------------------------------------------------------------------
+    def fingerprint(self, text: str) -> int:
+        """The fingerprint of one text; ``EmptyTextError`` if it has no features."""
+        fps, empty = self._compute([check_text(text)])
+        if empty[0]:
+            raise EmptyTextError(f"text has no features, cannot fingerprint it: {text[:60]!r}")
+        return self._to_int(fps[0])
+
+    def fingerprint_features(self, features: Mapping[str, float] | Iterable[str]) -> int:
+        """Fingerprint user-supplied features: ``{feature: weight}`` or a list (weights = counts)."""
+        if isinstance(features, Mapping):
+            items = {str(k): float(v) for k, v in features.items()}
+        else:
+            items = {}
+            for f in features:
+                items[str(f)] = items.get(str(f), 0.0) + 1.0
+        bad = [k for k, v in items.items() if not math.isfinite(v) or v < 0]
+        if bad:
+            raise ValueError(f"weight of {bad[0]!r} is {items[bad[0]]}; weights must be finite and >= 0")
+        if not items or sum(items.values()) == 0:
+            raise EmptyTextError("no features (or all weights zero): nothing to fingerprint")
+        keys = np.array([key_of(k) for k in items], dtype=np.uint64)
+        out = np.zeros(self.bits // 64, dtype=np.uint64)
+        simhash_words(keys, np.array(list(items.values())), False, np.uint64(self.seed), out.size, out)
+        return self._to_int(out)
+
+    @overload
+    def fingerprint_many(
+        self, texts: Iterable[str], *, return_mask: Literal[False] = ..., n_jobs: int = ...
+    ) -> np.ndarray: ...
+    @overload
+    def fingerprint_many(
+        self, texts: Iterable[str], *, return_mask: Literal[True], n_jobs: int = ...
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+    def fingerprint_many(
+        self, texts: Iterable[str], *, return_mask: bool = False, n_jobs: int = 1
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Fingerprints of many texts: uint64 ``(n,)``, or ``(n, 2)`` ``[hi, lo]`` for 128 bits.
+
+        Texts without features: with ``return_mask=True`` their rows are 0 and flagged in the
+        returned boolean mask; otherwise ``EmptyTextError`` names them. ``n_jobs`` threads
+        share the work (the kernels release the GIL; -1 = all cores).
+        """
+        batch = texts if isinstance(texts, Sequence) else list(texts)
+        for i, t in enumerate(batch):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        fps, empty = self._compute(batch, n_jobs=n_jobs)
+        result = fps[:, 0] if self.bits == 64 else fps
+        if return_mask:
+            return result, empty
+        if empty.any():
+            rows = np.flatnonzero(empty)
+            raise EmptyTextError(
+                f"{rows.size} text(s) have no features (rows {rows[:10].tolist()}"
+                f"{' ...' if rows.size > 10 else ''}); pass return_mask=True to get a mask instead"
+            )
+        return result
+
+    def _compute(self, texts: Sequence[str], *, n_jobs: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        n = len(texts)
+        fps = np.zeros((n, self.bits // 64), dtype=np.uint64)
+        empty = np.zeros(n, dtype=bool)
+        if callable(self.analyzer):
+            for i, t in enumerate(texts):
+                try:
+                    fps[i] = self._split(self.fingerprint_features(self.features(t)))
+                except EmptyTextError:
+                    empty[i] = True
+            return fps, empty
+        step = 2048
+        chunks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+        jobs = _resolve_jobs(n_jobs)
+        if jobs == 1 or len(chunks) == 1:
+            for lo, hi in chunks:
+                self._run_chunk(texts, lo, hi, fps, empty)
+        else:
+            with ThreadPoolExecutor(jobs) as pool:
+                list(pool.map(lambda c: self._run_chunk(texts, c[0], c[1], fps, empty), chunks))
+        return fps, empty
+
+    def _run_chunk(self, texts: Sequence[str], lo: int, hi: int, fps: np.ndarray, empty: np.ndarray) -> None:
+        encoded = [self.prepare(t).encode("utf-8", "surrogatepass") for t in texts[lo:hi]]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        fingerprint_batch(
+            buf, offsets, char_classes(), self._mode, self._n, not self._segment, self._stop_keys,
+            WEIGHTINGS[self.weighting], self.top_n or 0, self._idf_keys, self._idf_vals,
+            self._idf_default, np.uint64(self.seed), fps[lo:hi], empty[lo:hi],
+        )
+
+    def _to_int(self, words: np.ndarray) -> int:
+        return int(words[0]) if self.bits == 64 else (int(words[0]) << 64) | int(words[1])
+
+    def _split(self, value: int) -> np.ndarray:
+        return np.array([value >> 64, value & (2**64 - 1)] if self.bits == 128 else [value], dtype=np.uint64)
+
+
+def _resolve_jobs(n_jobs: int) -> int:
+    import os
+
+    if n_jobs == -1:
+        return os.cpu_count() or 1
+    if not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive int or -1 (all cores), got {n_jobs!r}")
+    return n_jobs
+
+
+__all__ = ["EmptyTextError", "Fingerprinter", "hamming"]
