@@ -155,6 +155,11 @@ class GroundTruth:
         i, j, s = jaccard_join(sets, MAY)
         return cls(len(sets), i, j, s)
 
+    def restrict(self, mask: npt.NDArray[np.bool_]) -> GroundTruth:
+        """Ground truth over the same ``n`` docs keeping only pairs with both ends in ``mask``."""
+        keep = mask[self.may_i] & mask[self.may_j]
+        return GroundTruth(self.n, self.may_i[keep], self.may_j[keep], self.may_sim[keep], self.must, self.may)
+
     def must_pairs(self) -> IntArr:
         """``(m, 2)`` array of pairs with Jaccard >= ``must``."""
         keep = self.may_sim >= self.must - 1e-12

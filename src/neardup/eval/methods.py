@@ -131,3 +131,25 @@ def minhash_lsh(
 
 
 MethodFn = Callable[[Sequence[str]], IntArr]
+
+
+def joined_char_ngrams(text: str, n: int = 5) -> list[str]:
+    """Character n-grams over letters and digits only (punctuation and spaces dropped), NFKC.
+
+    A callable analyzer for ``Fingerprinter(analyzer=...)`` that tests the effect of ignoring
+    separators in CJK text (the built-in "char" analyzer keeps one space per separator run).
+
+    >>> joined_char_ngrams("一般！！一般", 3)
+    ['一般一', '般一般']
+    """
+    import unicodedata
+
+    chars = "".join(_WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold()))
+    if not chars:
+        return []
+    if len(chars) <= n:
+        return [chars]
+    return [chars[p : p + n] for p in range(len(chars) - n + 1)]
+
+
+_WORD_RE = __import__("re").compile(r"\w+")

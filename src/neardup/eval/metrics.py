@@ -95,11 +95,21 @@ def adjusted_rand_index(pred: npt.ArrayLike, truth: npt.ArrayLike) -> float:
     return float((sum_ij - expected) / (maximum - expected))
 
 
-def score(labels: npt.ArrayLike, gt: GroundTruth) -> Scores:
-    """Score predicted cluster labels (one per document) against the ground truth."""
+def score(labels: npt.ArrayLike, gt: GroundTruth, subset: npt.ArrayLike | None = None) -> Scores:
+    """Score predicted cluster labels (one per document) against the ground truth.
+
+    ``subset`` (boolean mask) scores only pairs with both documents inside it (e.g. a length
+    bucket): documents outside become singletons and ground-truth pairs touching them are dropped.
+    """
     lab = np.asarray(labels)
     if lab.shape != (gt.n,):
         raise ValueError(f"labels must have shape ({gt.n},), got {lab.shape}")
+    if subset is not None:
+        mask = np.asarray(subset, dtype=bool)
+        if mask.shape != (gt.n,):
+            raise ValueError(f"subset must be a boolean mask of shape ({gt.n},), got {mask.shape}")
+        lab = np.where(mask, lab, -1 - np.arange(gt.n))
+        gt = gt.restrict(mask)
     sizes = np.unique(lab, return_counts=True)[1].astype(np.int64)
     predicted = _comb2(sizes)
     correct = int((lab[gt.may_i] == lab[gt.may_j]).sum())

@@ -41,7 +41,9 @@ def _as_words(fps: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     arr = np.asarray(fps)
     if arr.dtype != np.uint64:
         raise TypeError(f"fingerprints must be a uint64 array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr.reshape(len(arr), -1))
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"fingerprints must have shape (n,) or (n, words), got {arr.shape}")
+    return np.ascontiguousarray(arr[:, None] if arr.ndim == 1 else arr)
 
 
 def brute_force_pairs(fps: npt.ArrayLike, k: int) -> tuple[IntArr, IntArr, IntArr]:

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.eval.pairs import brute_force_pairs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=40), st.integers(0, 64), st.integers(1, 2))
+def test_brute_force_pairs(values: list[int], k: int, words: int) -> None:
+    # few distinct high bits so that small distances actually occur
+    fps = np.array(values, dtype=np.uint64).reshape(-1)
+    fps = np.stack([fps & np.uint64(0xFF)] * words, axis=1) if words == 2 else fps & np.uint64(0xFFF)
+    i, j, d = brute_force_pairs(fps, k)
+    rows = fps.reshape(len(fps), -1)
+    want = []
+    for a, b in itertools.combinations(range(len(rows)), 2):
+        dist = sum(bin(int(x) ^ int(y)).count("1") for x, y in zip(rows[a], rows[b]))
+        if dist <= k:
+            want.append((a, b, dist))
+    assert sorted(zip(i.tolist(), j.tolist(), d.tolist())) == want
