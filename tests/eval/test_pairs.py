@@ -16,7 +16,7 @@ def test_brute_force_pairs(values: list[int], k: int, words: int) -> None:
     fps = np.array(values, dtype=np.uint64).reshape(-1)
     fps = np.stack([fps & np.uint64(0xFF)] * words, axis=1) if words == 2 else fps & np.uint64(0xFFF)
     i, j, d = brute_force_pairs(fps, k)
-    rows = fps.reshape(len(fps), -1)
+    rows = fps[:, None] if fps.ndim == 1 else fps
     want = []
     for a, b in itertools.combinations(range(len(rows)), 2):
         dist = sum(bin(int(x) ^ int(y)).count("1") for x, y in zip(rows[a], rows[b]))
