@@ -33,12 +33,13 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-__all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes"]
+from neardup.hashing import mix64, xxh3_64
+
+__all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes", "shingle_hashes_many"]
 
 _WORD_RE = re.compile(r"\w+")
+_NONWORD_RE = re.compile(r"\W+")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_M64 = (1 << 64) - 1
-_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
 def is_cjk_text(text: str) -> bool:
@@ -47,69 +48,120 @@ def is_cjk_text(text: str) -> bool:
     >>> is_cjk_text("质量很好，物流也快"), is_cjk_text("good quality, fast shipping")
     (True, False)
     """
-    word_chars = sum(len(w) for w in _WORD_RE.findall(text))
-    if word_chars == 0:
+    if text.isascii():
         return False
-    return 3 * len(_CJK_RE.findall(text)) >= word_chars
+    cjk = len(_CJK_RE.findall(text))
+    if cjk == 0:
+        return False
+    word_chars = len(_NONWORD_RE.sub("", text))
+    return 3 * cjk >= word_chars
 
 
-def _units(text: str, mode: str) -> list[str]:
-    norm = unicodedata.normalize("NFKC", text).casefold()
-    if mode == "auto":
-        mode = "char" if is_cjk_text(norm) else "word"
-    words = _WORD_RE.findall(norm)
+def _prepared(text: str, mode: str) -> tuple[str, bool]:
+    """Units joined for the kernel: words separated by NUL (never in a word), or CJK chars."""
+    if text.isascii():  # NFKC is the identity on ASCII; skip it and the script test
+        norm = text.lower()
+        if mode == "auto":
+            mode = "word"
+    else:
+        norm = unicodedata.normalize("NFKC", text).casefold()
+        if mode == "auto":
+            mode = "char" if is_cjk_text(norm) else "word"
     if mode == "char":
-        return list("".join(words))
+        return _NONWORD_RE.sub("", norm), True
     if mode == "word":
-        return words
+        return _NONWORD_RE.sub("\x00", norm).strip("\x00"), False
     raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
+
+
+@numba.njit(cache=True, nogil=True)
+def _unit_hashes(
+    buf: npt.NDArray[np.uint8], lo: int, hi: int, char_mode: bool, seed: np.uint64,
+    units: npt.NDArray[np.uint64],
+) -> int:  # pragma: no cover - compiled
+    """XXH3 of each unit (NUL-separated word, or UTF-8 character) of buf[lo:hi]; returns count."""
+    u = 0
+    start = lo
+    for p in range(lo + 1, hi + 1):
+        if char_mode:
+            boundary = p == hi or (buf[p] & 0xC0) != 0x80
+        else:
+            boundary = p == hi or buf[p] == 0
+        if boundary and p > start:
+            units[u] = xxh3_64(buf, start, p - start, seed)
+            u += 1
+            start = p if char_mode else p + 1
+    return u
+
+
+@numba.njit(cache=True, nogil=True)
+def _shingle_kernel(
+    buf: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64], char_mode: npt.NDArray[np.bool_],
+    n: int, seed: np.uint64,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:  # pragma: no cover - compiled
+    """Sorted unique shingle hashes per document: flat values and document offsets."""
+    docs = offsets.shape[0] - 1
+    flat = np.empty(buf.shape[0] + docs + 1, dtype=np.uint64)
+    out_off = np.zeros(docs + 1, dtype=np.int64)
+    units = np.empty(buf.shape[0] + 1, dtype=np.uint64)
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    pos = 0
+    for d in range(docs):
+        u = _unit_hashes(buf, offsets[d], offsets[d + 1], char_mode[d], seed, units)
+        count = 0 if u == 0 else (1 if u <= n else u - n + 1)
+        width = min(n, u)
+        for s in range(count):
+            acc = units[s]
+            for j in range(1, width):
+                acc = acc * mult + units[s + j]
+            flat[pos + s] = mix64(acc)
+        seg = np.sort(flat[pos : pos + count])
+        m = 0
+        for s in range(count):
+            if s == 0 or seg[s] != seg[s - 1]:
+                flat[pos + m] = seg[s]
+                m += 1
+        pos += m
+        out_off[d + 1] = pos
+    return flat[:pos].copy(), out_off
+
+
+def shingle_hashes_many(
+    texts: Sequence[str], n: int = 5, *, mode: str = "auto", seed: int = 0
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Shingle hash sets of many texts as ``(flat, offsets)``: text d owns ``flat[off[d]:off[d+1]]``.
+
+    >>> flat, off = shingle_hashes_many(["a b c d e f", "", "x"])
+    >>> np.diff(off).tolist()
+    [2, 0, 1]
+    """
+    if n < 1:
+        raise ValueError(f"shingle size n must be >= 1, got {n}")
+    prepared = [_prepared(t, mode) for t in texts]
+    encoded = [p.encode("utf-8", "surrogatepass") for p, _ in prepared]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    char_mode = np.array([c for _, c in prepared], dtype=np.bool_)
+    return _shingle_kernel(buf, offsets, char_mode, n, np.uint64(seed))  # type: ignore[no-any-return]
 
 
 def shingle_hashes(text: str, n: int = 5, *, mode: str = "auto", seed: int = 0) -> npt.NDArray[np.uint64]:
     """Sorted unique 64-bit hashes of the text's n-shingles.
 
     ``mode="auto"`` uses word n-grams, or character n-grams when the text is mostly CJK.
-    A text with fewer than ``n`` units yields one shingle (the whole unit sequence); a text
-    without letters or digits yields an empty array.
+    Units (words or characters) are hashed with XXH3-64 of their UTF-8 bytes; an n-gram is an
+    order-sensitive combination of its unit hashes, finalised by splitmix64. A text with fewer
+    than ``n`` units yields one shingle (the whole unit sequence); a text without letters or
+    digits yields an empty array.
 
     >>> len(shingle_hashes("a b c d e f g")), len(shingle_hashes("a b")), len(shingle_hashes("!?"))
     (3, 1, 0)
     >>> bool((shingle_hashes("A  b c d e") == shingle_hashes("a b\\nc d e")).all())
     True
     """
-    if n < 1:
-        raise ValueError(f"shingle size n must be >= 1, got {n}")
-    units = _units(text, mode)
-    if not units:
-        return np.empty(0, dtype=np.uint64)
-    h = np.fromiter(
-        (xxhash.xxh3_64_intdigest(u.encode("utf-8"), seed) for u in units), dtype=np.uint64, count=len(units)
-    )
-    if len(units) <= n:
-        return np.array([_combine(h)], dtype=np.uint64)
-    acc = h[: len(h) - n + 1].copy()
-    for j in range(1, n):
-        acc = acc * _MULT + h[j : len(h) - n + 1 + j]
-    return np.unique(_mix_array(acc))
-
-
-def _combine(h: npt.NDArray[np.uint64]) -> int:
-    acc = np.uint64(h[0])
-    with np.errstate(over="ignore"):
-        for x in h[1:]:
-            acc = acc * _MULT + x
-    return int(_mix_array(np.array([acc], dtype=np.uint64))[0])
-
-
-def _mix_array(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """splitmix64 finalizer, vectorised (wrapping uint64 arithmetic)."""
-    z = x.copy()
-    z ^= z >> np.uint64(30)
-    z *= np.uint64(0xBF58476D1CE4E5B9)
-    z ^= z >> np.uint64(27)
-    z *= np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
-    return z
+    flat, _ = shingle_hashes_many([text], n, mode=mode, seed=seed)
+    return flat
 
 
 @numba.njit(cache=True, nogil=True)
@@ -190,8 +242,8 @@ class MinHashVerifier:
         """
         if isinstance(texts, str):
             raise TypeError("sketch_many expects a sequence of texts, got a single str; wrap it in a list")
-        sets = [shingle_hashes(t, self.ngram, mode=self.mode, seed=self.seed) for t in texts]
-        return self.sketch_sets(sets)
+        flat, offsets = shingle_hashes_many(texts, self.ngram, mode=self.mode, seed=self.seed)
+        return self._sketch_flat(flat, offsets)
 
     def sketch_sets(self, sets: Sequence[npt.NDArray[np.uint64]]) -> npt.NDArray[np.unsignedinteger]:  # type: ignore[type-arg]
         """Sketch rows from precomputed shingle hash arrays (see :func:`shingle_hashes`)."""
@@ -199,7 +251,12 @@ class MinHashVerifier:
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         flat = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
-        mins = _minhash_kernel(flat.astype(np.uint64, copy=False), offsets, self._salts())
+        return self._sketch_flat(flat.astype(np.uint64, copy=False), offsets)
+
+    def _sketch_flat(
+        self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.unsignedinteger]:  # type: ignore[type-arg]
+        mins = _minhash_kernel(flat, offsets, self._salts())
         mask = np.uint64((1 << self.bits) - 1)
         return (mins & mask).astype(self.dtype)
 

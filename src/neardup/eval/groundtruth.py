@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from neardup.verify import shingle_hashes
+from neardup.verify import shingle_hashes_many
 
 __all__ = ["GroundTruth", "jaccard_join", "shingle_sets"]
 
@@ -40,7 +40,8 @@ FloatArr = npt.NDArray[np.float64]
 
 def shingle_sets(texts: Sequence[str], n: int = 5, mode: str = "auto") -> list[npt.NDArray[np.uint64]]:
     """Shingle hash sets of every text (sorted, unique)."""
-    return [shingle_hashes(t, n, mode=mode) for t in texts]
+    flat, offsets = shingle_hashes_many(texts, n, mode=mode)
+    return np.split(flat, offsets[1:-1])
 
 
 def _token_ids(sets: Sequence[npt.NDArray[np.uint64]]) -> tuple[IntArr, IntArr, int]:
