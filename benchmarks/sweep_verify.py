@@ -8,6 +8,7 @@ threshold, bucket).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -17,7 +18,12 @@ import numpy as np
 
 from neardup.eval.corpora import load_corpus
 from neardup.eval.groundtruth import GroundTruth
-from neardup.eval.methods import neardup_fingerprints, simhash_candidates
+from neardup.eval.methods import (
+    joined_char_ngrams,
+    neardup_fingerprints,
+    script_auto_features,
+    simhash_candidates,
+)
 from neardup.eval.metrics import score
 from neardup.eval.perturb import BUCKETS, length_bucket
 from neardup.verify import MinHashVerifier
@@ -29,6 +35,12 @@ CONFIGS = {
     "char5-tf": {"analyzer": "char", "ngram_size": 5, "weighting": "tf"},
     "shingle3-none-128": {"analyzer": "shingle", "ngram_size": 3, "weighting": "none", "bits": 128},
     "word-tf-128": {"analyzer": "word", "weighting": "tf", "bits": 128},
+    "jchar5-none": {"analyzer": functools.partial(joined_char_ngrams, n=5), "weighting": "none"},
+    "jchar4-none": {"analyzer": functools.partial(joined_char_ngrams, n=4), "weighting": "none"},
+    "jchar5-none-128": {"analyzer": functools.partial(joined_char_ngrams, n=5), "weighting": "none",
+                        "bits": 128},
+    "auto-none": {"analyzer": script_auto_features, "weighting": "none"},
+    "auto-none-128": {"analyzer": script_auto_features, "weighting": "none", "bits": 128},
 }
 VERIFIERS = {
     "mh64x8": MinHashVerifier(num_hashes=64, bits=8),
@@ -53,7 +65,7 @@ def main(corpora: tuple[str, ...], configs: tuple[str, ...], out: Path) -> None:
             t0 = time.perf_counter()
             sketches[vname] = v.sketch_many(texts)
             click.echo(f"{corpus} sketch {vname}: {time.perf_counter() - t0:.1f}s")
-        with (out / f"verify_{corpus}.jsonl").open("w") as f:
+        with (out / f"verify_{corpus}.jsonl").open("a") as f:
             for name in configs:
                 opts = CONFIGS[name]
                 t0 = time.perf_counter()

@@ -90,14 +90,9 @@ def _neardup(
     fps, empty = neardup_fingerprints(texts, **_fit_idf(texts, options))
     if verifier is None:
         return simhash_candidates(fps, empty, k).labels(k)
-    ck = max(k, candidate_k or k)
+    ck = k if candidate_k is None else candidate_k
     cand = simhash_candidates(fps, empty, ck, texts=texts, verifier=verifier)
-    assert cand.sim is not None
-    # within k: accepted as SimHash would; between k and candidate_k: only when verified
-    keep = (cand.dist <= k) | (cand.sim >= verifier.threshold)
-    from neardup.eval.metrics import components
-
-    return components(len(texts), cand.i[keep], cand.j[keep])
+    return cand.labels(ck, verifier.threshold)  # every candidate is verified
 
 
 def neardup_method(
@@ -109,8 +104,8 @@ def neardup_method(
 ) -> Method:
     """A neardup method: Fingerprinter options, k, and optional verification at candidate_k.
 
-    Pairs within ``k`` are accepted; pairs within ``candidate_k`` are accepted when the
-    verifier confirms them. ``verifier=None`` gives plain SimHash at ``k``.
+    With a verifier, every pair within ``candidate_k`` is a candidate and is accepted only when
+    the verifier confirms it (``k`` is then unused). ``verifier=None`` gives plain SimHash at ``k``.
     """
     opts = dict(DEFAULT_FINGERPRINTER if options is None else options)
     return functools.partial(_neardup, options=opts, k=k, verifier=verifier, candidate_k=candidate_k)
