@@ -38,12 +38,18 @@ def planted(lang: str, per_bucket: int, seed: int) -> PlantedSet:
 
 @click.command()
 @click.option("--lang", "langs", multiple=True, default=("en", "zh"))
-@click.option("--method", "methods", multiple=True, default=("neardup", "neardup-unverified",
-                                                                "minhash-lsh", "pypi-simhash"))
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    default=("neardup", "neardup-unverified", "minhash-lsh", "pypi-simhash"),
+)
 @click.option("--per-bucket", default=60, show_default=True)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
-def main(langs: tuple[str, ...], methods: tuple[str, ...], per_bucket: int, seed: int, out: Path) -> None:
+def main(
+    langs: tuple[str, ...], methods: tuple[str, ...], per_bucket: int, seed: int, out: Path
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for lang in langs:
         ps = planted(lang, per_bucket, seed)
@@ -57,11 +63,23 @@ def main(langs: tuple[str, ...], methods: tuple[str, ...], per_bucket: int, seed
                 secs = time.perf_counter() - t0
                 s = score(labels, gt)
                 found = labels[ps.orig] == labels[ps.copy]
-                f.write(json.dumps({"lang": lang, "method": name, "kind": "natural+planted",
-                                    "seconds": round(secs, 1), "docs": len(ps.texts),
-                                    **s.as_dict()}) + "\n")
-                click.echo(f"{lang} {name:20s} {secs:6.1f}s docs={len(ps.texts)} "
-                           f"P={s.precision:.4f} R(must)={s.recall:.4f} F1={s.f1:.4f}")
+                f.write(
+                    json.dumps(
+                        {
+                            "lang": lang,
+                            "method": name,
+                            "kind": "natural+planted",
+                            "seconds": round(secs, 1),
+                            "docs": len(ps.texts),
+                            **s.as_dict(),
+                        }
+                    )
+                    + "\n"
+                )
+                click.echo(
+                    f"{lang} {name:20s} {secs:6.1f}s docs={len(ps.texts)} "
+                    f"P={s.precision:.4f} R(must)={s.recall:.4f} F1={s.f1:.4f}"
+                )
                 for bucket in BUCKETS:
                     cells = []
                     for rate in RATES:
@@ -69,9 +87,20 @@ def main(langs: tuple[str, ...], methods: tuple[str, ...], per_bucket: int, seed
                         for kind in (*EDIT_KINDS, "all"):
                             ks = sel if kind == "all" else sel & (kinds == kind)
                             rec = float(found[ks].mean()) if ks.any() else float("nan")
-                            f.write(json.dumps({"lang": lang, "method": name, "bucket": bucket,
-                                                "rate": rate, "kind": kind, "recall": rec,
-                                                "n": int(ks.sum())}) + "\n")
+                            f.write(
+                                json.dumps(
+                                    {
+                                        "lang": lang,
+                                        "method": name,
+                                        "bucket": bucket,
+                                        "rate": rate,
+                                        "kind": kind,
+                                        "recall": rec,
+                                        "n": int(ks.sum()),
+                                    }
+                                )
+                                + "\n"
+                            )
                         cells.append(f"{rate:.0%}:{found[sel].mean():.3f}")
                     click.echo(f"   {bucket:6s} " + " ".join(cells))
 

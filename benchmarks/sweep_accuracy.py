@@ -39,7 +39,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "char5-none": {"analyzer": "char", "ngram_size": 5, "weighting": "none"},
     "shingle3-none-128": {"analyzer": "shingle", "ngram_size": 3, "weighting": "none", "bits": 128},
     "char5-tf-128": {"analyzer": "char", "ngram_size": 5, "weighting": "tf", "bits": 128},
-    "joinedchar5-none": {"analyzer": functools.partial(joined_char_ngrams, n=5), "weighting": "none"},
+    "joinedchar5-none": {
+        "analyzer": functools.partial(joined_char_ngrams, n=5),
+        "weighting": "none",
+    },
 }
 
 
@@ -76,13 +79,21 @@ def main(corpora: tuple[str, ...], configs: tuple[str, ...], out: Path) -> None:
                     for bucket in ("all", *BUCKETS):
                         sub = None if bucket == "all" else buckets == bucket
                         s = score(labels, gt, sub)
-                        row = {"corpus": corpus, "config": name, "k": k, "bucket": bucket,
-                               "fp_seconds": round(secs, 2), **s.as_dict()}
+                        row = {
+                            "corpus": corpus,
+                            "config": name,
+                            "k": k,
+                            "bucket": bucket,
+                            "fp_seconds": round(secs, 2),
+                            **s.as_dict(),
+                        }
                         f.write(json.dumps(row) + "\n")
                 best = max(range(kmax + 1), key=lambda k: score(cand.labels(k), gt).f1)
                 s = score(cand.labels(best), gt)
-                click.echo(f"{corpus:9s} {name:18s} fp {secs:6.1f}s best k={best:2d} "
-                           f"P={s.precision:.3f} R={s.recall:.3f} F1={s.f1:.3f}")
+                click.echo(
+                    f"{corpus:9s} {name:18s} fp {secs:6.1f}s best k={best:2d} "
+                    f"P={s.precision:.3f} R={s.recall:.3f} F1={s.f1:.3f}"
+                )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,11 @@ CONFIGS = {
     "word-tf-128": {"analyzer": "word", "weighting": "tf", "bits": 128},
     "jchar5-none": {"analyzer": functools.partial(joined_char_ngrams, n=5), "weighting": "none"},
     "jchar4-none": {"analyzer": functools.partial(joined_char_ngrams, n=4), "weighting": "none"},
-    "jchar5-none-128": {"analyzer": functools.partial(joined_char_ngrams, n=5), "weighting": "none",
-                        "bits": 128},
+    "jchar5-none-128": {
+        "analyzer": functools.partial(joined_char_ngrams, n=5),
+        "weighting": "none",
+        "bits": 128,
+    },
     "auto-none": {"analyzer": script_auto_features, "weighting": "none"},
     "auto-none-128": {"analyzer": script_auto_features, "weighting": "none", "bits": 128},
 }
@@ -84,13 +87,24 @@ def main(corpora: tuple[str, ...], configs: tuple[str, ...], out: Path) -> None:
                             for bucket in ("all", *BUCKETS):
                                 sub = None if bucket == "all" else buckets == bucket
                                 s = score(labels, gt, sub)
-                                row = {"corpus": corpus, "config": name, "verifier": vname,
-                                       "candidate_k": ck, "threshold": th, "bucket": bucket,
-                                       "candidates": ncand, "fp_seconds": round(fp_s, 2), **s.as_dict()}
+                                row = {
+                                    "corpus": corpus,
+                                    "config": name,
+                                    "verifier": vname,
+                                    "candidate_k": ck,
+                                    "threshold": th,
+                                    "bucket": bucket,
+                                    "candidates": ncand,
+                                    "fp_seconds": round(fp_s, 2),
+                                    **s.as_dict(),
+                                }
                                 f.write(json.dumps(row) + "\n")
                                 if bucket == "all" and s.f1 > best[0]:
-                                    best = (s.f1, f"{vname} ck={ck} th={th} P={s.precision:.4f} "
-                                                  f"R={s.recall:.4f} cand={ncand}")
+                                    best = (
+                                        s.f1,
+                                        f"{vname} ck={ck} th={th} P={s.precision:.4f} "
+                                        f"R={s.recall:.4f} cand={ncand}",
+                                    )
                 click.echo(f"{corpus:9s} {name:18s} best F1={best[0]:.4f} {best[1]}")
 
 

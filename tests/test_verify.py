@@ -24,7 +24,9 @@ def splitmix(z: int) -> int:
 
 def reference_sketch(hashes: list[int], num_hashes: int, bits: int, seed: int = 0) -> list[int]:
     """Pure-Python b-bit MinHash, written from the definition."""
-    salts = [xxhash.xxh3_64_intdigest(f"neardup-minhash-{i}".encode(), seed) for i in range(num_hashes)]
+    salts = [
+        xxhash.xxh3_64_intdigest(f"neardup-minhash-{i}".encode(), seed) for i in range(num_hashes)
+    ]
     out = []
     for s in salts:
         m = min((splitmix(h ^ s) for h in hashes), default=M64)
@@ -36,13 +38,13 @@ def test_kernel_matches_pure_python_reference() -> None:
     v = MinHashVerifier(num_hashes=16, bits=16)
     sets = [shingle_hashes("the quick brown fox jumps over the lazy dog " * 3), shingle_hashes("a")]
     sk = v.sketch_sets(sets)
-    for row, s in zip(sk, sets):
+    for row, s in zip(sk, sets, strict=False):
         assert row.tolist() == reference_sketch([int(h) for h in s], 16, 16)
 
 
 def test_shingles_match_definition() -> None:
     # word 5-shingles; the hash is an order-sensitive combination of per-word xxh3 values
-    words = "a b c d e f".split()
+    words = ["a", "b", "c", "d", "e", "f"]
     assert len(shingle_hashes(" ".join(words))) == 2
     assert len(shingle_hashes("这是一个很好的产品")) == 9 - 5 + 1  # char 5-grams
     assert len(np.intersect1d(shingle_hashes("a b c d e f"), shingle_hashes("x a b c d e"))) == 1
@@ -70,7 +72,7 @@ GOLDEN = [[108, 111, 207, 230, 255, 204, 31, 239], [191, 53, 104, 193, 246, 216,
 @given(st.integers(20, 300), st.floats(0.0, 1.0), st.integers(0, 10_000))
 def test_similarity_estimates_jaccard(size: int, target: float, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    shared = int(round(target * size))
+    shared = round(target * size)
     pool = rng.choice(2**62, size=2 * size, replace=False).astype(np.uint64)
     a = pool[:size]
     b = np.concatenate([a[:shared], pool[size : 2 * size - shared]])
@@ -84,8 +86,13 @@ def test_similarity_estimates_jaccard(size: int, target: float, seed: int) -> No
 
 def test_identical_and_disjoint() -> None:
     v = MinHashVerifier()
-    sk = v.sketch_many(["alpha beta gamma delta epsilon zeta eta", "alpha beta gamma delta epsilon zeta eta",
-                        "one two three four five six seven eight"])
+    sk = v.sketch_many(
+        [
+            "alpha beta gamma delta epsilon zeta eta",
+            "alpha beta gamma delta epsilon zeta eta",
+            "one two three four five six seven eight",
+        ]
+    )
     sim = v.similarity(sk[[0, 0]], sk[[1, 2]])
     assert sim[0] == 1.0 and sim[1] < 0.1
     assert v.confirm(sk[[0]], sk[[1]]).tolist() == [True]
@@ -105,8 +112,13 @@ def test_bytes_and_dtype() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"bits": 4}, "bits"), ({"num_hashes": 0}, "num_hashes"), ({"threshold": 1.5}, "threshold"),
-     ({"mode": "x"}, "mode"), ({"ngram": 0}, "ngram")],
+    [
+        ({"bits": 4}, "bits"),
+        ({"num_hashes": 0}, "num_hashes"),
+        ({"threshold": 1.5}, "threshold"),
+        ({"mode": "x"}, "mode"),
+        ({"ngram": 0}, "ngram"),
+    ],
 )
 def test_bad_params(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ValueError, match=match):

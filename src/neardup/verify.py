@@ -76,17 +76,18 @@ def _prepared(text: str, mode: str) -> tuple[str, bool]:
 
 @numba.njit(cache=True, nogil=True)
 def _unit_hashes(
-    buf: npt.NDArray[np.uint8], lo: int, hi: int, char_mode: bool, seed: np.uint64,
+    buf: npt.NDArray[np.uint8],
+    lo: int,
+    hi: int,
+    char_mode: bool,
+    seed: np.uint64,
     units: npt.NDArray[np.uint64],
 ) -> int:  # pragma: no cover - compiled
     """XXH3 of each unit (NUL-separated word, or UTF-8 character) of buf[lo:hi]; returns count."""
     u = 0
     start = lo
     for p in range(lo + 1, hi + 1):
-        if char_mode:
-            boundary = p == hi or (buf[p] & 0xC0) != 0x80
-        else:
-            boundary = p == hi or buf[p] == 0
+        boundary = p == hi or buf[p] & 192 != 128 if char_mode else p == hi or buf[p] == 0
         if boundary and p > start:
             units[u] = xxh3_64(buf, start, p - start, seed)
             u += 1
@@ -96,8 +97,11 @@ def _unit_hashes(
 
 @numba.njit(cache=True, nogil=True)
 def _shingle_kernel(
-    buf: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64], char_mode: npt.NDArray[np.bool_],
-    n: int, seed: np.uint64,
+    buf: npt.NDArray[np.uint8],
+    offsets: npt.NDArray[np.int64],
+    char_mode: npt.NDArray[np.bool_],
+    n: int,
+    seed: np.uint64,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:  # pragma: no cover - compiled
     """Sorted unique shingle hashes per document: flat values and document offsets."""
     docs = offsets.shape[0] - 1
@@ -129,7 +133,7 @@ def _shingle_kernel(
 def shingle_hashes_many(
     texts: Sequence[str], n: int = 5, *, mode: str = "auto", seed: int = 0
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
-    """Shingle hash sets of many texts as ``(flat, offsets)``: text d owns ``flat[off[d]:off[d+1]]``.
+    """Shingle hash sets of many texts, ``(flat, off)``: text d owns ``flat[off[d]:off[d+1]]``.
 
     >>> flat, off = shingle_hashes_many(["a b c d e f", "", "x"])
     >>> np.diff(off).tolist()
@@ -143,10 +147,12 @@ def shingle_hashes_many(
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     char_mode = np.array([c for _, c in prepared], dtype=np.bool_)
-    return _shingle_kernel(buf, offsets, char_mode, n, np.uint64(seed))  # type: ignore[no-any-return]
+    return _shingle_kernel(buf, offsets, char_mode, n, np.uint64(seed))
 
 
-def shingle_hashes(text: str, n: int = 5, *, mode: str = "auto", seed: int = 0) -> npt.NDArray[np.uint64]:
+def shingle_hashes(
+    text: str, n: int = 5, *, mode: str = "auto", seed: int = 0
+) -> npt.NDArray[np.uint64]:
     """Sorted unique 64-bit hashes of the text's n-shingles.
 
     ``mode="auto"`` uses word n-grams, or character n-grams when the text is mostly CJK.
@@ -226,26 +232,33 @@ class MinHashVerifier:
         return self.num_hashes * self.bits // 8
 
     @property
-    def dtype(self) -> type[np.unsignedinteger]:  # type: ignore[type-arg]
+    def dtype(self) -> type[np.unsignedinteger]:
         """Numpy dtype of a sketch row."""
         return np.uint8 if self.bits == 8 else np.uint16
 
     def _salts(self) -> npt.NDArray[np.uint64]:
-        seeds = [xxhash.xxh3_64_intdigest(f"neardup-minhash-{i}".encode(), self.seed) for i in range(self.num_hashes)]
+        seeds = [
+            xxhash.xxh3_64_intdigest(f"neardup-minhash-{i}".encode(), self.seed)
+            for i in range(self.num_hashes)
+        ]
         return np.array(seeds, dtype=np.uint64)
 
-    def sketch_many(self, texts: Sequence[str]) -> npt.NDArray[np.unsignedinteger]:  # type: ignore[type-arg]
+    def sketch_many(self, texts: Sequence[str]) -> npt.NDArray[np.unsignedinteger]:
         """One sketch row per text, shape ``(len(texts), num_hashes)``.
 
         A text without letters or digits gets an all-ones row (it still compares equal to
         other empty texts; callers flag empty texts before verification).
         """
         if isinstance(texts, str):
-            raise TypeError("sketch_many expects a sequence of texts, got a single str; wrap it in a list")
+            raise TypeError(
+                "sketch_many expects a sequence of texts, got a single str; wrap it in a list"
+            )
         flat, offsets = shingle_hashes_many(texts, self.ngram, mode=self.mode, seed=self.seed)
         return self._sketch_flat(flat, offsets)
 
-    def sketch_sets(self, sets: Sequence[npt.NDArray[np.uint64]]) -> npt.NDArray[np.unsignedinteger]:  # type: ignore[type-arg]
+    def sketch_sets(
+        self, sets: Sequence[npt.NDArray[np.uint64]]
+    ) -> npt.NDArray[np.unsignedinteger]:
         """Sketch rows from precomputed shingle hash arrays (see :func:`shingle_hashes`)."""
         lengths = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)
@@ -255,26 +268,32 @@ class MinHashVerifier:
 
     def _sketch_flat(
         self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]
-    ) -> npt.NDArray[np.unsignedinteger]:  # type: ignore[type-arg]
+    ) -> npt.NDArray[np.unsignedinteger]:
         mins = _minhash_kernel(flat, offsets, self._salts())
         mask = np.uint64((1 << self.bits) - 1)
         return (mins & mask).astype(self.dtype)
 
     def similarity(
-        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]  # type: ignore[type-arg]
+        self,
+        a: npt.NDArray[np.unsignedinteger],
+        b: npt.NDArray[np.unsignedinteger],
     ) -> npt.NDArray[np.float64]:
         """Estimated Jaccard similarity of row i of ``a`` and row i of ``b``, in [0, 1]."""
         if a.shape != b.shape or a.ndim != 2 or a.shape[1] != self.num_hashes:
             raise ValueError(
-                f"sketch arrays must both have shape (m, {self.num_hashes}), got {a.shape} and {b.shape}"
+                f"sketch arrays must both have shape (m, {self.num_hashes}), "
+                f"got {a.shape} and {b.shape}"
             )
         match = (a == b).mean(axis=1)
-        chance = 2.0 ** -self.bits
+        chance = 2.0**-self.bits
         est = (match - chance) / (1.0 - chance)
-        return np.clip(est, 0.0, 1.0).astype(np.float64)
+        out: npt.NDArray[np.float64] = np.clip(est, 0.0, 1.0).astype(np.float64)
+        return out
 
     def confirm(
-        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]  # type: ignore[type-arg]
+        self,
+        a: npt.NDArray[np.unsignedinteger],
+        b: npt.NDArray[np.unsignedinteger],
     ) -> npt.NDArray[np.bool_]:
         """Boolean mask: pairs whose estimated similarity reaches ``threshold``."""
         return self.similarity(a, b) >= self.threshold

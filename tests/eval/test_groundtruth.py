@@ -29,12 +29,12 @@ def brute(sets: list[frozenset[int]], t: float) -> dict[tuple[int, int], float]:
 def test_join_equals_brute_force(sets: list[frozenset[int]], t: float) -> None:
     arrays = [np.array(sorted(s), dtype=np.uint64) for s in sets]
     i, j, sim = jaccard_join(arrays, t, chunk=3)
-    got = {(int(a), int(b)): float(s) for a, b, s in zip(i, j, sim)}
+    got = {(int(a), int(b)): float(s) for a, b, s in zip(i, j, sim, strict=False)}
     want = brute(sets, t)
     assert got.keys() == want.keys()
     for key, val in want.items():
         assert got[key] == pytest.approx(val)
-    assert list(zip(i.tolist(), j.tolist())) == sorted(got)
+    assert list(zip(i.tolist(), j.tolist(), strict=False)) == sorted(got)
 
 
 def test_texts_identical_edited_and_unrelated() -> None:

@@ -14,12 +14,14 @@ from neardup.eval.pairs import brute_force_pairs
 def test_brute_force_pairs(values: list[int], k: int, words: int) -> None:
     # few distinct high bits so that small distances actually occur
     fps = np.array(values, dtype=np.uint64).reshape(-1)
-    fps = np.stack([fps & np.uint64(0xFF)] * words, axis=1) if words == 2 else fps & np.uint64(0xFFF)
+    fps = (
+        np.stack([fps & np.uint64(0xFF)] * words, axis=1) if words == 2 else fps & np.uint64(0xFFF)
+    )
     i, j, d = brute_force_pairs(fps, k)
     rows = fps[:, None] if fps.ndim == 1 else fps
     want = []
     for a, b in itertools.combinations(range(len(rows)), 2):
-        dist = sum(bin(int(x) ^ int(y)).count("1") for x, y in zip(rows[a], rows[b]))
+        dist = sum(bin(int(x) ^ int(y)).count("1") for x, y in zip(rows[a], rows[b], strict=False))
         if dist <= k:
             want.append((a, b, dist))
-    assert sorted(zip(i.tolist(), j.tolist(), d.tolist())) == want
+    assert sorted(zip(i.tolist(), j.tolist(), d.tolist(), strict=False)) == want

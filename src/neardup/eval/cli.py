@@ -63,7 +63,9 @@ def _prf(pred: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> dict[str,
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
 
 
-def labelled_pairs_report(a: Sequence[str], b: Sequence[str], truth: npt.NDArray[np.bool_]) -> dict[str, Any]:
+def labelled_pairs_report(
+    a: Sequence[str], b: Sequence[str], truth: npt.NDArray[np.bool_]
+) -> dict[str, Any]:
     """P/R/F1 of the default decision on labelled pairs, and the k that maximises F1.
 
     Decision (as in the dedup pipeline): duplicate when the Hamming distance is <= candidate_k
@@ -75,12 +77,15 @@ def labelled_pairs_report(a: Sequence[str], b: Sequence[str], truth: npt.NDArray
     fa, ea = fp.fingerprint_many(list(a), return_mask=True)
     fb, eb = fp.fingerprint_many(list(b), return_mask=True)
     dist = np.asarray(hamming(fa, fb), dtype=np.int64)
-    sim = DEFAULT_VERIFIER.similarity(DEFAULT_VERIFIER.sketch_many(a), DEFAULT_VERIFIER.sketch_many(b))
+    sim = DEFAULT_VERIFIER.similarity(
+        DEFAULT_VERIFIER.sketch_many(a), DEFAULT_VERIFIER.sketch_many(b)
+    )
     valid = ~(np.asarray(ea) | np.asarray(eb))
     confirmed = sim >= DEFAULT_VERIFIER.threshold
 
     def plain(k: int) -> npt.NDArray[np.bool_]:
-        return valid & (dist <= k)
+        out: npt.NDArray[np.bool_] = valid & (dist <= k)
+        return out
 
     default = _prf(plain(DEFAULT_CANDIDATE_K) & confirmed, truth)
     bits = int(DEFAULT_FINGERPRINTER.get("bits", 64))
@@ -88,23 +93,39 @@ def labelled_pairs_report(a: Sequence[str], b: Sequence[str], truth: npt.NDArray
     verified = [(_prf(plain(ck) & confirmed, truth)["f1"], -ck) for ck in range(bits // 2 + 1)]
     best_vf1, neg_ck = max(verified)
     return {
-        "pairs": len(truth), "positives": int(truth.sum()), "default": default,
-        "candidate_k": DEFAULT_CANDIDATE_K, "threshold": DEFAULT_VERIFIER.threshold,
-        "suggested_k_unverified": -neg_k, "f1_at_suggested_k": best_f1,
-        "suggested_candidate_k": -neg_ck, "f1_at_suggested_candidate_k": best_vf1,
+        "pairs": len(truth),
+        "positives": int(truth.sum()),
+        "default": default,
+        "candidate_k": DEFAULT_CANDIDATE_K,
+        "threshold": DEFAULT_VERIFIER.threshold,
+        "suggested_k_unverified": -neg_k,
+        "f1_at_suggested_k": best_f1,
+        "suggested_candidate_k": -neg_ck,
+        "f1_at_suggested_candidate_k": best_vf1,
     }
 
 
 @click.command("eval")
-@click.option("--corpus", help="Named corpus: reuters, shopping, 20news, peoples_daily, clough, ...")
-@click.option("--pairs", "pairs_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='JSONL of labelled pairs: {"a": text, "b": text, "label": 0/1}.')
-@click.option("--method", "methods", multiple=True,
-              help=f"Method(s) to run on --corpus (default: all of {', '.join(METHODS)}).")
+@click.option(
+    "--corpus", help="Named corpus: reuters, shopping, 20news, peoples_daily, clough, ..."
+)
+@click.option(
+    "--pairs",
+    "pairs_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSONL of labelled pairs: {"a": text, "b": text, "label": 0/1}.',
+)
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    help=f"Method(s) to run on --corpus (default: all of {', '.join(METHODS)}).",
+)
 @click.option("--limit", type=int, default=-1, help="Documents to load (default: corpus default).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def eval_command(corpus: str | None, pairs_path: Path | None, methods: tuple[str, ...], limit: int,
-                 as_json: bool) -> None:
+def eval_command(
+    corpus: str | None, pairs_path: Path | None, methods: tuple[str, ...], limit: int, as_json: bool
+) -> None:
     """Measure precision, recall, F1 (and ARI) against shingle-Jaccard ground truth.
 
     \b
@@ -121,12 +142,17 @@ def eval_command(corpus: str | None, pairs_path: Path | None, methods: tuple[str
             click.echo(json.dumps(report, indent=2))
             return
         d = report["default"]
-        click.echo(f"{report['pairs']} pairs ({report['positives']} duplicates); default: "
-                   f"candidate_k={report['candidate_k']}, verifier threshold {report['threshold']}")
+        click.echo(
+            f"{report['pairs']} pairs ({report['positives']} duplicates); default: "
+            f"candidate_k={report['candidate_k']}, verifier threshold {report['threshold']}"
+        )
         click.echo(f"precision {d['precision']:.4f}  recall {d['recall']:.4f}  F1 {d['f1']:.4f}")
-        click.echo(f"suggested candidate_k (verified): {report['suggested_candidate_k']} "
-                   f"(F1 {report['f1_at_suggested_candidate_k']:.4f}); suggested k without "
-                   f"verification: {report['suggested_k_unverified']} (F1 {report['f1_at_suggested_k']:.4f})")
+        click.echo(
+            f"suggested candidate_k (verified): {report['suggested_candidate_k']} "
+            f"(F1 {report['f1_at_suggested_candidate_k']:.4f}); suggested k without "
+            f"verification: {report['suggested_k_unverified']} "
+            f"(F1 {report['f1_at_suggested_k']:.4f})"
+        )
         return
     _run_corpus(str(corpus), methods or tuple(METHODS), limit, as_json)
 
@@ -146,10 +172,15 @@ def _run_corpus(corpus: str, methods: tuple[str, ...], limit: int, as_json: bool
     rows = []
     for name in methods:
         r = run_method(name, texts, gt)
-        rows.append({"method": name, "seconds": round(r.seconds, 2), "note": r.note, **r.scores.as_dict()})
+        rows.append(
+            {"method": name, "seconds": round(r.seconds, 2), "note": r.note, **r.scores.as_dict()}
+        )
         if not as_json:
             s = r.scores
-            click.echo(f"{name:20s} P {s.precision:.4f}  R {s.recall:.4f}  F1 {s.f1:.4f}  "
-                       f"ARI {s.ari:.4f}  {r.seconds:6.1f}s", file=sys.stdout)
+            click.echo(
+                f"{name:20s} P {s.precision:.4f}  R {s.recall:.4f}  F1 {s.f1:.4f}  "
+                f"ARI {s.ari:.4f}  {r.seconds:6.1f}s",
+                file=sys.stdout,
+            )
     if as_json:
         click.echo(json.dumps({"corpus": corpus, "docs": len(texts), "results": rows}, indent=2))

@@ -57,7 +57,9 @@ def load_corpus(name: str, limit: int | None = -1) -> tuple[list[str], list[str]
     cap = default if limit == -1 else limit
     path = corpora_dir() / rel
     if not path.exists():
-        raise CorpusNotFoundError(f"corpus file {path} not found; set NEARDUP_CORPORA to the corpora folder")
+        raise CorpusNotFoundError(
+            f"corpus file {path} not found; set NEARDUP_CORPORA to the corpora folder"
+        )
     ids: list[str] = []
     texts: list[str] = []
     with gzip.open(path, "rt", encoding="utf-8") as f:

@@ -38,7 +38,9 @@ IntArr = npt.NDArray[np.int64]
 FloatArr = npt.NDArray[np.float64]
 
 
-def shingle_sets(texts: Sequence[str], n: int = 5, mode: str = "auto") -> list[npt.NDArray[np.uint64]]:
+def shingle_sets(
+    texts: Sequence[str], n: int = 5, mode: str = "auto"
+) -> list[npt.NDArray[np.uint64]]:
     """Shingle hash sets of every text (sorted, unique)."""
     flat, offsets = shingle_hashes_many(texts, n, mode=mode)
     return np.split(flat, offsets[1:-1])
@@ -159,7 +161,9 @@ class GroundTruth:
     def restrict(self, mask: npt.NDArray[np.bool_]) -> GroundTruth:
         """Ground truth over the same ``n`` docs keeping only pairs with both ends in ``mask``."""
         keep = mask[self.may_i] & mask[self.may_j]
-        return GroundTruth(self.n, self.may_i[keep], self.may_j[keep], self.may_sim[keep], self.must, self.may)
+        return GroundTruth(
+            self.n, self.may_i[keep], self.may_j[keep], self.may_sim[keep], self.must, self.may
+        )
 
     def must_pairs(self) -> IntArr:
         """``(m, 2)`` array of pairs with Jaccard >= ``must``."""

@@ -53,7 +53,10 @@ Method = Callable[[Sequence[str]], IntArr]
 
 #: Recommended defaults, chosen by the sweeps in docs/ACCURACY.md.
 DEFAULT_FINGERPRINTER: dict[str, Any] = {
-    "bits": 128, "analyzer": "shingle", "ngram_size": 3, "weighting": "none",
+    "bits": 128,
+    "analyzer": "shingle",
+    "ngram_size": 3,
+    "weighting": "none",
 }
 DEFAULT_K = 16
 DEFAULT_CANDIDATE_K = 24
@@ -108,7 +111,9 @@ def neardup_method(
     the verifier confirms it (``k`` is then unused). ``verifier=None`` gives plain SimHash at ``k``.
     """
     opts = dict(DEFAULT_FINGERPRINTER if options is None else options)
-    return functools.partial(_neardup, options=opts, k=k, verifier=verifier, candidate_k=candidate_k)
+    return functools.partial(
+        _neardup, options=opts, k=k, verifier=verifier, candidate_k=candidate_k
+    )
 
 
 def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
@@ -119,18 +124,30 @@ def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
 METHODS: dict[str, tuple[Method, str]] = {
     "neardup": (neardup_method(), "recommended defaults (verified)"),
     "neardup-unverified": (
-        neardup_method(k=DEFAULT_K, verifier=None, candidate_k=None), "same fingerprints, no verification"),
-    "pypi-simhash": (_pypi_simhash, "Simhash(text) fingerprints + exact all-pairs at k=3 "
-                     "(same pairs as SimhashIndex(k=3))"),
-    "classic": (neardup_method({"analyzer": "word", "weighting": "tfidf"}, k=3, verifier=None),
-                "word unigrams, TF-IDF fit on the corpus, 64 bits, k=3"),
-    "text-dedup": (neardup_method({"analyzer": "shingle", "ngram_size": 3, "weighting": "none"},
-                                  k=3, verifier=None), "word 3-shingles, unweighted, 64 bits, k=3"),
+        neardup_method(k=DEFAULT_K, verifier=None, candidate_k=None),
+        "same fingerprints, no verification",
+    ),
+    "pypi-simhash": (
+        _pypi_simhash,
+        "Simhash(text) fingerprints + exact all-pairs at k=3 (same pairs as SimhashIndex(k=3))",
+    ),
+    "classic": (
+        neardup_method({"analyzer": "word", "weighting": "tfidf"}, k=3, verifier=None),
+        "word unigrams, TF-IDF fit on the corpus, 64 bits, k=3",
+    ),
+    "text-dedup": (
+        neardup_method(
+            {"analyzer": "shingle", "ngram_size": 3, "weighting": "none"}, k=3, verifier=None
+        ),
+        "word 3-shingles, unweighted, 64 bits, k=3",
+    ),
     "minhash-lsh": (minhash_lsh, "datasketch MinHashLSH(threshold=0.8, num_perm=128), 5-shingles"),
 }
 
 
-def run_method(name: str, texts: Sequence[str], gt: GroundTruth, method: Method | None = None) -> MethodResult:
+def run_method(
+    name: str, texts: Sequence[str], gt: GroundTruth, method: Method | None = None
+) -> MethodResult:
     """Run a named (or given) method over ``texts`` and score it against ``gt``."""
     note = ""
     if method is None:

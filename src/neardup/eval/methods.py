@@ -46,12 +46,14 @@ class Candidates:
         keep = self.dist <= k
         if threshold is not None:
             if self.sim is None:
-                raise ValueError("threshold given but these candidates carry no verifier similarity")
+                raise ValueError(
+                    "threshold given but these candidates carry no verifier similarity"
+                )
             keep &= self.sim >= threshold
         return components(self.n, self.i[keep], self.j[keep])
 
 
-def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(fingerprints, empty_mask)`` from ``neardup.fingerprint.Fingerprinter(**options)``."""
     from neardup.fingerprint import Fingerprinter
 
@@ -60,7 +62,7 @@ def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarr
     return np.asarray(fps), np.asarray(empty, dtype=bool)
 
 
-def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Fingerprints of PyPI ``simhash`` (leonsim) with its defaults: ``Simhash(text).value``.
 
     Its default features are lower-cased character 4-grams of the word characters, md5-hashed.
@@ -72,8 +74,8 @@ def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndar
 
 
 def simhash_candidates(
-    fps: np.ndarray,  # type: ignore[type-arg]
-    empty: np.ndarray,  # type: ignore[type-arg]
+    fps: np.ndarray,
+    empty: np.ndarray,
     k_max: int,
     *,
     texts: Sequence[str] | None = None,

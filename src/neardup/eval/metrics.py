@@ -60,7 +60,8 @@ def components(n: int, i: npt.ArrayLike, j: npt.ArrayLike) -> IntArr:
         raise ValueError(f"edge arrays differ in length: {len(ia)} vs {len(ja)}")
     graph = sp.coo_matrix((np.ones(len(ia), dtype=np.int8), (ia, ja)), shape=(n, n))
     _, labels = connected_components(graph, directed=False)
-    return labels.astype(np.int64)
+    out: IntArr = labels.astype(np.int64)
+    return out
 
 
 pairs_to_labels = components

@@ -1,6 +1,7 @@
 """All pairs within Hamming distance k: ``neardup.index.all_pairs`` when present, else brute force.
 
-The brute-force join is exact and O(n^2) (blocked numpy popcount, a few seconds for 30,000 fingerprints); it keeps the
+The brute-force join is exact and O(n^2) (blocked numpy popcount, a few seconds for 30,000
+fingerprints); it keeps the
 evaluation independent of the index while the index is being built, and cross-checks it after.
 
 >>> import numpy as np
@@ -19,7 +20,9 @@ __all__ = ["all_pairs", "brute_force_pairs"]
 IntArr = npt.NDArray[np.int64]
 
 
-def _blocked(fps: npt.NDArray[np.uint64], k: int, block: int = 256) -> tuple[IntArr, IntArr, IntArr]:
+def _blocked(
+    fps: npt.NDArray[np.uint64], k: int, block: int = 256
+) -> tuple[IntArr, IntArr, IntArr]:
     n, w = fps.shape
     out: list[tuple[IntArr, IntArr, IntArr]] = []
     for lo in range(0, n, block):
@@ -47,7 +50,7 @@ def _as_words(fps: npt.ArrayLike) -> npt.NDArray[np.uint64]:
 
 
 def brute_force_pairs(fps: npt.ArrayLike, k: int) -> tuple[IntArr, IntArr, IntArr]:
-    """Exact pairs ``i < j`` with Hamming distance <= k; fps is ``(n,)`` or ``(n, words)`` uint64."""
+    """Exact pairs ``i < j`` within Hamming distance k; fps: ``(n,)`` or ``(n, words)`` uint64."""
     return _blocked(_as_words(fps), int(k))
 
 

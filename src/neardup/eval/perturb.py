@@ -27,11 +27,20 @@ from neardup.verify import is_cjk_text
 __all__ = ["BUCKETS", "EDIT_KINDS", "PlantedSet", "length_bucket", "perturb", "plant_copies"]
 
 EDIT_KINDS = (
-    "insert", "delete", "substitute", "swap", "move_sentence", "boilerplate", "rewrap", "width",
+    "insert",
+    "delete",
+    "substitute",
+    "swap",
+    "move_sentence",
+    "boilerplate",
+    "rewrap",
+    "width",
 )
 #: length bucket name -> [min chars, max chars)
 BUCKETS: dict[str, tuple[int, float]] = {
-    "short": (0, 300), "medium": (300, 1000), "long": (1000, float("inf")),
+    "short": (0, 300),
+    "medium": (300, 1000),
+    "long": (1000, float("inf")),
 }
 _BOILER_EN = (
     "Click here to subscribe to our newsletter.",
@@ -39,7 +48,12 @@ _BOILER_EN = (
     "Share this article on social media.",
     "Advertisement",
 )
-_BOILER_ZH = ("本文版权归原作者所有，转载请注明出处。", "点击关注我们的公众号。", "广告", "欢迎分享到朋友圈。")
+_BOILER_ZH = (
+    "本文版权归原作者所有，转载请注明出处。",
+    "点击关注我们的公众号。",
+    "广告",
+    "欢迎分享到朋友圈。",
+)
 _SENT_RE = re.compile(r"(?<=[.!?。！？])\s*")
 
 
@@ -148,7 +162,9 @@ def _rewrap(text: str, rate: float, rng: np.random.Generator) -> str:
 
 def _width(text: str, rate: float, rng: np.random.Generator) -> str:
     chars = list(text)
-    eligible = [p for p, c in enumerate(chars) if 0x21 <= ord(c) <= 0x7E or 0xFF01 <= ord(c) <= 0xFF5E]
+    eligible = [
+        p for p, c in enumerate(chars) if 0x21 <= ord(c) <= 0x7E or 0xFF01 <= ord(c) <= 0xFF5E
+    ]
     if not eligible:
         return text
     for p in rng.choice(eligible, size=_count(rate, len(eligible)), replace=False).tolist():
@@ -195,7 +211,7 @@ def plant_copies(
     rates: Sequence[float] = (0.01, 0.02, 0.05, 0.1, 0.2),
     seed: int = 0,
 ) -> PlantedSet:
-    """Append one edited copy per (sampled base, kind, rate); ``per_bucket`` bases per length bucket."""
+    """Append one edited copy per (sampled base, kind, rate); ``per_bucket`` bases per bucket."""
     rng = np.random.default_rng(seed)
     out = list(texts)
     orig: list[int] = []
@@ -217,6 +233,10 @@ def plant_copies(
                     rate_l.append(rate)
                     bucket_l.append(name)
     return PlantedSet(
-        out, np.array(orig, dtype=np.int64), np.array(copy, dtype=np.int64), kind_l,
-        np.array(rate_l, dtype=np.float64), bucket_l,
+        out,
+        np.array(orig, dtype=np.int64),
+        np.array(copy, dtype=np.int64),
+        kind_l,
+        np.array(rate_l, dtype=np.float64),
+        bucket_l,
     )
