@@ -1,6 +1,6 @@
 """Plots for docs/ACCURACY.md from the JSONL results of the sweep and planted benchmarks.
 
-    PYTHONPATH=src python benchmarks/plot_accuracy.py
+PYTHONPATH=src python benchmarks/plot_accuracy.py
 """
 
 from __future__ import annotations
@@ -15,8 +15,15 @@ import matplotlib.pyplot as plt
 
 RES = Path("benchmarks/results")
 IMG = Path("docs/img")
-PR_CONFIGS = ("word-tf", "word-tfidf", "shingle3-none", "shingle4-none", "char5-tf",
-              "shingle3-none-128", "joinedchar5-none")
+PR_CONFIGS = (
+    "word-tf",
+    "word-tfidf",
+    "shingle3-none",
+    "shingle4-none",
+    "char5-tf",
+    "shingle3-none-128",
+    "joinedchar5-none",
+)
 
 
 def rows(name: str) -> list[dict]:  # type: ignore[type-arg]
@@ -53,13 +60,19 @@ def pr_curves() -> None:
 def verify_curves(config: str, verifier: str = "mh64x8") -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, corpus in zip(axes, ("reuters", "shopping")):
-        data = [r for r in rows(f"verify_{corpus}.jsonl")
-                if r["bucket"] == "all" and r["config"] == config and r["verifier"] == verifier]
+        data = [
+            r
+            for r in rows(f"verify_{corpus}.jsonl")
+            if r["bucket"] == "all" and r["config"] == config and r["verifier"] == verifier
+        ]
         for th in sorted({r["threshold"] for r in data}):
             pts = sorted((r["candidate_k"], r["f1"]) for r in data if r["threshold"] == th)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=f"t={th}")
-        plain = sorted((r["k"], r["f1"]) for r in rows(f"sweep_{corpus}.jsonl")
-                       if r["bucket"] == "all" and r["config"] == config)
+        plain = sorted(
+            (r["k"], r["f1"])
+            for r in rows(f"sweep_{corpus}.jsonl")
+            if r["bucket"] == "all" and r["config"] == config
+        )
         if plain:
             ax.plot([p[0] for p in plain], [p[1] for p in plain], "k--", label="no verification")
         ax.set_title(f"{corpus}: {config}, verifier {verifier}")
@@ -76,8 +89,11 @@ def verify_curves(config: str, verifier: str = "mh64x8") -> None:
 def planted_curves(method: str = "neardup") -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, lang in zip(axes, ("en", "zh")):
-        data = [r for r in rows(f"planted_{lang}.jsonl")
-                if r.get("method") == method and r.get("kind") == "all"]
+        data = [
+            r
+            for r in rows(f"planted_{lang}.jsonl")
+            if r.get("method") == method and r.get("kind") == "all"
+        ]
         for bucket in ("short", "medium", "long"):
             pts = sorted((r["rate"], r["recall"]) for r in data if r["bucket"] == bucket)
             ax.plot([100 * p[0] for p in pts], [p[1] for p in pts], marker="o", label=bucket)

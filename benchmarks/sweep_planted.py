@@ -53,14 +53,22 @@ def main(langs: tuple[str, ...], out: Path) -> None:
                             labels = cand.labels(ck, th)
                             found = labels[ps.orig] == labels[ps.copy]
                             s = score(labels, gt)
-                            row = {"lang": lang, "config": cname, "verifier": vname,
-                                   "candidate_k": ck, "threshold": th,
-                                   "recall_target": float(found[target].mean()),
-                                   "recall_all": float(found.mean()), **s.as_dict()}
+                            row = {
+                                "lang": lang,
+                                "config": cname,
+                                "verifier": vname,
+                                "candidate_k": ck,
+                                "threshold": th,
+                                "recall_target": float(found[target].mean()),
+                                "recall_all": float(found.mean()),
+                                **s.as_dict(),
+                            }
                             f.write(json.dumps(row) + "\n")
-                            click.echo(f"{lang} {cname} {vname} ck={ck} t={th} "
-                                       f"R5%={row['recall_target']:.4f} P={s.precision:.4f} "
-                                       f"R={s.recall:.4f}")
+                            click.echo(
+                                f"{lang} {cname} {vname} ck={ck} t={th} "
+                                f"R5%={row['recall_target']:.4f} P={s.precision:.4f} "
+                                f"R={s.recall:.4f}"
+                            )
 
 
 if __name__ == "__main__":

@@ -49,22 +49,28 @@ VERIFIERS = {
     "mh64x8": MinHashVerifier(num_hashes=64, bits=8),
     "mh128x8": MinHashVerifier(num_hashes=128, bits=8),
     "mh32x16": MinHashVerifier(num_hashes=32, bits=16),
+    "mh64x8n3": MinHashVerifier(num_hashes=64, bits=8, ngram=3),
+    "mh128x8n3": MinHashVerifier(num_hashes=128, bits=8, ngram=3),
+    "mh64x8n4": MinHashVerifier(num_hashes=64, bits=8, ngram=4),
 }
-THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8)
+THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 
 
 @click.command()
 @click.option("--corpus", "corpora", multiple=True, default=("reuters", "shopping"))
 @click.option("--config", "configs", multiple=True, default=tuple(CONFIGS))
+@click.option("--verifier", "verifiers", multiple=True, default=("mh64x8", "mh128x8", "mh32x16"))
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
-def main(corpora: tuple[str, ...], configs: tuple[str, ...], out: Path) -> None:
+def main(
+    corpora: tuple[str, ...], configs: tuple[str, ...], verifiers: tuple[str, ...], out: Path
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for corpus in corpora:
         _, texts = load_corpus(corpus)
         gt = GroundTruth.from_texts(texts)
         buckets = np.array([length_bucket(t) for t in texts])
         sketches = {}
-        for vname, v in VERIFIERS.items():
+        for vname, v in ((n, VERIFIERS[n]) for n in verifiers):
             t0 = time.perf_counter()
             sketches[vname] = v.sketch_many(texts)
             click.echo(f"{corpus} sketch {vname}: {time.perf_counter() - t0:.1f}s")
@@ -77,7 +83,7 @@ def main(corpora: tuple[str, ...], configs: tuple[str, ...], out: Path) -> None:
                 kmax = 24 if opts.get("bits") == 128 else 12
                 cand = simhash_candidates(fps, empty, kmax)
                 best = (0.0, "")
-                for vname, v in VERIFIERS.items():
+                for vname, v in ((n, VERIFIERS[n]) for n in verifiers):
                     sk = sketches[vname]
                     cand.sim = v.similarity(sk[cand.i], sk[cand.j])
                     for ck in range(2, kmax + 1, 1 if kmax == 12 else 2):
