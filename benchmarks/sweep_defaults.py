@@ -9,6 +9,7 @@ Writes benchmarks/results/defaults_<config>.jsonl and prints the best settings.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import sys
@@ -27,6 +28,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from planted_accuracy import planted
 
 CONFIGS = {
+    "word-none": ({"analyzer": "word", "weighting": "none"}, (6, 8, 10, 12, 14)),
+    "word-none-128": ({"analyzer": "word", "weighting": "none", "bits": 128}, (12, 16, 20, 24, 28)),
+    "auto13-none": (
+        {"analyzer": functools.partial(script_auto_features, word_n=1, char_n=3), "weighting": "none"},
+        (6, 8, 10, 12, 14),
+    ),
     "auto-none": ({"analyzer": script_auto_features, "weighting": "none"}, (8, 10, 12, 14, 16)),
     "auto-none-128": (
         {"analyzer": script_auto_features, "weighting": "none", "bits": 128},
@@ -37,6 +44,8 @@ VERIFIERS = {
     "mh64x8n5": MinHashVerifier(num_hashes=64, bits=8, ngram=5),
     "mh128x8n5": MinHashVerifier(num_hashes=128, bits=8, ngram=5),
     "mh64x8n3": MinHashVerifier(num_hashes=64, bits=8, ngram=3),
+    "mh64x8n4": MinHashVerifier(num_hashes=64, bits=8, ngram=4),
+    "mh128x8n4": MinHashVerifier(num_hashes=128, bits=8, ngram=4),
 }
 T_SHORT = (0.6, 0.7, 0.8)
 T_LONG = (0.4, 0.5, 0.6, 0.7)
@@ -55,21 +64,35 @@ def datasets() -> dict[str, tuple[list[str], np.ndarray | None]]:
 
 @click.command()
 @click.option("--config", "config", default="auto-none")
+@click.option("--candidate-k", "cks_opt", multiple=True, type=int)
+@click.option("--t-short", "t_short", multiple=True, type=float, default=T_SHORT)
+@click.option("--t-long", "t_long", multiple=True, type=float, default=T_LONG)
+@click.option("--verifier", "verifiers", multiple=True, default=("mh64x8n5", "mh128x8n5", "mh64x8n3"))
+@click.option("--tag", default="")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
-def main(config: str, out: Path) -> None:
+def main(
+    config: str,
+    cks_opt: tuple[int, ...],
+    t_short: tuple[float, ...],
+    t_long: tuple[float, ...],
+    verifiers: tuple[str, ...],
+    tag: str,
+    out: Path,
+) -> None:
     opts, cks = CONFIGS[config]
+    cks = cks_opt or cks
     results: dict[tuple, dict[str, float]] = {}  # type: ignore[type-arg]
-    with (out / f"defaults_{config}.jsonl").open("w") as f:
+    with (out / f"defaults_{config}{tag}.jsonl").open("w") as f:
         for dname, (texts, plant) in datasets().items():
             gt = GroundTruth.from_texts(texts) if plant is None else None
             fps, empty = neardup_fingerprints(texts, **opts)
             cand = simhash_candidates(fps, empty, max(cks))
             lengths = np.array([len(t) for t in texts])
             short = np.minimum(lengths[cand.i], lengths[cand.j]) < 300
-            for vname, v in VERIFIERS.items():
+            for vname, v in ((n, VERIFIERS[n]) for n in verifiers):
                 sk = v.sketch_many(texts)
-                sim = v.similarity(sk[cand.i], sk[cand.j])
-                for ck, ts, tl in itertools.product(cks, T_SHORT, T_LONG):
+                sim = v.estimate(sk[cand.i], sk[cand.j])
+                for ck, ts, tl in itertools.product(cks, t_short, t_long):
                     keep = (cand.dist <= ck) & (sim >= np.where(short, ts, tl))
                     labels = components(len(texts), cand.i[keep], cand.j[keep])
                     row = {

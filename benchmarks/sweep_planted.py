@@ -47,7 +47,7 @@ def main(langs: tuple[str, ...], out: Path) -> None:
                 fps, empty = neardup_fingerprints(ps.texts, **opts)
                 cand = simhash_candidates(fps, empty, 32)
                 for vname, v in VERIFIERS.items():
-                    cand.sim = v.similarity(sk[vname][cand.i], sk[vname][cand.j])
+                    cand.sim = v.estimate(sk[vname][cand.i], sk[vname][cand.j])
                     for ck in (12, 16, 20, 24, 28, 32):
                         for th in (0.4, 0.5, 0.6, 0.7):
                             labels = cand.labels(ck, th)

@@ -85,7 +85,7 @@ def main(
                 best = (0.0, "")
                 for vname, v in ((n, VERIFIERS[n]) for n in verifiers):
                     sk = sketches[vname]
-                    cand.sim = v.similarity(sk[cand.i], sk[cand.j])
+                    cand.sim = v.estimate(sk[cand.i], sk[cand.j])
                     for ck in range(2, kmax + 1, 1 if kmax == 12 else 2):
                         ncand = int((cand.dist <= ck).sum())
                         for th in THRESHOLDS:

@@ -37,9 +37,10 @@ def reference_sketch(hashes: list[int], num_hashes: int, bits: int, seed: int = 
 def test_kernel_matches_pure_python_reference() -> None:
     v = MinHashVerifier(num_hashes=16, bits=16)
     sets = [shingle_hashes("the quick brown fox jumps over the lazy dog " * 3), shingle_hashes("a")]
-    sk = v.sketch_sets(sets)
-    for row, s in zip(sk, sets, strict=False):
-        assert row.tolist() == reference_sketch([int(h) for h in s], 16, 16)
+    sk = v.sketch_sets(sets, lengths=[500, 1])
+    for row, s in zip(sk, sets, strict=True):
+        assert row[:-1].tolist() == reference_sketch([int(h) for h in s], 16, 16)
+    assert sk[:, -1].tolist() == [0, 1]  # short-text flag
 
 
 def test_shingles_match_definition() -> None:
@@ -54,15 +55,15 @@ def test_shingles_match_definition() -> None:
 def test_golden_values_stable_across_processes() -> None:
     code = (
         "from neardup.verify import MinHashVerifier as V;"
-        "print(V(num_hashes=8).sketch_many(['Oil prices rose sharply on Monday after the OPEC"
+        "print(V(num_hashes=8, ngram=5).sketch_many(['Oil prices rose sharply on Monday after the OPEC"
         " meeting', '质量很好，物流也快'])[:, :8].tolist())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    here = MinHashVerifier(num_hashes=8).sketch_many(
+    here = MinHashVerifier(num_hashes=8, ngram=5).sketch_many(
         ["Oil prices rose sharply on Monday after the OPEC meeting", "质量很好，物流也快"]
     )
-    assert out.stdout.strip() == str(here.tolist())
-    assert here.tolist() == GOLDEN
+    assert out.stdout.strip() == str(here[:, :8].tolist())
+    assert here.tolist() == [[*row, 1] for row in GOLDEN]  # both texts are short
 
 
 GOLDEN = [[108, 111, 207, 230, 255, 204, 31, 239], [191, 53, 104, 193, 246, 216, 83, 238]]
@@ -79,9 +80,23 @@ def test_similarity_estimates_jaccard(size: int, target: float, seed: int) -> No
     true_j = shared / (2 * size - shared)
     v = MinHashVerifier(num_hashes=256, bits=16)
     sk = v.sketch_sets([np.sort(a), np.sort(b)])
-    est = float(v.similarity(sk[:1], sk[1:])[0])
+    est = float(v.estimate(sk[:1], sk[1:])[0])
+    assert float(v.similarity(sk[:1], sk[1:])[0]) == est  # long texts: no margin
     # 256 hashes: standard error <= 0.032; allow ~4.5 sigma
     assert abs(est - true_j) <= 0.15
+
+
+def test_short_texts_need_the_stricter_threshold() -> None:
+    v = MinHashVerifier(num_hashes=256, bits=16, threshold=0.6, short_threshold=0.8)
+    pool = np.arange(1, 201, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    a = np.sort(pool[:100])
+    b = np.sort(np.concatenate([pool[:70], pool[100:130]]))  # J = 70/130
+    long_ = v.sketch_sets([a, b], lengths=[1000, 1000])
+    short = v.sketch_sets([a, b], lengths=[1000, 120])
+    est = float(v.estimate(long_[:1], long_[1:])[0])
+    assert float(v.similarity(short[:1], short[1:])[0]) == pytest.approx(max(0.0, est - 0.2))
+    same = v.sketch_sets([a, a], lengths=[100, 100])
+    assert v.confirm(same[:1], same[1:]).tolist() == [True]
 
 
 def test_identical_and_disjoint() -> None:
@@ -93,7 +108,7 @@ def test_identical_and_disjoint() -> None:
             "one two three four five six seven eight",
         ]
     )
-    sim = v.similarity(sk[[0, 0]], sk[[1, 2]])
+    sim = v.estimate(sk[[0, 0]], sk[[1, 2]])
     assert sim[0] == 1.0 and sim[1] < 0.1
     assert v.confirm(sk[[0]], sk[[1]]).tolist() == [True]
 
@@ -105,9 +120,10 @@ def test_normalisation_invariance() -> None:
 
 
 def test_bytes_and_dtype() -> None:
-    assert MinHashVerifier(num_hashes=64, bits=8).bytes_per_doc == 64
+    assert MinHashVerifier(num_hashes=64, bits=8).bytes_per_doc == 65
     v = MinHashVerifier(num_hashes=32, bits=16)
-    assert v.sketch_many(["x y"]).dtype == np.uint16 and v.bytes_per_doc == 64
+    sk = v.sketch_many(["x y"])
+    assert sk.dtype == np.uint16 and sk.shape == (1, 33) and v.bytes_per_doc == 66
 
 
 @pytest.mark.parametrize(
@@ -118,6 +134,8 @@ def test_bytes_and_dtype() -> None:
         ({"threshold": 1.5}, "threshold"),
         ({"mode": "x"}, "mode"),
         ({"ngram": 0}, "ngram"),
+        ({"short_threshold": -1.0}, "short_threshold"),
+        ({"short_length": -5}, "short_length"),
     ],
 )
 def test_bad_params(kwargs: dict[str, object], match: str) -> None:
@@ -130,7 +148,7 @@ def test_bad_inputs() -> None:
     with pytest.raises(TypeError, match="single str"):
         v.sketch_many("abc")
     with pytest.raises(ValueError, match="shape"):
-        v.similarity(np.zeros((2, 64), np.uint8), np.zeros((3, 64), np.uint8))
+        v.similarity(np.zeros((2, 129), np.uint8), np.zeros((3, 129), np.uint8))
 
 
 def test_script_detection() -> None:

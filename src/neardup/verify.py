@@ -4,21 +4,24 @@ SimHash at a small Hamming radius misses edited copies; at a wide radius it admi
 short texts. The cure measured in ``docs/ACCURACY.md``: find candidates at a wider radius
 (``candidate_k``) and keep only those whose estimated shingle Jaccard similarity clears a
 threshold. The estimate comes from a b-bit MinHash sketch (Li & König, 2010) stored per
-document: ``num_hashes`` values of ``bits`` bits each (64 x 8 bits = 64 bytes by default).
+document: ``num_hashes`` values of ``bits`` bits each (128 x 8 bits + a 1-byte short-text
+flag = 129 bytes by default).
 
 Shingles are word n-grams for alphabetic text and character n-grams (over letters and digits,
 punctuation and whitespace dropped) for CJK text, chosen per document by script, after NFKC
 normalisation and case folding. Hashing is xxh3 with a fixed seed plus a splitmix64 mixer, so
 sketches are identical across processes and machines.
 
->>> v = MinHashVerifier()
+>>> v = MinHashVerifier(num_hashes=64)
 >>> s = v.sketch_many(["the quick brown fox jumps over the lazy dog today",
 ...                    "the quick brown fox jumps over the lazy dog today",
 ...                    "an entirely different sentence about monetary policy and rates"])
 >>> s.shape, s.dtype.name
-((3, 64), 'uint8')
->>> v.similarity(s[:2], s[1:]).round(2).tolist()
+((3, 65), 'uint8')
+>>> v.estimate(s[:2], s[1:]).round(2).tolist()
 [1.0, 0.0]
+>>> v.confirm(s[:2], s[1:]).tolist()  # short texts: confirmed only at >= short_threshold
+[True, False]
 """
 
 from __future__ import annotations
@@ -196,22 +199,31 @@ def _minhash_kernel(
 
 @dataclass(frozen=True)
 class MinHashVerifier:
-    """b-bit MinHash over shingles: confirms a candidate pair when estimated Jaccard >= threshold.
+    """b-bit MinHash over shingles: confirms a candidate pair by estimated Jaccard similarity.
 
-    Parameters are keyword-only: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits
-    kept per value), ``ngram`` (shingle size), ``mode`` ("auto", "word", "char"), ``threshold``
-    (minimum estimated Jaccard to confirm), ``seed``. Memory is ``num_hashes * bits / 8`` bytes
-    per document.
+    Keyword parameters: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits kept per
+    value), ``ngram`` (shingle size), ``mode`` ("auto", "word", "char"), ``threshold``
+    (minimum estimated Jaccard to confirm), ``short_threshold`` (the stricter minimum when
+    either text has fewer than ``short_length`` characters: short texts chain more easily),
+    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md).
 
-    >>> MinHashVerifier(num_hashes=32, bits=16).bytes_per_doc
-    64
+    A sketch row holds ``num_hashes`` values plus one flag byte/word (1 = short text), so
+    ``sketch_many`` returns shape ``(n, num_hashes + 1)``; memory is :attr:`bytes_per_doc`.
+    :meth:`similarity` is the decision score: the Jaccard estimate, lowered by
+    ``short_threshold - threshold`` for short pairs, so ``similarity >= threshold`` applies the
+    length-aware rule; :meth:`estimate` is the plain estimate.
+
+    >>> MinHashVerifier().bytes_per_doc
+    129
     """
 
-    num_hashes: int = 64
+    num_hashes: int = 128
     bits: int = 8
-    ngram: int = 5
+    ngram: int = 4
     mode: str = "auto"
-    threshold: float = 0.5
+    threshold: float = 0.6
+    short_threshold: float = 0.8
+    short_length: int = 300
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -219,17 +231,25 @@ class MinHashVerifier:
             raise ValueError(f"num_hashes must be an int in 1..4096, got {self.num_hashes!r}")
         if self.bits not in (8, 16):
             raise ValueError(f"bits must be 8 or 16, got {self.bits!r}")
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {self.threshold!r}")
+        for name in ("threshold", "short_threshold"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.mode not in ("auto", "word", "char"):
             raise ValueError(f"mode must be 'auto', 'word' or 'char', got {self.mode!r}")
         if not isinstance(self.ngram, int) or self.ngram < 1:
             raise ValueError(f"ngram must be an int >= 1, got {self.ngram!r}")
+        if not isinstance(self.short_length, int) or self.short_length < 0:
+            raise ValueError(f"short_length must be an int >= 0, got {self.short_length!r}")
+
+    @property
+    def width(self) -> int:
+        """Columns of a sketch row: the hash values plus the short-text flag."""
+        return self.num_hashes + 1
 
     @property
     def bytes_per_doc(self) -> int:
         """Sketch size in bytes per document."""
-        return self.num_hashes * self.bits // 8
+        return self.width * self.bits // 8
 
     @property
     def dtype(self) -> type[np.unsignedinteger]:
@@ -244,7 +264,7 @@ class MinHashVerifier:
         return np.array(seeds, dtype=np.uint64)
 
     def sketch_many(self, texts: Sequence[str]) -> npt.NDArray[np.unsignedinteger]:
-        """One sketch row per text, shape ``(len(texts), num_hashes)``.
+        """One sketch row per text, shape ``(len(texts), width)``.
 
         A text without letters or digits gets an all-ones row (it still compares equal to
         other empty texts; callers flag empty texts before verification).
@@ -254,46 +274,64 @@ class MinHashVerifier:
                 "sketch_many expects a sequence of texts, got a single str; wrap it in a list"
             )
         flat, offsets = shingle_hashes_many(texts, self.ngram, mode=self.mode, seed=self.seed)
-        return self._sketch_flat(flat, offsets)
+        return self._sketch_flat(flat, offsets, [len(t) for t in texts])
 
     def sketch_sets(
-        self, sets: Sequence[npt.NDArray[np.uint64]]
+        self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None
     ) -> npt.NDArray[np.unsignedinteger]:
-        """Sketch rows from precomputed shingle hash arrays (see :func:`shingle_hashes`)."""
-        lengths = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+        """Sketch rows from precomputed shingle hash arrays (see :func:`shingle_hashes`).
+
+        ``lengths`` are the texts' lengths in characters (None: treated as long texts).
+        """
+        sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        np.cumsum(sizes, out=offsets[1:])
         flat = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
-        return self._sketch_flat(flat.astype(np.uint64, copy=False), offsets)
+        chars = [self.short_length] * len(sets) if lengths is None else list(lengths)
+        return self._sketch_flat(flat.astype(np.uint64, copy=False), offsets, chars)
 
     def _sketch_flat(
-        self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]
+        self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], chars: Sequence[int]
     ) -> npt.NDArray[np.unsignedinteger]:
         mins = _minhash_kernel(flat, offsets, self._salts())
-        mask = np.uint64((1 << self.bits) - 1)
-        return (mins & mask).astype(self.dtype)
+        out = np.empty((len(offsets) - 1, self.width), dtype=self.dtype)
+        out[:, :-1] = mins & np.uint64((1 << self.bits) - 1)
+        out[:, -1] = np.asarray(chars, dtype=np.int64) < self.short_length
+        return out
 
-    def similarity(
-        self,
-        a: npt.NDArray[np.unsignedinteger],
-        b: npt.NDArray[np.unsignedinteger],
+    def _check(self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]) -> None:
+        if a.shape != b.shape or a.ndim != 2 or a.shape[1] != self.width:
+            raise ValueError(
+                f"sketch arrays must both have shape (m, {self.width}) from this verifier's "
+                f"sketch_many, got {a.shape} and {b.shape}"
+            )
+
+    def estimate(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.float64]:
         """Estimated Jaccard similarity of row i of ``a`` and row i of ``b``, in [0, 1]."""
-        if a.shape != b.shape or a.ndim != 2 or a.shape[1] != self.num_hashes:
-            raise ValueError(
-                f"sketch arrays must both have shape (m, {self.num_hashes}), "
-                f"got {a.shape} and {b.shape}"
-            )
-        match = (a == b).mean(axis=1)
+        self._check(a, b)
+        match = (a[:, :-1] == b[:, :-1]).mean(axis=1)
         chance = 2.0**-self.bits
-        est = (match - chance) / (1.0 - chance)
-        out: npt.NDArray[np.float64] = np.clip(est, 0.0, 1.0).astype(np.float64)
+        out: npt.NDArray[np.float64] = np.clip((match - chance) / (1.0 - chance), 0.0, 1.0)
+        return out.astype(np.float64)
+
+    def similarity(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.float64]:
+        """Decision score per row pair: the estimate, minus the short-text margin if either is short.
+
+        ``similarity(a, b) >= threshold`` is the verification rule.
+        """
+        est = self.estimate(a, b)
+        short = (a[:, -1] != 0) | (b[:, -1] != 0)
+        margin = max(0.0, self.short_threshold - self.threshold)
+        out: npt.NDArray[np.float64] = np.clip(est - margin * short, 0.0, 1.0)
         return out
 
     def confirm(
-        self,
-        a: npt.NDArray[np.unsignedinteger],
-        b: npt.NDArray[np.unsignedinteger],
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.bool_]:
-        """Boolean mask: pairs whose estimated similarity reaches ``threshold``."""
-        return self.similarity(a, b) >= self.threshold
+        """Boolean mask: pairs the verifier confirms (``similarity >= threshold``)."""
+        out: npt.NDArray[np.bool_] = self.similarity(a, b) >= self.threshold
+        return out

@@ -32,6 +32,7 @@ from neardup.eval.methods import (
     minhash_lsh,
     neardup_fingerprints,
     pypi_simhash_fingerprints,
+    script_auto_features,
     simhash_candidates,
 )
 from neardup.eval.metrics import Scores, score
@@ -51,16 +52,19 @@ __all__ = [
 IntArr = npt.NDArray[np.int64]
 Method = Callable[[Sequence[str]], IntArr]
 
-#: Recommended defaults, chosen by the sweeps in docs/ACCURACY.md.
+#: Recommended defaults, chosen by the sweeps in docs/ACCURACY.md. The analyzer is the
+#: script rule (word 3-shingles; CJK: character 5-grams over letters and digits) as a Python
+#: callable until the Fingerprinter offers it natively.
 DEFAULT_FINGERPRINTER: dict[str, Any] = {
-    "bits": 128,
-    "analyzer": "shingle",
-    "ngram_size": 3,
+    "bits": 64,
+    "analyzer": script_auto_features,
     "weighting": "none",
 }
-DEFAULT_K = 16
-DEFAULT_CANDIDATE_K = 24
-DEFAULT_VERIFIER = MinHashVerifier(num_hashes=64, bits=8, ngram=5, threshold=0.6)
+DEFAULT_K = 8  # best plain-SimHash k for these features, used only without verification
+DEFAULT_CANDIDATE_K = 18
+DEFAULT_VERIFIER = MinHashVerifier(
+    num_hashes=128, bits=8, ngram=4, threshold=0.6, short_threshold=0.8, short_length=300
+)
 
 
 @dataclass(frozen=True)

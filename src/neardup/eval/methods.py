@@ -92,8 +92,10 @@ def simhash_candidates(
         if texts is None:
             raise ValueError("verification needs the texts")
         t1 = time.perf_counter()
-        sk = verifier.sketch_many(texts)
-        sim = verifier.similarity(sk[i], sk[j])
+        # batch mode: only documents that occur in a candidate pair need a sketch
+        docs, inv = np.unique(np.concatenate([i, j]), return_inverse=True)
+        sk = verifier.sketch_many([texts[d] for d in docs.tolist()])
+        sim = verifier.similarity(sk[inv[: len(i)]], sk[inv[len(i) :]])
         secs["verify"] = time.perf_counter() - t1
     return Candidates(len(fps), i, j, d, sim, secs)
 
