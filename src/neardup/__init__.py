@@ -1,6 +1,7 @@
 """neardup: near-duplicate text detection at scale with SimHash.
 
 Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (CLI, service, Spark).
+Names are imported on first use, so ``import neardup`` (and ``neardup --help``) stay fast.
 
 >>> import neardup
 >>> fp = neardup.Fingerprinter()
@@ -10,17 +11,56 @@ True
 
 from __future__ import annotations
 
-from neardup.features.idf import IdfTable
-from neardup.features.normalize import normalize_text
-from neardup.fingerprint import EmptyTextError, Fingerprinter, hamming
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+_EXPORTS = {
+    "Deduplicator": "neardup.dedup",
+    "HammingIndex": "neardup.index",
+    "Matches": "neardup.index",
+    "TableDesign": "neardup.index",
+    "Verifier": "neardup.dedup",
+    "all_pairs": "neardup.index",
+    "EmptyTextError": "neardup.fingerprint",
+    "Fingerprinter": "neardup.fingerprint",
+    "hamming": "neardup.fingerprint",
+    "IdfTable": "neardup.features.idf",
+    "normalize_text": "neardup.features.normalize",
+}
+
+if TYPE_CHECKING:
+    from neardup.dedup import Deduplicator, Verifier
+    from neardup.features.idf import IdfTable
+    from neardup.features.normalize import normalize_text
+    from neardup.fingerprint import EmptyTextError, Fingerprinter, hamming
+    from neardup.index import HammingIndex, Matches, TableDesign, all_pairs
+
 __all__ = [
+    "Deduplicator",
     "EmptyTextError",
     "Fingerprinter",
+    "HammingIndex",
     "IdfTable",
+    "Matches",
+    "TableDesign",
+    "Verifier",
     "__version__",
+    "all_pairs",
     "hamming",
     "normalize_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'neardup' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

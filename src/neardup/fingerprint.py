@@ -14,16 +14,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import multiprocessing as mp
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, overload
 
 import numpy as np
 
 from neardup.features.charclass import char_classes, table_digest
-from neardup.features.extract import feature_list
+from neardup.features.extract import feature_list, text_is_cjk
 from neardup.features.idf import IdfTable
 from neardup.features.kernels import (
+    AUTO_MODE,
     CHAR_MODE,
     SHINGLE_MODE,
     W_NONE,
@@ -32,17 +34,22 @@ from neardup.features.kernels import (
     WORD_MODE,
     fingerprint_batch,
     simhash_words,
-    weigh,
 )
-from neardup.features.normalize import check_text, prepare_text
-from neardup.features.segment import SEGMENTERS, segment_han_runs, segmenter
+from neardup.features.normalize import check_text, prepare_many, prepare_text
+from neardup.features.segment import (
+    SEGMENTERS,
+    Cutter,
+    may_contain_han,
+    segment_han_runs,
+    segmenter,
+)
 from neardup.features.stopwords import stopwords as resolve_stopwords
 from neardup.hashing import key_of
 
 FORMAT_VERSION = 1
-ANALYZERS = {"word": WORD_MODE, "shingle": SHINGLE_MODE, "char": CHAR_MODE}
+ANALYZERS = {"word": WORD_MODE, "shingle": SHINGLE_MODE, "char": CHAR_MODE, "auto": AUTO_MODE}
 WEIGHTINGS = {"none": W_NONE, "tf": W_TF, "tfidf": W_TFIDF}
-DEFAULT_NGRAM = {"word": 1, "shingle": 3, "char": 5}
+DEFAULT_NGRAM = {"word": 1, "shingle": 3, "char": 5, "auto": 3}
 Analyzer = str | Callable[[str], Iterable[str] | Mapping[str, float]]
 
 
@@ -73,9 +80,11 @@ class Fingerprinter:
     Parameters (keyword-only):
         bits: 64 or 128. 128-bit values are ``(hi << 64) | lo``; their high half equals the
             64-bit fingerprint of the same config.
-        analyzer: ``"word"`` (tokens), ``"shingle"`` (word n-grams), ``"char"`` (character
-            n-grams), or a callable ``raw_text -> iterable of features | {feature: weight}``.
-        ngram_size: n for shingle/char (defaults 3 and 5).
+        analyzer: ``"auto"`` (word shingles, or for mostly-CJK text character n-grams over the
+            word characters), ``"word"`` (tokens), ``"shingle"`` (word n-grams), ``"char"``
+            (character n-grams), or a callable ``raw_text -> features | {feature: weight}``.
+        ngram_size: n for shingle/char/auto (defaults 3, 5 and 3 words).
+        cjk_ngram_size: n of the character n-grams ``"auto"`` uses for CJK text (default 5).
         weighting: ``"none"`` (binary), ``"tf"`` (counts), ``"tfidf"`` (counts x ``idf``).
         idf: an :class:`IdfTable`, required for ``"tfidf"``.
         stopwords: None, ``"en"``, ``"zh"``, ``"auto"`` (both) or your own words.
@@ -90,8 +99,9 @@ class Fingerprinter:
         self,
         *,
         bits: int = 64,
-        analyzer: Analyzer = "word",
+        analyzer: Analyzer = "shingle",
         ngram_size: int | None = None,
+        cjk_ngram_size: int = 5,
         weighting: str = "tf",
         idf: IdfTable | None = None,
         stopwords: str | Iterable[str] | None = None,
@@ -103,9 +113,12 @@ class Fingerprinter:
         self.bits = bits
         self.analyzer = analyzer
         self.ngram_size = ngram_size
+        self.cjk_ngram_size = cjk_ngram_size
         self.weighting = weighting
         self.idf = idf
-        self.stopwords = stopwords if stopwords is None or isinstance(stopwords, str) else tuple(stopwords)
+        self.stopwords = (
+            stopwords if stopwords is None or isinstance(stopwords, str) else tuple(stopwords)
+        )
         self.top_n = top_n
         self.segmenter = segmenter
         self.markup = markup
@@ -117,9 +130,13 @@ class Fingerprinter:
         if self.bits not in (64, 128):
             raise ValueError(f"bits must be 64 or 128, got {self.bits!r}")
         if not callable(self.analyzer) and self.analyzer not in ANALYZERS:
-            raise ValueError(f"analyzer must be one of {sorted(ANALYZERS)} or a callable, got {self.analyzer!r}")
+            raise ValueError(
+                f"analyzer must be one of {sorted(ANALYZERS)} or a callable, got {self.analyzer!r}"
+            )
         if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {sorted(WEIGHTINGS)}, got {self.weighting!r}")
+            raise ValueError(
+                f"weighting must be one of {sorted(WEIGHTINGS)}, got {self.weighting!r}"
+            )
         if self.weighting == "tfidf" and self.idf is None:
             raise ValueError(
                 "weighting='tfidf' needs idf=IdfTable: fit one with fp.fit_idf(texts) "
@@ -131,44 +148,63 @@ class Fingerprinter:
         n = DEFAULT_NGRAM[name] if self.ngram_size is None else self.ngram_size
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
             raise ValueError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
+        self._n = n
+        c = self.cjk_ngram_size
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 64:
+            raise ValueError(f"cjk_ngram_size must be an int in 1..64, got {c!r}")
+        if self.idf is not None and self.idf.analyzer_ not in (None, self.analyzer_name):
+            raise ValueError(
+                f"the IDF table weighs {self.idf.analyzer_!r} features but this Fingerprinter "
+                f"makes {self.analyzer_name!r} features; fit a table with fp.fit_idf(texts) "
+                "or use the analyzer the table was fitted with"
+            )
         if self.top_n is not None and (not isinstance(self.top_n, int) or self.top_n < 1):
             raise ValueError(f"top_n must be a positive int or None, got {self.top_n!r}")
         if self.segmenter is not None and self.segmenter not in SEGMENTERS:
-            raise ValueError(f"segmenter must be one of {SEGMENTERS} or None, got {self.segmenter!r}")
+            raise ValueError(
+                f"segmenter must be one of {SEGMENTERS} or None, got {self.segmenter!r}"
+            )
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an int in [0, 2**64), got {self.seed!r}")
-        self._n = n
         self._mode = ANALYZERS.get(name, WORD_MODE)
         self._stop = resolve_stopwords(self.stopwords)
         self._stop_keys = np.sort(np.array([key_of(w) for w in self._stop], dtype=np.uint64))
         self._segment = self.segmenter is not None and self._mode != CHAR_MODE
-        self._cut = segmenter(self.segmenter) if self._segment and self.segmenter else None
         empty_f = np.empty(0, dtype=np.float64)
         self._idf_keys = self.idf.keys_ if self.idf is not None else np.empty(0, dtype=np.uint64)
         self._idf_vals = self.idf.values_ if self.idf is not None else empty_f
         self._idf_default = self.idf.default_ if self.idf is not None else 1.0
 
+    @property
+    def analyzer_name(self) -> str:
+        """``"word"``, ``"shingle:N"``, ``"char:N"`` or ``"callable"``: what the features are."""
+        if callable(self.analyzer):
+            return "callable"
+        if self.analyzer == "auto":
+            return f"auto:{self._n}:{self.cjk_ngram_size}"
+        return self.analyzer if self.analyzer == "word" else f"{self.analyzer}:{self._n}"
+
     def __repr__(self) -> str:
         return f"Fingerprinter({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_cut"}  # cutters are not picklable
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._cut = segmenter(self.segmenter) if self._segment and self.segmenter else None
+    def _cutter(self) -> Cutter:
+        """The segmenter, loaded on the first Han run met (English-only users never load it)."""
+        return segmenter(self.segmenter or "auto")
 
     # -- configuration -----------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
         """The JSON-able configuration that determines every fingerprint."""
         if callable(self.analyzer):
-            analyzer = f"callable:{getattr(self.analyzer, '__module__', '?')}.{getattr(self.analyzer, '__qualname__', '?')}"
+            module = getattr(self.analyzer, "__module__", "?")
+            analyzer = f"callable:{module}.{getattr(self.analyzer, '__qualname__', '?')}"
         else:
             analyzer = self.analyzer
         stop: str | list[str] | None = (
-            self.stopwords if self.stopwords is None or isinstance(self.stopwords, str) else sorted(self._stop)
+            self.stopwords
+            if self.stopwords is None or isinstance(self.stopwords, str)
+            else sorted(self._stop)
         )
-        return {
+        config: dict[str, Any] = {
             "format": FORMAT_VERSION,
             "bits": self.bits,
             "analyzer": analyzer,
@@ -182,26 +218,42 @@ class Fingerprinter:
             "seed": self.seed,
             "charclass": table_digest(),
         }
+        if self.analyzer == "auto":  # only "auto" reads it: other config ids stay as they were
+            config["cjk_ngram_size"] = self.cjk_ngram_size
+        return config
 
     @property
     def config_id(self) -> str:
         """Short stable id of the configuration, stored next to every persisted fingerprint."""
-        blob = json.dumps(self.get_config(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        blob = json.dumps(
+            self.get_config(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
         return "fp1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *, idf: IdfTable | None = None) -> Fingerprinter:
+    def from_config(
+        cls, config: Mapping[str, Any], *, idf: IdfTable | None = None
+    ) -> Fingerprinter:
         """Rebuild a Fingerprinter from :meth:`get_config` output (pass the same ``idf`` table)."""
         cfg = dict(config)
         if cfg.pop("format", FORMAT_VERSION) != FORMAT_VERSION:
-            raise ValueError(f"fingerprint format {config.get('format')} is not supported by this neardup")
+            raise ValueError(
+                f"fingerprint format {config.get('format')} is not supported by this neardup"
+            )
         if str(cfg.get("analyzer", "")).startswith("callable:"):
-            raise ValueError("a config with a callable analyzer cannot be rebuilt; construct it in code")
+            raise ValueError(
+                "a config with a callable analyzer cannot be rebuilt; construct it in code"
+            )
         idf_digest = cfg.pop("idf", None)
         if idf_digest is not None and (idf is None or idf.digest != idf_digest):
-            raise ValueError(f"this config needs the IDF table with digest {idf_digest}; pass idf=IdfTable.load(...)")
+            raise ValueError(
+                f"this config needs the IDF table with digest {idf_digest}; "
+                "pass idf=IdfTable.load(...)"
+            )
         if cfg.pop("charclass", table_digest()) != table_digest():
-            raise ValueError("config was made with another character table; upgrade or downgrade neardup")
+            raise ValueError(
+                "config was made with another character table; upgrade or downgrade neardup"
+            )
         seg = cfg.pop("segmenter", "jieba")
         return cls(idf=idf, segmenter="auto" if seg else None, **cfg)
 
@@ -209,15 +261,29 @@ class Fingerprinter:
     def prepare(self, text: str) -> str:
         """Normalised text as the kernels read it (NFKC, case-folded, Han runs segmented)."""
         text = prepare_text(check_text(text), markup=self.markup)
-        return segment_han_runs(text, self._cut) if self._cut is not None else text
+        return self._segmented(text)
+
+    def _segmented(self, text: str) -> str:
+        """Segment the Han runs of a prepared text, when its features are words."""
+        if not self._segment or text.isascii():
+            return text
+        if self._mode == AUTO_MODE and text_is_cjk(text):  # char n-grams: no words needed
+            return text
+        return segment_han_runs(text, self._cutter())
 
     def feature_list(self, text: str) -> list[str]:
         """Features of ``text`` in order, repeats included, before weighting."""
         if callable(self.analyzer):
             out = self.analyzer(check_text(text))
             return list(out.keys() if isinstance(out, Mapping) else out)
-        return feature_list(self.prepare(text), mode=self._mode, n=self._n,
-                            han_single=not self._segment, stopwords=self._stop)
+        return feature_list(
+            self.prepare(text),
+            mode=self._mode,
+            n=self._n,
+            han_single=not self._segment,
+            stopwords=self._stop,
+            n_cjk=self.cjk_ngram_size,
+        )
 
     def features(self, text: str) -> dict[str, float]:
         """The features that make the fingerprint, with their weights (after ``top_n``)."""
@@ -240,8 +306,10 @@ class Fingerprinter:
         return items
 
     def fit_idf(self, texts: Iterable[str], *, min_df: int = 1) -> IdfTable:
-        """Fit an IDF table on ``texts`` with this analyzer: ``Fingerprinter(weighting="tfidf", idf=table)``."""
-        return IdfTable.fit(texts, analyzer=self.feature_list, min_df=min_df)
+        """Fit an IDF table on ``texts`` with this analyzer, for ``weighting="tfidf"``."""
+        return IdfTable.fit(
+            texts, analyzer=self.feature_list, min_df=min_df, analyzer_name=self.analyzer_name
+        )
 
     # -- fingerprints ----------------------------------------------------------------------------
     def fingerprint(self, text: str) -> int:
@@ -252,7 +320,7 @@ class Fingerprinter:
         return self._to_int(fps[0])
 
     def fingerprint_features(self, features: Mapping[str, float] | Iterable[str]) -> int:
-        """Fingerprint user-supplied features: ``{feature: weight}`` or a list (weights = counts)."""
+        """Fingerprint your own features: ``{feature: weight}`` or a list (weights = counts)."""
         if isinstance(features, Mapping):
             items = {str(k): float(v) for k, v in features.items()}
         else:
@@ -261,12 +329,16 @@ class Fingerprinter:
                 items[str(f)] = items.get(str(f), 0.0) + 1.0
         bad = [k for k, v in items.items() if not math.isfinite(v) or v < 0]
         if bad:
-            raise ValueError(f"weight of {bad[0]!r} is {items[bad[0]]}; weights must be finite and >= 0")
+            raise ValueError(
+                f"weight of {bad[0]!r} is {items[bad[0]]}; weights must be finite and >= 0"
+            )
         if not items or sum(items.values()) == 0:
             raise EmptyTextError("no features (or all weights zero): nothing to fingerprint")
         keys = np.array([key_of(k) for k in items], dtype=np.uint64)
         out = np.zeros(self.bits // 64, dtype=np.uint64)
-        simhash_words(keys, np.array(list(items.values())), False, np.uint64(self.seed), out.size, out)
+        simhash_words(
+            keys, np.array(list(items.values())), False, np.uint64(self.seed), out.size, out
+        )
         return self._to_int(out)
 
     @overload
@@ -283,8 +355,8 @@ class Fingerprinter:
         """Fingerprints of many texts: uint64 ``(n,)``, or ``(n, 2)`` ``[hi, lo]`` for 128 bits.
 
         Texts without features: with ``return_mask=True`` their rows are 0 and flagged in the
-        returned boolean mask; otherwise ``EmptyTextError`` names them. ``n_jobs`` threads
-        share the work (the kernels release the GIL; -1 = all cores).
+        returned boolean mask; otherwise ``EmptyTextError`` names them. ``n_jobs`` worker
+        processes share the work (-1 = all cores; forked on POSIX, so they start warm).
         """
         batch = texts if isinstance(texts, Sequence) else list(texts)
         for i, t in enumerate(batch):
@@ -315,31 +387,67 @@ class Fingerprinter:
             return fps, empty
         step = 2048
         chunks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-        jobs = _resolve_jobs(n_jobs)
-        if jobs == 1 or len(chunks) == 1:
+        jobs = min(_resolve_jobs(n_jobs), len(chunks))
+        if jobs == 1:
             for lo, hi in chunks:
                 self._run_chunk(texts, lo, hi, fps, empty)
-        else:
-            with ThreadPoolExecutor(jobs) as pool:
-                list(pool.map(lambda c: self._run_chunk(texts, c[0], c[1], fps, empty), chunks))
+            return fps, empty
+        # Normalising and segmenting hold the GIL, so workers are processes (fork: they inherit
+        # the compiled kernels and loaded dictionaries instead of loading them again).
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            parts = [
+                (lo, hi, pool.submit(_fingerprint_part, self, list(texts[lo:hi])))
+                for lo, hi in chunks
+            ]
+            for lo, hi, fut in parts:
+                fps[lo:hi], empty[lo:hi] = fut.result()
         return fps, empty
 
-    def _run_chunk(self, texts: Sequence[str], lo: int, hi: int, fps: np.ndarray, empty: np.ndarray) -> None:
-        encoded = [self.prepare(t).encode("utf-8", "surrogatepass") for t in texts[lo:hi]]
+    def _run_chunk(
+        self, texts: Sequence[str], lo: int, hi: int, fps: np.ndarray, empty: np.ndarray
+    ) -> None:
+        prepared = prepare_many(texts[lo:hi], markup=self.markup)
+        encoded = [t.encode("utf-8", "surrogatepass") for t in prepared]
+        if self._segment:
+            for i, data in enumerate(encoded):
+                if not prepared[i].isascii() and may_contain_han(data):
+                    seg = self._segmented(prepared[i])
+                    if seg is not prepared[i]:
+                        encoded[i] = seg.encode("utf-8", "surrogatepass")
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
         buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         fingerprint_batch(
-            buf, offsets, char_classes(), self._mode, self._n, not self._segment, self._stop_keys,
-            WEIGHTINGS[self.weighting], self.top_n or 0, self._idf_keys, self._idf_vals,
-            self._idf_default, np.uint64(self.seed), fps[lo:hi], empty[lo:hi],
+            buf,
+            offsets,
+            char_classes(),
+            self._mode,
+            self._n,
+            not self._segment,
+            self._stop_keys,
+            WEIGHTINGS[self.weighting],
+            self.top_n or 0,
+            self._idf_keys,
+            self._idf_vals,
+            self._idf_default,
+            np.uint64(self.seed),
+            fps[lo:hi],
+            empty[lo:hi],
+            self.cjk_ngram_size,
         )
 
     def _to_int(self, words: np.ndarray) -> int:
         return int(words[0]) if self.bits == 64 else (int(words[0]) << 64) | int(words[1])
 
     def _split(self, value: int) -> np.ndarray:
-        return np.array([value >> 64, value & (2**64 - 1)] if self.bits == 128 else [value], dtype=np.uint64)
+        return np.array(
+            [value >> 64, value & (2**64 - 1)] if self.bits == 128 else [value], dtype=np.uint64
+        )
+
+
+def _fingerprint_part(fp: Fingerprinter, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    return fp._compute(texts)
 
 
 def _resolve_jobs(n_jobs: int) -> int:

@@ -50,6 +50,7 @@ def han_run_pattern() -> re.Pattern[str]:
     is_han = (char_classes() == HAN).astype(np.int8)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], is_han, [0]))))
     ranges = "".join(
-        f"{re.escape(chr(lo))}-{re.escape(chr(hi - 1))}" for lo, hi in zip(edges[::2], edges[1::2])
+        f"{re.escape(chr(lo))}-{re.escape(chr(hi - 1))}"
+        for lo, hi in zip(edges[::2], edges[1::2], strict=True)
     )
     return re.compile(f"([{ranges}]+)")

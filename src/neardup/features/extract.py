@@ -12,7 +12,15 @@ from collections.abc import Iterable
 import numpy as np
 
 from neardup.features.charclass import char_classes
-from neardup.features.kernels import CHAR_MODE, WORD_MODE, char_stream, token_spans
+from neardup.features.kernels import (
+    AUTO_MODE,
+    CHAR_MODE,
+    SHINGLE_MODE,
+    WORD_MODE,
+    char_stream,
+    is_cjk,
+    token_spans,
+)
 
 
 def _as_bytes(text: str) -> np.ndarray:
@@ -30,19 +38,23 @@ def tokens(text: str, *, han_single: bool = False) -> list[str]:
     ends = np.empty(buf.size + 2, dtype=np.int64)
     n = token_spans(buf, 0, buf.size, char_classes(), han_single, starts, ends)
     raw = buf.tobytes()
-    return [raw[s:e].decode("utf-8", "surrogatepass") for s, e in zip(starts[:n], ends[:n])]
+    return [
+        raw[s:e].decode("utf-8", "surrogatepass") for s, e in zip(starts[:n], ends[:n], strict=True)
+    ]
 
 
-def char_ngrams(text: str, n: int) -> list[str]:
-    """Character ``n``-grams of a prepared text, separators collapsed to one space.
+def char_ngrams(text: str, n: int, *, joined: bool = False) -> list[str]:
+    """Character ``n``-grams of a prepared text, separators collapsed to one space (or dropped).
 
     >>> char_ngrams("ab, cd!", 3)
     ['ab ', 'b c', ' cd']
+    >>> char_ngrams("质量很好！物流快", 5, joined=True)
+    ['质量很好物', '量很好物流', '很好物流快']
     """
     buf = _as_bytes(text)
     out = np.empty(buf.size * 2 + 8, dtype=np.uint8)
     cps = np.empty(buf.size + 2, dtype=np.int64)
-    nb, ncp = char_stream(buf, 0, buf.size, char_classes(), out, cps)
+    nb, ncp = char_stream(buf, 0, buf.size, char_classes(), out, cps, joined)
     stream = out[:nb].tobytes()
     if ncp == 0:
         return []
@@ -65,10 +77,32 @@ def shingles(words: list[str], n: int) -> list[str]:
     return [" ".join(words[k : k + width]) for k in range(len(words) - width + 1)]
 
 
+def text_is_cjk(text: str) -> bool:
+    """Whether CJK characters are at least a third of the word characters (``auto`` analyzer).
+
+    >>> text_is_cjk("质量很好，物流也快"), text_is_cjk("good quality, fast shipping")
+    (True, False)
+    """
+    if text.isascii():
+        return False
+    buf = _as_bytes(text)
+    return bool(is_cjk(buf, 0, buf.size, char_classes()))
+
+
 def feature_list(
-    text: str, *, mode: int, n: int, han_single: bool, stopwords: Iterable[str] = ()
+    text: str,
+    *,
+    mode: int,
+    n: int,
+    han_single: bool,
+    stopwords: Iterable[str] = (),
+    n_cjk: int = 5,
 ) -> list[str]:
     """All features of a prepared text, in text order, repeats included."""
+    if mode == AUTO_MODE:
+        if text_is_cjk(text):
+            return char_ngrams(text, n_cjk, joined=True)
+        mode = SHINGLE_MODE
     if mode == CHAR_MODE:
         return char_ngrams(text, n)
     stop = set(stopwords)

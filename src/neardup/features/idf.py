@@ -31,16 +31,26 @@ HEADER = "# neardup idf table v1"
 class IdfTable:
     """Feature -> IDF weights, looked up by 64-bit feature key inside the kernels."""
 
-    def __init__(self, idf: Mapping[str, float], *, default: float, n_docs: int | None = None):
+    def __init__(
+        self,
+        idf: Mapping[str, float],
+        *,
+        default: float,
+        n_docs: int | None = None,
+        analyzer: str | None = None,
+    ):
         values = {str(k): float(v) for k, v in idf.items()}
         bad = [k for k, v in values.items() if not math.isfinite(v) or v < 0]
         if bad:
-            raise ValueError(f"IDF of {bad[0]!r} is {values[bad[0]]}; IDF values must be finite, >= 0")
+            raise ValueError(
+                f"IDF of {bad[0]!r} is {values[bad[0]]}; IDF values must be finite, >= 0"
+            )
         if not math.isfinite(default) or default < 0:
             raise ValueError(f"default IDF must be finite and >= 0, got {default}")
         self.idf_ = values
         self.default_ = float(default)
         self.n_docs_ = n_docs
+        self.analyzer_ = analyzer  # e.g. "word" or "shingle:3": features the table is about
         keys = np.fromiter((key_of(k) for k in values), dtype=np.uint64, count=len(values))
         vals = np.fromiter(values.values(), dtype=np.float64, count=len(values))
         order = np.argsort(keys, kind="stable")
@@ -49,9 +59,18 @@ class IdfTable:
 
     @classmethod
     def fit(
-        cls, texts: Iterable[str], *, analyzer: Callable[[str], Iterable[str]], min_df: int = 1
+        cls,
+        texts: Iterable[str],
+        *,
+        analyzer: Callable[[str], Iterable[str]],
+        min_df: int = 1,
+        analyzer_name: str | None = None,
     ) -> IdfTable:
-        """Fit on ``texts``: ``analyzer`` gives each text's features (``Fingerprinter.feature_list``)."""
+        """Fit on ``texts``; ``analyzer`` gives each text's features (``fp.feature_list``).
+
+        ``analyzer_name`` (e.g. ``"shingle:3"``) is recorded so a Fingerprinter with other features
+        refuses the table instead of silently weighting nothing.
+        """
         df: Counter[str] = Counter()
         n = 0
         for text in texts:
@@ -59,26 +78,29 @@ class IdfTable:
             n += 1
         if n == 0:
             raise ValueError("cannot fit an IDF table on no texts; pass at least one document")
-        return cls.from_document_frequencies(df, n, min_df=min_df)
+        return cls.from_document_frequencies(df, n, min_df=min_df, analyzer=analyzer_name)
 
     @classmethod
     def from_document_frequencies(
-        cls, df: Mapping[str, int], n_docs: int, *, min_df: int = 1
+        cls, df: Mapping[str, int], n_docs: int, *, min_df: int = 1, analyzer: str | None = None
     ) -> IdfTable:
         """Build from document frequencies counted elsewhere (e.g. by a Spark job)."""
         idf = {f: math.log((1 + n_docs) / (1 + c)) + 1 for f, c in df.items() if c >= min_df}
-        return cls(idf, default=math.log(1 + n_docs) + 1, n_docs=n_docs)
+        return cls(idf, default=math.log(1 + n_docs) + 1, n_docs=n_docs, analyzer=analyzer)
 
     @classmethod
     def jieba(cls) -> IdfTable:
-        """The Chinese table shipped with jieba (``jieba/analyse/idf.txt``), default = median."""
+        """The Chinese word table shipped with jieba (``jieba/analyse/idf.txt``), default = median.
+
+        Its features are words: use it with ``Fingerprinter(analyzer="word")``.
+        """
         text = resources.files("jieba.analyse").joinpath("idf.txt").read_text("utf-8")
         idf: dict[str, float] = {}
         for line in text.splitlines():
             word, _, value = line.strip().rpartition(" ")
             if word:
                 idf.setdefault(prepare_text(word), float(value))
-        return cls(idf, default=float(np.median(list(idf.values()))))
+        return cls(idf, default=float(np.median(list(idf.values()))), analyzer="word")
 
     def __getitem__(self, feature: str) -> float:
         return self.idf_.get(feature, self.default_)
@@ -94,13 +116,16 @@ class IdfTable:
         """Short content hash; part of the config id of a Fingerprinter using this table."""
         h = hashlib.sha256(self.keys_.tobytes())
         h.update(self.values_.tobytes())
-        h.update(repr(self.default_).encode())
+        h.update(f"{self.default_!r}|{self.analyzer_}".encode())
         return h.hexdigest()[:16]
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write as UTF-8 text (atomically): a header, then ``feature<TAB>idf`` sorted by feature."""
+        """Write UTF-8 text atomically: a header, then ``feature<TAB>idf`` sorted by feature."""
         with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(f"{HEADER}\n# n_docs={self.n_docs_ or ''}\tdefault={self.default_!r}\n")
+            f.write(
+                f"{HEADER}\n# n_docs={self.n_docs_ or ''}\tdefault={self.default_!r}"
+                f"\tanalyzer={self.analyzer_ or ''}\n"
+            )
             for feature in sorted(self.idf_):
                 f.write(f"{feature}\t{self.idf_[feature]!r}\n")
 
@@ -111,7 +136,9 @@ class IdfTable:
         try:
             lines = p.read_text(encoding="utf-8").split("\n")
         except FileNotFoundError:
-            raise FileNotFoundError(f"IDF table {p} does not exist; fit one with `neardup idf fit`") from None
+            raise FileNotFoundError(
+                f"IDF table {p} does not exist; fit one with `neardup idf fit`"
+            ) from None
         except UnicodeDecodeError as e:
             raise ValueError(f"{p}: not UTF-8 text ({e.reason}); is this an IDF table?") from None
         if not lines or lines[0] != HEADER:
@@ -127,10 +154,12 @@ class IdfTable:
                     raise ValueError
                 idf[feature] = float(value)
             except ValueError:
-                raise ValueError(f"{p}:{lineno}: expected 'feature<TAB>idf', got {line[:60]!r}") from None
+                raise ValueError(
+                    f"{p}:{lineno}: expected 'feature<TAB>idf', got {line[:60]!r}"
+                ) from None
         try:
             default = float(meta["default"])
         except (KeyError, ValueError):
             raise ValueError(f"{p}:2: missing or bad 'default=' in the header line") from None
         n_docs = int(meta["n_docs"]) if meta.get("n_docs") else None
-        return cls(idf, default=default, n_docs=n_docs)
+        return cls(idf, default=default, n_docs=n_docs, analyzer=meta.get("analyzer") or None)

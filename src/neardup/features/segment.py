@@ -22,7 +22,7 @@ SEGMENTERS = ("auto", "rjieba", "jieba")
 
 @lru_cache(maxsize=4)
 def segmenter(name: str) -> Cutter:
-    """A cutter ``str -> list[str]`` by name: ``"rjieba"``, ``"jieba"`` or ``"auto"`` (rjieba if installed)."""
+    """A cutter by name: ``"rjieba"``, ``"jieba"`` or ``"auto"`` (rjieba if installed)."""
     if name == "auto":
         try:
             return segmenter("rjieba")
@@ -31,7 +31,7 @@ def segmenter(name: str) -> Cutter:
     if name == "rjieba":
         import rjieba
 
-        return rjieba.cut  # type: ignore[no-any-return]
+        return rjieba.cut  # type: ignore[no-any-return,unused-ignore]
     if name == "jieba":
         import logging
 
@@ -39,8 +39,18 @@ def segmenter(name: str) -> Cutter:
 
         jieba.setLogLevel(logging.WARNING)
         jieba.initialize()
-        return jieba.lcut  # type: ignore[no-any-return]
+        return jieba.lcut  # type: ignore[no-any-return,unused-ignore]
     raise ValueError(f"unknown segmenter {name!r}; use one of {SEGMENTERS} or None")
+
+
+# UTF-8 lead bytes of every Han block (U+3400-9FFF, U+F900-FAFF, planes 2-3): a byte string
+# with none of them has no Han character, which ``bytes.__contains__`` (memchr) finds fast.
+_HAN_PROBES = (b"\xe3", b"\xe4", b"\xe5", b"\xe6", b"\xe7", b"\xe8", b"\xe9", b"\xef", b"\xf0")
+
+
+def may_contain_han(encoded: bytes) -> bool:
+    """False only if the UTF-8 bytes certainly contain no Han character."""
+    return any(probe in encoded for probe in _HAN_PROBES)
 
 
 def segment_han_runs(text: str, cut: Cutter) -> str:

@@ -1,0 +1,86 @@
+"""The ``neardup`` command line: one module per subcommand.
+
+Usage errors (missing input, unknown format, bad option) print one line and exit 2; data
+errors (malformed rows with ``--on-error fail``) print one line naming file and line and exit 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from neardup import __version__
+from neardup.cli._common import DataError
+
+EXAMPLES = """
+\b
+Examples:
+  neardup dedup examples/sample_news.jsonl --out - --time-field date --window 7d
+  neardup fingerprint docs.jsonl --out fps.jsonl
+  neardup index build idx/ docs.jsonl && neardup index query idx/ "some text"
+  neardup explain "first text" "second text"
+  neardup idf fit corpus.jsonl.gz --out idf.tsv
+"""
+
+
+class NeardupGroup(click.Group):
+    """A group that reports usage and data errors in one line, never with a traceback."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        try:
+            rv = super().main(args, prog_name or "neardup", complete_var,
+                              standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `neardup`: help, no "error"
+            click.echo(exc.format_message(), err=True)
+            sys.exit(2)
+        except click.UsageError as exc:
+            click.echo(f"neardup: error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        except DataError as exc:
+            exc.show()
+            sys.exit(1)
+        except click.ClickException as exc:
+            click.echo(f"neardup: error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("neardup: aborted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(0)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=NeardupGroup, epilog=EXAMPLES,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=__version__, prog_name="neardup")
+def cli() -> None:
+    """neardup: find near-duplicate texts with SimHash."""
+
+
+def _register() -> None:
+    from neardup.cli.dedup import dedup_command
+    from neardup.cli.explain import explain_command
+    from neardup.cli.fingerprint import fingerprint_command
+    from neardup.cli.idf import idf_group
+    from neardup.cli.index import index_group
+
+    for command in (dedup_command, fingerprint_command, index_group, explain_command,
+                    idf_group):
+        cli.add_command(command)
+    try:  # the eval helper's command, when that package is present
+        from neardup.eval.cli import eval_command
+    except ImportError:
+        return
+    cli.add_command(eval_command)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point (``neardup = neardup.cli:main``)."""
+    cli()

@@ -1,0 +1,131 @@
+"""Shared CLI plumbing: error mapping, input handling, fingerprinter options, progress."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from neardup.features.idf import IdfTable
+from neardup.fingerprint import Fingerprinter
+from neardup.io import FormatError, detect_format, detect_output_format
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class DataError(click.ClickException):
+    """Bad data in an input file (exit code 1)."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"neardup: error: {self.format_message()}", err=True)
+
+
+def usage_error(message: str) -> click.UsageError:
+    """A usage error (exit code 2), shown as one line."""
+    return click.UsageError(message)
+
+
+def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> None:
+    """Fail early, as a usage error, on missing files or undetectable formats."""
+    if not inputs:
+        raise usage_error("no INPUT given; pass one or more files, a folder, or - for stdin")
+    if inputs.count("-") > 1:
+        raise usage_error("stdin (-) can be read only once")
+    for path in inputs:
+        if path != "-" and not os.path.exists(path):
+            raise usage_error(f"input {path!r} does not exist")
+        try:
+            detect_format(path, fmt)
+        except FormatError as exc:
+            raise usage_error(str(exc)) from None
+
+
+def output_path_or_usage_error(out: str) -> str:
+    """The output format for ``--out``, or a usage error when the extension is unknown."""
+    try:
+        return detect_output_format(out)
+    except FormatError as exc:
+        raise usage_error(str(exc)) from None
+
+
+@contextmanager
+def materialized_stdin(inputs: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """Copy stdin to a temporary file so it can be read twice; yields the new input list."""
+    if "-" not in inputs:
+        yield inputs
+        return
+    fd, tmp = tempfile.mkstemp(prefix="neardup-stdin-", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        yield tuple(tmp if p == "-" else p for p in inputs)
+    finally:
+        os.unlink(tmp)
+
+
+def fingerprinter_options(func: F) -> F:
+    """Add ``--config`` (fingerprinter config JSON) and ``--idf`` (an IDF table file)."""
+    func = click.option("--idf", "idf_path", type=click.Path(dir_okay=False),
+                        help="IDF table from `neardup idf fit` (TF-IDF weighting).")(func)
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                        help="Fingerprinter config JSON (Fingerprinter.get_config(); "
+                             "default: the library default).")(func)
+
+
+def build_fingerprinter(config_path: str | None, idf_path: str | None = None,
+                        bits: int | None = None) -> Fingerprinter:
+    """The fingerprinter for ``--config`` / ``--idf`` (and ``--bits`` where offered)."""
+    idf = None
+    if idf_path is not None:
+        try:
+            idf = IdfTable.load(idf_path)
+        except (OSError, ValueError) as exc:
+            raise usage_error(f"cannot read --idf {idf_path!r}: {exc}") from None
+    try:
+        if config_path is None:
+            extra: dict[str, Any] = {} if idf is None else {"weighting": "tfidf", "idf": idf}
+            return Fingerprinter(bits=bits or 64, **extra)
+        cfg = _read_json(config_path, "--config")
+        if bits is not None:
+            cfg["bits"] = bits
+        return Fingerprinter.from_config(cfg, idf=idf)
+    except (TypeError, ValueError) as exc:
+        raise usage_error(f"bad fingerprinter settings: {exc}") from None
+
+
+def _read_json(path: str, what: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise usage_error(f"cannot read {what} {path!r}: {exc}") from None
+    if not isinstance(data, dict):
+        raise usage_error(f"{what} {path!r} must hold a JSON object")
+    return data
+
+
+@contextmanager
+def progress(description: str, enabled: bool | None = None) -> Iterator[Callable[[int], None]]:
+    """Yield ``advance(n)``; shows a rich progress line on a TTY only (stderr)."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    cols = (SpinnerColumn(), TextColumn("{task.description}"),
+            TextColumn("{task.completed:,} docs"), TimeElapsedColumn())
+    with Progress(*cols, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda n: bar.advance(task, n)

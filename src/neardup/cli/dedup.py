@@ -1,0 +1,160 @@
+"""``neardup dedup``: mark (or drop) near-duplicates in files, one output record per input."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import chain, islice
+from typing import cast
+
+import click
+import numpy as np
+
+from neardup.cli._common import (
+    DataError,
+    build_fingerprinter,
+    check_inputs,
+    fingerprinter_options,
+    materialized_stdin,
+    output_path_or_usage_error,
+    progress,
+    usage_error,
+)
+from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
+from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
+from neardup.io import (
+    FORMATS,
+    Document,
+    InputError,
+    ReadStats,
+    Record,
+    iter_document_records,
+    iter_records,
+    parse_window,
+)
+
+EXAMPLES = """
+\b
+Examples:
+  neardup dedup examples/sample_news.jsonl --out - --time-field date --window 7d
+  neardup dedup docs.jsonl.gz --out kept.parquet --drop-duplicates --report report/
+  cat docs.jsonl | neardup dedup - --out - --k 4 > marked.jsonl
+  neardup dedup corpus_dir/ --out marked.jsonl     # a folder of .txt files, id = path
+"""
+
+
+@dataclass
+class _Run:
+    """Everything one invocation needs across its passes."""
+
+    inputs: tuple[str, ...]
+    fmt: str | None
+    text_field: str
+    id_field: str
+    time_field: str | None
+    on_error: str
+    stats: ReadStats = field(default_factory=ReadStats)
+
+    def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
+        rows = chain.from_iterable(iter_records(p, self.fmt) for p in self.inputs)
+        return iter_document_records(rows, text_field=self.text_field, id_field=self.id_field,
+                                     time_field=self.time_field, on_error=self.on_error,  # type: ignore[arg-type]
+                                     stats=self.stats if stats is None else stats)
+
+
+@click.command("dedup", epilog=EXAMPLES)
+@click.argument("inputs", nargs=-1, metavar="INPUT...")
+@click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from "
+              "the extension).")
+@click.option("--text-field", default="text", show_default=True)
+@click.option("--id-field", default="id", show_default=True,
+              help="Id field; records without it get their position.")
+@click.option("--time-field", default=None, help="Timestamp field (epoch seconds or ISO 8601).")
+@click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
+@click.option("--k", "k", type=click.IntRange(0, 64), default=3, show_default=True,
+              help="Maximum Hamming distance of a duplicate.")
+@click.option("--keep", type=click.Choice(["first", "longest", "newest"]), default="first",
+              show_default=True, help="Which document of a group is kept.")
+@click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
+@click.option("--report", "report_dir", default=None, help="Write report.md + PNG plots here.")
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
+              show_default=True, help="Bad rows: stop with exit code 1, or skip and count.")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True,
+              help="Fingerprinting threads (-1: all cores).")
+@click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
+@fingerprinter_options
+def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
+                  id_field: str, time_field: str | None, window: str | None, k: int, keep: str,
+                  drop_duplicates: bool, report_dir: str | None, on_error: str,
+                  jobs: int, chunk_size: int, config_path: str | None,
+                  idf_path: str | None) -> None:
+    """Find near-duplicate documents and write every record with its decision.
+
+    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
+    kept) and status (unique, duplicate, exact_duplicate, empty). A summary goes to stderr.
+    """
+    check_inputs(inputs, fmt)
+    output_path_or_usage_error(out)
+    if window is not None and time_field is None:
+        raise usage_error("--window needs --time-field")
+    if keep == "newest" and time_field is None:
+        raise usage_error("--keep newest needs --time-field")
+    try:
+        seconds = None if window is None else parse_window(window)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    fingerprinter = build_fingerprinter(config_path, idf_path)
+    dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=cast(KeepPolicy, keep),
+                      window=seconds, n_jobs=jobs)
+    start = time.perf_counter()
+    with materialized_stdin(inputs) as paths:
+        run = _Run(paths, fmt, text_field, id_field, time_field, on_error)
+        try:
+            decisions = _decide(run, dd, chunk_size)
+            plan = Plan.of(decisions)
+            write = write_fast if can_write_fast(run, out) else write_generic
+            write(run, plan, out, drop_duplicates, keep != "first")
+        except InputError as exc:
+            raise DataError(str(exc)) from None
+    seconds_taken = time.perf_counter() - start
+    _summary(run.stats, decisions, seconds_taken)
+    if report_dir is not None:
+        from neardup.cli.report import write_report
+
+        write_report(report_dir, decisions, plan.examples, run.stats, seconds_taken)
+
+
+def _decide(run: _Run, dd: Deduplicator, chunk_size: int) -> Decisions:
+    """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
+    docs = run.documents()
+    timed = run.time_field is not None
+    with progress("fingerprinting") as advance:
+        while chunk := list(islice(docs, chunk_size)):
+            texts = [d.text for d, _ in chunk]
+            ts = [d.timestamp for d, _ in chunk] if timed else None
+            if dd.keep == "first":
+                dd.feed(texts, ts)  # type: ignore[arg-type]
+            else:
+                dd.collect(texts, ts)  # type: ignore[arg-type]
+            advance(len(chunk))
+    return dd.decisions() if dd.keep == "first" else dd.resolve()
+
+
+def _summary(stats: ReadStats, d: Decisions, seconds: float) -> None:
+    counts = d.counts()
+    top = largest_clusters(d.cluster_id, top=5)
+    multi = int((np.bincount(d.cluster_id) > 1).sum()) if len(d) else 0
+    mb = stats.bytes / 1e6
+    lines = [
+        f"documents: {stats.documents:,}  unique: {counts['unique']:,}  duplicates: "
+        f"{counts['duplicate']:,}  exact duplicates: {counts['exact_duplicate']:,}  empty: "
+        f"{counts['empty']:,}  skipped: {stats.skipped:,}",
+        f"clusters with duplicates: {multi:,}  largest: {[s for _, s in top]}",
+        f"{mb:,.1f} MB of text in {seconds:.2f} s ({mb / max(seconds, 1e-9):,.1f} MB/s)",
+    ]
+    lines += [f"skipped: {e}" for e in stats.errors[:5]]
+    click.echo("\n".join(lines), err=True)
+    sys.stderr.flush()

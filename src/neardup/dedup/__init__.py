@@ -1,0 +1,21 @@
+"""Dedup: decisions for documents (unique / duplicate / exact_duplicate / empty) and clusters."""
+
+from __future__ import annotations
+
+from neardup.dedup.clusters import cluster_sizes, connected_components, largest_clusters
+from neardup.dedup.pipeline import KEEP_POLICIES, Deduplicator, KeepPolicy, Verifier, dedup_batch
+from neardup.dedup.state import STATUS_NAMES, Decision, Decisions
+
+__all__ = [
+    "KEEP_POLICIES",
+    "STATUS_NAMES",
+    "Decision",
+    "Decisions",
+    "Deduplicator",
+    "KeepPolicy",
+    "Verifier",
+    "cluster_sizes",
+    "connected_components",
+    "dedup_batch",
+    "largest_clusters",
+]

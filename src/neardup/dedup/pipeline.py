@@ -1,0 +1,407 @@
+"""The dedup pipeline: documents in, decisions out (unique, duplicate, exact_duplicate, empty).
+
+Rules, identical in streaming (:meth:`Deduplicator.feed`) and batch (:meth:`Deduplicator.run`):
+
+1. A document without features is ``empty``: kept, in a cluster of its own, never matched.
+2. Exact fast path: if its normalised text (xxh3_128) was seen, it takes the decision of that
+   earlier copy: ``exact_duplicate`` of it when the copy was kept, else ``duplicate`` of the
+   copy's kept document at the copy's distance. No Hamming work.
+3. Otherwise it is compared with the *kept* documents only (the index holds representatives):
+   the nearest one within ``k`` (ties: earliest position) becomes ``duplicate_of``. With a
+   verifier, candidates within ``candidate_k`` must also reach ``verifier.threshold``.
+4. No match: the document is kept (``unique``) and starts a new cluster.
+
+Chaining guard: because only kept documents are searched, a document joins a cluster only if it
+is within ``k`` of the cluster's kept document. A chain A-B-C-D of small edits does not glue A
+and D together; the first document too far from A becomes a new kept document. Clusters are
+stars, ``cluster_id`` is the cluster's number in order of creation.
+
+Time window: with ``window`` (seconds), a match needs ``|t_doc - t_kept| <= window``; in
+streaming, kept documents older than ``newest timestamp - window`` are expired from the index, so
+input should be roughly in time order (a late document cannot match an expired one).
+
+Keep policy: ``first`` keeps the earliest document of each group and works in streaming.
+``longest`` and ``newest`` need the whole input: :meth:`Deduplicator.run` processes documents in
+priority order (longest text first / newest timestamp first, ties by position) with the same
+rules, so the kept document is the longest / newest of its group; :meth:`feed` refuses them.
+
+>>> dd = Deduplicator(k=3)
+>>> d = dd.run(["the cat sat on the mat", "The  cat sat on the mat", "", "dogs bark loudly"])
+>>> d.statuses
+['unique', 'exact_duplicate', 'empty', 'unique']
+>>> d.duplicate_of.tolist(), d.cluster_id.tolist()
+([-1, 0, -1, -1], [0, 0, 1, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import xxhash
+
+from neardup.dedup.state import (
+    DUPLICATE,
+    EMPTY,
+    EXACT_DUPLICATE,
+    STATUS_NAMES,
+    UNIQUE,
+    Chunk,
+    Decision,
+    Decisions,
+    Growable,
+    concat_chunks,
+)
+from neardup.features.normalize import normalize_text
+from neardup.fingerprint import Fingerprinter
+from neardup.index import HammingIndex, all_pairs
+
+KeepPolicy = Literal["first", "longest", "newest"]
+KEEP_POLICIES = ("first", "longest", "newest")
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """A second, finer similarity used to confirm Hamming candidates.
+
+    ``sketch_many`` returns one row per text (``(n, width)``); ``similarity`` compares row ``i``
+    of ``a`` with row ``i`` of ``b`` and returns float64 ``(m,)``; a candidate is accepted when
+    the similarity is ``>= threshold``. Sketches of kept documents stay in memory
+    (``width * itemsize`` bytes per kept document).
+    """
+
+    threshold: float
+
+    def sketch_many(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def similarity(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+
+class Deduplicator:
+    """Near-duplicate decisions for a stream or a batch of documents (see module docs).
+
+    Args:
+        fingerprinter: the :class:`Fingerprinter` (default ``Fingerprinter()``).
+        k: maximum Hamming distance of a duplicate.
+        keep: ``first`` | ``longest`` | ``newest`` (the latter two only in :meth:`run`).
+        window: seconds; only documents this close in time match (needs timestamps).
+        verifier: optional :class:`Verifier`; candidates come from ``candidate_k``.
+        candidate_k: search radius with a verifier (``>= k``, default ``k``).
+        index_design: passed to :class:`HammingIndex` (``"auto"``).
+        n_jobs: fingerprinting threads (``-1``: all cores).
+    """
+
+    def __init__(self, *, fingerprinter: Fingerprinter | None = None, k: int = 3,
+                 keep: KeepPolicy = "first", window: float | None = None,
+                 verifier: Verifier | None = None, candidate_k: int | None = None,
+                 index_design: str = "auto", n_jobs: int = 1) -> None:
+        self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
+        self.k = k
+        self.keep = keep
+        self.window = window
+        self.verifier = verifier
+        self.candidate_k = candidate_k
+        self.index_design = index_design
+        self.n_jobs = n_jobs
+        self._validate()
+        self.candidate_k_ = k if candidate_k is None else candidate_k
+        self.bits_ = int(self.fingerprinter.get_config().get("bits", 64))
+        if self.bits_ != 64:
+            raise ValueError(f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
+                             "a 128-bit fingerprint as a verifier instead")
+        self._index = HammingIndex(k=self.candidate_k_, bits=self.bits_, design=index_design)
+        self._rep = Growable(np.int64)
+        self._dist = Growable(np.int16)
+        self._cluster = Growable(np.int64)
+        self._status = Growable(np.int8)
+        self._ts = Growable(np.float64)
+        self._fps = Growable(np.uint64)
+        self._slot = Growable(np.int64)  # row in _sketches for kept docs (with a verifier)
+        self._sketches: Growable | None = None
+        self._exact: dict[int, int] = {}
+        self._rep_ids: dict[int, Any] = {}
+        self._n_clusters = 0
+        self._max_ts = -np.inf
+        self._pending: list[Chunk] = []
+
+    def _validate(self) -> None:
+        if not isinstance(self.k, int) or self.k < 0:
+            raise ValueError(f"k must be an int >= 0, got {self.k!r}")
+        if self.keep not in KEEP_POLICIES:
+            raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {self.keep!r}")
+        if self.window is not None and not self.window > 0:
+            raise ValueError(f"window must be > 0 seconds or None, got {self.window!r}")
+        if self.candidate_k is not None:
+            if self.verifier is None:
+                raise ValueError("candidate_k only applies with a verifier; pass verifier=...")
+            if self.candidate_k < self.k:
+                raise ValueError(f"candidate_k ({self.candidate_k}) must be >= k ({self.k})")
+        if self.verifier is not None and not isinstance(self.verifier, Verifier):
+            raise TypeError(f"verifier {self.verifier!r} lacks threshold/sketch_many/similarity")
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def n_documents(self) -> int:
+        """Documents decided so far."""
+        return self._status.size
+
+    def add(self, text: str, *, id: Any = None, timestamp: float | None = None) -> Decision:
+        """Decide one document (streaming); ``duplicate_of`` is the kept document's id.
+
+        >>> dd = Deduplicator()
+        >>> dd.add("breaking: storm hits the coast", id="a").status
+        'unique'
+        >>> dd.add("BREAKING: storm hits the coast", id="b").duplicate_of
+        'a'
+        """
+        ts = None if timestamp is None else [timestamp]
+        d = self.feed([text], ts)
+        pos = int(d.position[0])
+        rid = pos if id is None else id
+        status = STATUS_NAMES[int(d.status[0])]
+        if status == "unique":
+            self._rep_ids[pos] = rid
+        dup = int(d.duplicate_of[0])
+        return Decision(rid, int(d.fingerprint[0]), status,
+                        None if dup < 0 else self._rep_ids.get(dup, dup),
+                        None if dup < 0 else int(d.distance[0]), int(d.cluster_id[0]))
+
+    def feed(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Decisions:
+        """Decide a chunk of documents in order, against everything fed before (streaming)."""
+        if self.keep != "first":
+            raise ValueError(f"keep={self.keep!r} needs the whole input: use run(), or "
+                             "keep='first' for streaming")
+        if self._pending:
+            raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
+        chunk = self._prepare(texts, timestamps)
+        base = self.n_documents
+        self._extend_state(chunk)
+        live = self._hamming_rows(chunk, np.arange(len(texts)))
+        matches = self._index.search(chunk.fps[live], k=self.candidate_k_)
+        q = live[matches.query]
+        cand = [(q, np.asarray(matches.id, np.int64), np.asarray(matches.distance))]
+        cand.append(self._pairs(chunk.fps, live, base))
+        ptr, pos, dist = self._candidates(cand, base, len(texts), chunk)
+        new = self._greedy(np.arange(len(texts)), base, chunk, ptr, pos, dist)
+        self._index_new(base, new, chunk)
+        return self._decisions(base, base + len(texts))
+
+    def run(self, texts: Iterable[str], timestamps: Iterable[float] | None = None, *,
+            chunk_size: int = 65536) -> Decisions:
+        """Batch: decide all documents with :func:`all_pairs`; same rules as :meth:`feed`.
+
+        ``texts`` may be a generator: it is fingerprinted chunk by chunk (only fingerprints,
+        hashes and small per-document state are kept), then resolved in keep-policy order.
+        """
+        ts_iter: Iterator[float] | None = None if timestamps is None else iter(timestamps)
+        it = iter(texts)
+        while chunk := list(islice(it, chunk_size)):
+            ts = None if ts_iter is None else list(islice(ts_iter, len(chunk)))
+            self.collect(chunk, ts)
+        return self.resolve()
+
+    def collect(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> None:
+        """Batch phase 1: fingerprint a chunk and keep it for :meth:`resolve`."""
+        if self.n_documents:
+            raise ValueError("batch mode needs a fresh Deduplicator (this one has streamed "
+                             "documents)")
+        self._pending.append(self._prepare(texts, timestamps))
+
+    def resolve(self) -> Decisions:
+        """Batch phase 2: decide every collected document; returns decisions in input order."""
+        chunk = concat_chunks(self._pending)
+        self._pending = []
+        n = len(chunk.fps)
+        self._extend_state(chunk)
+        order = self._priority(chunk)
+        live = self._hamming_rows(chunk, order)
+        ptr, pos, dist = self._candidates([self._pairs(chunk.fps, live, 0)], 0, n, chunk)
+        self._greedy(order, 0, chunk, ptr, pos, dist)
+        return self._decisions(0, n)
+
+    def decisions(self) -> Decisions:
+        """Decisions for every document decided so far, in input order."""
+        return self._decisions(0, self.n_documents)
+
+    def describe(self) -> dict[str, Any]:
+        """Settings and memory use (bytes) of the per-document state and the index."""
+        state = sum(g.nbytes for g in (self._rep, self._dist, self._cluster, self._status,
+                                       self._ts, self._fps, self._slot))
+        return {"k": self.k, "candidate_k": self.candidate_k_, "keep": self.keep,
+                "window": self.window, "documents": self.n_documents,
+                "kept_in_index": len(self._index), "clusters": self._n_clusters,
+                "state_bytes": state,
+                "sketch_bytes": 0 if self._sketches is None else self._sketches.nbytes,
+                "config_id": self.fingerprinter.config_id}
+
+    # ------------------------------------------------------------------ internals
+    def _prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None) -> Chunk:
+        texts = list(texts)
+        fps, empty = self.fingerprinter.fingerprint_many(texts, return_mask=True,
+                                                         n_jobs=self.n_jobs)
+        keys = [0 if e else xxhash.xxh3_128_intdigest(normalize_text(t).encode("utf-8"))
+                for t, e in zip(texts, empty.tolist(), strict=True)]
+        if timestamps is None:
+            if self.window is not None or self.keep == "newest":
+                raise ValueError("timestamps are required with window=... or keep='newest'")
+            ts = np.full(len(texts), np.nan)
+        else:
+            ts = np.asarray(timestamps, dtype=np.float64)
+            if ts.shape != (len(texts),):
+                raise ValueError(f"got {len(ts)} timestamps for {len(texts)} texts")
+        sketches = None
+        if self.verifier is not None:  # sketch texts with features only; other rows stay 0
+            rows = np.flatnonzero(~np.asarray(empty, bool))
+            part = np.asarray(self.verifier.sketch_many([texts[i] for i in rows.tolist()]))
+            if part.ndim != 2 or part.shape[0] != rows.size:
+                raise ValueError(f"verifier.sketch_many returned shape {part.shape} for "
+                                 f"{rows.size} texts; expected (n, width)")
+            sketches = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
+            sketches[rows] = part
+        return Chunk(np.asarray(fps, np.uint64), np.asarray(empty, bool), keys, ts,
+                      np.fromiter(map(len, texts), np.int64, len(texts)), sketches)
+
+    def _extend_state(self, chunk: Chunk) -> None:
+        n = len(chunk.fps)
+        for g in (self._rep, self._dist, self._cluster, self._slot):
+            g.extend(np.full(n, -1))
+        self._status.extend(np.full(n, -1))
+        self._ts.extend(chunk.ts)
+        self._fps.extend(chunk.fps)
+        if chunk.ts.size and not np.isnan(chunk.ts).all():
+            self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
+
+    def _hamming_rows(self, chunk: Chunk, order: np.ndarray) -> np.ndarray:
+        """Local rows that may need Hamming work (sorted).
+
+        Without a window, a later copy of an already seen normalised text always takes the
+        exact path, so only the first copy (in ``order``) is searched and joined: a text
+        repeated m times then costs no m^2 pairs. With a window a copy may fall outside it,
+        so every copy is searched.
+        """
+        rows = order[~chunk.empty[order]]
+        if self.window is not None:
+            return np.sort(rows)
+        seen, exact, keys, out = set(), self._exact, chunk.keys, []
+        for r in rows.tolist():
+            key = keys[r]
+            if key not in seen and key not in exact:
+                seen.add(key)
+                out.append(r)
+        return np.sort(np.asarray(out, dtype=np.int64))
+
+    def _pairs(self, fps: np.ndarray, live: np.ndarray, base: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate pairs inside a chunk, both directions, as (query local, pos global, d)."""
+        i, j, d = all_pairs(fps[live], k=self.candidate_k_)
+        i, j = live[np.asarray(i, np.int64)], live[np.asarray(j, np.int64)]
+        d = np.asarray(d)
+        return np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d])
+
+    def _candidates(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], base: int,
+                    n: int, chunk: Chunk) -> tuple[list[int], list[int], list[int]]:
+        """Filter candidates (window, verifier) and sort them into CSR lists per local doc."""
+        q = np.concatenate([p[0] for p in parts]).astype(np.int64)
+        pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
+        dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
+        keep = np.ones(len(q), bool)
+        if self.window is not None:
+            keep &= np.abs(chunk.ts[q] - self._ts.view()[pos]) <= self.window
+        if self.verifier is not None and len(q):
+            keep &= self._verify(q, pos, base, chunk)
+        q, pos, dist = q[keep], pos[keep], dist[keep]
+        order = np.lexsort((pos, dist, q))
+        ptr = np.searchsorted(q[order], np.arange(n + 1))
+        return ptr.tolist(), pos[order].tolist(), dist[order].tolist()
+
+    def _verify(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: Chunk) -> np.ndarray:
+        assert self.verifier is not None and chunk.sketches is not None
+        a = chunk.sketches[q]
+        b = np.empty_like(a)
+        inside = pos >= base
+        b[inside] = chunk.sketches[pos[inside] - base]
+        if (~inside).any():
+            assert self._sketches is not None
+            b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside]]]
+        sim = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
+        return sim >= self.verifier.threshold
+
+    def _priority(self, chunk: Chunk) -> np.ndarray:
+        idx = np.arange(len(chunk.fps))
+        if self.keep == "longest":
+            return np.lexsort((idx, -chunk.lengths))
+        if self.keep == "newest":
+            return np.lexsort((idx, -chunk.ts))
+        return idx
+
+    def _greedy(self, order: np.ndarray, base: int, chunk: Chunk, ptr: list[int],
+                pos: list[int], dist: list[int]) -> list[int]:
+        """Decide documents one by one in ``order``; returns the new kept (local) indices."""
+        rep, dst, clu, sta = (g.view() for g in (self._rep, self._dist, self._cluster,
+                                                 self._status))
+        ts = self._ts.view()
+        empty, keys, window, exact = chunk.empty.tolist(), chunk.keys, self.window, self._exact
+        new: list[int] = []
+        for li in order.tolist():
+            g = base + li
+            if empty[li]:
+                sta[g], rep[g], clu[g] = EMPTY, g, self._n_clusters
+                self._n_clusters += 1
+                continue
+            p = exact.get(keys[li])
+            if p is not None:
+                r = int(rep[p])
+                if window is None or abs(ts[g] - ts[r]) <= window:
+                    rep[g], clu[g] = r, clu[r]
+                    if p == r:
+                        sta[g], dst[g] = EXACT_DUPLICATE, 0
+                    else:
+                        sta[g], dst[g] = DUPLICATE, dst[p]
+                    continue
+            exact[keys[li]] = g
+            for c in range(ptr[li], ptr[li + 1]):
+                r = pos[c]
+                if r >= base and (rep[r] != r or sta[r] != UNIQUE):
+                    continue  # not decided yet, or not a kept document
+                rep[g], clu[g], dst[g], sta[g] = r, clu[r], dist[c], DUPLICATE
+                break
+            else:
+                sta[g], rep[g], clu[g] = UNIQUE, g, self._n_clusters
+                self._n_clusters += 1
+                new.append(li)
+        return new
+
+    def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
+        local = np.asarray(new, dtype=np.int64)
+        if local.size:
+            # the index keeps whole seconds; flooring only ever keeps entries a little longer
+            ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
+            self._index.add(local + base, chunk.fps[local], timestamps=ts)
+            if chunk.sketches is not None:
+                if self._sketches is None:
+                    self._sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
+                self._slot.view()[local + base] = np.arange(local.size) + self._sketches.size
+                self._sketches.extend(chunk.sketches[local])
+        if self.window is not None and np.isfinite(self._max_ts):
+            self._index.expire(int(np.floor(self._max_ts - self.window)))
+
+    def _decisions(self, start: int, stop: int) -> Decisions:
+        rep = self._rep.view()[start:stop]
+        positions = np.arange(start, stop, dtype=np.int64)
+        kept = rep == positions
+        return Decisions(positions, self._fps.view()[start:stop].copy(),
+                         self._status.view()[start:stop].copy(),
+                         np.where(kept, -1, rep), self._dist.view()[start:stop].copy(),
+                         self._cluster.view()[start:stop].copy())
+
+
+def dedup_batch(texts: Iterable[str], timestamps: Iterable[float] | None = None,
+                **options: Any) -> Decisions:
+    """One-shot batch dedup: ``Deduplicator(**options).run(texts, timestamps)``.
+
+    >>> dedup_batch(["a b c d", "a b c d", "x y z"]).statuses
+    ['unique', 'exact_duplicate', 'unique']
+    """
+    return Deduplicator(**options).run(texts, timestamps)

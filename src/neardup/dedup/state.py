@@ -1,0 +1,130 @@
+"""Small containers for the dedup pipeline: growable arrays and decision arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+UNIQUE, DUPLICATE, EXACT_DUPLICATE, EMPTY = 0, 1, 2, 3
+STATUS_NAMES = ("unique", "duplicate", "exact_duplicate", "empty")
+
+
+class Growable:
+    """A 1-D (or 2-D, rows) numpy array that grows by doubling; ``view()`` is the filled part.
+
+    >>> g = Growable(np.int64)
+    >>> g.extend(np.arange(3)); g.extend(np.arange(2)); g.view().tolist()
+    [0, 1, 2, 0, 1]
+    """
+
+    def __init__(self, dtype: Any, width: int | None = None, capacity: int = 1024) -> None:
+        shape = (capacity,) if width is None else (capacity, width)
+        self._data: npt.NDArray[Any] = np.zeros(shape, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: npt.ArrayLike) -> None:
+        arr = np.asarray(values, dtype=self._data.dtype)
+        need = self.size + len(arr)
+        if need > len(self._data):
+            cap = max(need, 2 * len(self._data))
+            grown = np.zeros((cap, *self._data.shape[1:]), dtype=self._data.dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size : need] = arr
+        self.size = need
+
+    def view(self) -> npt.NDArray[Any]:
+        return self._data[: self.size]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """Decisions for a run of documents as parallel arrays (one row per document).
+
+    ``duplicate_of`` holds the *position* of the kept document (-1 for kept ones) and
+    ``distance`` its Hamming distance (-1 for kept); ``status`` holds codes, see
+    :attr:`statuses` for the names ``unique``, ``duplicate``, ``exact_duplicate``, ``empty``.
+    """
+
+    position: npt.NDArray[np.int64]
+    fingerprint: npt.NDArray[np.uint64]
+    status: npt.NDArray[np.int8]
+    duplicate_of: npt.NDArray[np.int64]
+    distance: npt.NDArray[np.int16]
+    cluster_id: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+    @property
+    def statuses(self) -> list[str]:
+        """Status names, one per document."""
+        return [STATUS_NAMES[s] for s in self.status.tolist()]
+
+    def counts(self) -> dict[str, int]:
+        """Number of documents per status name."""
+        bc = np.bincount(self.status.astype(np.int64), minlength=len(STATUS_NAMES))
+        return {name: int(bc[i]) for i, name in enumerate(STATUS_NAMES)}
+
+    @staticmethod
+    def concat(parts: list[Decisions]) -> Decisions:
+        """Join decision blocks in order."""
+        if not parts:
+            return Decisions.empty()
+        return Decisions(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
+
+    @staticmethod
+    def empty() -> Decisions:
+        return Decisions(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int8),
+                         np.zeros(0, np.int64), np.zeros(0, np.int16), np.zeros(0, np.int64))
+
+    def take(self, index: npt.ArrayLike) -> Decisions:
+        """Rows at ``index`` (e.g. to restore input order)."""
+        return Decisions(*(getattr(self, f)[index] for f in _FIELDS))
+
+
+_FIELDS = ("position", "fingerprint", "status", "duplicate_of", "distance", "cluster_id")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision for one document, with ids instead of positions (see ``Deduplicator.add``)."""
+
+    id: Any
+    fingerprint: int
+    status: str
+    duplicate_of: Any | None
+    distance: int | None
+    cluster_id: int
+
+
+@dataclass
+class Chunk:
+    """Per-document data of a chunk before decisions: fingerprints, exact keys, ...."""
+
+    fps: npt.NDArray[np.uint64]
+    empty: npt.NDArray[np.bool_]
+    keys: list[int]
+    ts: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.int64]
+    sketches: np.ndarray | None
+
+
+def concat_chunks(chunks: list[Chunk]) -> Chunk:
+    if not chunks:
+        return Chunk(np.zeros(0, np.uint64), np.zeros(0, bool), [], np.zeros(0),
+                      np.zeros(0, np.int64), None)
+    sk = [c.sketches for c in chunks]
+    return Chunk(np.concatenate([c.fps for c in chunks]),
+                  np.concatenate([c.empty for c in chunks]),
+                  [key for c in chunks for key in c.keys],
+                  np.concatenate([c.ts for c in chunks]),
+                  np.concatenate([c.lengths for c in chunks]),
+                  None if sk[0] is None else np.concatenate(sk))  # type: ignore[arg-type]

@@ -1,0 +1,102 @@
+"""Input checks shared by the index and the join: one declared place for validation.
+
+>>> as_fingerprints([1, 2**64 - 1]).dtype
+dtype('uint64')
+>>> as_fingerprints([-1])
+Traceback (most recent call last):
+...
+ValueError: fingerprints must be unsigned 64-bit values in [0, 2**64); got -1
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+MAX_K = 63
+
+
+def _array(values: Any, what: str) -> npt.NDArray[Any]:
+    if isinstance(values, np.ndarray):
+        return values
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{what} must be a 1-D numpy array or a sequence, "
+                        f"got {type(values).__name__}")
+    values = list(values)
+    if values and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        if what == "fingerprints":
+            if any(v < 0 or v >= 2**64 for v in values):
+                bad = next(v for v in values if v < 0 or v >= 2**64)
+                raise ValueError("fingerprints must be unsigned 64-bit values in [0, 2**64); "
+                                 f"got {bad}")
+            return np.array(values, dtype=np.uint64)
+        if any(v < -(2**63) or v >= 2**63 for v in values):
+            raise ValueError(f"{what} must fit in int64")
+        return np.array(values, dtype=np.int64)
+    return np.asarray(values)
+
+
+def as_fingerprints(values: Any, bits: int = 64) -> npt.NDArray[np.uint64]:
+    """A 1-D uint64 array of fingerprints, or a ValueError/TypeError naming what to pass."""
+    if bits != 64:
+        raise NotImplementedError(f"bits={bits} is not supported; only 64-bit fingerprints")
+    arr = _array(values, "fingerprints")
+    if arr.ndim != 1:
+        raise ValueError(f"fingerprints must be 1-D (one uint64 per row), got shape {arr.shape}")
+    if arr.dtype == np.uint64:
+        return np.ascontiguousarray(arr)
+    if arr.size == 0:
+        return np.zeros(0, np.uint64)
+    if arr.dtype.kind == "u":
+        return arr.astype(np.uint64)
+    if arr.dtype.kind == "i":
+        if (arr < 0).any():
+            raise ValueError("fingerprints must be unsigned 64-bit values in [0, 2**64); got a "
+                             f"negative value {int(arr.min())} (use .view(np.uint64) on signed "
+                             "64-bit fingerprints)")
+        return arr.astype(np.uint64)
+    raise TypeError(f"fingerprints must be uint64 (or non-negative ints), got dtype {arr.dtype}; "
+                    "pass np.asarray(fps, dtype=np.uint64)")
+
+
+def as_ids(values: Any, n: int) -> npt.NDArray[np.int64]:
+    """A 1-D int64 id array of length ``n`` without duplicates."""
+    arr = _array(values, "ids")
+    if arr.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"ids must be integers (int64), got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= 2**63:
+        raise ValueError(f"ids must fit in int64, got {int(arr.max())}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if arr.shape[0] != n:
+        raise ValueError(f"ids and fingerprints must have the same length, got {arr.shape[0]} "
+                         f"ids for {n} fingerprints")
+    if n > 1:
+        s = np.sort(arr)
+        dup = s[1:][s[1:] == s[:-1]]
+        if dup.size:
+            raise ValueError(f"duplicate id {int(dup[0])} within the batch; ids must be unique")
+    return arr
+
+
+def as_timestamps(values: Any, n: int) -> npt.NDArray[np.int64]:
+    """A 1-D int64 array (seconds) of length ``n``."""
+    arr = _array(values, "timestamps") if not isinstance(values, np.ndarray) else values
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"timestamps must be 1-D with one value per fingerprint ({n}), "
+                         f"got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"timestamps must be integer seconds (int64), got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def check_k(k: Any, limit: int = MAX_K) -> int:
+    """An int distance in ``[0, limit]``."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, got {type(k).__name__} {k!r}")
+    if not 0 <= int(k) <= limit:
+        raise ValueError(f"k must be in [0, {limit}], got {k}")
+    return int(k)

@@ -1,0 +1,281 @@
+"""HammingIndex: exact search within ``k`` bits, with appends, removal, expiry and persistence.
+
+Layout (LSM-style): a store of (id, fingerprint, timestamp, alive) rows; the newest rows form
+a small buffer scanned by brute force; older rows live in immutable runs of bucketed tables
+(:class:`~neardup.index.tables.StaticTables`), each covering a contiguous range of positions.
+A full buffer becomes a run; runs of similar size are merged (dropping dead rows). Removal
+and expiry clear ``alive`` (tombstones); :meth:`HammingIndex.compact` rewrites everything.
+
+>>> import numpy as np
+>>> index = HammingIndex(k=3)
+>>> index.add([10, 11, 12], np.array([0b1011, 0b1000, 2**63], dtype=np.uint64))
+>>> index.query(0b1011)
+[(10, 0), (11, 2)]
+>>> m = index.search(np.array([0, 2**63 + 1], dtype=np.uint64))
+>>> m.query.tolist(), m.id.tolist(), m.distance.tolist()
+([0, 0, 0, 1, 1, 1], [11, 12, 10, 12, 10, 11], [1, 1, 3, 1, 3, 3])
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.index import kernels
+from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, check_k
+from neardup.index.design import DEFAULT_MEMORY_BUDGET, TableDesign, auto_design
+from neardup.index.store import IdIndex, Store
+from neardup.index.tables import StaticTables
+
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Matches:
+    """Search results as parallel arrays, sorted by (query, distance, id)."""
+
+    query: I64
+    id: I64
+    distance: I64
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    def for_query(self, row: int) -> list[tuple[int, int]]:
+        """``(id, distance)`` pairs of one query row."""
+        lo, hi = np.searchsorted(self.query, [row, row + 1])
+        return list(zip(self.id[lo:hi].tolist(), self.distance[lo:hi].tolist(), strict=False))
+
+
+class HammingIndex:
+    """Exact Hamming-distance index over 64-bit fingerprints.
+
+    Parameters (keyword-only): ``k`` the largest distance the tables are built for;
+    ``bits`` must be 64; ``design`` ``"auto"`` (cost model from ``expected_n``/size, ``k``,
+    ``memory_budget``), a :class:`TableDesign`, or an int number of blocks (Manku tables);
+    ``buffer_size`` rows scanned by brute force before they become a run; ``merge_factor``
+    size ratio at which runs merge.
+
+    ``search`` with ``k`` above the index's ``k`` works by probing a larger radius; it raises
+    ``ValueError`` when that would need more than 200 000 probes per table.
+    """
+
+    def __init__(self, *, k: int = 3, bits: int = 64, design: str | int | TableDesign = "auto",
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, expected_n: int | None = None,
+                 buffer_size: int = 2048, merge_factor: int = 4) -> None:
+        if bits != 64:
+            raise NotImplementedError(f"bits={bits}: only 64-bit fingerprints are supported; "
+                                      "split 128-bit fingerprints into two 64-bit indexes")
+        self.k = check_k(k)
+        self.bits = bits
+        self.design = design
+        self.memory_budget = int(memory_budget)
+        self.expected_n = expected_n
+        self.buffer_size = max(1, int(buffer_size))
+        self.merge_factor = max(2, int(merge_factor))
+        self.design_ = self._fixed_design(design)
+        self._designed_for = 0
+        self._store = Store()
+        self._ids = IdIndex()
+        self._runs: list[tuple[int, int, StaticTables]] = []  # (lo, hi, tables)
+        self._indexed = 0
+
+    def _fixed_design(self, design: str | int | TableDesign) -> TableDesign | None:
+        if isinstance(design, TableDesign):
+            if design.k != self.k:
+                raise ValueError(f"design.k={design.k} differs from k={self.k}; pass "
+                                 f"TableDesign(k={self.k}, ...)")
+            return design
+        if isinstance(design, bool) or not isinstance(design, (str, int)):
+            raise TypeError(f"design must be 'auto', an int number of blocks or a TableDesign, "
+                            f"got {design!r}")
+        if isinstance(design, int):
+            if design < self.k + 1:
+                raise ValueError(f"design={design} blocks cannot find k={self.k} by pigeonhole; "
+                                 f"use at least {self.k + 1} blocks")
+            return TableDesign(k=self.k, blocks=design)
+        if design != "auto":
+            raise ValueError(f"design must be 'auto', an int or a TableDesign, got {design!r}")
+        return None
+
+    def _current_design(self) -> TableDesign:
+        n = max(self.expected_n or 0, self._store.n)
+        if self.design != "auto" and self.design_ is not None:
+            return self.design_
+        if self.design_ is None or n > 4 * self._designed_for:
+            self.design_ = auto_design(n, self.k, self.memory_budget)
+            self._designed_for = max(n, 1024)
+        return self.design_
+
+    # ----------------------------------------------------------------- writes
+    def add(self, ids: Any, fingerprints: Any, timestamps: Any = None) -> None:
+        """Add rows; ``ids`` int64 (unique, not yet present), ``fingerprints`` uint64."""
+        fps = as_fingerprints(fingerprints, self.bits)
+        ids_arr = as_ids(ids, fps.shape[0])
+        ts = None if timestamps is None else as_timestamps(timestamps, fps.shape[0])
+        if fps.shape[0] == 0:
+            return
+        if self._store.n + fps.shape[0] >= 2**32:
+            raise ValueError("a HammingIndex holds fewer than 2**32 rows; shard the data")
+        present = self._ids.lookup(ids_arr, self._store)
+        if (present >= 0).any():
+            bad = int(ids_arr[np.argmax(present >= 0)])
+            raise ValueError(f"id {bad} is already in the index; remove() it first or use a new id")
+        first = self._store.n
+        self._store.append(ids_arr, fps, ts)
+        if (self._ids.sorted_ids.shape[0] == 0 and not self._ids.recent) or len(ids_arr) > 65536:
+            self._ids.rebuild(self._store)
+        else:
+            self._ids.add(ids_arr, first)
+            if self._ids.needs_rebuild():
+                self._ids.rebuild(self._store)
+        if self._store.n - self._indexed >= self.buffer_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Turn the buffer into a run and merge runs of similar size."""
+        n = self._store.n
+        if n > self._indexed:
+            self._runs.append(self._build(self._indexed, n))
+            self._indexed = n
+        while len(self._runs) >= 2:
+            lo_a, hi_a, _ = self._runs[-2]
+            lo_b, hi_b, _ = self._runs[-1]
+            if hi_a - lo_a > self.merge_factor * (hi_b - lo_b):
+                break
+            self._runs[-2:] = [self._build(lo_a, hi_b)]
+
+    def _build(self, lo: int, hi: int) -> tuple[int, int, StaticTables]:
+        alive = self._store.alive[lo:hi]
+        positions = (np.flatnonzero(alive) + lo).astype(np.uint32)
+        return lo, hi, StaticTables.build(self._current_design(), self._store.fps, positions)
+
+    def remove(self, ids: Any, *, missing_ok: bool = False) -> int:
+        """Remove rows by id; returns how many were removed. Unknown ids raise ``KeyError``."""
+        arr = np.atleast_1d(np.asarray(ids))
+        if arr.size and arr.dtype.kind not in "iu":
+            raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
+        arr = arr.astype(np.int64)
+        pos = self._ids.lookup(arr, self._store)
+        if not missing_ok and (pos < 0).any():
+            raise KeyError(f"id {int(arr[np.argmax(pos < 0)])} is not in the index "
+                           "(pass missing_ok=True to ignore unknown ids)")
+        removed = self._store.kill(pos[pos >= 0])
+        self._maybe_compact()
+        return removed
+
+    def expire(self, before_timestamp: int) -> int:
+        """Remove rows whose timestamp is older than ``before_timestamp``; returns the count."""
+        ts = self._store.ts
+        if ts is None:
+            return 0
+        old = np.flatnonzero((ts < int(before_timestamp)) & (self._store.alive != 0))
+        removed = self._store.kill(old)
+        self._maybe_compact()
+        return removed
+
+    def _maybe_compact(self) -> None:
+        if self._store.n > self.buffer_size and self._store.live < self._store.n // 2:
+            self.compact()
+
+    def compact(self) -> None:
+        """Drop dead rows from the store and rebuild all tables as one run."""
+        self._store = self._store.compacted()
+        self._ids.rebuild(self._store)
+        self._runs = []
+        self._indexed = 0
+        if self._store.n:
+            self._runs = [self._build(0, self._store.n)]
+            self._indexed = self._store.n
+
+    # ----------------------------------------------------------------- reads
+    def __len__(self) -> int:
+        return self._store.live
+
+    def search(self, fingerprints: Any, k: int | None = None) -> Matches:
+        """Every live row within ``k`` (default: the index's k) of each query."""
+        queries = as_fingerprints(fingerprints, self.bits)
+        k = self.k if k is None else check_k(k)
+        parts = [run.search(queries, k, self._store.alive_) for _, _, run in self._runs]
+        if self._store.n > self._indexed:
+            parts.append(kernels.scan_range(queries, k, self._store.fps_, self._indexed,
+                                            self._store.n, self._store.alive_))
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return Matches(empty, empty.copy(), empty.copy())
+        qrow = np.concatenate([p[0] for p in parts])
+        pos = np.concatenate([p[1] for p in parts])
+        dist = np.concatenate([p[2] for p in parts])
+        ids = self._store.ids_[pos]
+        order = np.lexsort((ids, dist, qrow))
+        return Matches(qrow[order], ids[order], dist[order])
+
+    def query(self, fingerprint: int | np.integer[Any],
+              k: int | None = None) -> list[tuple[int, int]]:
+        """``(id, distance)`` of every row within ``k`` of one fingerprint, nearest first."""
+        if isinstance(fingerprint, (np.ndarray, list, tuple)):
+            raise TypeError("query() takes one fingerprint; use search() for many")
+        return self.search(as_fingerprints([fingerprint], self.bits), k).for_query(0)
+
+    def __contains__(self, id_: object) -> bool:
+        if not isinstance(id_, (int, np.integer)):
+            return False
+        return bool(self._ids.lookup(np.array([id_], np.int64), self._store)[0] >= 0)
+
+    def describe(self) -> dict[str, Any]:
+        """Design, cost-model figures and memory use."""
+        design = self.design_ or self._current_design()
+        n = max(self._store.live, 1)
+        cost = design.cost(n)
+        return {
+            "bits": self.bits, "k": self.k, "design": design.to_dict(),
+            "tables": design.tables, "blocks": design.blocks, "block_sizes": design.block_sizes,
+            "key_blocks": design.key_blocks, "key_bits": design.key_bits,
+            "radius": design.radius, "prefix_bits": [run.q for _, _, run in self._runs],
+            "probes_per_query": cost["probes_per_query"],
+            "expected_candidates_per_probe": cost["candidates_per_probe"],
+            "model_memory_bytes": cost["memory_bytes"],
+            "memory_bytes": self.memory_bytes(), "live": self._store.live,
+            "stored": self._store.n, "runs": [hi - lo for lo, hi, _ in self._runs],
+            "buffer": self._store.n - self._indexed,
+        }
+
+    def __repr__(self) -> str:
+        d = self.describe()
+        return (f"HammingIndex(k={self.k}, live={d['live']}, tables={d['tables']}, "
+                f"blocks={d['blocks']}, radius={d['radius']}, runs={len(d['runs'])})")
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the store, id index and tables."""
+        s = self._store
+        total = s.ids_.nbytes + s.fps_.nbytes + s.alive_.nbytes
+        total += 0 if s.ts_ is None else s.ts_.nbytes
+        total += self._ids.sorted_ids.nbytes if self._ids.order is not None else 0
+        total += 0 if self._ids.order is None else self._ids.order.nbytes
+        return int(total + sum(run.nbytes for _, _, run in self._runs))
+
+    # ----------------------------------------------------------------- persistence
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the index to directory ``path`` atomically (see :mod:`neardup.index.storage`)."""
+        from neardup.index import storage
+
+        self.flush()
+        if self._ids.recent:
+            self._ids.rebuild(self._store)  # the saved id index is the sorted part only
+        storage.save_index(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True,
+             verify: bool = True) -> HammingIndex:
+        """Open an index written by :meth:`save`; arrays are memory-mapped when ``mmap``.
+
+        ``verify`` checks every file's sha256 (reads all bytes: ~1-2 s per GB); pass
+        ``verify=False`` for an O(1) open of a trusted huge index (sizes are still checked).
+        """
+        from neardup.index import storage
+
+        return storage.load_index(cls, path, mmap=mmap, verify=verify)

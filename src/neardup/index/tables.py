@@ -1,0 +1,146 @@
+"""Static permuted tables: one sorted run of the LSM index (and the join's working set).
+
+Each table holds, per entry, the permuted fingerprint (uint64) and a uint32 position into
+the index's shared store, grouped by the top ``q`` bits of the permuted key, plus
+``2**q + 1`` uint32 offsets (bucket ``b`` is ``offsets[b]:offsets[b + 1]``).
+
+>>> import numpy as np
+>>> from neardup.index.design import TableDesign
+>>> fps = np.array([0, 1, 2**63], dtype=np.uint64)
+>>> run = StaticTables.build(TableDesign(k=1, blocks=2), fps, np.arange(3, dtype=np.uint32))
+>>> qr, pos, dist = run.search(np.array([3], dtype=np.uint64), 1, np.ones(3, np.uint8))
+>>> sorted(zip(pos.tolist(), dist.tolist()))
+[(1, 1)]
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.index import kernels
+from neardup.index.design import TableDesign
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+MAX_PROBES = 200_000
+
+
+def _layout(design: TableDesign) -> list[list[int]]:
+    """Per table: the target bit (LSB = 0) of each original bit."""
+    sizes = design.block_sizes
+    starts = [design.bits - sum(sizes[: i + 1]) for i in range(design.blocks)]  # LSB of block i
+    out = []
+    for chosen in design.table_blocks():
+        order = list(chosen) + [i for i in range(design.blocks) if i not in chosen]
+        where = [0] * design.bits
+        top = design.bits
+        for blk in order:
+            top -= sizes[blk]
+            for bit in range(sizes[blk]):
+                where[starts[blk] + bit] = top + bit
+        out.append(where)
+    return out
+
+
+@lru_cache(maxsize=64)
+def permutation_arrays(design: TableDesign) -> tuple[U64, U64, U64]:
+    """``(rshift, mask, lshift)`` arrays of shape (tables, blocks) for the kernels."""
+    sizes = design.block_sizes
+    starts = [design.bits - sum(sizes[: i + 1]) for i in range(design.blocks)]
+    shape = (design.tables, design.blocks)
+    rsh, msk, lsh = (np.zeros(shape, np.uint64) for _ in range(3))
+    for t, chosen in enumerate(design.table_blocks()):
+        order = list(chosen) + [i for i in range(design.blocks) if i not in chosen]
+        top = design.bits
+        for i, blk in enumerate(order):
+            top -= sizes[blk]
+            rsh[t, i], msk[t, i], lsh[t, i] = starts[blk], (1 << sizes[blk]) - 1, top
+    return rsh, msk, lsh
+
+
+@lru_cache(maxsize=64)
+def dedup_masks(design: TableDesign, q: int) -> U64:
+    """``[t, u]``: the bits of table ``u``'s top-``q`` bucket index, in table ``t``'s space."""
+    layout = _layout(design)
+    ntab = design.tables
+    out = np.zeros((ntab, ntab), np.uint64)
+    for u in range(ntab):
+        orig = [b for b in range(design.bits) if layout[u][b] >= design.bits - q]
+        for t in range(ntab):
+            out[t, u] = sum(1 << layout[t][b] for b in orig)
+    return out
+
+
+@lru_cache(maxsize=256)
+def probe_masks(q: int, r: int) -> I64:
+    """Bucket xors with popcount <= r, by increasing popcount (probe 0 is the bucket itself)."""
+    masks = [0]
+    for i in range(1, min(r, q) + 1):
+        for bits in itertools.combinations(range(q), i):
+            masks.append(sum(1 << b for b in bits))
+            if len(masks) > MAX_PROBES:
+                raise ValueError(f"radius {r} on {q} bucket bits needs over {MAX_PROBES} probes "
+                                 "per table; build the index with a larger k or more tables")
+    return np.asarray(masks, dtype=np.int64)
+
+
+class StaticTables:
+    """An immutable set of bucketed tables over some store positions."""
+
+    def __init__(self, design: TableDesign, q: int, keys: U64,
+                 pos: npt.NDArray[np.uint32], offsets: npt.NDArray[np.uint32]) -> None:
+        self.design = design
+        self.q = q
+        self.keys = keys
+        self.pos = pos
+        self.offsets = offsets
+
+    @classmethod
+    def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32],
+              q: int | None = None) -> StaticTables:
+        """Bucket ``fps[positions]`` into ``design.tables`` tables."""
+        n = int(positions.shape[0])
+        q = design.offset_bits(n) if q is None else q
+        rsh, msk, lsh = permutation_arrays(design)
+        keys = np.empty((design.tables, n), np.uint64)
+        pos = np.empty((design.tables, n), np.uint32)
+        offsets = np.empty((design.tables, (1 << q) + 1), np.uint32)
+        for t in range(design.tables):
+            kernels.build_table(fps, positions, rsh, msk, lsh, t, q, keys[t], pos[t], offsets[t])
+        return cls(design, q, keys, pos, offsets)
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[1])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.pos.nbytes + self.offsets.nbytes)
+
+    def positions(self) -> npt.NDArray[np.uint32]:
+        """Store positions held by this run (any order)."""
+        out: npt.NDArray[np.uint32] = self.pos[0]
+        return out
+
+    def search(self, queries: U64, k: int, alive: npt.NDArray[np.uint8]) -> tuple[I64, I64, I64]:
+        """(query row, store position, distance) of every live entry within ``k``."""
+        r = self.design.radius_for(k)
+        probes = probe_masks(self.q, r)
+        rsh, msk, lsh = permutation_arrays(self.design)
+        result: Any = kernels.search_tables(
+            queries, k, self.keys, self.pos, self.offsets, self.q, rsh, msk, lsh,
+            probes, len(probes), dedup_masks(self.design, self.q), r, alive)
+        return result  # type: ignore[no-any-return]
+
+    def self_join(self, k: int) -> tuple[I64, I64, I64]:
+        """Pairs of positions within ``k`` among this run's entries, each pair once."""
+        r = self.design.radius_for(k)
+        probes = probe_masks(self.q, r)
+        result: Any = kernels.join_tables(
+            k, self.keys, self.pos, self.offsets, probes, len(probes),
+            dedup_masks(self.design, self.q), r)
+        return result  # type: ignore[no-any-return]
