@@ -59,7 +59,7 @@ def pr_curves() -> None:
 
 def verify_curves(config: str, verifier: str = "mh64x8") -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, corpus in zip(axes, ("reuters", "shopping")):
+    for ax, corpus in zip(axes, ("reuters", "shopping"), strict=False):
         data = [
             r
             for r in rows(f"verify_{corpus}.jsonl")
@@ -88,7 +88,7 @@ def verify_curves(config: str, verifier: str = "mh64x8") -> None:
 
 def planted_curves(method: str = "neardup") -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, lang in zip(axes, ("en", "zh")):
+    for ax, lang in zip(axes, ("en", "zh"), strict=False):
         data = [
             r
             for r in rows(f"planted_{lang}.jsonl")

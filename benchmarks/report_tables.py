@@ -1,6 +1,6 @@
 """Markdown tables for docs/ACCURACY.md from benchmarks/results/*.jsonl.
 
-    PYTHONPATH=src python benchmarks/report_tables.py
+PYTHONPATH=src python benchmarks/report_tables.py
 """
 
 from __future__ import annotations
@@ -17,11 +17,15 @@ def load(name: str) -> list[dict]:  # type: ignore[type-arg]
 
 
 def feature_table() -> None:
-    data = {c: [r for r in load(f"sweep_{c}.jsonl") if r["bucket"] == "all"]
-            for c in ("reuters", "shopping")}
+    data = {
+        c: [r for r in load(f"sweep_{c}.jsonl") if r["bucket"] == "all"]
+        for c in ("reuters", "shopping")
+    }
     configs = list(dict.fromkeys(r["config"] for r in data["reuters"]))
-    print("| features (plain SimHash) | Reuters F1 @k=3 | Reuters best F1 (k) "
-          "| shopping F1 @k=3 | shopping best F1 (k) |")
+    print(
+        "| features (plain SimHash) | Reuters F1 @k=3 | Reuters best F1 (k) "
+        "| shopping F1 @k=3 | shopping best F1 (k) |"
+    )
     print("|---|---|---|---|---|")
     for cfg in configs:
         cells = []
@@ -42,8 +46,10 @@ def bucket_table(config: str, k: int) -> None:
     for c in ("reuters", "shopping"):
         for r in load(f"sweep_{c}.jsonl"):
             if r["config"] == config and r["k"] == k and r["bucket"] != "all":
-                print(f"| {r['bucket']} | {c} | {r['must_pairs']} | {r['precision']:.3f} "
-                      f"| {r['recall']:.3f} | {r['f1']:.3f} |")
+                print(
+                    f"| {r['bucket']} | {c} | {r['must_pairs']} | {r['precision']:.3f} "
+                    f"| {r['recall']:.3f} | {r['f1']:.3f} |"
+                )
 
 
 if __name__ == "__main__":

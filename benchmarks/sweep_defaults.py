@@ -31,7 +31,10 @@ CONFIGS = {
     "word-none": ({"analyzer": "word", "weighting": "none"}, (6, 8, 10, 12, 14)),
     "word-none-128": ({"analyzer": "word", "weighting": "none", "bits": 128}, (12, 16, 20, 24, 28)),
     "auto13-none": (
-        {"analyzer": functools.partial(script_auto_features, word_n=1, char_n=3), "weighting": "none"},
+        {
+            "analyzer": functools.partial(script_auto_features, word_n=1, char_n=3),
+            "weighting": "none",
+        },
         (6, 8, 10, 12, 14),
     ),
     "auto-none": ({"analyzer": script_auto_features, "weighting": "none"}, (8, 10, 12, 14, 16)),
@@ -67,7 +70,9 @@ def datasets() -> dict[str, tuple[list[str], np.ndarray | None]]:
 @click.option("--candidate-k", "cks_opt", multiple=True, type=int)
 @click.option("--t-short", "t_short", multiple=True, type=float, default=T_SHORT)
 @click.option("--t-long", "t_long", multiple=True, type=float, default=T_LONG)
-@click.option("--verifier", "verifiers", multiple=True, default=("mh64x8n5", "mh128x8n5", "mh64x8n3"))
+@click.option(
+    "--verifier", "verifiers", multiple=True, default=("mh64x8n5", "mh128x8n5", "mh64x8n3")
+)
 @click.option("--tag", default="")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
 def main(

@@ -18,7 +18,6 @@ from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import neardup_fingerprints, script_auto_features, simhash_candidates
 from neardup.eval.metrics import score
 from neardup.verify import MinHashVerifier
-
 from planted_accuracy import planted  # type: ignore[import-not-found]
 
 CONFIGS = {

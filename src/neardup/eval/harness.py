@@ -32,7 +32,6 @@ from neardup.eval.methods import (
     minhash_lsh,
     neardup_fingerprints,
     pypi_simhash_fingerprints,
-    script_auto_features,
     simhash_candidates,
 )
 from neardup.eval.metrics import Scores, score
@@ -52,12 +51,13 @@ __all__ = [
 IntArr = npt.NDArray[np.int64]
 Method = Callable[[Sequence[str]], IntArr]
 
-#: Recommended defaults, chosen by the sweeps in docs/ACCURACY.md. The analyzer is the
-#: script rule (word 3-shingles; CJK: character 5-grams over letters and digits) as a Python
-#: callable until the Fingerprinter offers it natively.
+#: Recommended defaults, chosen by the sweeps in docs/ACCURACY.md: word 3-shingles, or for
+#: mostly-CJK text character 5-grams over letters and digits; unweighted; 64 bits.
 DEFAULT_FINGERPRINTER: dict[str, Any] = {
     "bits": 64,
-    "analyzer": script_auto_features,
+    "analyzer": "auto",
+    "ngram_size": 3,
+    "cjk_ngram_size": 5,
     "weighting": "none",
 }
 DEFAULT_K = 8  # best plain-SimHash k for these features, used only without verification
@@ -120,6 +120,19 @@ def neardup_method(
     )
 
 
+def _dedup(texts: Sequence[str]) -> IntArr:
+    from neardup.dedup import Deduplicator
+    from neardup.fingerprint import Fingerprinter
+
+    dd = Deduplicator(
+        fingerprinter=Fingerprinter(**DEFAULT_FINGERPRINTER),
+        k=DEFAULT_CANDIDATE_K,
+        verifier=DEFAULT_VERIFIER,
+        candidate_k=DEFAULT_CANDIDATE_K,
+    )
+    return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
+
+
 def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
     fps, empty = pypi_simhash_fingerprints(texts)
     return simhash_candidates(fps, empty, k).labels(k)
@@ -127,6 +140,10 @@ def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
 
 METHODS: dict[str, tuple[Method, str]] = {
     "neardup": (neardup_method(), "recommended defaults (verified)"),
+    "neardup-dedup": (
+        _dedup,
+        "Deduplicator with the defaults (star clusters around kept documents)",
+    ),
     "neardup-unverified": (
         neardup_method(k=DEFAULT_K, verifier=None, candidate_k=None),
         "same fingerprints, no verification",
