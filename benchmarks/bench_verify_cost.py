@@ -86,13 +86,13 @@ def main(corpora: tuple[str, ...]) -> None:
         steps = {
             "fingerprints only": partial(fp.fingerprint_many, texts),
             "sketches only (all docs)": partial(v.sketch_many, texts),
-            f"unverified (k={DEFAULT_K})": unverified,
-            f"verified, all docs sketched (candidate_k={DEFAULT_CANDIDATE_K})": lambda: verified(
-                False
+            f"unverified (k={DEFAULT_K})": partial(unverified, texts, fp),
+            f"verified, all docs sketched (candidate_k={DEFAULT_CANDIDATE_K})": partial(
+                verified, texts, fp, False
             ),
-            "verified, candidate docs sketched": lambda: verified(True),
-            f"Deduplicator.run unverified (k={DEFAULT_K})": lambda: dedup(False),
-            "Deduplicator.run verified": lambda: dedup(True),
+            "verified, candidate docs sketched": partial(verified, texts, fp, True),
+            f"Deduplicator.run unverified (k={DEFAULT_K})": partial(dedup, texts, fp, False),
+            "Deduplicator.run verified": partial(dedup, texts, fp, True),
         }
         times = {name: best_of(fn) for name, fn in steps.items()}
         base = times[f"unverified (k={DEFAULT_K})"]

@@ -36,6 +36,8 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from neardup.features.charclass import char_classes
+from neardup.features.kernels import is_cjk, token_spans
 from neardup.hashing import mix64, xxh3_64
 
 __all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes", "shingle_hashes_many"]
@@ -60,41 +62,45 @@ def is_cjk_text(text: str) -> bool:
     return 3 * cjk >= word_chars
 
 
-def _prepared(text: str, mode: str) -> tuple[str, bool]:
-    """Units joined for the kernel: words separated by NUL (never in a word), or CJK chars."""
-    if text.isascii():  # NFKC is the identity on ASCII; skip it and the script test
-        norm = text.lower()
-        if mode == "auto":
-            mode = "word"
-    else:
-        norm = unicodedata.normalize("NFKC", text).casefold()
-        if mode == "auto":
-            mode = "char" if is_cjk_text(norm) else "word"
-    if mode == "char":
-        return _NONWORD_RE.sub("", norm), True
-    if mode == "word":
-        return _NONWORD_RE.sub("\x00", norm).strip("\x00"), False
-    raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
+_MODES = {"auto": 0, "word": 1, "char": 2}
+
+
+def _normalise(text: str) -> str:
+    """NFKC and case folding (the identity plus ``lower`` on ASCII, skipped for speed)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 @numba.njit(cache=True, nogil=True)
-def _unit_hashes(
+def _units_of(
     buf: npt.NDArray[np.uint8],
     lo: int,
     hi: int,
-    char_mode: bool,
+    cls: npt.NDArray[np.uint8],
+    mode: int,
     seed: np.uint64,
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
     units: npt.NDArray[np.uint64],
 ) -> int:  # pragma: no cover - compiled
-    """XXH3 of each unit (NUL-separated word, or UTF-8 character) of buf[lo:hi]; returns count."""
+    """XXH3 of each unit of buf[lo:hi]: word tokens, or (CJK text) each word character."""
+    spans = token_spans(buf, lo, hi, cls, False, starts, ends)
+    char_mode = mode == 2 or (mode == 0 and is_cjk(buf, lo, hi, cls))
     u = 0
-    start = lo
-    for p in range(lo + 1, hi + 1):
-        boundary = p == hi or buf[p] & 192 != 128 if char_mode else p == hi or buf[p] == 0
-        if boundary and p > start:
-            units[u] = xxh3_64(buf, start, p - start, seed)
+    for t in range(spans):
+        if not char_mode:
+            units[u] = xxh3_64(buf, starts[t], ends[t] - starts[t], seed)
             u += 1
-            start = p if char_mode else p + 1
+            continue
+        p = starts[t]
+        while p < ends[t]:
+            q = p + 1
+            while q < ends[t] and (buf[q] & 0xC0) == 0x80:
+                q += 1
+            units[u] = xxh3_64(buf, p, q - p, seed)
+            u += 1
+            p = q
     return u
 
 
@@ -102,7 +108,8 @@ def _unit_hashes(
 def _shingle_kernel(
     buf: npt.NDArray[np.uint8],
     offsets: npt.NDArray[np.int64],
-    char_mode: npt.NDArray[np.bool_],
+    modes: npt.NDArray[np.int8],
+    cls: npt.NDArray[np.uint8],
     n: int,
     seed: np.uint64,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:  # pragma: no cover - compiled
@@ -111,10 +118,12 @@ def _shingle_kernel(
     flat = np.empty(buf.shape[0] + docs + 1, dtype=np.uint64)
     out_off = np.zeros(docs + 1, dtype=np.int64)
     units = np.empty(buf.shape[0] + 1, dtype=np.uint64)
+    starts = np.empty(buf.shape[0] + 2, dtype=np.int64)
+    ends = np.empty(buf.shape[0] + 2, dtype=np.int64)
     mult = np.uint64(0x9E3779B97F4A7C15)
     pos = 0
     for d in range(docs):
-        u = _unit_hashes(buf, offsets[d], offsets[d + 1], char_mode[d], seed, units)
+        u = _units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends, units)
         count = 0 if u == 0 else (1 if u <= n else u - n + 1)
         width = min(n, u)
         for s in range(count):
@@ -144,13 +153,14 @@ def shingle_hashes_many(
     """
     if n < 1:
         raise ValueError(f"shingle size n must be >= 1, got {n}")
-    prepared = [_prepared(t, mode) for t in texts]
-    encoded = [p.encode("utf-8", "surrogatepass") for p, _ in prepared]
+    if mode not in _MODES:
+        raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
+    encoded = [_normalise(t).encode("utf-8", "surrogatepass") for t in texts]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    char_mode = np.array([c for _, c in prepared], dtype=np.bool_)
-    return _shingle_kernel(buf, offsets, char_mode, n, np.uint64(seed))
+    modes = np.full(len(encoded), _MODES[mode], dtype=np.int8)
+    return _shingle_kernel(buf, offsets, modes, char_classes(), n, np.uint64(seed))
 
 
 def shingle_hashes(
@@ -299,7 +309,9 @@ class MinHashVerifier:
         out[:, -1] = np.asarray(chars, dtype=np.int64) < self.short_length
         return out
 
-    def _check(self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]) -> None:
+    def _check(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> None:
         if a.shape != b.shape or a.ndim != 2 or a.shape[1] != self.width:
             raise ValueError(
                 f"sketch arrays must both have shape (m, {self.width}) from this verifier's "

@@ -67,10 +67,22 @@ def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndar
 
     Its default features are lower-cased character 4-grams of the word characters, md5-hashed.
     """
+    fps = np.fromiter((_pypi_simhash_one(t) for t in texts), dtype=np.uint64, count=len(texts))
+    return fps, np.zeros(len(texts), dtype=bool)
+
+
+def _pypi_simhash_one(text: str) -> int:
     from simhash import Simhash
 
-    fps = np.fromiter((Simhash(t).value for t in texts), dtype=np.uint64, count=len(texts))
-    return fps, np.zeros(len(texts), dtype=bool)
+    try:
+        return int(Simhash(text).value)
+    except OverflowError:
+        # simhash 2.1 with numpy 2 overflows uint8 when one feature repeats > 255 times;
+        # same features with counts capped at 255 (affects a handful of degenerate texts)
+        from collections import Counter
+
+        counts = Counter(Simhash("")._tokenize(text))
+        return int(Simhash({f: min(c, 255) for f, c in counts.items()}).value)
 
 
 def simhash_candidates(
