@@ -55,8 +55,8 @@ def test_shingles_match_definition() -> None:
 def test_golden_values_stable_across_processes() -> None:
     code = (
         "from neardup.verify import MinHashVerifier as V;"
-        "print(V(num_hashes=8, ngram=5).sketch_many(['Oil prices rose sharply on Monday after the OPEC"
-        " meeting', '质量很好，物流也快'])[:, :8].tolist())"
+        "print(V(num_hashes=8, ngram=5).sketch_many(['Oil prices rose sharply on Monday after"
+        " the OPEC meeting', '质量很好，物流也快'])[:, :8].tolist())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     here = MinHashVerifier(num_hashes=8, ngram=5).sketch_many(

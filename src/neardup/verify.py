@@ -331,7 +331,7 @@ class MinHashVerifier:
     def similarity(
         self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.float64]:
-        """Decision score per row pair: the estimate, minus the short-text margin if either is short.
+        """Decision score per row pair: the estimate, minus the short-text margin for short pairs.
 
         ``similarity(a, b) >= threshold`` is the verification rule.
         """

@@ -22,7 +22,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -127,7 +127,9 @@ def _dedup(texts: Sequence[str]) -> IntArr:
     dd = Deduplicator(
         fingerprinter=Fingerprinter(**DEFAULT_FINGERPRINTER),
         k=DEFAULT_CANDIDATE_K,
-        verifier=DEFAULT_VERIFIER,
+        # MinHashVerifier is frozen (read-only threshold); the Verifier protocol declares a plain
+        # attribute, which mypy reads as settable
+        verifier=cast(Any, DEFAULT_VERIFIER),
         candidate_k=DEFAULT_CANDIDATE_K,
     )
     return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
