@@ -113,7 +113,7 @@ def planted_curves(method: str = "neardup") -> None:
 if __name__ == "__main__":
     IMG.mkdir(parents=True, exist_ok=True)
     pr_curves()
-    for cfg in ("shingle3-none-128", "word-tf", "auto-none-128"):
+    for cfg in ("auto-none", "shingle3-none-128", "word-tf"):
         verify_curves(cfg)
     for m in ("neardup", "neardup-unverified", "minhash-lsh"):
         planted_curves(m)

@@ -52,7 +52,64 @@ def bucket_table(config: str, k: int) -> None:
                 )
 
 
+def planted_tables() -> None:
+    for lang in ("en", "zh"):
+        rows = load(f"planted_{lang}.jsonl")
+        if not rows:
+            continue
+        print(f"\n| planted {lang}: method | bucket | 1 % | 2 % | 5 % | 10 % | 20 % |")
+        print("|---|---|---|---|---|---|---|")
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+        for m in methods:
+            for b in ("short", "medium", "long"):
+                cells = [
+                    next(
+                        (
+                            f"{r['recall']:.3f}"
+                            for r in rows
+                            if r.get("method") == m
+                            and r.get("bucket") == b
+                            and r.get("rate") == rate
+                            and r.get("kind") == "all"
+                        ),
+                        "-",
+                    )
+                    for rate in (0.01, 0.02, 0.05, 0.1, 0.2)
+                ]
+                print(f"| {m} | {b} | " + " | ".join(cells) + " |")
+        print(f"\n| planted {lang}, neardup, 5 % edits: kind | medium | long |")
+        print("|---|---|---|")
+        kinds = [
+            k
+            for k in dict.fromkeys(r.get("kind") for r in rows)
+            if k not in (None, "all", "natural+planted")
+        ]
+        for k in kinds:
+            cells = [
+                next(
+                    (
+                        f"{r['recall']:.3f}"
+                        for r in rows
+                        if r.get("method") == "neardup"
+                        and r.get("bucket") == b
+                        and r.get("rate") == 0.05
+                        and r.get("kind") == k
+                    ),
+                    "-",
+                )
+                for b in ("medium", "long")
+            ]
+            print(f"| {k} | " + " | ".join(cells) + " |")
+        for r in rows:
+            if r.get("kind") == "natural+planted":
+                print(
+                    f"<!-- {lang} {r['method']}: docs {r['docs']} P {r['precision']:.4f} "
+                    f"seconds {r['seconds']} -->"
+                )
+
+
 if __name__ == "__main__":
     feature_table()
     bucket_table("shingle3-none", 8)
     bucket_table("joinedchar5-none", 8)
+    planted_tables()
