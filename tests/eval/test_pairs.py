@@ -25,3 +25,19 @@ def test_brute_force_pairs(values: list[int], k: int, words: int) -> None:
         if dist <= k:
             want.append((a, b, dist))
     assert sorted(zip(i.tolist(), j.tolist(), d.tolist(), strict=False)) == want
+
+
+def test_all_pairs_agrees_with_brute_force_for_64_and_128_bits() -> None:
+    from neardup.eval.pairs import all_pairs
+
+    rng = np.random.default_rng(3)
+    fps = rng.integers(0, 2**63, 400, dtype=np.uint64)
+    fps[10] = fps[20] ^ np.uint64(0b1011)
+    fps[30] = fps[20]
+    for k in (0, 3, 18):
+        got = all_pairs(fps, k)
+        want = brute_force_pairs(fps, k)
+        assert all((g == w).all() for g, w in zip(got, want, strict=True))
+    wide = np.stack([fps, fps[::-1]], axis=1)
+    i, j, d = all_pairs(wide, 6)
+    assert (10, 20) in set(zip(i.tolist(), j.tolist()))

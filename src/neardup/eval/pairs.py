@@ -56,6 +56,8 @@ def brute_force_pairs(fps: npt.ArrayLike, k: int) -> tuple[IntArr, IntArr, IntAr
 
 def all_pairs(fps: npt.ArrayLike, k: int) -> tuple[IntArr, IntArr, IntArr]:
     """``(i, j, dist)`` for all pairs within k, by the project index if available."""
+    if np.asarray(fps).ndim != 1:  # the index joins 64-bit fingerprints only
+        return brute_force_pairs(fps, k)
     try:
         from neardup.index import all_pairs as index_all_pairs
     except ImportError:
