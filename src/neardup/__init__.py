@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "Decision": "neardup.dedup",
+    "Decisions": "neardup.dedup",
     "Deduplicator": "neardup.dedup",
+    "dedup_batch": "neardup.dedup",
     "HammingIndex": "neardup.index",
     "Matches": "neardup.index",
     "TableDesign": "neardup.index",
@@ -31,13 +34,15 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from neardup.dedup import Deduplicator, Verifier
+    from neardup.dedup import Decision, Decisions, Deduplicator, Verifier, dedup_batch
     from neardup.features.idf import IdfTable
     from neardup.features.normalize import normalize_text
     from neardup.fingerprint import EmptyTextError, Fingerprinter, hamming
     from neardup.index import HammingIndex, Matches, TableDesign, all_pairs
 
 __all__ = [
+    "Decision",
+    "Decisions",
     "Deduplicator",
     "EmptyTextError",
     "Fingerprinter",
@@ -48,6 +53,7 @@ __all__ = [
     "Verifier",
     "__version__",
     "all_pairs",
+    "dedup_batch",
     "hamming",
     "normalize_text",
 ]

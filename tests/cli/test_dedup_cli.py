@@ -46,6 +46,11 @@ def test_sample_to_stdout(sample: Path) -> None:
     assert by["n01"]["source"] == "wire-a"  # original fields kept
     assert by["n01"]["distance"] is None and by["n01"]["duplicate_of"] is None
     assert "documents: 30" in res.stderr
+    # the planted near-duplicates (README example): most are found at the default k=3
+    planted = {"n06": "n05", "n11": "n10", "n13": "n12", "n17": "n16", "n27": "n26"}
+    found = sum(by[d]["duplicate_of"] == k for d, k in planted.items())
+    assert found >= 3, "sample near-duplicates no longer match: retune examples/ or defaults"
+    assert all(by[d]["status"] in ("unique", "duplicate") for d in planted)
 
 
 def test_formats_in_and_out(tmp_path: Path) -> None:
@@ -97,12 +102,16 @@ def test_keep_longest_points_forward(tmp_path: Path) -> None:
     (["dedup", "{xml}", "--out", "-"], "--format"),
     (["dedup", "{src}", "--out", "x.csv"], "output must end in"),
     (["dedup", "{src}", "--time-field", "t", "--window", "seven", "--out", "-"], "bad window"),
+    (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
+    (["dedup", "{dir}", "--format", "jsonl", "--out", "-"], "folder of .txt"),
+    (["dedup", "-", "--format", "parquet", "--out", "-"], "stdin"),
+    (["dedup", "{src}", "--out", "{dir}/no/such/out.jsonl"], "does not exist"),
 ])
 def test_usage_errors_one_line_exit_2(tmp_path: Path, args: list[str], msg: str) -> None:
     src = _jsonl(tmp_path / "in.jsonl", [{"text": "a"}])
     xml = tmp_path / "in.xml"
     xml.write_text("<a/>")
-    res = _invoke([a.format(src=src, xml=xml) for a in args])
+    res = _invoke([a.format(src=src, xml=xml, dir=tmp_path) for a in args])
     assert res.exit_code == 2, res.stderr
     assert msg in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
@@ -166,3 +175,13 @@ def test_fast_and_generic_writers_agree(tmp_path: Path, sample: Path) -> None:
         assert fast.exit_code == slow.exit_code == 0
         assert _rows(fast.stdout) == _rows(slow.stdout)
         assert _rows(fast.stdout)[3]["status"] != "old"
+
+
+def test_keep_newest_with_window_on_sample(sample: Path) -> None:
+    res = _invoke(["dedup", str(sample), "--out", "-", "--time-field", "date", "--window", "7d",
+                   "--keep", "newest"])
+    assert res.exit_code == 0, res.stderr
+    by = {r["id"]: r for r in _rows(res.stdout)}
+    assert by["n03"]["duplicate_of"] == "n04"  # same text, n04 is five minutes newer
+    assert by["n04"]["status"] == "unique"
+    assert by["n30"]["status"] == "unique"  # same text 13 days later: outside the window

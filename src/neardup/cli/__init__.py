@@ -6,6 +6,7 @@ errors (malformed rows with ``--on-error fail``) print one line naming file and 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -13,6 +14,7 @@ import click
 
 from neardup import __version__
 from neardup.cli._common import DataError
+from neardup.io.writers import OutputClosed
 
 EXAMPLES = """
 \b
@@ -49,8 +51,14 @@ class NeardupGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("neardup: aborted", err=True)
             sys.exit(130)
-        except BrokenPipeError:
+        except (BrokenPipeError, OutputClosed):  # `neardup ... | head`: stop quietly, status 0
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so the final flush at exit cannot fail again
             sys.exit(0)
+        except OSError as exc:  # unreadable input, unwritable output: one line, no traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"neardup: error: {exc.strerror or exc}{where}", err=True)
+            sys.exit(2)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

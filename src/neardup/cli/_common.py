@@ -44,17 +44,26 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> None:
         if path != "-" and not os.path.exists(path):
             raise usage_error(f"input {path!r} does not exist")
         try:
-            detect_format(path, fmt)
+            kind = detect_format(path, fmt)
         except FormatError as exc:
             raise usage_error(str(exc)) from None
+        if (kind == "txt") != os.path.isdir(path):
+            raise usage_error(f"{path!r}: the txt format reads a folder of .txt files; other "
+                              "formats read a file")
+        if kind == "parquet" and path == "-":
+            raise usage_error("Parquet cannot be read from stdin; pass a file path")
 
 
 def output_path_or_usage_error(out: str) -> str:
     """The output format for ``--out``, or a usage error when the extension is unknown."""
     try:
-        return detect_output_format(out)
+        kind = detect_output_format(out)
     except FormatError as exc:
         raise usage_error(str(exc)) from None
+    parent = os.path.dirname(os.path.abspath(out))
+    if out != "-" and not os.path.isdir(parent):
+        raise usage_error(f"output folder {parent!r} does not exist")
+    return kind
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from neardup.cli._common import progress
-from neardup.dedup import Decisions, largest_clusters
+from neardup.dedup import STATUS_NAMES, Decisions, largest_clusters
 from neardup.io import (
     Document,
     ReadStats,
@@ -26,7 +26,7 @@ from neardup.io import (
     open_writer,
 )
 
-_OUT_KEYS = (b'"cluster_id"', b'"duplicate_of"', b'"distance"', b'"status"')
+_STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
 
 
 class Source(Protocol):
@@ -99,6 +99,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
         for p, line in enumerate(_lines(src)):
             if p in plan.needed:
                 plan.ids[p] = _record_id(json.loads(line), src.id_field, p)
+    encoded: dict[int, bytes] = {}  # JSON of each kept document's id, made once
     with open_writer(out) as writer, progress("writing") as advance:
         for p, line in enumerate(_lines(src)):
             if plan.wants(p):
@@ -107,11 +108,19 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             r = plan.rep[p]
             if drop and r >= 0:
                 continue
-            if any(k in line for k in _OUT_KEYS) or not line.endswith(b"}"):
+            if (b'"cluster_id"' in line or b'"duplicate_of"' in line or b'"distance"' in line
+                    or b'"status"' in line or not line.endswith(b"}")):
                 writer.write({**json.loads(line), **_fields(plan, p)})
                 continue
-            tail = json.dumps(_fields(plan, p), ensure_ascii=False)[1:]
-            writer.write_jsonl_line(line[:-1] + b", " + tail.encode("utf-8") + b"\n")
+            if r < 0:
+                middle = b"null, \"distance\": null"
+            else:
+                if r not in encoded:
+                    encoded[r] = json.dumps(plan.ids[r], ensure_ascii=False).encode("utf-8")
+                middle = encoded[r] + b", \"distance\": " + str(plan.distance[p]).encode()
+            writer.write_jsonl_line(b"".join((
+                line[:-1], b", \"cluster_id\": ", str(plan.cluster[p]).encode(),
+                b", \"duplicate_of\": ", middle, _STATUS_TAIL[plan.status[p]])))
             advance(1)
 
 

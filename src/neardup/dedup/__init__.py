@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from neardup.dedup.clusters import cluster_sizes, connected_components, largest_clusters
+from neardup.dedup.exact import exact_keys
 from neardup.dedup.pipeline import KEEP_POLICIES, Deduplicator, KeepPolicy, Verifier, dedup_batch
 from neardup.dedup.state import STATUS_NAMES, Decision, Decisions
 
@@ -17,5 +18,6 @@ __all__ = [
     "cluster_sizes",
     "connected_components",
     "dedup_batch",
+    "exact_keys",
     "largest_clusters",
 ]

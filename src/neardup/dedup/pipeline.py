@@ -40,8 +40,8 @@ from itertools import islice
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-import xxhash
 
+from neardup.dedup.exact import exact_keys
 from neardup.dedup.state import (
     DUPLICATE,
     EMPTY,
@@ -54,7 +54,6 @@ from neardup.dedup.state import (
     Growable,
     concat_chunks,
 )
-from neardup.features.normalize import normalize_text
 from neardup.fingerprint import Fingerprinter
 from neardup.index import HammingIndex, all_pairs
 
@@ -241,8 +240,10 @@ class Deduplicator:
         texts = list(texts)
         fps, empty = self.fingerprinter.fingerprint_many(texts, return_mask=True,
                                                          n_jobs=self.n_jobs)
-        keys = [0 if e else xxhash.xxh3_128_intdigest(normalize_text(t).encode("utf-8"))
-                for t, e in zip(texts, empty.tolist(), strict=True)]
+        live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
+        keys = [0] * len(texts)
+        for i, key in zip(live, exact_keys([texts[i] for i in live]), strict=True):
+            keys[i] = key
         if timestamps is None:
             if self.window is not None or self.keep == "newest":
                 raise ValueError("timestamps are required with window=... or keep='newest'")
@@ -265,10 +266,13 @@ class Deduplicator:
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
-        for g in (self._rep, self._dist, self._cluster, self._slot):
+        for g in (self._rep, self._dist, self._cluster):
             g.extend(np.full(n, -1))
         self._status.extend(np.full(n, -1))
-        self._ts.extend(chunk.ts)
+        if self.verifier is not None:  # per-document arrays only when they are used
+            self._slot.extend(np.full(n, -1))
+        if self.window is not None:
+            self._ts.extend(chunk.ts)
         self._fps.extend(chunk.fps)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))

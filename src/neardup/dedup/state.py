@@ -73,25 +73,6 @@ class Decisions:
         bc = np.bincount(self.status.astype(np.int64), minlength=len(STATUS_NAMES))
         return {name: int(bc[i]) for i, name in enumerate(STATUS_NAMES)}
 
-    @staticmethod
-    def concat(parts: list[Decisions]) -> Decisions:
-        """Join decision blocks in order."""
-        if not parts:
-            return Decisions.empty()
-        return Decisions(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))
-
-    @staticmethod
-    def empty() -> Decisions:
-        return Decisions(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int8),
-                         np.zeros(0, np.int64), np.zeros(0, np.int16), np.zeros(0, np.int64))
-
-    def take(self, index: npt.ArrayLike) -> Decisions:
-        """Rows at ``index`` (e.g. to restore input order)."""
-        return Decisions(*(getattr(self, f)[index] for f in _FIELDS))
-
-
-_FIELDS = ("position", "fingerprint", "status", "duplicate_of", "distance", "cluster_id")
-
 
 @dataclass(frozen=True)
 class Decision:

@@ -55,6 +55,8 @@ def may_contain_han(encoded: bytes) -> bool:
 
 def segment_han_runs(text: str, cut: Cutter) -> str:
     """Insert a space between the words of every Han run of ``text`` (other text unchanged)."""
+    if text.isascii():  # O(1) in CPython; skips the regex scan for most non-Chinese text
+        return text
     parts = han_run_pattern().split(text)
     if len(parts) == 1:
         return text

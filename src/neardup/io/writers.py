@@ -36,6 +36,30 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"cannot write {type(obj).__name__} value {obj!r} as JSON")
 
 
+class OutputClosed(Exception):
+    """Standard output was closed by its reader (``neardup dedup ... | head``)."""
+
+
+class _StdoutSink:
+    """``sys.stdout.buffer`` whose broken pipe becomes :class:`OutputClosed`.
+
+    A broken pipe is an ``OSError``, which click would turn into exit status 1; a reader that
+    stops early is normal Unix use, so the CLI ends quietly with status 0 instead.
+    """
+
+    def write(self, data: bytes) -> int:
+        try:
+            return sys.stdout.buffer.write(data)
+        except BrokenPipeError:
+            raise OutputClosed from None
+
+    def flush(self) -> None:
+        try:
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            raise OutputClosed from None
+
+
 class RecordWriter:
     """Write records to ``path`` atomically; use :func:`open_writer` to build one."""
 
@@ -52,7 +76,7 @@ class RecordWriter:
         self._pq_writer: Any = None
         self._raw: IO[bytes] | None = None
         if path == "-":
-            self._fh = sys.stdout.buffer
+            self._fh = _StdoutSink()  # type: ignore[assignment]
             return
         directory = os.path.dirname(os.path.abspath(path))
         fd, self._tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",

@@ -1,0 +1,183 @@
+"""Run named methods over a corpus and score them: precision, recall, F1, ARI, seconds.
+
+A method is a callable ``texts -> cluster labels`` (one label per text). Built-in methods:
+
+- ``neardup``: the recommended defaults (fingerprint, candidates within ``candidate_k``,
+  b-bit MinHash verification, connected components) -- see ``docs/ACCURACY.md``;
+- ``neardup-unverified``: the same fingerprints, plain pairs within ``k``;
+- ``pypi-simhash``: PyPI ``simhash`` default features (``Simhash(text)``), pairs within k=3;
+- ``classic``: word unigrams, TF-IDF, k=3; ``text-dedup``: word 3-shingles, unweighted, k=3;
+- ``minhash-lsh``: ``datasketch`` MinHashLSH(threshold=0.8, num_perm=128) on 5-shingles.
+
+>>> from neardup.eval.groundtruth import GroundTruth
+>>> texts = ["the cat sat on the mat today", "the cat sat on the mat today", "dogs bark"]
+>>> r = run_method("minhash-lsh", texts, GroundTruth.from_texts(texts))
+>>> (r.method, r.scores.f1)
+('minhash-lsh', 1.0)
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.eval.groundtruth import GroundTruth
+from neardup.eval.methods import (
+    minhash_lsh,
+    neardup_fingerprints,
+    pypi_simhash_fingerprints,
+    simhash_candidates,
+)
+from neardup.eval.metrics import Scores, score
+from neardup.verify import MinHashVerifier
+
+__all__ = [
+    "DEFAULT_CANDIDATE_K",
+    "DEFAULT_FINGERPRINTER",
+    "DEFAULT_K",
+    "DEFAULT_VERIFIER",
+    "METHODS",
+    "MethodResult",
+    "neardup_method",
+    "run_method",
+]
+
+IntArr = npt.NDArray[np.int64]
+Method = Callable[[Sequence[str]], IntArr]
+
+#: Recommended defaults, chosen by the sweeps in docs/ACCURACY.md: word 3-shingles, or for
+#: mostly-CJK text character 5-grams over letters and digits; unweighted; 64 bits.
+DEFAULT_FINGERPRINTER: dict[str, Any] = {
+    "bits": 64,
+    "analyzer": "auto",
+    "ngram_size": 3,
+    "cjk_ngram_size": 5,
+    "weighting": "none",
+}
+DEFAULT_K = 8  # best plain-SimHash k for these features, used only without verification
+DEFAULT_CANDIDATE_K = 18
+DEFAULT_VERIFIER = MinHashVerifier(
+    num_hashes=128, bits=8, ngram=4, threshold=0.6, short_threshold=0.8, short_length=300
+)
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """Scores and wall time of one method on one corpus."""
+
+    method: str
+    scores: Scores
+    seconds: float
+    note: str = ""
+
+
+def _fit_idf(texts: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
+    if options.get("weighting") != "tfidf" or options.get("idf") is not None:
+        return options
+    from neardup.fingerprint import Fingerprinter
+
+    base = {k: v for k, v in options.items() if k not in ("weighting", "top_n", "idf")}
+    return {**options, "idf": Fingerprinter(**base).fit_idf(texts)}
+
+
+def _neardup(
+    texts: Sequence[str],
+    *,
+    options: dict[str, Any],
+    k: int,
+    verifier: MinHashVerifier | None,
+    candidate_k: int | None,
+) -> IntArr:
+    fps, empty = neardup_fingerprints(texts, **_fit_idf(texts, options))
+    if verifier is None:
+        return simhash_candidates(fps, empty, k).labels(k)
+    ck = k if candidate_k is None else candidate_k
+    cand = simhash_candidates(fps, empty, ck, texts=texts, verifier=verifier)
+    return cand.labels(ck, verifier.threshold)  # every candidate is verified
+
+
+def neardup_method(
+    options: dict[str, Any] | None = None,
+    *,
+    k: int = DEFAULT_K,
+    verifier: MinHashVerifier | None = DEFAULT_VERIFIER,
+    candidate_k: int | None = DEFAULT_CANDIDATE_K,
+) -> Method:
+    """A neardup method: Fingerprinter options, k, and optional verification at candidate_k.
+
+    With a verifier, every pair within ``candidate_k`` is a candidate and is accepted only when
+    the verifier confirms it (``k`` is then unused). ``verifier=None`` gives plain SimHash at ``k``.
+    """
+    opts = dict(DEFAULT_FINGERPRINTER if options is None else options)
+    return functools.partial(
+        _neardup, options=opts, k=k, verifier=verifier, candidate_k=candidate_k
+    )
+
+
+def _dedup(texts: Sequence[str]) -> IntArr:
+    from neardup.dedup import Deduplicator
+    from neardup.fingerprint import Fingerprinter
+
+    dd = Deduplicator(
+        fingerprinter=Fingerprinter(**DEFAULT_FINGERPRINTER),
+        k=DEFAULT_CANDIDATE_K,
+        # MinHashVerifier is frozen (read-only threshold); the Verifier protocol declares a plain
+        # attribute, which mypy reads as settable
+        verifier=cast(Any, DEFAULT_VERIFIER),
+        candidate_k=DEFAULT_CANDIDATE_K,
+    )
+    return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
+
+
+def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
+    fps, empty = pypi_simhash_fingerprints(texts)
+    return simhash_candidates(fps, empty, k).labels(k)
+
+
+METHODS: dict[str, tuple[Method, str]] = {
+    "neardup": (neardup_method(), "recommended defaults (verified)"),
+    "neardup-dedup": (
+        _dedup,
+        "Deduplicator with the defaults (star clusters around kept documents)",
+    ),
+    "neardup-unverified": (
+        neardup_method(k=DEFAULT_K, verifier=None, candidate_k=None),
+        "same fingerprints, no verification",
+    ),
+    "pypi-simhash": (
+        _pypi_simhash,
+        "Simhash(text) fingerprints + exact all-pairs at k=3 (same pairs as SimhashIndex(k=3))",
+    ),
+    "classic": (
+        neardup_method({"analyzer": "word", "weighting": "tfidf"}, k=3, verifier=None),
+        "word unigrams, TF-IDF fit on the corpus, 64 bits, k=3",
+    ),
+    "text-dedup": (
+        neardup_method(
+            {"analyzer": "shingle", "ngram_size": 3, "weighting": "none"}, k=3, verifier=None
+        ),
+        "word 3-shingles, unweighted, 64 bits, k=3",
+    ),
+    "minhash-lsh": (minhash_lsh, "datasketch MinHashLSH(threshold=0.8, num_perm=128), 5-shingles"),
+}
+
+
+def run_method(
+    name: str, texts: Sequence[str], gt: GroundTruth, method: Method | None = None
+) -> MethodResult:
+    """Run a named (or given) method over ``texts`` and score it against ``gt``."""
+    note = ""
+    if method is None:
+        if name not in METHODS:
+            raise ValueError(f"unknown method {name!r}; choose one of {sorted(METHODS)}")
+        method, note = METHODS[name]
+    t0 = time.perf_counter()
+    labels = method(texts)
+    seconds = time.perf_counter() - t0
+    return MethodResult(name, score(labels, gt), seconds, note)

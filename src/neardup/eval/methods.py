@@ -1,0 +1,194 @@
+"""Methods under evaluation: texts -> candidate pairs -> cluster labels.
+
+A method returns :class:`Candidates` (pairs with a Hamming distance, or a similarity for
+MinHash LSH) so that one fingerprinting pass can be scored at every k of a sweep. Cluster
+labels are connected components of the accepted pairs (transitive, as the dedup pipeline does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.eval.metrics import components
+from neardup.eval.pairs import all_pairs
+from neardup.verify import MinHashVerifier, shingle_hashes
+
+__all__ = [
+    "Candidates",
+    "minhash_lsh",
+    "neardup_fingerprints",
+    "pypi_simhash_fingerprints",
+    "simhash_candidates",
+]
+
+IntArr = npt.NDArray[np.int64]
+
+
+@dataclass
+class Candidates:
+    """Candidate pairs of ``n`` docs with Hamming distances (and optional verifier similarity)."""
+
+    n: int
+    i: IntArr
+    j: IntArr
+    dist: IntArr
+    sim: npt.NDArray[np.float64] | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def labels(self, k: int, threshold: float | None = None) -> IntArr:
+        """Cluster labels from pairs within k (and with verifier similarity >= threshold)."""
+        keep = self.dist <= k
+        if threshold is not None:
+            if self.sim is None:
+                raise ValueError(
+                    "threshold given but these candidates carry no verifier similarity"
+                )
+            keep &= self.sim >= threshold
+        return components(self.n, self.i[keep], self.j[keep])
+
+
+def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(fingerprints, empty_mask)`` from ``neardup.fingerprint.Fingerprinter(**options)``."""
+    from neardup.fingerprint import Fingerprinter
+
+    fp = Fingerprinter(**options)
+    fps, empty = fp.fingerprint_many(list(texts), return_mask=True)
+    return np.asarray(fps), np.asarray(empty, dtype=bool)
+
+
+def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Fingerprints of PyPI ``simhash`` (leonsim) with its defaults: ``Simhash(text).value``.
+
+    Its default features are lower-cased character 4-grams of the word characters, md5-hashed.
+    """
+    fps = np.fromiter((_pypi_simhash_one(t) for t in texts), dtype=np.uint64, count=len(texts))
+    return fps, np.zeros(len(texts), dtype=bool)
+
+
+def _pypi_simhash_one(text: str) -> int:
+    from simhash import Simhash
+
+    try:
+        return int(Simhash(text).value)
+    except OverflowError:
+        # simhash 2.1 with numpy 2 overflows uint8 when one feature repeats > 255 times;
+        # same features with counts capped at 255 (affects a handful of degenerate texts)
+        from collections import Counter
+
+        counts = Counter(Simhash("")._tokenize(text))
+        return int(Simhash({f: min(c, 255) for f, c in counts.items()}).value)
+
+
+def simhash_candidates(
+    fps: np.ndarray,
+    empty: np.ndarray,
+    k_max: int,
+    *,
+    texts: Sequence[str] | None = None,
+    verifier: MinHashVerifier | None = None,
+) -> Candidates:
+    """All pairs within ``k_max`` among non-empty docs; verifier similarities when given."""
+    t0 = time.perf_counter()
+    keep = np.flatnonzero(~np.asarray(empty, dtype=bool))
+    i, j, d = all_pairs(fps[keep], k_max)
+    i, j = keep[i], keep[j]
+    secs = {"pairs": time.perf_counter() - t0}
+    sim = None
+    if verifier is not None:
+        if texts is None:
+            raise ValueError("verification needs the texts")
+        t1 = time.perf_counter()
+        # batch mode: only documents that occur in a candidate pair need a sketch
+        docs, inv = np.unique(np.concatenate([i, j]), return_inverse=True)
+        sk = verifier.sketch_many([texts[d] for d in docs.tolist()])
+        sim = verifier.similarity(sk[inv[: len(i)]], sk[inv[len(i) :]])
+        secs["verify"] = time.perf_counter() - t1
+    return Candidates(len(fps), i, j, d, sim, secs)
+
+
+def minhash_lsh(
+    texts: Sequence[str], threshold: float = 0.8, num_perm: int = 128, ngram: int = 5
+) -> IntArr:
+    """Cluster labels by ``datasketch`` MinHashLSH on word 5-shingles / CJK char 5-grams.
+
+    Shingles are our :func:`shingle_hashes` values (so both sides see identical shingles), fed
+    to datasketch with an identity hash on their low 32 bits.
+    """
+    from datasketch import MinHash, MinHashLSH
+
+    def low32(x: Any) -> int:
+        return int(x) & 0xFFFFFFFF
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    sigs: list[Any] = []
+    for idx, t in enumerate(texts):
+        m = MinHash(num_perm=num_perm, hashfunc=low32)
+        sh = shingle_hashes(t, ngram)
+        if len(sh):
+            m.update_batch(sh.tolist())
+            lsh.insert(idx, m)
+        sigs.append(m if len(sh) else None)
+    ei: list[int] = []
+    ej: list[int] = []
+    for idx, m in enumerate(sigs):
+        if m is None:
+            continue
+        for other in lsh.query(m):
+            if other != idx:
+                ei.append(idx)
+                ej.append(int(other))
+    return components(len(texts), ei, ej)
+
+
+MethodFn = Callable[[Sequence[str]], IntArr]
+
+
+def joined_char_ngrams(text: str, n: int = 5) -> list[str]:
+    """Character n-grams over letters and digits only (punctuation and spaces dropped), NFKC.
+
+    A callable analyzer for ``Fingerprinter(analyzer=...)`` that tests the effect of ignoring
+    separators in CJK text (the built-in "char" analyzer keeps one space per separator run).
+
+    >>> joined_char_ngrams("一般！！一般", 3)
+    ['一般一', '般一般']
+    """
+    import unicodedata
+
+    chars = "".join(_WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold()))
+    if not chars:
+        return []
+    if len(chars) <= n:
+        return [chars]
+    return [chars[p : p + n] for p in range(len(chars) - n + 1)]
+
+
+_WORD_RE = __import__("re").compile(r"\w+")
+
+
+def script_auto_features(text: str, word_n: int = 3, char_n: int = 5) -> list[str]:
+    """Word ``word_n``-shingles for alphabetic text, joined char ``char_n``-grams for CJK text.
+
+    The feature rule recommended in docs/ACCURACY.md, as a callable analyzer (slow: Python).
+
+    >>> script_auto_features("Oil prices rose on Monday")
+    ['oil prices rose', 'prices rose on', 'rose on monday']
+    >>> script_auto_features("质量很好！物流快", char_n=5)
+    ['质量很好物', '量很好物流', '很好物流快']
+    """
+    import unicodedata
+
+    from neardup.verify import is_cjk_text
+
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    if is_cjk_text(norm):
+        return joined_char_ngrams(norm, char_n)
+    words = _WORD_RE.findall(norm)
+    if len(words) <= word_n:
+        return [" ".join(words)] if words else []
+    return [" ".join(words[p : p + word_n]) for p in range(len(words) - word_n + 1)]

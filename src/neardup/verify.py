@@ -1,0 +1,349 @@
+"""Verification: a compact second sketch that confirms SimHash candidates.
+
+SimHash at a small Hamming radius misses edited copies; at a wide radius it admits unrelated
+short texts. The cure measured in ``docs/ACCURACY.md``: find candidates at a wider radius
+(``candidate_k``) and keep only those whose estimated shingle Jaccard similarity clears a
+threshold. The estimate comes from a b-bit MinHash sketch (Li & König, 2010) stored per
+document: ``num_hashes`` values of ``bits`` bits each (128 x 8 bits + a 1-byte short-text
+flag = 129 bytes by default).
+
+Shingles are word n-grams for alphabetic text and character n-grams (over letters and digits,
+punctuation and whitespace dropped) for CJK text, chosen per document by script, after NFKC
+normalisation and case folding. Hashing is xxh3 with a fixed seed plus a splitmix64 mixer, so
+sketches are identical across processes and machines.
+
+>>> v = MinHashVerifier(num_hashes=64)
+>>> s = v.sketch_many(["the quick brown fox jumps over the lazy dog today",
+...                    "the quick brown fox jumps over the lazy dog today",
+...                    "an entirely different sentence about monetary policy and rates"])
+>>> s.shape, s.dtype.name
+((3, 65), 'uint8')
+>>> v.estimate(s[:2], s[1:]).round(2).tolist()
+[1.0, 0.0]
+>>> v.confirm(s[:2], s[1:]).tolist()  # short texts: confirmed only at >= short_threshold
+[True, False]
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from neardup.features.charclass import char_classes
+from neardup.features.kernels import is_cjk, token_spans
+from neardup.hashing import mix64, xxh3_64
+
+__all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes", "shingle_hashes_many"]
+
+_WORD_RE = re.compile(r"\w+")
+_NONWORD_RE = re.compile(r"\W+")
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def is_cjk_text(text: str) -> bool:
+    """True when CJK characters make up at least a third of the letters and digits.
+
+    >>> is_cjk_text("质量很好，物流也快"), is_cjk_text("good quality, fast shipping")
+    (True, False)
+    """
+    if text.isascii():
+        return False
+    cjk = len(_CJK_RE.findall(text))
+    if cjk == 0:
+        return False
+    word_chars = len(_NONWORD_RE.sub("", text))
+    return 3 * cjk >= word_chars
+
+
+_MODES = {"auto": 0, "word": 1, "char": 2}
+
+
+def _normalise(text: str) -> str:
+    """NFKC and case folding (the identity plus ``lower`` on ASCII, skipped for speed)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@numba.njit(cache=True, nogil=True)
+def _units_of(
+    buf: npt.NDArray[np.uint8],
+    lo: int,
+    hi: int,
+    cls: npt.NDArray[np.uint8],
+    mode: int,
+    seed: np.uint64,
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    units: npt.NDArray[np.uint64],
+) -> int:  # pragma: no cover - compiled
+    """XXH3 of each unit of buf[lo:hi]: word tokens, or (CJK text) each word character."""
+    spans = token_spans(buf, lo, hi, cls, False, starts, ends)
+    char_mode = mode == 2 or (mode == 0 and is_cjk(buf, lo, hi, cls))
+    u = 0
+    for t in range(spans):
+        if not char_mode:
+            units[u] = xxh3_64(buf, starts[t], ends[t] - starts[t], seed)
+            u += 1
+            continue
+        p = starts[t]
+        while p < ends[t]:
+            q = p + 1
+            while q < ends[t] and (buf[q] & 0xC0) == 0x80:
+                q += 1
+            units[u] = xxh3_64(buf, p, q - p, seed)
+            u += 1
+            p = q
+    return u
+
+
+@numba.njit(cache=True, nogil=True)
+def _shingle_kernel(
+    buf: npt.NDArray[np.uint8],
+    offsets: npt.NDArray[np.int64],
+    modes: npt.NDArray[np.int8],
+    cls: npt.NDArray[np.uint8],
+    n: int,
+    seed: np.uint64,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:  # pragma: no cover - compiled
+    """Sorted unique shingle hashes per document: flat values and document offsets."""
+    docs = offsets.shape[0] - 1
+    flat = np.empty(buf.shape[0] + docs + 1, dtype=np.uint64)
+    out_off = np.zeros(docs + 1, dtype=np.int64)
+    units = np.empty(buf.shape[0] + 1, dtype=np.uint64)
+    starts = np.empty(buf.shape[0] + 2, dtype=np.int64)
+    ends = np.empty(buf.shape[0] + 2, dtype=np.int64)
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    pos = 0
+    for d in range(docs):
+        u = _units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends, units)
+        count = 0 if u == 0 else (1 if u <= n else u - n + 1)
+        width = min(n, u)
+        for s in range(count):
+            acc = units[s]
+            for j in range(1, width):
+                acc = acc * mult + units[s + j]
+            flat[pos + s] = mix64(acc)
+        seg = np.sort(flat[pos : pos + count])
+        m = 0
+        for s in range(count):
+            if s == 0 or seg[s] != seg[s - 1]:
+                flat[pos + m] = seg[s]
+                m += 1
+        pos += m
+        out_off[d + 1] = pos
+    return flat[:pos].copy(), out_off
+
+
+def shingle_hashes_many(
+    texts: Sequence[str], n: int = 5, *, mode: str = "auto", seed: int = 0
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Shingle hash sets of many texts, ``(flat, off)``: text d owns ``flat[off[d]:off[d+1]]``.
+
+    >>> flat, off = shingle_hashes_many(["a b c d e f", "", "x"])
+    >>> np.diff(off).tolist()
+    [2, 0, 1]
+    """
+    if n < 1:
+        raise ValueError(f"shingle size n must be >= 1, got {n}")
+    if mode not in _MODES:
+        raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
+    encoded = [_normalise(t).encode("utf-8", "surrogatepass") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    modes = np.full(len(encoded), _MODES[mode], dtype=np.int8)
+    return _shingle_kernel(buf, offsets, modes, char_classes(), n, np.uint64(seed))
+
+
+def shingle_hashes(
+    text: str, n: int = 5, *, mode: str = "auto", seed: int = 0
+) -> npt.NDArray[np.uint64]:
+    """Sorted unique 64-bit hashes of the text's n-shingles.
+
+    ``mode="auto"`` uses word n-grams, or character n-grams when the text is mostly CJK.
+    Units (words or characters) are hashed with XXH3-64 of their UTF-8 bytes; an n-gram is an
+    order-sensitive combination of its unit hashes, finalised by splitmix64. A text with fewer
+    than ``n`` units yields one shingle (the whole unit sequence); a text without letters or
+    digits yields an empty array.
+
+    >>> len(shingle_hashes("a b c d e f g")), len(shingle_hashes("a b")), len(shingle_hashes("!?"))
+    (3, 1, 0)
+    >>> bool((shingle_hashes("A  b c d e") == shingle_hashes("a b\\nc d e")).all())
+    True
+    """
+    flat, _ = shingle_hashes_many([text], n, mode=mode, seed=seed)
+    return flat
+
+
+@numba.njit(cache=True, nogil=True)
+def _minhash_kernel(
+    flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], salts: npt.NDArray[np.uint64]
+) -> npt.NDArray[np.uint64]:  # pragma: no cover - compiled
+    n = offsets.shape[0] - 1
+    k = salts.shape[0]
+    out = np.full((n, k), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
+    c1 = np.uint64(0xBF58476D1CE4E5B9)
+    c2 = np.uint64(0x94D049BB133111EB)
+    for d in range(n):
+        for p in range(offsets[d], offsets[d + 1]):
+            x = flat[p]
+            for s in range(k):
+                z = x ^ salts[s]
+                z ^= z >> np.uint64(30)
+                z *= c1
+                z ^= z >> np.uint64(27)
+                z *= c2
+                z ^= z >> np.uint64(31)
+                if z < out[d, s]:
+                    out[d, s] = z
+    return out
+
+
+@dataclass(frozen=True)
+class MinHashVerifier:
+    """b-bit MinHash over shingles: confirms a candidate pair by estimated Jaccard similarity.
+
+    Keyword parameters: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits kept per
+    value), ``ngram`` (shingle size), ``mode`` ("auto", "word", "char"), ``threshold``
+    (minimum estimated Jaccard to confirm), ``short_threshold`` (the stricter minimum when
+    either text has fewer than ``short_length`` characters: short texts chain more easily),
+    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md).
+
+    A sketch row holds ``num_hashes`` values plus one flag byte/word (1 = short text), so
+    ``sketch_many`` returns shape ``(n, num_hashes + 1)``; memory is :attr:`bytes_per_doc`.
+    :meth:`similarity` is the decision score: the Jaccard estimate, lowered by
+    ``short_threshold - threshold`` for short pairs, so ``similarity >= threshold`` applies the
+    length-aware rule; :meth:`estimate` is the plain estimate.
+
+    >>> MinHashVerifier().bytes_per_doc
+    129
+    """
+
+    num_hashes: int = 128
+    bits: int = 8
+    ngram: int = 4
+    mode: str = "auto"
+    threshold: float = 0.6
+    short_threshold: float = 0.8
+    short_length: int = 300
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.num_hashes, int) or not 1 <= self.num_hashes <= 4096:
+            raise ValueError(f"num_hashes must be an int in 1..4096, got {self.num_hashes!r}")
+        if self.bits not in (8, 16):
+            raise ValueError(f"bits must be 8 or 16, got {self.bits!r}")
+        for name in ("threshold", "short_threshold"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if self.mode not in ("auto", "word", "char"):
+            raise ValueError(f"mode must be 'auto', 'word' or 'char', got {self.mode!r}")
+        if not isinstance(self.ngram, int) or self.ngram < 1:
+            raise ValueError(f"ngram must be an int >= 1, got {self.ngram!r}")
+        if not isinstance(self.short_length, int) or self.short_length < 0:
+            raise ValueError(f"short_length must be an int >= 0, got {self.short_length!r}")
+
+    @property
+    def width(self) -> int:
+        """Columns of a sketch row: the hash values plus the short-text flag."""
+        return self.num_hashes + 1
+
+    @property
+    def bytes_per_doc(self) -> int:
+        """Sketch size in bytes per document."""
+        return self.width * self.bits // 8
+
+    @property
+    def dtype(self) -> type[np.unsignedinteger]:
+        """Numpy dtype of a sketch row."""
+        return np.uint8 if self.bits == 8 else np.uint16
+
+    def _salts(self) -> npt.NDArray[np.uint64]:
+        seeds = [
+            xxhash.xxh3_64_intdigest(f"neardup-minhash-{i}".encode(), self.seed)
+            for i in range(self.num_hashes)
+        ]
+        return np.array(seeds, dtype=np.uint64)
+
+    def sketch_many(self, texts: Sequence[str]) -> npt.NDArray[np.unsignedinteger]:
+        """One sketch row per text, shape ``(len(texts), width)``.
+
+        A text without letters or digits gets an all-ones row (it still compares equal to
+        other empty texts; callers flag empty texts before verification).
+        """
+        if isinstance(texts, str):
+            raise TypeError(
+                "sketch_many expects a sequence of texts, got a single str; wrap it in a list"
+            )
+        flat, offsets = shingle_hashes_many(texts, self.ngram, mode=self.mode, seed=self.seed)
+        return self._sketch_flat(flat, offsets, [len(t) for t in texts])
+
+    def sketch_sets(
+        self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None
+    ) -> npt.NDArray[np.unsignedinteger]:
+        """Sketch rows from precomputed shingle hash arrays (see :func:`shingle_hashes`).
+
+        ``lengths`` are the texts' lengths in characters (None: treated as long texts).
+        """
+        sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+        offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        flat = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
+        chars = [self.short_length] * len(sets) if lengths is None else list(lengths)
+        return self._sketch_flat(flat.astype(np.uint64, copy=False), offsets, chars)
+
+    def _sketch_flat(
+        self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], chars: Sequence[int]
+    ) -> npt.NDArray[np.unsignedinteger]:
+        mins = _minhash_kernel(flat, offsets, self._salts())
+        out = np.empty((len(offsets) - 1, self.width), dtype=self.dtype)
+        out[:, :-1] = mins & np.uint64((1 << self.bits) - 1)
+        out[:, -1] = np.asarray(chars, dtype=np.int64) < self.short_length
+        return out
+
+    def _check(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> None:
+        if a.shape != b.shape or a.ndim != 2 or a.shape[1] != self.width:
+            raise ValueError(
+                f"sketch arrays must both have shape (m, {self.width}) from this verifier's "
+                f"sketch_many, got {a.shape} and {b.shape}"
+            )
+
+    def estimate(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.float64]:
+        """Estimated Jaccard similarity of row i of ``a`` and row i of ``b``, in [0, 1]."""
+        self._check(a, b)
+        match = (a[:, :-1] == b[:, :-1]).mean(axis=1)
+        chance = 2.0**-self.bits
+        out: npt.NDArray[np.float64] = np.clip((match - chance) / (1.0 - chance), 0.0, 1.0)
+        return out.astype(np.float64)
+
+    def similarity(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.float64]:
+        """Decision score per row pair: the estimate, minus the short-text margin for short pairs.
+
+        ``similarity(a, b) >= threshold`` is the verification rule.
+        """
+        est = self.estimate(a, b)
+        short = (a[:, -1] != 0) | (b[:, -1] != 0)
+        margin = max(0.0, self.short_threshold - self.threshold)
+        out: npt.NDArray[np.float64] = np.clip(est - margin * short, 0.0, 1.0)
+        return out
+
+    def confirm(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.bool_]:
+        """Boolean mask: pairs the verifier confirms (``similarity >= threshold``)."""
+        out: npt.NDArray[np.bool_] = self.similarity(a, b) >= self.threshold
+        return out

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from neardup.eval.cli import eval_command
+from neardup.eval.groundtruth import GroundTruth
+from neardup.eval.harness import METHODS, neardup_method, run_method
+from neardup.eval.methods import Candidates, minhash_lsh
+
+BASE = (
+    "the central bank raised its key interest rate by half a point on friday citing "
+    "persistent inflation and strong wage growth across the economy"
+)
+TEXTS = [
+    BASE,
+    BASE.replace("economy", "country"),
+    "football club signs striker for record fee after long negotiations with rivals in spain",
+    "这个手机质量很好，电池也耐用，推荐购买，物流很快",
+    "这个手机质量很好,电池也耐用,推荐购买,物流很快!",
+    "",
+]
+
+
+def test_candidates_labels_threshold() -> None:
+    c = Candidates(4, np.array([0, 1]), np.array([1, 2]), np.array([2, 5]), np.array([0.9, 0.3]))
+    assert c.labels(3).tolist() == [0, 0, 1, 2]
+    assert c.labels(5, 0.5).tolist() == [0, 0, 1, 2]
+    assert c.labels(5).tolist() == [0, 0, 0, 1]
+
+
+def test_methods_find_the_obvious_pairs() -> None:
+    gt = GroundTruth.from_texts(TEXTS)
+    assert gt.must_pairs().tolist() == [[0, 1], [3, 4]]
+    for name in ("neardup", "minhash-lsh", "text-dedup"):
+        r = run_method(name, TEXTS, gt)
+        assert r.scores.precision == 1.0, name
+    assert run_method("neardup", TEXTS, gt).scores.recall == 1.0
+    assert set(METHODS) >= {"neardup", "pypi-simhash", "classic", "text-dedup", "minhash-lsh"}
+
+
+def test_unverified_method_and_lsh_labels_shape() -> None:
+    labels = neardup_method(verifier=None, k=3)(TEXTS)
+    assert labels.shape == (len(TEXTS),)
+    assert minhash_lsh(TEXTS).tolist()[:2] == [0, 0]
+
+
+def test_cli_pairs(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    lines = [
+        {"a": TEXTS[0], "b": TEXTS[1], "label": 1},
+        {"a": TEXTS[0], "b": TEXTS[2], "label": 0},
+        {"a": TEXTS[3], "b": TEXTS[4], "label": 1},
+    ]
+    path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n")
+    res = CliRunner().invoke(eval_command, ["--pairs", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["pairs"] == 3 and report["default"]["f1"] == 1.0
+
+
+def test_cli_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": "x"}\n')
+    res = CliRunner().invoke(eval_command, ["--pairs", str(bad)])
+    assert res.exit_code == 2 and "bad.jsonl:1" in res.output
+    res = CliRunner().invoke(eval_command, [])
+    assert res.exit_code == 2 and "exactly one" in res.output
+    res = CliRunner().invoke(eval_command, ["--corpus", "nope"])
+    assert res.exit_code == 2 and "unknown corpus" in res.output

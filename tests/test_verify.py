@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xxhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.verify import MinHashVerifier, is_cjk_text, shingle_hashes
+
+M64 = (1 << 64) - 1
+
+
+def splitmix(z: int) -> int:
+    z ^= z >> 30
+    z = (z * 0xBF58476D1CE4E5B9) & M64
+    z ^= z >> 27
+    z = (z * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def reference_sketch(hashes: list[int], num_hashes: int, bits: int, seed: int = 0) -> list[int]:
+    """Pure-Python b-bit MinHash, written from the definition."""
+    salts = [
+        xxhash.xxh3_64_intdigest(f"neardup-minhash-{i}".encode(), seed) for i in range(num_hashes)
+    ]
+    out = []
+    for s in salts:
+        m = min((splitmix(h ^ s) for h in hashes), default=M64)
+        out.append(m & ((1 << bits) - 1))
+    return out
+
+
+def test_kernel_matches_pure_python_reference() -> None:
+    v = MinHashVerifier(num_hashes=16, bits=16)
+    sets = [shingle_hashes("the quick brown fox jumps over the lazy dog " * 3), shingle_hashes("a")]
+    sk = v.sketch_sets(sets, lengths=[500, 1])
+    for row, s in zip(sk, sets, strict=True):
+        assert row[:-1].tolist() == reference_sketch([int(h) for h in s], 16, 16)
+    assert sk[:, -1].tolist() == [0, 1]  # short-text flag
+
+
+def test_shingles_match_definition() -> None:
+    # word 5-shingles; the hash is an order-sensitive combination of per-word xxh3 values
+    words = ["a", "b", "c", "d", "e", "f"]
+    assert len(shingle_hashes(" ".join(words))) == 2
+    assert len(shingle_hashes("这是一个很好的产品")) == 9 - 5 + 1  # char 5-grams
+    assert len(np.intersect1d(shingle_hashes("a b c d e f"), shingle_hashes("x a b c d e"))) == 1
+    assert not np.intersect1d(shingle_hashes("a b c d e"), shingle_hashes("e d c b a")).size
+
+
+def test_golden_values_stable_across_processes() -> None:
+    code = (
+        "from neardup.verify import MinHashVerifier as V;"
+        "print(V(num_hashes=8, ngram=5).sketch_many(['Oil prices rose sharply on Monday after"
+        " the OPEC meeting', '质量很好，物流也快'])[:, :8].tolist())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    here = MinHashVerifier(num_hashes=8, ngram=5).sketch_many(
+        ["Oil prices rose sharply on Monday after the OPEC meeting", "质量很好，物流也快"]
+    )
+    assert out.stdout.strip() == str(here[:, :8].tolist())
+    assert here.tolist() == [[*row, 1] for row in GOLDEN]  # both texts are short
+
+
+GOLDEN = [[108, 111, 207, 230, 255, 204, 31, 239], [191, 53, 104, 193, 246, 216, 83, 238]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(20, 300), st.floats(0.0, 1.0), st.integers(0, 10_000))
+def test_similarity_estimates_jaccard(size: int, target: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shared = round(target * size)
+    pool = rng.choice(2**62, size=2 * size, replace=False).astype(np.uint64)
+    a = pool[:size]
+    b = np.concatenate([a[:shared], pool[size : 2 * size - shared]])
+    true_j = shared / (2 * size - shared)
+    v = MinHashVerifier(num_hashes=256, bits=16)
+    sk = v.sketch_sets([np.sort(a), np.sort(b)])
+    est = float(v.estimate(sk[:1], sk[1:])[0])
+    assert float(v.similarity(sk[:1], sk[1:])[0]) == est  # long texts: no margin
+    # 256 hashes: standard error <= 0.032; allow ~4.5 sigma
+    assert abs(est - true_j) <= 0.15
+
+
+def test_short_texts_need_the_stricter_threshold() -> None:
+    v = MinHashVerifier(num_hashes=256, bits=16, threshold=0.6, short_threshold=0.8)
+    pool = np.arange(1, 201, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    a = np.sort(pool[:100])
+    b = np.sort(np.concatenate([pool[:70], pool[100:130]]))  # J = 70/130
+    long_ = v.sketch_sets([a, b], lengths=[1000, 1000])
+    short = v.sketch_sets([a, b], lengths=[1000, 120])
+    est = float(v.estimate(long_[:1], long_[1:])[0])
+    assert float(v.similarity(short[:1], short[1:])[0]) == pytest.approx(max(0.0, est - 0.2))
+    same = v.sketch_sets([a, a], lengths=[100, 100])
+    assert v.confirm(same[:1], same[1:]).tolist() == [True]
+
+
+def test_identical_and_disjoint() -> None:
+    v = MinHashVerifier()
+    sk = v.sketch_many(
+        [
+            "alpha beta gamma delta epsilon zeta eta",
+            "alpha beta gamma delta epsilon zeta eta",
+            "one two three four five six seven eight",
+        ]
+    )
+    sim = v.estimate(sk[[0, 0]], sk[[1, 2]])
+    assert sim[0] == 1.0 and sim[1] < 0.1
+    assert v.confirm(sk[[0]], sk[[1]]).tolist() == [True]
+
+
+def test_normalisation_invariance() -> None:
+    v = MinHashVerifier()
+    sk = v.sketch_many(["ＡＢＣ news today: markets rise", "abc NEWS today markets\nrise"])
+    assert (sk[0] == sk[1]).all()
+
+
+def test_bytes_and_dtype() -> None:
+    assert MinHashVerifier(num_hashes=64, bits=8).bytes_per_doc == 65
+    v = MinHashVerifier(num_hashes=32, bits=16)
+    sk = v.sketch_many(["x y"])
+    assert sk.dtype == np.uint16 and sk.shape == (1, 33) and v.bytes_per_doc == 66
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"bits": 4}, "bits"),
+        ({"num_hashes": 0}, "num_hashes"),
+        ({"threshold": 1.5}, "threshold"),
+        ({"mode": "x"}, "mode"),
+        ({"ngram": 0}, "ngram"),
+        ({"short_threshold": -1.0}, "short_threshold"),
+        ({"short_length": -5}, "short_length"),
+    ],
+)
+def test_bad_params(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        MinHashVerifier(**kwargs)  # type: ignore[arg-type]
+
+
+def test_bad_inputs() -> None:
+    v = MinHashVerifier()
+    with pytest.raises(TypeError, match="single str"):
+        v.sketch_many("abc")
+    with pytest.raises(ValueError, match="shape"):
+        v.similarity(np.zeros((2, 129), np.uint8), np.zeros((3, 129), np.uint8))
+
+
+def test_script_detection() -> None:
+    assert is_cjk_text("这是中文内容 with English")
+    assert not is_cjk_text("English with 一 char")
