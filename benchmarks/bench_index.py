@@ -4,6 +4,7 @@ Usage (from the project root):
 
     PYTHONPATH=src python benchmarks/bench_index.py            # N=1e6 search, all_pairs, latency
     PYTHONPATH=src python benchmarks/bench_index.py --big      # N=1e8 build/query/reopen, once
+    PYTHONPATH=src python benchmarks/bench_index.py --wide     # 128-bit fingerprints
 
 Everything runs on one thread (numba kernels are single-threaded; faiss.omp_set_num_threads(1)).
 Results print as a Markdown table on stdout.
@@ -189,6 +190,28 @@ def bench_latency(n: int, k: int, rng: np.random.Generator, ops: int = 2000) -> 
         f"the shared machine); max {times.max() * 1e3:.1f} ms; runs {index.describe()['runs']}")
 
 
+def bench_wide(n: int, nq: int, rng: np.random.Generator) -> None:
+    """128-bit fingerprints ((n, 2) [hi, lo]): halves indexed at k // 2, verified on 128 bits."""
+    from neardup.index import all_pairs_128
+
+    fps = rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64)
+    queries = rng.integers(0, 2**64, size=(nq, 2), dtype=np.uint64)
+    queries[: nq // 2] = fps[: nq // 2] ^ np.array([1, 2**40 + 4], dtype=np.uint64)
+    for k in (6, 8):
+        index = HammingIndex(k=k, bits=128)
+        t = time.perf_counter()
+        index.add(np.arange(n, dtype=np.int64), fps)
+        build = time.perf_counter() - t
+        index.search(queries[:10])
+        dt, m = best_of(lambda index=index: index.search(queries))  # type: ignore[misc]
+        row(f"128-bit search N={n:.0e} k={k} ({nq} queries)", f"{nq / dt:,.0f} q/s",
+            f"build {build:.2f} s; {len(m)} matches")
+    fps[n - n // 20 :] = fps[: n // 20] ^ np.array([2, 1], dtype=np.uint64)
+    all_pairs_128(fps[:1000], 6)
+    dt, (i, _, _) = best_of(lambda: all_pairs_128(fps, 6), 1)
+    row(f"all_pairs_128 N={n:.0e} k=6, 5% planted", f"{dt:.3f} s", f"{len(i)} pairs")
+
+
 def rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
@@ -240,6 +263,7 @@ def bench_big(n: int, k: int, nq: int, rng: np.random.Generator, workdir: str) -
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--big", action="store_true", help="run only the N=1e8 benchmark")
+    ap.add_argument("--wide", action="store_true", help="run only the 128-bit benchmark")
     ap.add_argument("--n", type=int, default=10**6)
     ap.add_argument("--big-n", type=int, default=10**8)
     ap.add_argument("--latency-n", type=int, default=10**7)
@@ -250,6 +274,9 @@ def main() -> None:
     print("| what | result | note |\n|---|---|---|")
     if args.big:
         bench_big(args.big_n, 3, args.queries * 10, rng, args.workdir)
+        return
+    if args.wide:
+        bench_wide(args.n, args.queries, rng)
         return
     bench_search(args.n, args.queries, 3, rng)
     gc.collect()
