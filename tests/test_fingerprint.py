@@ -53,12 +53,12 @@ CONFIGS = [
     {},
     {"analyzer": "shingle", "ngram_size": 2},
     {"analyzer": "char", "ngram_size": 4},
-    {"weighting": "none"},
+    {"weighting": "tf"},
     {"top_n": 5},
     {"stopwords": "auto"},
     {"segmenter": None},
     {"analyzer": "word"},
-    {"analyzer": "auto", "weighting": "none"},
+    {"analyzer": "auto", "cjk_ngram_size": 3},
     {"bits": 128},
     {"bits": 128, "analyzer": "shingle", "ngram_size": 2, "seed": 99},
 ]
@@ -113,7 +113,13 @@ def test_kernel_keys_equal_python_feature_strings(text, mode, n):
 # Golden fingerprints: the stable contract across versions, processes and engines (service,
 # Spark). Changing any of these is a breaking change: bump FORMAT_VERSION and say so.
 WORD_TF = {"analyzer": "word", "weighting": "tf", "segmenter": "auto"}
+DEFAULT = {"analyzer": "auto", "ngram_size": 3, "cjk_ngram_size": 5, "weighting": "none"}
 GOLDEN = [
+    # the default features (chosen by measurement, docs/ACCURACY.md)
+    ({}, EN, 0xD31270008D4A0D06),
+    (DEFAULT, ZH, 0xD8EDE84DC8AF0E68),
+    (DEFAULT, MIXED, 0xEA2D2D4BD33A761C),
+    ({**DEFAULT, "bits": 128}, ZH, 0xD8EDE84DC8AF0E68610023AA3C91E0C8),
     (WORD_TF, EN, 0xB348D5CB18D17467),
     (WORD_TF, ZH, 0x3BDE85A0DCF29B07),
     (WORD_TF, MIXED, 0x54066B0714D799F2),
@@ -131,6 +137,7 @@ def test_golden_fingerprints(config, text, expected):
 
 def test_golden_config_id():
     assert Fingerprinter(**WORD_TF).config_id == "fp1-bb27221231c4c096"
+    assert Fingerprinter().config_id == Fingerprinter(**DEFAULT).config_id == "fp1-636accae8e1a8ab5"
 
 
 def test_128_bit_high_half_is_the_64_bit_fingerprint():

@@ -16,6 +16,8 @@ def _rows(d):
 
 
 def _table(**kw):
+    # synthetic fingerprints test the Hamming logic alone: no verifier unless a test asks
+    kw.setdefault("verifier", None)
     return Deduplicator(fingerprinter=TableFingerprinter(), **kw)  # type: ignore[arg-type]
 
 
@@ -145,7 +147,8 @@ def test_add_returns_ids() -> None:
 
 
 @pytest.mark.parametrize("kw, msg", [({"k": -1}, "k must"), ({"keep": "last"}, "keep must"),
-                                     ({"candidate_k": 5}, "verifier"),
+                                     ({"candidate_k": 5, "verifier": None}, "verifier"),
+                                     ({"verifier": "minhash"}, "verifier must be"),
                                      ({"window": 0}, "window")])
 def test_bad_options(kw, msg) -> None:
     with pytest.raises(ValueError, match=msg):

@@ -74,8 +74,11 @@ class _Run:
               help="Id field; records without it get their position.")
 @click.option("--time-field", default=None, help="Timestamp field (epoch seconds or ISO 8601).")
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
-@click.option("--k", "k", type=click.IntRange(0, 64), default=3, show_default=True,
-              help="Maximum Hamming distance of a duplicate.")
+@click.option("--k", "k", type=click.IntRange(0, 64), default=None,
+              help="Maximum Hamming distance of a duplicate (default 14, each candidate "
+              "confirmed by the MinHash verifier; 8 with --no-verify).")
+@click.option("--no-verify", is_flag=True,
+              help="Decide by Hamming distance alone (faster, less accurate).")
 @click.option("--keep", type=click.Choice(["first", "longest", "newest"]), default="first",
               show_default=True, help="Which document of a group is kept.")
 @click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
@@ -87,7 +90,8 @@ class _Run:
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
 @fingerprinter_options
 def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
-                  id_field: str, time_field: str | None, window: str | None, k: int, keep: str,
+                  id_field: str, time_field: str | None, window: str | None, k: int | None,
+                  no_verify: bool, keep: str,
                   drop_duplicates: bool, report_dir: str | None, on_error: str,
                   jobs: int, chunk_size: int, config_path: str | None,
                   idf_path: str | None) -> None:
@@ -108,7 +112,7 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
         raise usage_error(str(exc)) from None
     fingerprinter = build_fingerprinter(config_path, idf_path)
     dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=cast(KeepPolicy, keep),
-                      window=seconds, n_jobs=jobs)
+                      window=seconds, n_jobs=jobs, verifier=None if no_verify else "default")
     start = time.perf_counter()
     with materialized_stdin(inputs) as paths:
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error)
@@ -143,17 +147,26 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int) -> Decisions:
     return dd.decisions() if dd.keep == "first" else dd.resolve()
 
 
+def _size(nbytes: float) -> str:
+    """Bytes in the unit that keeps the number readable: 9.4 kB, 16.6 MB, 2.9 GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:,.1f} {unit}"
+    return f"{nbytes:,.0f} B"
+
+
 def _summary(stats: ReadStats, d: Decisions, seconds: float) -> None:
     counts = d.counts()
     top = largest_clusters(d.cluster_id, top=5)
     multi = int((np.bincount(d.cluster_id) > 1).sum()) if len(d) else 0
-    mb = stats.bytes / 1e6
     lines = [
         f"documents: {stats.documents:,}  unique: {counts['unique']:,}  duplicates: "
         f"{counts['duplicate']:,}  exact duplicates: {counts['exact_duplicate']:,}  empty: "
         f"{counts['empty']:,}  skipped: {stats.skipped:,}",
         f"clusters with duplicates: {multi:,}  largest: {[s for _, s in top]}",
-        f"{mb:,.1f} MB of text in {seconds:.2f} s ({mb / max(seconds, 1e-9):,.1f} MB/s)",
+        f"{_size(stats.bytes)} of text in {seconds:.2f} s "
+        f"({_size(stats.bytes / max(seconds, 1e-9))}/s, "
+        f"{stats.documents / max(seconds, 1e-9):,.0f} docs/s)",
     ]
     lines += [f"skipped: {e}" for e in stats.errors[:5]]
     click.echo("\n".join(lines), err=True)

@@ -56,6 +56,7 @@ from neardup.dedup.state import (
 )
 from neardup.fingerprint import Fingerprinter
 from neardup.index import HammingIndex, all_pairs
+from neardup.verify import MinHashVerifier
 
 KeepPolicy = Literal["first", "longest", "newest"]
 KEEP_POLICIES = ("first", "longest", "newest")
@@ -71,11 +72,18 @@ class Verifier(Protocol):
     (``width * itemsize`` bytes per kept document).
     """
 
-    threshold: float
+    @property
+    def threshold(self) -> float: ...
 
     def sketch_many(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def similarity(self, a: np.ndarray, b: np.ndarray) -> np.ndarray: ...
+
+
+# Measured defaults (docs/ACCURACY.md): verified candidates within VERIFIED_K bits; without a
+# verifier, PLAIN_K is the best plain-SimHash threshold for the default features.
+VERIFIED_K = 14
+PLAIN_K = 8
 
 
 class Deduplicator:
@@ -83,20 +91,32 @@ class Deduplicator:
 
     Args:
         fingerprinter: the :class:`Fingerprinter` (default ``Fingerprinter()``).
-        k: maximum Hamming distance of a duplicate.
+        k: maximum Hamming distance of a duplicate; default ``VERIFIED_K`` (14) with a
+            verifier, ``PLAIN_K`` (8) without. With a verifier every candidate within ``k``
+            must also pass it.
         keep: ``first`` | ``longest`` | ``newest`` (the latter two only in :meth:`run`).
         window: seconds; only documents this close in time match (needs timestamps).
-        verifier: optional :class:`Verifier`; candidates come from ``candidate_k``.
+        verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (128 8-bit MinHash
+            values of 4-shingles, 129 bytes per kept document); None turns verification off.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting threads (``-1``: all cores).
     """
 
-    def __init__(self, *, fingerprinter: Fingerprinter | None = None, k: int = 3,
+    def __init__(self, *, fingerprinter: Fingerprinter | None = None, k: int | None = None,
                  keep: KeepPolicy = "first", window: float | None = None,
-                 verifier: Verifier | None = None, candidate_k: int | None = None,
+                 verifier: Verifier | Literal["default"] | None = "default",
+                 candidate_k: int | None = None,
                  index_design: str = "auto", n_jobs: int = 1) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
+        if isinstance(verifier, str):
+            if verifier != "default":
+                raise ValueError(
+                    f"verifier must be 'default', None or a Verifier, got {verifier!r}"
+                )
+            verifier = MinHashVerifier()
+        if k is None:
+            k = VERIFIED_K if verifier is not None else PLAIN_K
         self.k = k
         self.keep = keep
         self.window = window

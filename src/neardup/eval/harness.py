@@ -19,6 +19,7 @@ A method is a callable ``texts -> cluster labels`` (one label per text). Built-i
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from neardup.dedup.pipeline import PLAIN_K, VERIFIED_K
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import (
     minhash_lsh,
@@ -60,8 +62,9 @@ DEFAULT_FINGERPRINTER: dict[str, Any] = {
     "cjk_ngram_size": 5,
     "weighting": "none",
 }
-DEFAULT_K = 8  # best plain-SimHash k for these features, used only without verification
-DEFAULT_CANDIDATE_K = 18
+# the library's own defaults (one source of truth): plain k, and the verified candidate radius
+DEFAULT_K = PLAIN_K
+DEFAULT_CANDIDATE_K = int(os.environ.get("NEARDUP_EVAL_CANDIDATE_K", VERIFIED_K))
 DEFAULT_VERIFIER = MinHashVerifier(
     num_hashes=128, bits=8, ngram=4, threshold=0.6, short_threshold=0.8, short_length=300
 )
