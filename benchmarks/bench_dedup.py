@@ -80,9 +80,10 @@ def corpora() -> list[dict[str, object]]:
                 continue
             n, mb = _text_mb(path)
             # the machine is shared: best of 3 for neardup (seconds each), 1 run of the anchor
-            ours = min((_run([sys.executable, "-m", "neardup", "dedup", str(path), "--out",
-                              os.path.join(tmp, "out.jsonl")]) for _ in range(3)),
-                       key=lambda r: r[0])
+            cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "--out",
+                   os.path.join(tmp, "out.jsonl")]
+            ours = min((_run(cmd) for _ in range(3)), key=lambda r: r[0])
+            plain = min((_run([*cmd, "--no-verify"]) for _ in range(3)), key=lambda r: r[0])
             base = _run([sys.executable, __file__, "--baseline-simhash", str(path)])
             line = next(x for x in ours[2].splitlines() if x.startswith("documents:"))
             rows.append({"corpus": name, "docs": n, "MB": round(mb, 2),
@@ -91,7 +92,9 @@ def corpora() -> list[dict[str, object]]:
                          "simhash_s": round(base[0], 2), "simhash_MBps": round(mb / base[0], 3),
                          "simhash_rss_MiB": round(base[1]),
                          "simhash_dups": base[2].strip().split()[-1],
-                         "speedup": round(base[0] / ours[0], 1)})
+                         "speedup": round(base[0] / ours[0], 1),
+                         "no_verify_s": round(plain[0], 2),
+                         "no_verify_speedup": round(base[0] / plain[0], 1)})
             print(json.dumps(rows[-1]), flush=True)
     return rows
 

@@ -91,10 +91,19 @@ def main() -> None:
         return lambda ts: fp.fingerprint_many(ts, return_mask=True, n_jobs=jobs)
 
     rows += [
-        ("en", "neardup default (word 3-shingles, TF)", rate(en, ours({}))),
+        ("en", "**neardup default** (`auto`: word 3-shingles, binary)", rate(en, ours({}))),
         ("en", "neardup default, `n_jobs=2` (2 processes)", rate(en, ours({}, 2))),
-        ("en", "neardup word unigrams, TF", rate(en, ours({"analyzer": "word"}))),
-        ("en", "neardup char 5-grams, TF", rate(en, ours({"analyzer": "char"}))),
+        (
+            "en",
+            "neardup word unigrams, TF",
+            rate(en, ours({"analyzer": "word", "weighting": "tf"})),
+        ),
+        (
+            "en",
+            "neardup word 3-shingles, TF",
+            rate(en, ours({"analyzer": "shingle", "weighting": "tf"})),
+        ),
+        ("en", "neardup char 5-grams, TF", rate(en, ours({"analyzer": "char", "weighting": "tf"}))),
         (
             "en",
             "simhash-pybind end-to-end (regex + xxh3 + C++ compute)",
@@ -102,9 +111,17 @@ def main() -> None:
         ),
         ("en", "gaoya `SimHashStringIndex.insert_document` (Rust, words)", rate(en, gaoya_insert)),
         ("zh", "PyPI simhash `Simhash(text)` (anchor, 1/10 slice)", base_zh),
-        ("zh", "neardup default (jieba words by Han run, 3-shingles)", rate(zh, ours({}))),
+        (
+            "zh",
+            "**neardup default** (`auto`: char 5-grams of letters/digits, binary)",
+            rate(zh, ours({})),
+        ),
         ("zh", "neardup default, `n_jobs=2` (2 processes)", rate(zh, ours({}, 2))),
-        ("zh", "neardup char 5-grams (no segmentation)", rate(zh, ours({"analyzer": "char"}))),
+        (
+            "zh",
+            "neardup jieba words by Han run, 3-shingles, TF",
+            rate(zh, ours({"analyzer": "shingle", "weighting": "tf"})),
+        ),
         (
             "zh",
             "jieba `lcut` alone (segmentation only, 1/10 slice)",

@@ -22,6 +22,9 @@ _EXPORTS = {
     "Deduplicator": "neardup.dedup",
     "dedup_batch": "neardup.dedup",
     "HammingIndex": "neardup.index",
+    "IndexFormatError": "neardup.index",
+    "MinHashVerifier": "neardup.verify",
+    "duplicate_groups": "neardup.index",
     "Matches": "neardup.index",
     "TableDesign": "neardup.index",
     "Verifier": "neardup.dedup",
@@ -38,7 +41,15 @@ if TYPE_CHECKING:
     from neardup.features.idf import IdfTable
     from neardup.features.normalize import normalize_text
     from neardup.fingerprint import EmptyTextError, Fingerprinter, hamming
-    from neardup.index import HammingIndex, Matches, TableDesign, all_pairs
+    from neardup.index import (
+        HammingIndex,
+        IndexFormatError,
+        Matches,
+        TableDesign,
+        all_pairs,
+        duplicate_groups,
+    )
+    from neardup.verify import MinHashVerifier
 
 __all__ = [
     "Decision",
@@ -48,12 +59,15 @@ __all__ = [
     "Fingerprinter",
     "HammingIndex",
     "IdfTable",
+    "IndexFormatError",
     "Matches",
+    "MinHashVerifier",
     "TableDesign",
     "Verifier",
     "__version__",
     "all_pairs",
     "dedup_batch",
+    "duplicate_groups",
     "hamming",
     "normalize_text",
 ]

@@ -6,6 +6,7 @@ errors (malformed rows with ``--on-error fail``) print one line naming file and 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Any
@@ -62,31 +63,40 @@ class NeardupGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-@click.group(cls=NeardupGroup, epilog=EXAMPLES,
+# Subcommands are imported when used: `neardup dedup` should not pay for the evaluation
+# harness (scipy) or the index tools. name -> "module:attribute".
+SUBCOMMANDS = {
+    "dedup": "neardup.cli.dedup:dedup_command",
+    "fingerprint": "neardup.cli.fingerprint:fingerprint_command",
+    "index": "neardup.cli.index:index_group",
+    "explain": "neardup.cli.explain:explain_command",
+    "idf": "neardup.cli.idf:idf_group",
+    "eval": "neardup.eval.cli:eval_command",
+}
+
+
+class LazyGroup(NeardupGroup):
+    """Imports a subcommand's module only when that subcommand (or the full help) is needed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in SUBCOMMANDS and cmd_name not in self.commands:
+            module, _, attr = SUBCOMMANDS[cmd_name].partition(":")
+            try:
+                command = getattr(importlib.import_module(module), attr)
+            except ImportError:  # an optional part that is not installed
+                return None
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, epilog=EXAMPLES,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=__version__, prog_name="neardup")
 def cli() -> None:
     """neardup: find near-duplicate texts with SimHash."""
-
-
-def _register() -> None:
-    from neardup.cli.dedup import dedup_command
-    from neardup.cli.explain import explain_command
-    from neardup.cli.fingerprint import fingerprint_command
-    from neardup.cli.idf import idf_group
-    from neardup.cli.index import index_group
-
-    for command in (dedup_command, fingerprint_command, index_group, explain_command,
-                    idf_group):
-        cli.add_command(command)
-    try:  # the eval helper's command, when that package is present
-        from neardup.eval.cli import eval_command
-    except ImportError:
-        return
-    cli.add_command(eval_command)
-
-
-_register()
 
 
 def main() -> None:

@@ -298,6 +298,33 @@ def simhash_words(
 
 
 @njit(cache=True, nogil=True)
+def distinct_in_place(
+    keys: np.ndarray, m: int, set_keys: np.ndarray, set_stamp: np.ndarray, stamp: int
+) -> int:
+    """Move the distinct values of ``keys[:m]`` to its front (first-seen order); return how many.
+
+    Open addressing over the low bits of the (already uniformly hashed) keys, in a table of at
+    least twice ``m`` slots; ``stamp`` marks this call's slots, so no clearing is needed.
+    """
+    cap = 16
+    while cap < 2 * m:
+        cap *= 2
+    mask = np.uint64(cap - 1)
+    u = 0
+    for i in range(m):
+        k = keys[i]
+        slot = np.int64(k & mask)
+        while set_stamp[slot] == stamp and set_keys[slot] != k:
+            slot = (slot + 1) & (cap - 1)
+        if set_stamp[slot] != stamp:
+            set_stamp[slot] = stamp
+            set_keys[slot] = k
+            keys[u] = k
+            u += 1
+    return u
+
+
+@njit(cache=True, nogil=True)
 def fingerprint_batch(
     buf: np.ndarray,
     offsets: np.ndarray,
@@ -326,8 +353,14 @@ def fingerprint_batch(
     ends = np.empty(longest + 2, dtype=np.int64)
     keys = np.empty(longest + 2, dtype=np.uint64)
     no_weights = np.empty(0, dtype=np.float64)
+    set_size = 16
+    while set_size < 2 * (longest + 2):
+        set_size *= 2
+    set_keys = np.empty(set_size, dtype=np.uint64)
+    set_stamp = np.zeros(set_size, dtype=np.int64)
     words = out.shape[1]
     linear = weighting == W_TF and top_n == 0
+    binary = weighting == W_NONE and top_n == 0
     for d in range(ndoc):
         m = feature_keys(
             buf,
@@ -350,6 +383,9 @@ def fingerprint_batch(
             continue
         if linear:  # tf is linear in occurrences: no need to group equal keys
             simhash_words(keys[:m], no_weights, True, seed, words, out[d])
+        elif binary:  # distinct keys, weight 1 each: compact them, then the unit path
+            u = distinct_in_place(keys, m, set_keys, set_stamp, d + 1)
+            simhash_words(keys[:u], no_weights, True, seed, words, out[d])
         else:
             uk, w = weigh(keys, m, weighting, top_n, idf_keys, idf_vals, idf_default)
             simhash_words(uk, w, False, seed, words, out[d])
