@@ -28,8 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = Path(os.environ.get("NEARDUP_CORPORA", ROOT.parent / "shared" / "corpora"))
-FILES = {"reuters": "reuters21578/docs.jsonl.gz",
-         "peoples_daily": "peoples_daily_199801/articles.jsonl.gz"}
+FILES = {
+    "reuters": "reuters21578/docs.jsonl.gz",
+    "peoples_daily": "peoples_daily_199801/articles.jsonl.gz",
+}
 
 
 def _run(cmd: list[str]) -> tuple[float, float, str]:
@@ -80,21 +82,37 @@ def corpora() -> list[dict[str, object]]:
                 continue
             n, mb = _text_mb(path)
             # the machine is shared: best of 3 for neardup (seconds each), 1 run of the anchor
-            cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "--out",
-                   os.path.join(tmp, "out.jsonl")]
+            cmd = [
+                sys.executable,
+                "-m",
+                "neardup",
+                "dedup",
+                str(path),
+                "--out",
+                os.path.join(tmp, "out.jsonl"),
+            ]
             ours = min((_run(cmd) for _ in range(3)), key=lambda r: r[0])
             plain = min((_run([*cmd, "--no-verify"]) for _ in range(3)), key=lambda r: r[0])
             base = _run([sys.executable, __file__, "--baseline-simhash", str(path)])
             line = next(x for x in ours[2].splitlines() if x.startswith("documents:"))
-            rows.append({"corpus": name, "docs": n, "MB": round(mb, 2),
-                         "neardup_s": round(ours[0], 2), "neardup_MBps": round(mb / ours[0], 2),
-                         "neardup_rss_MiB": round(ours[1]), "neardup_summary": line,
-                         "simhash_s": round(base[0], 2), "simhash_MBps": round(mb / base[0], 3),
-                         "simhash_rss_MiB": round(base[1]),
-                         "simhash_dups": base[2].strip().split()[-1],
-                         "speedup": round(base[0] / ours[0], 1),
-                         "no_verify_s": round(plain[0], 2),
-                         "no_verify_speedup": round(base[0] / plain[0], 1)})
+            rows.append(
+                {
+                    "corpus": name,
+                    "docs": n,
+                    "MB": round(mb, 2),
+                    "neardup_s": round(ours[0], 2),
+                    "neardup_MBps": round(mb / ours[0], 2),
+                    "neardup_rss_MiB": round(ours[1]),
+                    "neardup_summary": line,
+                    "simhash_s": round(base[0], 2),
+                    "simhash_MBps": round(mb / base[0], 3),
+                    "simhash_rss_MiB": round(base[1]),
+                    "simhash_dups": base[2].strip().split()[-1],
+                    "speedup": round(base[0] / ours[0], 1),
+                    "no_verify_s": round(plain[0], 2),
+                    "no_verify_speedup": round(base[0] / plain[0], 1),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -119,7 +137,8 @@ def synthetic_texts(n: int, seed: int = 0, chunk: int = 65536):
         words[copy] = words[src[copy]]
         edit = copy & (kind >= 0.02)
         words[edit, rng.integers(0, 40, size=int(edit.sum()))] = rng.integers(
-            0, len(vocab), size=int(edit.sum()))
+            0, len(vocab), size=int(edit.sum())
+        )
         yield [" ".join(row) for row in vocab_arr[words].tolist()]
 
 
@@ -141,10 +160,17 @@ def synthetic(n: int) -> dict[str, object]:
         work_s += t - t1
     counts = dd.decisions().counts()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"docs": n, "MB": round(nbytes / 1e6, 1), "dedup_s": round(work_s, 1),
-            "docs_per_s": round(n / work_s), "MBps": round(nbytes / 1e6 / work_s, 1),
-            "generation_s": round(gen_s, 1), "peak_rss_MiB": round(rss), **counts,
-            "describe": dd.describe()}
+    return {
+        "docs": n,
+        "MB": round(nbytes / 1e6, 1),
+        "dedup_s": round(work_s, 1),
+        "docs_per_s": round(n / work_s),
+        "MBps": round(nbytes / 1e6 / work_s, 1),
+        "generation_s": round(gen_s, 1),
+        "peak_rss_MiB": round(rss),
+        **counts,
+        "describe": dd.describe(),
+    }
 
 
 def main() -> None:

@@ -76,8 +76,11 @@ def bench_search(n: int, nq: int, k: int, rng: np.random.Generator) -> None:
     t = time.perf_counter()
     index = HammingIndex(k=k, expected_n=n)
     index.add(ids, fps)
-    row(f"neardup build N={n:.0e}", f"{time.perf_counter() - t:.2f} s",
-        f"design {index.describe()['design']}")
+    row(
+        f"neardup build N={n:.0e}",
+        f"{time.perf_counter() - t:.2f} s",
+        f"design {index.describe()['design']}",
+    )
     index.search(queries[:10])
     dt, m = best_of(lambda: index.search(queries))
     ours = nq / dt
@@ -88,33 +91,48 @@ def bench_search(n: int, nq: int, k: int, rng: np.random.Generator) -> None:
     mh.add(as_bytes(fps))
     row("faiss IndexBinaryMultiHash(64,4,16) build", f"{time.perf_counter() - t:.2f} s", "")
     dt, (_, _, ids_f) = best_of(lambda: mh.range_search(as_bytes(queries), k + 1))
-    row("faiss IndexBinaryMultiHash range_search", f"{nq / dt:,.0f} q/s",
-        f"neardup = {ours / (nq / dt):.1f}x; {len(ids_f)} matches")
+    row(
+        "faiss IndexBinaryMultiHash range_search",
+        f"{nq / dt:,.0f} q/s",
+        f"neardup = {ours / (nq / dt):.1f}x; {len(ids_f)} matches",
+    )
     assert len(ids_f) == len(m), "faiss and neardup disagree on the match count"
 
     flat = faiss.IndexBinaryFlat(64)
     flat.add(as_bytes(fps))
     sub = queries[:200]
     dt, _ = best_of(lambda: flat.range_search(as_bytes(sub), k + 1), repeat=1)
-    row("faiss IndexBinaryFlat range_search (200 queries)", f"{len(sub) / dt:,.0f} q/s",
-        f"neardup = {ours / (len(sub) / dt):.0f}x")
+    row(
+        "faiss IndexBinaryFlat range_search (200 queries)",
+        f"{len(sub) / dt:,.0f} q/s",
+        f"neardup = {ours / (len(sub) / dt):.0f}x",
+    )
 
     sub = queries[:20]
     dt, _ = best_of(lambda: [np.flatnonzero(np.bitwise_count(fps ^ x) <= k) for x in sub], 1)
-    row("numpy brute force (20 queries)", f"{len(sub) / dt:,.0f} q/s",
-        f"neardup = {ours / (len(sub) / dt):.0f}x")
+    row(
+        "numpy brute force (20 queries)",
+        f"{len(sub) / dt:,.0f} q/s",
+        f"neardup = {ours / (len(sub) / dt):.0f}x",
+    )
     bench_simhash_index(fps, queries, k, ours)
     for kk in (6, 8):
         index.search(queries[:10], k=kk)
         dt, m = best_of(lambda kk=kk: index.search(queries[:2000], k=kk), 1)  # type: ignore[misc]
-        row(f"neardup search N={n:.0e} k={kk} on a k=3 index (2000 q)", f"{2000 / dt:,.0f} q/s",
-            f"{len(m)} matches")
+        row(
+            f"neardup search N={n:.0e} k={kk} on a k=3 index (2000 q)",
+            f"{2000 / dt:,.0f} q/s",
+            f"{len(m)} matches",
+        )
         big_k = HammingIndex(k=kk, expected_n=n)
         big_k.add(ids, fps)
         big_k.search(queries[:10])
         dt, m = best_of(lambda b=big_k: b.search(queries[:2000]), 1)  # type: ignore[misc]
-        row(f"neardup search N={n:.0e} k={kk} index ({2000} q)", f"{2000 / dt:,.0f} q/s",
-            f"design {big_k.describe()['design']}")
+        row(
+            f"neardup search N={n:.0e} k={kk} index ({2000} q)",
+            f"{2000 / dt:,.0f} q/s",
+            f"design {big_k.describe()['design']}",
+        )
         del big_k
         gc.collect()
 
@@ -134,9 +152,12 @@ def bench_simhash_index(fps: np.ndarray, queries: np.ndarray, k: int, ours: floa
         idx.get_near_dups(q)
     qps = nq / (time.perf_counter() - t)
     # per-query work grows ~linearly with N (bucket size N/2^16): scale to the neardup N
-    row(f"simhash SimhashIndex(k={k}) N=1e5 ({nq} queries)", f"{qps:,.0f} q/s",
+    row(
+        f"simhash SimhashIndex(k={k}) N=1e5 ({nq} queries)",
+        f"{qps:,.0f} q/s",
         f"build {build:.1f} s; extrapolated to N={len(fps):.0e}: ~{qps * n / len(fps):,.0f} q/s "
-        f"(neardup = {ours / (qps * n / len(fps)):,.0f}x)")
+        f"(neardup = {ours / (qps * n / len(fps)):,.0f}x)",
+    )
 
 
 def planted_corpus(n: int, rng: np.random.Generator, frac: float = 0.05) -> np.ndarray:
@@ -158,8 +179,11 @@ def bench_all_pairs(n: int, k: int, rng: np.random.Generator) -> None:
         t = time.perf_counter()
         got = pybind.find_all(as_set, blocks, k)
         other = time.perf_counter() - t
-        row(f"simhash-pybind find_all(blocks={blocks}) (input set prebuilt)", f"{other:.3f} s",
-            f"neardup = {other / dt:.1f}x; {len(got)} value pairs")
+        row(
+            f"simhash-pybind find_all(blocks={blocks}) (input set prebuilt)",
+            f"{other:.3f} s",
+            f"neardup = {other / dt:.1f}x; {len(got)} value pairs",
+        )
     distinct = {(min(a, b), max(a, b)) for a, b in got}
     vals = fps[i].tolist(), fps[j].tolist()
     ours = {(min(a, b), max(a, b)) for a, b in zip(*vals, strict=True) if a != b}
@@ -185,9 +209,12 @@ def bench_latency(n: int, k: int, rng: np.random.Generator, ops: int = 2000) -> 
         assert res and res[0][1] == 0
     p50, p99 = np.percentile(times, [50, 99]) * 1e6
     c50, c99 = np.percentile(cpu, [50, 99]) * 1e6
-    row(f"add-then-query latency N={n:.0e} ({ops} ops)", f"p50 {p50:.0f} us, p99 {p99:.0f} us",
+    row(
+        f"add-then-query latency N={n:.0e} ({ops} ops)",
+        f"p50 {p50:.0f} us, p99 {p99:.0f} us",
         f"CPU time per op p50 {c50:.0f} us, p99 {c99:.0f} us (wall p99 includes preemption on "
-        f"the shared machine); max {times.max() * 1e3:.1f} ms; runs {index.describe()['runs']}")
+        f"the shared machine); max {times.max() * 1e3:.1f} ms; runs {index.describe()['runs']}",
+    )
 
 
 def bench_wide(n: int, nq: int, rng: np.random.Generator) -> None:
@@ -204,8 +231,11 @@ def bench_wide(n: int, nq: int, rng: np.random.Generator) -> None:
         build = time.perf_counter() - t
         index.search(queries[:10])
         dt, m = best_of(lambda index=index: index.search(queries))  # type: ignore[misc]
-        row(f"128-bit search N={n:.0e} k={k} ({nq} queries)", f"{nq / dt:,.0f} q/s",
-            f"build {build:.2f} s; {len(m)} matches")
+        row(
+            f"128-bit search N={n:.0e} k={k} ({nq} queries)",
+            f"{nq / dt:,.0f} q/s",
+            f"build {build:.2f} s; {len(m)} matches",
+        )
     fps[n - n // 20 :] = fps[: n // 20] ^ np.array([2, 1], dtype=np.uint64)
     all_pairs_128(fps[:1000], 6)
     dt, (i, _, _) = best_of(lambda: all_pairs_128(fps, 6), 1)
@@ -231,18 +261,25 @@ def bench_big(n: int, k: int, nq: int, rng: np.random.Generator, workdir: str) -
     del fps
     gc.collect()
     d = index.describe()
-    row(f"neardup build N={n:.0e} k={k}", f"{build:.1f} s",
+    row(
+        f"neardup build N={n:.0e} k={k}",
+        f"{build:.1f} s",
         f"design {d['design']}, q={d['prefix_bits']}, memory {d['memory_bytes'] / 2**30:.2f} GiB, "
-        f"peak RSS {rss_gb():.2f} GB")
+        f"peak RSS {rss_gb():.2f} GB",
+    )
     index.search(queries[:100])
     dt, m = best_of(lambda: index.search(queries), 2)  # noqa: F821 (deleted after use)
-    row(f"neardup search N={n:.0e} k={k} ({nq} queries)", f"{nq / dt:,.0f} q/s",
-        f"{len(m)} matches")
+    row(
+        f"neardup search N={n:.0e} k={k} ({nq} queries)", f"{nq / dt:,.0f} q/s", f"{len(m)} matches"
+    )
     path = os.path.join(workdir, "big_index")
     t = time.perf_counter()
     index.save(path)
-    row("save", f"{time.perf_counter() - t:.1f} s",
-        f"{sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)) / 2**30:.2f} GiB")
+    row(
+        "save",
+        f"{time.perf_counter() - t:.1f} s",
+        f"{sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)) / 2**30:.2f} GiB",
+    )
     del index
     gc.collect()
     t = time.perf_counter()
@@ -250,9 +287,12 @@ def bench_big(n: int, k: int, nq: int, rng: np.random.Generator, workdir: str) -
     opened = time.perf_counter() - t
     t = time.perf_counter()
     first = loaded.search(queries[:1000])
-    row("reopen (mmap, verify=False)", f"{opened:.3f} s",
+    row(
+        "reopen (mmap, verify=False)",
+        f"{opened:.3f} s",
         f"then first 1000 queries {time.perf_counter() - t:.2f} s (page cache warm), "
-        f"{len(first)} matches")
+        f"{len(first)} matches",
+    )
     t = time.perf_counter()
     HammingIndex.load(path, mmap=True, verify=True)
     row("reopen (mmap, verify=True, sha256 of all files)", f"{time.perf_counter() - t:.1f} s", "")

@@ -65,12 +65,15 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _docs("-") == [("s", "from stdin")]
 
 
-@pytest.mark.parametrize("line, msg", [
-    ("{not json", "malformed JSON"),
-    ('{"id": 3}', "missing text field 'text'"),
-    ('{"id": 3, "text": 5}', "must be a string, got int"),
-    ("[1, 2]", "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line, msg",
+    [
+        ("{not json", "malformed JSON"),
+        ('{"id": 3}', "missing text field 'text'"),
+        ('{"id": 3, "text": 5}', "must be a string, got int"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
 def test_bad_rows_name_file_and_line(tmp_path: Path, line: str, msg: str) -> None:
     p = _write_jsonl(tmp_path / "bad.jsonl", [json.dumps(ROWS[0]), line])
     with pytest.raises(InputError, match=msg) as info:
@@ -99,8 +102,10 @@ def test_formats_and_missing(tmp_path: Path) -> None:
 
 
 def test_time_field(tmp_path: Path) -> None:
-    p = _write_jsonl(tmp_path / "t.jsonl", ['{"text": "a", "t": "2026-11-21T00:00:00Z"}',
-                                            '{"text": "b", "t": "yesterday"}'])
+    p = _write_jsonl(
+        tmp_path / "t.jsonl",
+        ['{"text": "a", "t": "2026-11-21T00:00:00Z"}', '{"text": "b", "t": "yesterday"}'],
+    )
     with pytest.raises(InputError, match=r"t.jsonl:2: cannot read timestamp 'yesterday'"):
         list(iter_documents(iter_records(p), time_field="t"))
     assert parse_timestamp("2026-11-21T01:00:00+01:00") == parse_timestamp("2026-11-21")

@@ -19,7 +19,9 @@ def test_closed_stdout_ends_quietly_with_status_zero(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "neardup", "dedup", str(src), "--out", "-"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()

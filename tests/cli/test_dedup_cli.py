@@ -14,9 +14,12 @@ from click.testing import CliRunner
 
 from neardup.cli import cli
 
-TEXTS = ["the quick brown fox jumps over the lazy dog near the river bank today",
-         "The quick brown fox jumps over the lazy dog near the river bank today",
-         "", "a completely different sentence about stock markets and bonds"]
+TEXTS = [
+    "the quick brown fox jumps over the lazy dog near the river bank today",
+    "The quick brown fox jumps over the lazy dog near the river bank today",
+    "",
+    "a completely different sentence about stock markets and bonds",
+]
 
 
 def _invoke(args: list[str], input: str | None = None):
@@ -59,15 +62,15 @@ def test_formats_in_and_out(tmp_path: Path) -> None:
     gz = tmp_path / "in.jsonl.gz"
     gz.write_bytes(gzip.compress(Path(src).read_bytes()))
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "in.parquet")
-    (tmp_path / "in.csv").write_text("id,text\n" + "".join(
-        f'{r["id"]},"{r["text"]}"\n' for r in rows), "utf-8")
+    (tmp_path / "in.csv").write_text(
+        "id,text\n" + "".join(f'{r["id"]},"{r["text"]}"\n' for r in rows), "utf-8"
+    )
     folder = tmp_path / "txt"
     folder.mkdir()
     for r in rows:
         (folder / f"{r['id']}.txt").write_text(r["text"], "utf-8")
     want = ["unique", "exact_duplicate", "empty", "unique"]
-    for inp in [src, str(gz), str(tmp_path / "in.parquet"), str(tmp_path / "in.csv"),
-                str(folder)]:
+    for inp in [src, str(gz), str(tmp_path / "in.parquet"), str(tmp_path / "in.csv"), str(folder)]:
         res = _invoke(["dedup", inp, "--out", "-"])
         assert res.exit_code == 0, (inp, res.stderr)
         assert [r["status"] for r in _rows(res.stdout)] == want, inp
@@ -89,24 +92,29 @@ def test_stdin_in(tmp_path: Path) -> None:
 
 
 def test_keep_longest_points_forward(tmp_path: Path) -> None:
-    src = _jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "Hello world news"},
-                                         {"id": "b", "text": "hello   WORLD news"}])
+    src = _jsonl(
+        tmp_path / "in.jsonl",
+        [{"id": "a", "text": "Hello world news"}, {"id": "b", "text": "hello   WORLD news"}],
+    )
     res = _invoke(["dedup", src, "--out", "-", "--keep", "longest"])
     assert [r["duplicate_of"] for r in _rows(res.stdout)] == ["b", None]
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["dedup", "missing.jsonl", "--out", "-"], "does not exist"),
-    (["dedup", "{src}", "--out", "-", "--window", "7d"], "--window needs --time-field"),
-    (["dedup", "{src}", "--out", "-", "--format", "xml"], "Invalid value"),
-    (["dedup", "{xml}", "--out", "-"], "--format"),
-    (["dedup", "{src}", "--out", "x.csv"], "output must end in"),
-    (["dedup", "{src}", "--time-field", "t", "--window", "seven", "--out", "-"], "bad window"),
-    (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
-    (["dedup", "{dir}", "--format", "jsonl", "--out", "-"], "folder of .txt"),
-    (["dedup", "-", "--format", "parquet", "--out", "-"], "stdin"),
-    (["dedup", "{src}", "--out", "{dir}/no/such/out.jsonl"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["dedup", "missing.jsonl", "--out", "-"], "does not exist"),
+        (["dedup", "{src}", "--out", "-", "--window", "7d"], "--window needs --time-field"),
+        (["dedup", "{src}", "--out", "-", "--format", "xml"], "Invalid value"),
+        (["dedup", "{xml}", "--out", "-"], "--format"),
+        (["dedup", "{src}", "--out", "x.csv"], "output must end in"),
+        (["dedup", "{src}", "--time-field", "t", "--window", "seven", "--out", "-"], "bad window"),
+        (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
+        (["dedup", "{dir}", "--format", "jsonl", "--out", "-"], "folder of .txt"),
+        (["dedup", "-", "--format", "parquet", "--out", "-"], "stdin"),
+        (["dedup", "{src}", "--out", "{dir}/no/such/out.jsonl"], "does not exist"),
+    ],
+)
 def test_usage_errors_one_line_exit_2(tmp_path: Path, args: list[str], msg: str) -> None:
     src = _jsonl(tmp_path / "in.jsonl", [{"text": "a"}])
     xml = tmp_path / "in.xml"
@@ -133,11 +141,9 @@ def test_data_error_exit_1_and_no_output(tmp_path: Path) -> None:
 
 def test_report(tmp_path: Path, sample: Path) -> None:
     rep = tmp_path / "rep"
-    res = _invoke(["dedup", str(sample), "--out", str(tmp_path / "o.jsonl"), "--report",
-                   str(rep)])
+    res = _invoke(["dedup", str(sample), "--out", str(tmp_path / "o.jsonl"), "--report", str(rep)])
     assert res.exit_code == 0, res.stderr
-    assert sorted(os.listdir(rep)) == ["cluster_sizes.png", "distance_histogram.png",
-                                       "report.md"]
+    assert sorted(os.listdir(rep)) == ["cluster_sizes.png", "distance_histogram.png", "report.md"]
     text = (rep / "report.md").read_text()
     assert "## Largest clusters" in text and "n03" in text
     assert (rep / "cluster_sizes.png").read_bytes()[:4] == b"\x89PNG"
@@ -151,15 +157,25 @@ def test_help_has_examples() -> None:
 
 def test_real_subprocess(sample: Path, tmp_path: Path, root: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(root / "src")}
-    proc = subprocess.run([sys.executable, "-m", "neardup", "dedup", str(sample), "--out", "-",
-                           "--drop-duplicates"], capture_output=True, text=True, env=env,
-                          check=False, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "neardup", "dedup", str(sample), "--out", "-", "--drop-duplicates"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     ids = [r["id"] for r in _rows(proc.stdout)]
     assert "n03" in ids and "n04" not in ids
-    proc = subprocess.run([sys.executable, "-m", "neardup", "dedup", "nope.jsonl", "--out",
-                           "-"], capture_output=True, text=True, env=env, check=False,
-                          cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "neardup", "dedup", "nope.jsonl", "--out", "-"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
 
 
@@ -178,8 +194,20 @@ def test_fast_and_generic_writers_agree(tmp_path: Path, sample: Path) -> None:
 
 
 def test_keep_newest_with_window_on_sample(sample: Path) -> None:
-    res = _invoke(["dedup", str(sample), "--out", "-", "--time-field", "date", "--window", "7d",
-                   "--keep", "newest"])
+    res = _invoke(
+        [
+            "dedup",
+            str(sample),
+            "--out",
+            "-",
+            "--time-field",
+            "date",
+            "--window",
+            "7d",
+            "--keep",
+            "newest",
+        ]
+    )
     assert res.exit_code == 0, res.stderr
     by = {r["id"]: r for r in _rows(res.stdout)}
     assert by["n03"]["duplicate_of"] == "n04"  # same text, n04 is five minutes newer

@@ -46,8 +46,14 @@ def test_index_build_add_query_info(tmp_path: Path, sample: Path) -> None:
 
 
 def test_explain_and_idf(tmp_path: Path, sample: Path) -> None:
-    res = _invoke(["explain", "oil prices rose on monday in vienna",
-                   "oil prices rose on tuesday in vienna", "--json"])
+    res = _invoke(
+        [
+            "explain",
+            "oil prices rose on monday in vienna",
+            "oil prices rose on tuesday in vienna",
+            "--json",
+        ]
+    )
     info = json.loads(res.stdout)
     # whatever the default features are, exactly those holding the changed word differ
     assert info["only_a"] and all("monday" in f for f, _ in info["only_a"])
@@ -63,7 +69,13 @@ def test_explain_and_idf(tmp_path: Path, sample: Path) -> None:
 
 
 def test_every_help_has_examples() -> None:
-    for args in (["fingerprint"], ["index"], ["index", "build"], ["index", "query"],
-                 ["explain"], ["idf", "fit"]):
+    for args in (
+        ["fingerprint"],
+        ["index"],
+        ["index", "build"],
+        ["index", "query"],
+        ["explain"],
+        ["idf", "fit"],
+    ):
         res = _invoke([*args, "--help"])
         assert res.exit_code == 0 and "Examples:" in res.stdout, args

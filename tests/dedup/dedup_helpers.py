@@ -16,16 +16,24 @@ class TableFingerprinter:
     def get_config(self) -> dict[str, Any]:
         return {"bits": 64}
 
-    def fingerprint_many(self, texts: Sequence[str], *, return_mask: bool = False,
-                         n_jobs: int = 1) -> Any:
+    def fingerprint_many(
+        self, texts: Sequence[str], *, return_mask: bool = False, n_jobs: int = 1
+    ) -> Any:
         empty = np.array([not t.strip() for t in texts], dtype=bool)
-        fps = np.array([0 if e else int(t.split(":")[0])
-                        for t, e in zip(texts, empty, strict=True)], dtype=np.uint64)
+        fps = np.array(
+            [0 if e else int(t.split(":")[0]) for t, e in zip(texts, empty, strict=True)],
+            dtype=np.uint64,
+        )
         return (fps, empty) if return_mask else fps
 
 
-def reference(texts: list[str], k: int, ts: list[float] | None = None,
-              window: float | None = None, order: list[int] | None = None) -> list[tuple]:
+def reference(
+    texts: list[str],
+    k: int,
+    ts: list[float] | None = None,
+    window: float | None = None,
+    order: list[int] | None = None,
+) -> list[tuple]:
     """Brute-force implementation of the documented rules: (status, dup_of, distance)."""
     fp = TableFingerprinter()
     fps, empty = fp.fingerprint_many(texts, return_mask=True)
@@ -46,8 +54,11 @@ def reference(texts: list[str], k: int, ts: list[float] | None = None,
                 out[i] = ("exact_duplicate", r, 0) if p == r else ("duplicate", r, out[p][2])
                 continue
         first_copy[norm[i]] = i
-        cands = [(bin(fps[i] ^ fps[r]).count("1"), r) for r in kept
-                 if near or abs(ts[i] - ts[r]) <= window]
+        cands = [
+            (bin(fps[i] ^ fps[r]).count("1"), r)
+            for r in kept
+            if near or abs(ts[i] - ts[r]) <= window
+        ]
         cands = [c for c in cands if c[0] <= k]
         if cands:
             d, r = min(cands)

@@ -20,8 +20,16 @@ def test_normalize_equals_regex_definition(text: str) -> None:
     assert normalize_text(text) == want
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from(list(WS) + list("aB Ｆ中\u00dfǰ\uff21")),
-                        min_size=1, max_size=30), max_size=8))
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.sampled_from(list(WS) + list("aB Ｆ中\u00dfǰ\uff21")),
+            min_size=1,
+            max_size=30,
+        ),
+        max_size=8,
+    )
+)
 def test_exact_keys_hash_normalize_text(texts: list[str]) -> None:
     want = [xxhash.xxh3_128_intdigest(normalize_text(t).encode("utf-8")) for t in texts]
     assert exact_keys(texts) == want

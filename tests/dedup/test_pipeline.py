@@ -22,9 +22,13 @@ def _table(**kw):
 
 
 def test_real_fingerprints_exact_and_empty() -> None:
-    texts = ["Oil prices rose sharply on Monday after the OPEC meeting in Vienna",
-             "oil prices  rose sharply on monday after the OPEC meeting in vienna",
-             "", "  ...  ", "Completely unrelated: the football final ended in a draw"]
+    texts = [
+        "Oil prices rose sharply on Monday after the OPEC meeting in Vienna",
+        "oil prices  rose sharply on monday after the OPEC meeting in vienna",
+        "",
+        "  ...  ",
+        "Completely unrelated: the football final ended in a draw",
+    ]
     d = Deduplicator().run(texts)
     assert d.statuses == ["unique", "exact_duplicate", "empty", "empty", "unique"]
     assert d.duplicate_of.tolist()[:2] == [-1, 0]
@@ -44,8 +48,10 @@ def test_chain_of_small_edits_does_not_make_a_giant_cluster() -> None:
     d = _table(k=3).run(texts)
     assert cluster_sizes(d.cluster_id).max() == 2
     dup = d.duplicate_of >= 0
-    dist_to_kept = [bin(fps[a] ^ fps[b]).count("1")
-                    for a, b in zip(np.flatnonzero(dup), d.duplicate_of[dup], strict=False)]
+    dist_to_kept = [
+        bin(fps[a] ^ fps[b]).count("1")
+        for a, b in zip(np.flatnonzero(dup), d.duplicate_of[dup], strict=False)
+    ]
     assert max(dist_to_kept) <= 3
 
 
@@ -62,7 +68,7 @@ def test_streaming_and_batch_match_reference(items, k, chunk) -> None:
     assert _rows(batch) == want
     dd = _table(k=k)
     for s in range(0, len(texts), chunk):
-        dd.feed(texts[s:s + chunk])
+        dd.feed(texts[s : s + chunk])
     assert _rows(dd.decisions()) == want
     assert dd.decisions().cluster_id.tolist() == batch.cluster_id.tolist()
 
@@ -76,7 +82,7 @@ def test_window_streaming_equals_batch(items, chunk) -> None:
     assert _rows(_table(k=2, window=3.0).run(texts, ts)) == want
     dd = _table(k=2, window=3.0)
     for s in range(0, len(texts), chunk):
-        dd.feed(texts[s:s + chunk], ts[s:s + chunk])
+        dd.feed(texts[s : s + chunk], ts[s : s + chunk])
     assert _rows(dd.decisions()) == want
 
 
@@ -103,8 +109,10 @@ def test_keep_longest_and_newest() -> None:
 
 def test_longest_matches_reference_order() -> None:
     rng = np.random.default_rng(1)
-    texts = [f"{int(x)}:{'x' * int(n)}" for x, n in zip(rng.integers(0, 64, 50),
-                                                        rng.integers(0, 9, 50), strict=False)]
+    texts = [
+        f"{int(x)}:{'x' * int(n)}"
+        for x, n in zip(rng.integers(0, 64, 50), rng.integers(0, 9, 50), strict=False)
+    ]
     lengths = np.array([len(t) for t in texts])
     order = np.lexsort((np.arange(50), -lengths)).tolist()
     assert _rows(_table(k=1, keep="longest").run(texts)) == reference(texts, 1, order=order)
@@ -146,10 +154,16 @@ def test_add_returns_ids() -> None:
     assert (dec.status, dec.duplicate_of, dec.distance) == ("duplicate", "a", 1)
 
 
-@pytest.mark.parametrize("kw, msg", [({"k": -1}, "k must"), ({"keep": "last"}, "keep must"),
-                                     ({"candidate_k": 5, "verifier": None}, "verifier"),
-                                     ({"verifier": "minhash"}, "verifier must be"),
-                                     ({"window": 0}, "window")])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"k": -1}, "k must"),
+        ({"keep": "last"}, "keep must"),
+        ({"candidate_k": 5, "verifier": None}, "verifier"),
+        ({"verifier": "minhash"}, "verifier must be"),
+        ({"window": 0}, "window"),
+    ],
+)
 def test_bad_options(kw, msg) -> None:
     with pytest.raises(ValueError, match=msg):
         Deduplicator(**kw)

@@ -14,8 +14,9 @@ from neardup.dedup import Deduplicator
 from neardup.features.normalize import normalize_text
 from neardup.io import parse_timestamp
 
-CORPORA = Path(os.environ.get("NEARDUP_CORPORA",
-                              Path(__file__).resolve().parents[3] / "shared" / "corpora"))
+CORPORA = Path(
+    os.environ.get("NEARDUP_CORPORA", Path(__file__).resolve().parents[3] / "shared" / "corpora")
+)
 REUTERS = CORPORA / "reuters21578" / "docs.jsonl.gz"
 
 
@@ -32,7 +33,7 @@ def test_batch_equals_streaming_and_invariants(reuters: list[dict]) -> None:
     batch = Deduplicator(k=3).run(texts)
     stream = Deduplicator(k=3)
     for s in range(0, len(texts), 257):
-        stream.feed(texts[s:s + 257])
+        stream.feed(texts[s : s + 257])
     got = stream.decisions()
     for name in ("status", "duplicate_of", "distance", "cluster_id", "fingerprint"):
         assert np.array_equal(getattr(batch, name), getattr(got, name)), name
@@ -53,7 +54,7 @@ def test_window_on_real_dates(reuters: list[dict]) -> None:
     batch = Deduplicator(k=3, window=86400.0).run(texts, ts)
     stream = Deduplicator(k=3, window=86400.0)
     for s in range(0, len(texts), 500):
-        stream.feed(texts[s:s + 500], ts[s:s + 500])
+        stream.feed(texts[s : s + 500], ts[s : s + 500])
     assert np.array_equal(batch.duplicate_of, stream.decisions().duplicate_of)
     dup = np.flatnonzero(batch.duplicate_of >= 0)
     tsa = np.array(ts)

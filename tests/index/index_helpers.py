@@ -9,8 +9,12 @@ from hypothesis import strategies as st
 ALL_ONES = 2**64 - 1
 
 
-def brute_search(stored: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64],
-                 queries: npt.NDArray[np.uint64], k: int) -> list[tuple[int, int, int]]:
+def brute_search(
+    stored: npt.NDArray[np.uint64],
+    ids: npt.NDArray[np.int64],
+    queries: npt.NDArray[np.uint64],
+    k: int,
+) -> list[tuple[int, int, int]]:
     """(query row, id, distance) sorted by (query, distance, id), by full popcount."""
     out = []
     for qi, x in enumerate(queries.tolist()):

@@ -16,8 +16,12 @@ def _triples(m: object) -> list[tuple[int, int, int]]:
 
 
 @settings(max_examples=30, deadline=None)
-@given(fps=fingerprint_sets(), k=st.integers(0, 8), seed=st.integers(0, 2**32 - 1),
-       buffer_size=st.sampled_from([1, 5, 1000]))
+@given(
+    fps=fingerprint_sets(),
+    k=st.integers(0, 8),
+    seed=st.integers(0, 2**32 - 1),
+    buffer_size=st.sampled_from([1, 5, 1000]),
+)
 def test_remove_expire_compact(fps: list[int], k: int, seed: int, buffer_size: int) -> None:
     rng = np.random.default_rng(seed)
     n = len(fps)

@@ -55,8 +55,10 @@ def test_self_join_with_probe_radius() -> None:
     for design in (TableDesign(k=4, blocks=2, key_blocks=1), TableDesign(k=4, blocks=3)):
         run = StaticTables.build(design, fps, None, q=9)
         a, b, d = run.self_join(4)
-        got = sorted((min(x, y), max(x, y), z) for x, y, z in zip(a.tolist(), b.tolist(),
-                                                                 d.tolist(), strict=True))
+        got = sorted(
+            (min(x, y), max(x, y), z)
+            for x, y, z in zip(a.tolist(), b.tolist(), d.tolist(), strict=True)
+        )
         assert got == brute_pairs(fps, 4)
 
 
@@ -66,8 +68,9 @@ def test_hot_non_identical_buckets_recurse(monkeypatch: object) -> None:
     monkeypatch.setattr(join, "_HOT", 40)  # type: ignore[attr-defined]
     rng = np.random.default_rng(21)
     low = np.unique(rng.integers(0, 2**20, size=3000)).astype(np.uint64)  # low-entropy values
-    mixed = np.concatenate([low, rng.integers(0, 2**64, size=500, dtype=np.uint64),
-                            low[:200] << np.uint64(40)])
+    mixed = np.concatenate(
+        [low, rng.integers(0, 2**64, size=500, dtype=np.uint64), low[:200] << np.uint64(40)]
+    )
     for k in (1, 3, 5):
         i, j, d = all_pairs(mixed, k=k)
         assert list(zip(i.tolist(), j.tolist(), d.tolist(), strict=True)) == brute_pairs(mixed, k)

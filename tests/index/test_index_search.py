@@ -24,8 +24,12 @@ def _as_triples(m: object) -> list[tuple[int, int, int]]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(fps=fingerprint_sets(), k=st.integers(0, 8), buffer_size=st.sampled_from([1, 7, 4096]),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    fps=fingerprint_sets(),
+    k=st.integers(0, 8),
+    buffer_size=st.sampled_from([1, 7, 4096]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_search_matches_brute_force(fps: list[int], k: int, buffer_size: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     stored = np.array(fps, dtype=np.uint64)
@@ -34,8 +38,7 @@ def test_search_matches_brute_force(fps: list[int], k: int, buffer_size: int, se
     for chunk in np.array_split(np.arange(len(fps)), 3):
         index.add(ids[chunk], stored[chunk])
     picked = [fps[i] for i in rng.integers(0, len(fps), 20)]
-    queries = np.array([*flip(picked, rng, k + 1), 0, 2**64 - 1],
-                       dtype=np.uint64)
+    queries = np.array([*flip(picked, rng, k + 1), 0, 2**64 - 1], dtype=np.uint64)
     assert _as_triples(index.search(queries)) == brute_search(stored, ids, queries, k)
 
 

@@ -27,8 +27,9 @@ def _permuted(fps: np.ndarray, design: TableDesign, t: int) -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
-@pytest.mark.parametrize(("n", "q", "subset"), [(70_000, 20, False), (70_000, 6, True),
-                                                (5000, 12, True), (3, 1, False)])
+@pytest.mark.parametrize(
+    ("n", "q", "subset"), [(70_000, 20, False), (70_000, 6, True), (5000, 12, True), (3, 1, False)]
+)
 @pytest.mark.parametrize("presorted", [False, True])
 def test_build_buckets_match_reference(n: int, q: int, subset: bool, presorted: bool) -> None:
     rng = np.random.default_rng(n + q)
@@ -48,7 +49,8 @@ def test_build_buckets_match_reference(n: int, q: int, subset: bool, presorted: 
         got_b = (run.keys[t] >> np.uint64(64 - q)).astype(np.int64)
         assert bool((np.diff(got_b) >= 0).all())
         assert sorted(zip(run.pos[t].tolist(), run.keys[t].tolist(), strict=True)) == sorted(
-            zip(rows.tolist(), want_keys.tolist(), strict=True))
+            zip(rows.tolist(), want_keys.tolist(), strict=True)
+        )
 
 
 def test_big_index_search_is_exact() -> None:
@@ -60,10 +62,16 @@ def test_big_index_search_is_exact() -> None:
     index.add(np.arange(n), fps)
     queries = np.array(flip(fps[:300].tolist(), rng, 3), np.uint64)
     m = index.search(queries)
-    want = sorted((q, int(d), i) for q in range(len(queries))
-                  for i, d in zip(*(lambda d: (np.flatnonzero(d <= 3).tolist(),
-                                               d[d <= 3].tolist()))(
-                      np.bitwise_count(fps ^ queries[q])), strict=True))
+    want = sorted(
+        (q, int(d), i)
+        for q in range(len(queries))
+        for i, d in zip(
+            *(lambda d: (np.flatnonzero(d <= 3).tolist(), d[d <= 3].tolist()))(
+                np.bitwise_count(fps ^ queries[q])
+            ),
+            strict=True,
+        )
+    )
     assert list(zip(m.query.tolist(), m.distance.tolist(), m.id.tolist(), strict=True)) == want
 
 

@@ -60,6 +60,10 @@ def test_search_far_above_index_k_is_still_exact() -> None:
     fps = rng.integers(0, 2**64, size=500, dtype=np.uint64)
     index.add(np.arange(500), fps)
     m = index.search(fps[:3], k=30)
-    want = sorted((q, int(d), i) for q in range(3) for i, d in
-                  enumerate(np.bitwise_count(fps ^ fps[q]).tolist()) if d <= 30)
+    want = sorted(
+        (q, int(d), i)
+        for q in range(3)
+        for i, d in enumerate(np.bitwise_count(fps ^ fps[q]).tolist())
+        if d <= 30
+    )
     assert list(zip(m.query.tolist(), m.distance.tolist(), m.id.tolist(), strict=False)) == want

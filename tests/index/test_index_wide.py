@@ -41,12 +41,20 @@ def test_wide_search_and_join_match_brute_force(seed: int, k: int, n: int) -> No
     index.add(ids, fps)
     queries = _flip(values[:10], rng, k + 1)
     m = index.search(queries)
-    want = sorted((q, bin(x ^ v).count("1"), int(ids[i])) for q, x in enumerate(queries)
-                  for i, v in enumerate(values) if bin(x ^ v).count("1") <= k)
+    want = sorted(
+        (q, bin(x ^ v).count("1"), int(ids[i]))
+        for q, x in enumerate(queries)
+        for i, v in enumerate(values)
+        if bin(x ^ v).count("1") <= k
+    )
     assert list(zip(m.query.tolist(), m.distance.tolist(), m.id.tolist(), strict=True)) == want
     i, j, d = all_pairs_128(fps, k=k)
-    pairs = [(a, b, bin(values[a] ^ values[b]).count("1")) for a in range(len(values))
-             for b in range(a + 1, len(values)) if bin(values[a] ^ values[b]).count("1") <= k]
+    pairs = [
+        (a, b, bin(values[a] ^ values[b]).count("1"))
+        for a in range(len(values))
+        for b in range(a + 1, len(values))
+        if bin(values[a] ^ values[b]).count("1") <= k
+    ]
     assert list(zip(i.tolist(), j.tolist(), d.tolist(), strict=True)) == pairs
 
 

@@ -31,12 +31,18 @@ Examples:
 class NeardupGroup(click.Group):
     """A group that reports usage and data errors in one line, never with a traceback."""
 
-    def main(self, args: Any = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
-            rv = super().main(args, prog_name or "neardup", complete_var,
-                              standalone_mode=False, **extra)
+            rv = super().main(
+                args, prog_name or "neardup", complete_var, standalone_mode=False, **extra
+            )
         except click.exceptions.NoArgsIsHelpError as exc:  # bare `neardup`: help, no "error"
             click.echo(exc.format_message(), err=True)
             sys.exit(2)
@@ -92,8 +98,9 @@ class LazyGroup(NeardupGroup):
         return super().get_command(ctx, cmd_name)
 
 
-@click.group(cls=LazyGroup, epilog=EXAMPLES,
-             context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(version=__version__, prog_name="neardup")
 def cli() -> None:
     """neardup: find near-duplicate texts with SimHash."""

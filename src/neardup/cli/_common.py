@@ -48,8 +48,9 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> None:
         except FormatError as exc:
             raise usage_error(str(exc)) from None
         if (kind == "txt") != os.path.isdir(path):
-            raise usage_error(f"{path!r}: the txt format reads a folder of .txt files; other "
-                              "formats read a file")
+            raise usage_error(
+                f"{path!r}: the txt format reads a folder of .txt files; other formats read a file"
+            )
         if kind == "parquet" and path == "-":
             raise usage_error("Parquet cannot be read from stdin; pass a file path")
 
@@ -83,15 +84,24 @@ def materialized_stdin(inputs: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
 
 def fingerprinter_options(func: F) -> F:
     """Add ``--config`` (fingerprinter config JSON) and ``--idf`` (an IDF table file)."""
-    func = click.option("--idf", "idf_path", type=click.Path(dir_okay=False),
-                        help="IDF table from `neardup idf fit` (TF-IDF weighting).")(func)
-    return click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                        help="Fingerprinter config JSON (Fingerprinter.get_config(); "
-                             "default: the library default).")(func)
+    func = click.option(
+        "--idf",
+        "idf_path",
+        type=click.Path(dir_okay=False),
+        help="IDF table from `neardup idf fit` (TF-IDF weighting).",
+    )(func)
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        help="Fingerprinter config JSON (Fingerprinter.get_config(); "
+        "default: the library default).",
+    )(func)
 
 
-def build_fingerprinter(config_path: str | None, idf_path: str | None = None,
-                        bits: int | None = None) -> Fingerprinter:
+def build_fingerprinter(
+    config_path: str | None, idf_path: str | None = None, bits: int | None = None
+) -> Fingerprinter:
     """The fingerprinter for ``--config`` / ``--idf`` (and ``--bits`` where offered)."""
     idf = None
     if idf_path is not None:
@@ -133,8 +143,12 @@ def progress(description: str, enabled: bool | None = None) -> Iterator[Callable
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    cols = (SpinnerColumn(), TextColumn("{task.description}"),
-            TextColumn("{task.completed:,} docs"), TimeElapsedColumn())
+    cols = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.completed:,} docs"),
+        TimeElapsedColumn(),
+    )
     with Progress(*cols, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=None)
         yield lambda n: bar.advance(task, n)

@@ -57,8 +57,14 @@ class Plan:
     def of(cls, d: Decisions) -> Plan:
         dup = d.duplicate_of
         show: dict[int, list[str]] = {c: [] for c, _ in largest_clusters(d.cluster_id, top=5)}
-        return cls(d.statuses, d.distance.tolist(), d.cluster_id.tolist(), dup.tolist(),
-                   set(np.unique(dup[dup >= 0]).tolist()), show)
+        return cls(
+            d.statuses,
+            d.distance.tolist(),
+            d.cluster_id.tolist(),
+            dup.tolist(),
+            set(np.unique(dup[dup >= 0]).tolist()),
+            show,
+        )
 
     def note(self, p: int, doc_id: Any, text: str | None) -> None:
         if p in self.needed:
@@ -74,8 +80,11 @@ class Plan:
 
 def can_write_fast(src: Source, out: str) -> bool:
     """JSONL in and out, and every non-blank line a document (``--on-error fail``)."""
-    return (src.on_error == "fail" and detect_output_format(out) == "jsonl"
-            and all(detect_format(p, src.fmt) == "jsonl" for p in src.inputs))
+    return (
+        src.on_error == "fail"
+        and detect_output_format(out) == "jsonl"
+        and all(detect_format(p, src.fmt) == "jsonl" for p in src.inputs)
+    )
 
 
 def _lines(src: Source) -> Iterator[bytes]:
@@ -108,27 +117,45 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             r = plan.rep[p]
             if drop and r >= 0:
                 continue
-            if (b'"cluster_id"' in line or b'"duplicate_of"' in line or b'"distance"' in line
-                    or b'"status"' in line or not line.endswith(b"}")):
+            if (
+                b'"cluster_id"' in line
+                or b'"duplicate_of"' in line
+                or b'"distance"' in line
+                or b'"status"' in line
+                or not line.endswith(b"}")
+            ):
                 writer.write({**json.loads(line), **_fields(plan, p)})
                 continue
             if r < 0:
-                middle = b"null, \"distance\": null"
+                middle = b'null, "distance": null'
             else:
                 if r not in encoded:
                     encoded[r] = json.dumps(plan.ids[r], ensure_ascii=False).encode("utf-8")
-                middle = encoded[r] + b", \"distance\": " + str(plan.distance[p]).encode()
-            writer.write_jsonl_line(b"".join((
-                line[:-1], b", \"cluster_id\": ", str(plan.cluster[p]).encode(),
-                b", \"duplicate_of\": ", middle, _STATUS_TAIL[plan.status[p]])))
+                middle = encoded[r] + b', "distance": ' + str(plan.distance[p]).encode()
+            writer.write_jsonl_line(
+                b"".join(
+                    (
+                        line[:-1],
+                        b', "cluster_id": ',
+                        str(plan.cluster[p]).encode(),
+                        b', "duplicate_of": ',
+                        middle,
+                        _STATUS_TAIL[plan.status[p]],
+                    )
+                )
+            )
             advance(1)
 
 
 def _fields(plan: Plan, p: int) -> dict[str, Any]:
     r = plan.rep[p]
     kept = r < 0
-    return {"cluster_id": plan.cluster[p], "duplicate_of": None if kept else plan.ids[r],
-            "distance": None if kept else plan.distance[p], "status": plan.status[p]}
+    return {
+        "cluster_id": plan.cluster[p],
+        "duplicate_of": None if kept else plan.ids[r],
+        "distance": None if kept else plan.distance[p],
+        "status": plan.status[p],
+    }
 
 
 def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> None:
@@ -137,8 +164,10 @@ def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool
         for doc, _ in src.documents(ReadStats()):
             if doc.position in plan.needed:
                 plan.ids[doc.position] = doc.id
-    with open_writer(out, type_hints=_type_hints(src, out)) as writer, \
-            progress("writing") as advance:
+    with (
+        open_writer(out, type_hints=_type_hints(src, out)) as writer,
+        progress("writing") as advance,
+    ):
         for doc, rec in src.documents(ReadStats()):
             p = doc.position
             plan.note(p, doc.id, doc.text)

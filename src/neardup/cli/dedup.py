@@ -59,42 +59,90 @@ class _Run:
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
         rows = chain.from_iterable(iter_records(p, self.fmt) for p in self.inputs)
-        return iter_document_records(rows, text_field=self.text_field, id_field=self.id_field,
-                                     time_field=self.time_field, on_error=self.on_error,  # type: ignore[arg-type]
-                                     stats=self.stats if stats is None else stats)
+        return iter_document_records(
+            rows,
+            text_field=self.text_field,
+            id_field=self.id_field,
+            time_field=self.time_field,
+            on_error=self.on_error,  # type: ignore[arg-type]
+            stats=self.stats if stats is None else stats,
+        )
 
 
 @click.command("dedup", epilog=EXAMPLES)
 @click.argument("inputs", nargs=-1, metavar="INPUT...")
 @click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from "
-              "the extension).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="Input format (default: from the extension).",
+)
 @click.option("--text-field", default="text", show_default=True)
-@click.option("--id-field", default="id", show_default=True,
-              help="Id field; records without it get their position.")
+@click.option(
+    "--id-field",
+    default="id",
+    show_default=True,
+    help="Id field; records without it get their position.",
+)
 @click.option("--time-field", default=None, help="Timestamp field (epoch seconds or ISO 8601).")
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
-@click.option("--k", "k", type=click.IntRange(0, 64), default=None,
-              help="Maximum Hamming distance of a duplicate (default 14, each candidate "
-              "confirmed by the MinHash verifier; 8 with --no-verify).")
-@click.option("--no-verify", is_flag=True,
-              help="Decide by Hamming distance alone (faster, less accurate).")
-@click.option("--keep", type=click.Choice(["first", "longest", "newest"]), default="first",
-              show_default=True, help="Which document of a group is kept.")
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(0, 64),
+    default=None,
+    help="Maximum Hamming distance of a duplicate (default 14, each candidate "
+    "confirmed by the MinHash verifier; 8 with --no-verify).",
+)
+@click.option(
+    "--no-verify", is_flag=True, help="Decide by Hamming distance alone (faster, less accurate)."
+)
+@click.option(
+    "--keep",
+    type=click.Choice(["first", "longest", "newest"]),
+    default="first",
+    show_default=True,
+    help="Which document of a group is kept.",
+)
 @click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
 @click.option("--report", "report_dir", default=None, help="Write report.md + PNG plots here.")
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
-              show_default=True, help="Bad rows: stop with exit code 1, or skip and count.")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True,
-              help="Fingerprinting threads (-1: all cores).")
+@click.option(
+    "--on-error",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="Bad rows: stop with exit code 1, or skip and count.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Fingerprinting threads (-1: all cores).",
+)
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
 @fingerprinter_options
-def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
-                  id_field: str, time_field: str | None, window: str | None, k: int | None,
-                  no_verify: bool, keep: str,
-                  drop_duplicates: bool, report_dir: str | None, on_error: str,
-                  jobs: int, chunk_size: int, config_path: str | None,
-                  idf_path: str | None) -> None:
+def dedup_command(
+    inputs: tuple[str, ...],
+    out: str,
+    fmt: str | None,
+    text_field: str,
+    id_field: str,
+    time_field: str | None,
+    window: str | None,
+    k: int | None,
+    no_verify: bool,
+    keep: str,
+    drop_duplicates: bool,
+    report_dir: str | None,
+    on_error: str,
+    jobs: int,
+    chunk_size: int,
+    config_path: str | None,
+    idf_path: str | None,
+) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
     Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
@@ -111,8 +159,14 @@ def dedup_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = Deduplicator(fingerprinter=fingerprinter, k=k, keep=cast(KeepPolicy, keep),
-                      window=seconds, n_jobs=jobs, verifier=None if no_verify else "default")
+    dd = Deduplicator(
+        fingerprinter=fingerprinter,
+        k=k,
+        keep=cast(KeepPolicy, keep),
+        window=seconds,
+        n_jobs=jobs,
+        verifier=None if no_verify else "default",
+    )
     start = time.perf_counter()
     with materialized_stdin(inputs) as paths:
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error)

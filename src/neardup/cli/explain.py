@@ -35,8 +35,12 @@ def explain_pair(fp: object, a: str, b: str, k: int, top: int) -> dict[str, obje
 
     assert isinstance(fp, Fingerprinter)
     fa, fb = fp.features(a), fp.features(b)
-    out: dict[str, object] = {"config_id": fp.config_id, "k": k,
-                              "features_a": len(fa), "features_b": len(fb)}
+    out: dict[str, object] = {
+        "config_id": fp.config_id,
+        "k": k,
+        "features_a": len(fa),
+        "features_b": len(fb),
+    }
     try:
         da, db = fp.fingerprint(a), fp.fingerprint(b)
     except EmptyTextError as exc:
@@ -49,10 +53,15 @@ def explain_pair(fp: object, a: str, b: str, k: int, top: int) -> dict[str, obje
     def ranked(feats: dict[str, float], keys: set[str]) -> list[tuple[str, float]]:
         return sorted(((f, round(feats[f], 4)) for f in keys), key=lambda x: (-x[1], x[0]))[:top]
 
-    out.update(distance=d, duplicate=d <= k, bits=fp.bits,
-               weighted_overlap=round(2 * shared / total, 4) if total else 0.0,
-               shared=ranked(fa, fa.keys() & fb.keys()), only_a=ranked(fa, fa.keys() - fb.keys()),
-               only_b=ranked(fb, fb.keys() - fa.keys()))
+    out.update(
+        distance=d,
+        duplicate=d <= k,
+        bits=fp.bits,
+        weighted_overlap=round(2 * shared / total, 4) if total else 0.0,
+        shared=ranked(fa, fa.keys() & fb.keys()),
+        only_a=ranked(fa, fa.keys() - fb.keys()),
+        only_b=ranked(fb, fb.keys() - fa.keys()),
+    )
     return out
 
 
@@ -60,12 +69,18 @@ def explain_pair(fp: object, a: str, b: str, k: int, top: int) -> dict[str, obje
 @click.argument("a")
 @click.argument("b")
 @click.option("--k", "k", type=click.IntRange(0, 128), default=3, show_default=True)
-@click.option("--top", type=click.IntRange(1), default=10, show_default=True,
-              help="Features to list per group.")
+@click.option(
+    "--top",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Features to list per group.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @fingerprinter_options
-def explain_command(a: str, b: str, k: int, top: int, as_json: bool, config_path: str | None,
-                    idf_path: str | None) -> None:
+def explain_command(
+    a: str, b: str, k: int, top: int, as_json: bool, config_path: str | None, idf_path: str | None
+) -> None:
     """Compare A and B (texts, or paths of UTF-8 files): Hamming distance, verdict at --k,
     and the heaviest shared and differing features."""
     fp = build_fingerprinter(config_path, idf_path)
@@ -77,8 +92,10 @@ def explain_command(a: str, b: str, k: int, top: int, as_json: bool, config_path
         click.echo(f"not comparable: {info['reason']}")
         return
     verdict = "DUPLICATES" if info["duplicate"] else "not duplicates"
-    click.echo(f"distance {info['distance']} / {info['bits']} bits -> {verdict} at k={k} "
-               f"(weighted feature overlap {info['weighted_overlap']})")
+    click.echo(
+        f"distance {info['distance']} / {info['bits']} bits -> {verdict} at k={k} "
+        f"(weighted feature overlap {info['weighted_overlap']})"
+    )
     for title, key in (("shared", "shared"), ("only in A", "only_a"), ("only in B", "only_b")):
         items = info[key]
         assert isinstance(items, list)

@@ -48,16 +48,25 @@ def hex_fingerprints(fps: np.ndarray) -> list[str]:
 @click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format.")
 @click.option("--text-field", default="text", show_default=True)
-@click.option("--field", "column", default="fingerprint", show_default=True,
-              help="Name of the added column.")
-@click.option("--bits", type=click.Choice(["64", "128"]), default=None,
-              help="Fingerprint width (default 64).")
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
-              show_default=True)
+@click.option(
+    "--field", "column", default="fingerprint", show_default=True, help="Name of the added column."
+)
+@click.option(
+    "--bits", type=click.Choice(["64", "128"]), default=None, help="Fingerprint width (default 64)."
+)
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 @fingerprinter_options
-def fingerprint_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str,
-                        column: str, bits: str | None, on_error: str, config_path: str | None,
-                        idf_path: str | None) -> None:
+def fingerprint_command(
+    inputs: tuple[str, ...],
+    out: str,
+    fmt: str | None,
+    text_field: str,
+    column: str,
+    bits: str | None,
+    on_error: str,
+    config_path: str | None,
+    idf_path: str | None,
+) -> None:
     """Add a SimHash fingerprint (hex string; null for texts without features) and
     ``config_id`` to every record. Reads stdin when INPUT is -."""
     check_inputs(inputs, fmt)
@@ -66,8 +75,12 @@ def fingerprint_command(inputs: tuple[str, ...], out: str, fmt: str | None, text
     config_id = fp.config_id
     stats = ReadStats()
     rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
-    docs = iter_document_records(rows, text_field=text_field, on_error=on_error,  # type: ignore[arg-type]
-                                 stats=stats)
+    docs = iter_document_records(
+        rows,
+        text_field=text_field,
+        on_error=on_error,  # type: ignore[arg-type]
+        stats=stats,
+    )
     try:
         with open_writer(out) as writer, progress("fingerprinting") as advance:
             while chunk := list(islice(docs, 8192)):
@@ -78,5 +91,8 @@ def fingerprint_command(inputs: tuple[str, ...], out: str, fmt: str | None, text
                 advance(len(chunk))
     except InputError as exc:
         raise DataError(str(exc)) from None
-    click.echo(f"fingerprinted {stats.documents:,} documents (skipped {stats.skipped:,}); "
-               f"config {config_id}", err=True)
+    click.echo(
+        f"fingerprinted {stats.documents:,} documents (skipped {stats.skipped:,}); "
+        f"config {config_id}",
+        err=True,
+    )

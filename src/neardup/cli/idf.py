@@ -27,21 +27,43 @@ def idf_group() -> None:
 @click.option("--out", "-o", required=True, help="Where to write the table (text, atomic).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format.")
 @click.option("--text-field", default="text", show_default=True)
-@click.option("--min-df", type=click.IntRange(1), default=1, show_default=True,
-              help="Drop features in fewer documents than this.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="Fingerprinter config whose analyzer defines the features.")
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
-              show_default=True)
-def fit_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: str, min_df: int,
-                config_path: str | None, on_error: str) -> None:
+@click.option(
+    "--min-df",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Drop features in fewer documents than this.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Fingerprinter config whose analyzer defines the features.",
+)
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
+def fit_command(
+    inputs: tuple[str, ...],
+    out: str,
+    fmt: str | None,
+    text_field: str,
+    min_df: int,
+    config_path: str | None,
+    on_error: str,
+) -> None:
     """Count document frequencies of features over INPUT and write an IDF table."""
     check_inputs(inputs, fmt)
     fp = build_fingerprinter(config_path)
     stats = ReadStats()
     rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
-    texts = (d.text for d in iter_documents(rows, text_field=text_field, on_error=on_error,  # type: ignore[arg-type]
-                                             stats=stats))
+    texts = (
+        d.text
+        for d in iter_documents(
+            rows,
+            text_field=text_field,
+            on_error=on_error,  # type: ignore[arg-type]
+            stats=stats,
+        )
+    )
     try:
         table = fp.fit_idf(texts, min_df=min_df)
     except InputError as exc:
@@ -49,5 +71,8 @@ def fit_command(inputs: tuple[str, ...], out: str, fmt: str | None, text_field: 
     except ValueError as exc:
         raise DataError(f"cannot fit: {exc}") from None
     table.save(out)
-    click.echo(f"IDF table: {len(table):,} features from {stats.documents:,} documents "
-               f"(skipped {stats.skipped:,}) -> {out}", err=True)
+    click.echo(
+        f"IDF table: {len(table):,} features from {stats.documents:,} documents "
+        f"(skipped {stats.skipped:,}) -> {out}",
+        err=True,
+    )

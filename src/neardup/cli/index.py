@@ -46,8 +46,9 @@ _input_options = [
     click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format."),
     click.option("--text-field", default="text", show_default=True),
     click.option("--id-field", default="id", show_default=True),
-    click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail",
-                 show_default=True),
+    click.option(
+        "--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True
+    ),
 ]
 
 
@@ -62,11 +63,13 @@ def index_group() -> None:
     """Build and query a persistent fingerprint index."""
 
 
-def _load(directory: str, config_path: str | None = None
-          ) -> tuple[HammingIndex, list[Any], Fingerprinter, dict[str, Any]]:
+def _load(
+    directory: str, config_path: str | None = None
+) -> tuple[HammingIndex, list[Any], Fingerprinter, dict[str, Any]]:
     if not os.path.isdir(directory):
-        raise usage_error(f"index directory {directory!r} does not exist; create it with "
-                          "`neardup index build`")
+        raise usage_error(
+            f"index directory {directory!r} does not exist; create it with `neardup index build`"
+        )
     try:
         with open(os.path.join(directory, "meta.json"), encoding="utf-8") as f:
             meta = json.load(f)
@@ -83,9 +86,11 @@ def _load(directory: str, config_path: str | None = None
     if config_path is not None:
         given = build_fingerprinter(config_path, None)
         if given.config_id != fp.config_id:
-            raise usage_error(f"index {directory!r} was built with fingerprinter config "
-                              f"{fp.config_id}, but --config gives {given.config_id}; queries "
-                              "must use the index's config (omit --config)")
+            raise usage_error(
+                f"index {directory!r} was built with fingerprinter config "
+                f"{fp.config_id}, but --config gives {given.config_id}; queries "
+                "must use the index's config (omit --config)"
+            )
     return index, ids, fp, meta
 
 
@@ -100,8 +105,13 @@ def _save(directory: str, index: HammingIndex, ids: list[Any], fp: Fingerprinter
             json.dump(fp.get_config(), f, indent=2, ensure_ascii=False)
         if fp.idf is not None:
             fp.idf.save(os.path.join(tmp, "idf.tsv"))
-        meta = {"format": 1, "k": index.k, "documents": len(ids), "live": len(index),
-                "config_id": fp.config_id}
+        meta = {
+            "format": 1,
+            "k": index.k,
+            "documents": len(ids),
+            "live": len(index),
+            "config_id": fp.config_id,
+        }
         with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2)
         old = None
@@ -116,12 +126,25 @@ def _save(directory: str, index: HammingIndex, ids: list[Any], fp: Fingerprinter
         raise
 
 
-def _add_inputs(index: HammingIndex, ids: list[Any], fp: Fingerprinter, inputs: tuple[str, ...],
-                fmt: str | None, text_field: str, id_field: str, on_error: str) -> ReadStats:
+def _add_inputs(
+    index: HammingIndex,
+    ids: list[Any],
+    fp: Fingerprinter,
+    inputs: tuple[str, ...],
+    fmt: str | None,
+    text_field: str,
+    id_field: str,
+    on_error: str,
+) -> ReadStats:
     stats = ReadStats()
     rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
-    docs = iter_documents(rows, text_field=text_field, id_field=id_field,
-                          on_error=on_error, stats=stats)  # type: ignore[arg-type]
+    docs = iter_documents(
+        rows,
+        text_field=text_field,
+        id_field=id_field,
+        on_error=on_error,  # type: ignore[arg-type]
+        stats=stats,
+    )
     try:
         with progress("indexing") as advance:
             while chunk := list(islice(docs, 16384)):
@@ -142,38 +165,64 @@ def _add_inputs(index: HammingIndex, ids: list[Any], fp: Fingerprinter, inputs: 
 @click.option("--k", "k", type=click.IntRange(0, 64), default=3, show_default=True)
 @click.option("--force", is_flag=True, help="Replace an existing index directory.")
 @fingerprinter_options
-def build_command(directory: str, inputs: tuple[str, ...], fmt: str | None, text_field: str,
-                  id_field: str, on_error: str, k: int, force: bool, config_path: str | None,
-                  idf_path: str | None) -> None:
+def build_command(
+    directory: str,
+    inputs: tuple[str, ...],
+    fmt: str | None,
+    text_field: str,
+    id_field: str,
+    on_error: str,
+    k: int,
+    force: bool,
+    config_path: str | None,
+    idf_path: str | None,
+) -> None:
     """Create index DIRECTORY from INPUT files (texts without features are not indexed)."""
     check_inputs(inputs, fmt)
     if os.path.exists(directory) and not force:
-        raise usage_error(f"{directory!r} exists; pass --force to replace it or use "
-                          "`neardup index add`")
+        raise usage_error(
+            f"{directory!r} exists; pass --force to replace it or use `neardup index add`"
+        )
     fp = build_fingerprinter(config_path, idf_path)
     index, ids = HammingIndex(k=k), list[Any]()
     stats = _add_inputs(index, ids, fp, inputs, fmt, text_field, id_field, on_error)
     _save(directory, index, ids, fp)
-    click.echo(f"indexed {len(ids):,} of {stats.documents:,} documents (skipped "
-               f"{stats.skipped:,}, no features {stats.documents - len(ids):,}) -> {directory}",
-               err=True)
+    click.echo(
+        f"indexed {len(ids):,} of {stats.documents:,} documents (skipped "
+        f"{stats.skipped:,}, no features {stats.documents - len(ids):,}) -> {directory}",
+        err=True,
+    )
 
 
 @index_group.command("add", epilog=EXAMPLES)
 @click.argument("directory")
 @_with_inputs
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="Only checked: must equal the index's config.")
-def add_command(directory: str, inputs: tuple[str, ...], fmt: str | None, text_field: str,
-                id_field: str, on_error: str, config_path: str | None) -> None:
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Only checked: must equal the index's config.",
+)
+def add_command(
+    directory: str,
+    inputs: tuple[str, ...],
+    fmt: str | None,
+    text_field: str,
+    id_field: str,
+    on_error: str,
+    config_path: str | None,
+) -> None:
     """Add INPUT documents to an existing index DIRECTORY (same fingerprinter config)."""
     check_inputs(inputs, fmt)
     index, ids, fp, _ = _load(directory, config_path)
     before = len(ids)
     stats = _add_inputs(index, ids, fp, inputs, fmt, text_field, id_field, on_error)
     _save(directory, index, ids, fp)
-    click.echo(f"added {len(ids) - before:,} of {stats.documents:,} documents -> {directory} "
-               f"({len(ids):,} in all)", err=True)
+    click.echo(
+        f"added {len(ids) - before:,} of {stats.documents:,} documents -> {directory} "
+        f"({len(ids):,} in all)",
+        err=True,
+    )
 
 
 @index_group.command("query", epilog=EXAMPLES)
@@ -181,12 +230,27 @@ def add_command(directory: str, inputs: tuple[str, ...], fmt: str | None, text_f
 @click.argument("texts", nargs=-1)
 @click.option("--file", "query_file", help="Queries from a file (JSONL/CSV/Parquet/txt).")
 @click.option("--text-field", default="text", show_default=True)
-@click.option("--k", "k", type=click.IntRange(0, 64), default=None,
-              help="Search radius (default: the index's k).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="Only checked: must equal the index's config.")
-def query_command(directory: str, texts: tuple[str, ...], query_file: str | None,
-                  text_field: str, k: int | None, config_path: str | None) -> None:
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(0, 64),
+    default=None,
+    help="Search radius (default: the index's k).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Only checked: must equal the index's config.",
+)
+def query_command(
+    directory: str,
+    texts: tuple[str, ...],
+    query_file: str | None,
+    text_field: str,
+    k: int | None,
+    config_path: str | None,
+) -> None:
     """Print one JSON line per match: {"query", "id", "distance"}, nearest first."""
     if not texts and query_file is None:
         raise usage_error("give query TEXTS or --file")
@@ -195,17 +259,23 @@ def query_command(directory: str, texts: tuple[str, ...], query_file: str | None
     if query_file is not None:
         check_inputs((query_file,), None)
         try:
-            queries += [(d.id, d.text) for d in iter_documents(
-                iter_records(query_file), text_field=text_field)]
+            queries += [
+                (d.id, d.text)
+                for d in iter_documents(iter_records(query_file), text_field=text_field)
+            ]
         except InputError as exc:
             raise DataError(str(exc)) from None
     fps, empty = fp.fingerprint_many([t for _, t in queries], return_mask=True)
     matches = index.search(fps, k=k)
-    for q, i, d in zip(matches.query.tolist(), matches.id.tolist(), matches.distance.tolist(),
-                       strict=True):
+    for q, i, d in zip(
+        matches.query.tolist(), matches.id.tolist(), matches.distance.tolist(), strict=True
+    ):
         if not empty[q]:
-            click.echo(json.dumps({"query": queries[q][0], "id": ids[i], "distance": d},
-                                  ensure_ascii=False))
+            click.echo(
+                json.dumps(
+                    {"query": queries[q][0], "id": ids[i], "distance": d}, ensure_ascii=False
+                )
+            )
     if empty.any():
         click.echo(f"{int(empty.sum())} queries have no features and match nothing", err=True)
 

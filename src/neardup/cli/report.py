@@ -22,8 +22,11 @@ def _plots(out_dir: str, d: Decisions) -> list[str]:
     fig, ax = plt.subplots(figsize=(6, 3.5))
     top = int(dist.max()) if dist.size else 3
     ax.hist(dist, bins=[i - 0.5 for i in range(top + 2)], color="#4477aa", edgecolor="white")
-    ax.set(xlabel="Hamming distance to the kept document", ylabel="near duplicates",
-           title=f"Distances of matched pairs (n={dist.size:,}; exact duplicates excluded)")
+    ax.set(
+        xlabel="Hamming distance to the kept document",
+        ylabel="near duplicates",
+        title=f"Distances of matched pairs (n={dist.size:,}; exact duplicates excluded)",
+    )
     ax.set_xticks(range(top + 1))
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "distance_histogram.png"), dpi=110)
@@ -36,8 +39,11 @@ def _plots(out_dir: str, d: Decisions) -> list[str]:
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.bar(xs.astype(str), counts[xs], color="#aa7744")
     ax.set_yscale("log")
-    ax.set(xlabel="cluster size (documents)", ylabel="clusters (log scale)",
-           title=f"Cluster sizes ({sizes.size:,} clusters)")
+    ax.set(
+        xlabel="cluster size (documents)",
+        ylabel="clusters (log scale)",
+        title=f"Cluster sizes ({sizes.size:,} clusters)",
+    )
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "cluster_sizes.png"), dpi=110)
     plt.close(fig)
@@ -45,19 +51,22 @@ def _plots(out_dir: str, d: Decisions) -> list[str]:
     return written
 
 
-def write_report(out_dir: str, d: Decisions, examples: dict[int, list[str]], stats: ReadStats,
-                 seconds: float) -> str:
+def write_report(
+    out_dir: str, d: Decisions, examples: dict[int, list[str]], stats: ReadStats, seconds: float
+) -> str:
     """Write ``report.md`` and the plots into ``out_dir``; returns the report path."""
     os.makedirs(out_dir, exist_ok=True)
     images = _plots(out_dir, d)
     counts = d.counts()
     lines: list[Any] = [
-        "# neardup dedup report", "",
+        "# neardup dedup report",
+        "",
         "| documents | unique | duplicates | exact duplicates | empty | skipped | seconds |",
         "|---|---|---|---|---|---|---|",
         f"| {stats.documents:,} | {counts['unique']:,} | {counts['duplicate']:,} | "
         f"{counts['exact_duplicate']:,} | {counts['empty']:,} | {stats.skipped:,} | "
-        f"{seconds:.2f} |", "",
+        f"{seconds:.2f} |",
+        "",
     ]
     lines += [f"![{name}]({name})\n" for name in images]
     lines += ["## Largest clusters", ""]

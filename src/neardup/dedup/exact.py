@@ -18,5 +18,6 @@ def exact_keys(texts: Sequence[str]) -> list[int]:
     True
     """
     digest = xxhash.xxh3_128_intdigest
-    return [digest(" ".join(p.split()).encode("utf-8", "surrogatepass"))
-            for p in prepare_many(texts)]
+    return [
+        digest(" ".join(p.split()).encode("utf-8", "surrogatepass")) for p in prepare_many(texts)
+    ]

@@ -103,11 +103,18 @@ class Deduplicator:
         n_jobs: fingerprinting threads (``-1``: all cores).
     """
 
-    def __init__(self, *, fingerprinter: Fingerprinter | None = None, k: int | None = None,
-                 keep: KeepPolicy = "first", window: float | None = None,
-                 verifier: Verifier | Literal["default"] | None = "default",
-                 candidate_k: int | None = None,
-                 index_design: str = "auto", n_jobs: int = 1) -> None:
+    def __init__(
+        self,
+        *,
+        fingerprinter: Fingerprinter | None = None,
+        k: int | None = None,
+        keep: KeepPolicy = "first",
+        window: float | None = None,
+        verifier: Verifier | Literal["default"] | None = "default",
+        candidate_k: int | None = None,
+        index_design: str = "auto",
+        n_jobs: int = 1,
+    ) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
         if isinstance(verifier, str):
             if verifier != "default":
@@ -128,8 +135,10 @@ class Deduplicator:
         self.candidate_k_ = k if candidate_k is None else candidate_k
         self.bits_ = int(self.fingerprinter.get_config().get("bits", 64))
         if self.bits_ != 64:
-            raise ValueError(f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
-                             "a 128-bit fingerprint as a verifier instead")
+            raise ValueError(
+                f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
+                "a 128-bit fingerprint as a verifier instead"
+            )
         self._index = HammingIndex(k=self.candidate_k_, bits=self.bits_, design=index_design)
         self._rep = Growable(np.int64)
         self._dist = Growable(np.int16)
@@ -183,15 +192,22 @@ class Deduplicator:
         if status == "unique":
             self._rep_ids[pos] = rid
         dup = int(d.duplicate_of[0])
-        return Decision(rid, int(d.fingerprint[0]), status,
-                        None if dup < 0 else self._rep_ids.get(dup, dup),
-                        None if dup < 0 else int(d.distance[0]), int(d.cluster_id[0]))
+        return Decision(
+            rid,
+            int(d.fingerprint[0]),
+            status,
+            None if dup < 0 else self._rep_ids.get(dup, dup),
+            None if dup < 0 else int(d.distance[0]),
+            int(d.cluster_id[0]),
+        )
 
     def feed(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Decisions:
         """Decide a chunk of documents in order, against everything fed before (streaming)."""
         if self.keep != "first":
-            raise ValueError(f"keep={self.keep!r} needs the whole input: use run(), or "
-                             "keep='first' for streaming")
+            raise ValueError(
+                f"keep={self.keep!r} needs the whole input: use run(), or "
+                "keep='first' for streaming"
+            )
         if self._pending:
             raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
         chunk = self._prepare(texts, timestamps)
@@ -207,8 +223,13 @@ class Deduplicator:
         self._index_new(base, new, chunk)
         return self._decisions(base, base + len(texts))
 
-    def run(self, texts: Iterable[str], timestamps: Iterable[float] | None = None, *,
-            chunk_size: int = 65536) -> Decisions:
+    def run(
+        self,
+        texts: Iterable[str],
+        timestamps: Iterable[float] | None = None,
+        *,
+        chunk_size: int = 65536,
+    ) -> Decisions:
         """Batch: decide all documents with :func:`all_pairs`; same rules as :meth:`feed`.
 
         ``texts`` may be a generator: it is fingerprinted chunk by chunk (only fingerprints,
@@ -224,8 +245,9 @@ class Deduplicator:
     def collect(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> None:
         """Batch phase 1: fingerprint a chunk and keep it for :meth:`resolve`."""
         if self.n_documents:
-            raise ValueError("batch mode needs a fresh Deduplicator (this one has streamed "
-                             "documents)")
+            raise ValueError(
+                "batch mode needs a fresh Deduplicator (this one has streamed documents)"
+            )
         self._pending.append(self._prepare(texts, timestamps))
 
     def resolve(self) -> Decisions:
@@ -246,20 +268,37 @@ class Deduplicator:
 
     def describe(self) -> dict[str, Any]:
         """Settings and memory use (bytes) of the per-document state and the index."""
-        state = sum(g.nbytes for g in (self._rep, self._dist, self._cluster, self._status,
-                                       self._ts, self._fps, self._slot))
-        return {"k": self.k, "candidate_k": self.candidate_k_, "keep": self.keep,
-                "window": self.window, "documents": self.n_documents,
-                "kept_in_index": len(self._index), "clusters": self._n_clusters,
-                "state_bytes": state,
-                "sketch_bytes": 0 if self._sketches is None else self._sketches.nbytes,
-                "config_id": self.fingerprinter.config_id}
+        state = sum(
+            g.nbytes
+            for g in (
+                self._rep,
+                self._dist,
+                self._cluster,
+                self._status,
+                self._ts,
+                self._fps,
+                self._slot,
+            )
+        )
+        return {
+            "k": self.k,
+            "candidate_k": self.candidate_k_,
+            "keep": self.keep,
+            "window": self.window,
+            "documents": self.n_documents,
+            "kept_in_index": len(self._index),
+            "clusters": self._n_clusters,
+            "state_bytes": state,
+            "sketch_bytes": 0 if self._sketches is None else self._sketches.nbytes,
+            "config_id": self.fingerprinter.config_id,
+        }
 
     # ------------------------------------------------------------------ internals
     def _prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None) -> Chunk:
         texts = list(texts)
-        fps, empty = self.fingerprinter.fingerprint_many(texts, return_mask=True,
-                                                         n_jobs=self.n_jobs)
+        fps, empty = self.fingerprinter.fingerprint_many(
+            texts, return_mask=True, n_jobs=self.n_jobs
+        )
         live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
         keys = [0] * len(texts)
         for i, key in zip(live, exact_keys([texts[i] for i in live]), strict=True):
@@ -277,12 +316,20 @@ class Deduplicator:
             rows = np.flatnonzero(~np.asarray(empty, bool))
             part = np.asarray(self.verifier.sketch_many([texts[i] for i in rows.tolist()]))
             if part.ndim != 2 or part.shape[0] != rows.size:
-                raise ValueError(f"verifier.sketch_many returned shape {part.shape} for "
-                                 f"{rows.size} texts; expected (n, width)")
+                raise ValueError(
+                    f"verifier.sketch_many returned shape {part.shape} for "
+                    f"{rows.size} texts; expected (n, width)"
+                )
             sketches = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
             sketches[rows] = part
-        return Chunk(np.asarray(fps, np.uint64), np.asarray(empty, bool), keys, ts,
-                      np.fromiter(map(len, texts), np.int64, len(texts)), sketches)
+        return Chunk(
+            np.asarray(fps, np.uint64),
+            np.asarray(empty, bool),
+            keys,
+            ts,
+            np.fromiter(map(len, texts), np.int64, len(texts)),
+            sketches,
+        )
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
@@ -316,16 +363,22 @@ class Deduplicator:
                 out.append(r)
         return np.sort(np.asarray(out, dtype=np.int64))
 
-    def _pairs(self, fps: np.ndarray, live: np.ndarray, base: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _pairs(
+        self, fps: np.ndarray, live: np.ndarray, base: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Candidate pairs inside a chunk, both directions, as (query local, pos global, d)."""
         i, j, d = all_pairs(fps[live], k=self.candidate_k_)
         i, j = live[np.asarray(i, np.int64)], live[np.asarray(j, np.int64)]
         d = np.asarray(d)
         return np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d])
 
-    def _candidates(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], base: int,
-                    n: int, chunk: Chunk) -> tuple[list[int], list[int], list[int]]:
+    def _candidates(
+        self,
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+        base: int,
+        n: int,
+        chunk: Chunk,
+    ) -> tuple[list[int], list[int], list[int]]:
         """Filter candidates (window, verifier) and sort them into CSR lists per local doc."""
         q = np.concatenate([p[0] for p in parts]).astype(np.int64)
         pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
@@ -360,11 +413,19 @@ class Deduplicator:
             return np.lexsort((idx, -chunk.ts))
         return idx
 
-    def _greedy(self, order: np.ndarray, base: int, chunk: Chunk, ptr: list[int],
-                pos: list[int], dist: list[int]) -> list[int]:
+    def _greedy(
+        self,
+        order: np.ndarray,
+        base: int,
+        chunk: Chunk,
+        ptr: list[int],
+        pos: list[int],
+        dist: list[int],
+    ) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
-        rep, dst, clu, sta = (g.view() for g in (self._rep, self._dist, self._cluster,
-                                                 self._status))
+        rep, dst, clu, sta = (
+            g.view() for g in (self._rep, self._dist, self._cluster, self._status)
+        )
         ts = self._ts.view()
         empty, keys, window, exact = chunk.empty.tolist(), chunk.keys, self.window, self._exact
         new: list[int] = []
@@ -415,14 +476,19 @@ class Deduplicator:
         rep = self._rep.view()[start:stop]
         positions = np.arange(start, stop, dtype=np.int64)
         kept = rep == positions
-        return Decisions(positions, self._fps.view()[start:stop].copy(),
-                         self._status.view()[start:stop].copy(),
-                         np.where(kept, -1, rep), self._dist.view()[start:stop].copy(),
-                         self._cluster.view()[start:stop].copy())
+        return Decisions(
+            positions,
+            self._fps.view()[start:stop].copy(),
+            self._status.view()[start:stop].copy(),
+            np.where(kept, -1, rep),
+            self._dist.view()[start:stop].copy(),
+            self._cluster.view()[start:stop].copy(),
+        )
 
 
-def dedup_batch(texts: Iterable[str], timestamps: Iterable[float] | None = None,
-                **options: Any) -> Decisions:
+def dedup_batch(
+    texts: Iterable[str], timestamps: Iterable[float] | None = None, **options: Any
+) -> Decisions:
     """One-shot batch dedup: ``Deduplicator(**options).run(texts, timestamps)``.
 
     >>> dedup_batch(["a b c d", "a b c d", "x y z"]).statuses

@@ -100,12 +100,15 @@ class Chunk:
 
 def concat_chunks(chunks: list[Chunk]) -> Chunk:
     if not chunks:
-        return Chunk(np.zeros(0, np.uint64), np.zeros(0, bool), [], np.zeros(0),
-                      np.zeros(0, np.int64), None)
+        return Chunk(
+            np.zeros(0, np.uint64), np.zeros(0, bool), [], np.zeros(0), np.zeros(0, np.int64), None
+        )
     sk = [c.sketches for c in chunks]
-    return Chunk(np.concatenate([c.fps for c in chunks]),
-                  np.concatenate([c.empty for c in chunks]),
-                  [key for c in chunks for key in c.keys],
-                  np.concatenate([c.ts for c in chunks]),
-                  np.concatenate([c.lengths for c in chunks]),
-                  None if sk[0] is None else np.concatenate(sk))  # type: ignore[arg-type]
+    return Chunk(
+        np.concatenate([c.fps for c in chunks]),
+        np.concatenate([c.empty for c in chunks]),
+        [key for c in chunks for key in c.keys],
+        np.concatenate([c.ts for c in chunks]),
+        np.concatenate([c.lengths for c in chunks]),
+        None if sk[0] is None else np.concatenate(sk),  # type: ignore[arg-type]
+    )

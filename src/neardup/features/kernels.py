@@ -115,7 +115,12 @@ def is_cjk(buf: np.ndarray, lo: int, hi: int, cls: np.ndarray) -> bool:
 
 @njit(cache=True, nogil=True)
 def char_stream(
-    buf: np.ndarray, lo: int, hi: int, cls: np.ndarray, out: np.ndarray, cp_starts: np.ndarray,
+    buf: np.ndarray,
+    lo: int,
+    hi: int,
+    cls: np.ndarray,
+    out: np.ndarray,
+    cp_starts: np.ndarray,
     joined: bool = False,
 ) -> tuple[int, int]:
     """Copy ``buf[lo:hi]`` to ``out`` with separator runs as one space (or none if ``joined``).

@@ -22,15 +22,17 @@ def _array(values: Any, what: str) -> npt.NDArray[Any]:
     if isinstance(values, np.ndarray):
         return values
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{what} must be a 1-D numpy array or a sequence, "
-                        f"got {type(values).__name__}")
+        raise TypeError(
+            f"{what} must be a 1-D numpy array or a sequence, got {type(values).__name__}"
+        )
     values = list(values)
     if values and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
         if what == "fingerprints":
             if any(v < 0 or v >= 2**64 for v in values):
                 bad = next(v for v in values if v < 0 or v >= 2**64)
-                raise ValueError("fingerprints must be unsigned 64-bit values in [0, 2**64); "
-                                 f"got {bad}")
+                raise ValueError(
+                    f"fingerprints must be unsigned 64-bit values in [0, 2**64); got {bad}"
+                )
             return np.array(values, dtype=np.uint64)
         if any(v < -(2**63) or v >= 2**63 for v in values):
             raise ValueError(f"{what} must fit in int64")
@@ -53,12 +55,16 @@ def as_fingerprints(values: Any, bits: int = 64) -> npt.NDArray[np.uint64]:
         return arr.astype(np.uint64)
     if arr.dtype.kind == "i":
         if (arr < 0).any():
-            raise ValueError("fingerprints must be unsigned 64-bit values in [0, 2**64); got a "
-                             f"negative value {int(arr.min())} (use .view(np.uint64) on signed "
-                             "64-bit fingerprints)")
+            raise ValueError(
+                "fingerprints must be unsigned 64-bit values in [0, 2**64); got a "
+                f"negative value {int(arr.min())} (use .view(np.uint64) on signed "
+                "64-bit fingerprints)"
+            )
         return arr.astype(np.uint64)
-    raise TypeError(f"fingerprints must be uint64 (or non-negative ints), got dtype {arr.dtype}; "
-                    "pass np.asarray(fps, dtype=np.uint64)")
+    raise TypeError(
+        f"fingerprints must be uint64 (or non-negative ints), got dtype {arr.dtype}; "
+        "pass np.asarray(fps, dtype=np.uint64)"
+    )
 
 
 def as_ids(values: Any, n: int) -> npt.NDArray[np.int64]:
@@ -72,8 +78,10 @@ def as_ids(values: Any, n: int) -> npt.NDArray[np.int64]:
         raise ValueError(f"ids must fit in int64, got {int(arr.max())}")
     arr = np.ascontiguousarray(arr, dtype=np.int64)
     if arr.shape[0] != n:
-        raise ValueError(f"ids and fingerprints must have the same length, got {arr.shape[0]} "
-                         f"ids for {n} fingerprints")
+        raise ValueError(
+            f"ids and fingerprints must have the same length, got {arr.shape[0]} "
+            f"ids for {n} fingerprints"
+        )
     if n > 1 and not bool((arr[1:] > arr[:-1]).all()):  # increasing ids: no sort needed
         s = np.sort(arr)
         dup = s[1:][s[1:] == s[:-1]]
@@ -86,8 +94,9 @@ def as_timestamps(values: Any, n: int) -> npt.NDArray[np.int64]:
     """A 1-D int64 array (seconds) of length ``n``."""
     arr = _array(values, "timestamps") if not isinstance(values, np.ndarray) else values
     if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"timestamps must be 1-D with one value per fingerprint ({n}), "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"timestamps must be 1-D with one value per fingerprint ({n}), got shape {arr.shape}"
+        )
     if arr.size and arr.dtype.kind not in "iu":
         raise TypeError(f"timestamps must be integer seconds (int64), got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.int64)

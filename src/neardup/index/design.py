@@ -161,14 +161,22 @@ class TableDesign:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (inverse of :meth:`from_dict`)."""
-        return {"k": self.k, "blocks": self.blocks, "key_blocks": self.key_blocks,
-                "bits": self.bits}
+        return {
+            "k": self.k,
+            "blocks": self.blocks,
+            "key_blocks": self.key_blocks,
+            "bits": self.bits,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableDesign:
         """Rebuild a design written by :meth:`to_dict`."""
-        return cls(k=int(data["k"]), blocks=int(data["blocks"]),
-                   key_blocks=int(data["key_blocks"]), bits=int(data["bits"]))
+        return cls(
+            k=int(data["k"]),
+            blocks=int(data["blocks"]),
+            key_blocks=int(data["key_blocks"]),
+            bits=int(data["bits"]),
+        )
 
 
 def candidate_designs(k: int) -> list[TableDesign]:

@@ -74,9 +74,17 @@ class HammingIndex:
             return super().__new__(WideHammingIndex)
         return super().__new__(cls)
 
-    def __init__(self, *, k: int = 3, bits: int = 64, design: str | int | TableDesign = "auto",
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, expected_n: int | None = None,
-                 buffer_size: int = 2048, merge_factor: int = 4) -> None:
+    def __init__(
+        self,
+        *,
+        k: int = 3,
+        bits: int = 64,
+        design: str | int | TableDesign = "auto",
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        expected_n: int | None = None,
+        buffer_size: int = 2048,
+        merge_factor: int = 4,
+    ) -> None:
         if bits != 64:
             raise ValueError(f"bits must be 64 or 128, got {bits!r}")
         self.k = check_k(k)
@@ -96,16 +104,21 @@ class HammingIndex:
     def _fixed_design(self, design: str | int | TableDesign) -> TableDesign | None:
         if isinstance(design, TableDesign):
             if design.k != self.k:
-                raise ValueError(f"design.k={design.k} differs from k={self.k}; pass "
-                                 f"TableDesign(k={self.k}, ...)")
+                raise ValueError(
+                    f"design.k={design.k} differs from k={self.k}; pass "
+                    f"TableDesign(k={self.k}, ...)"
+                )
             return design
         if isinstance(design, bool) or not isinstance(design, (str, int)):
-            raise TypeError(f"design must be 'auto', an int number of blocks or a TableDesign, "
-                            f"got {design!r}")
+            raise TypeError(
+                f"design must be 'auto', an int number of blocks or a TableDesign, got {design!r}"
+            )
         if isinstance(design, int):
             if design < self.k + 1:
-                raise ValueError(f"design={design} blocks cannot find k={self.k} by pigeonhole; "
-                                 f"use at least {self.k + 1} blocks")
+                raise ValueError(
+                    f"design={design} blocks cannot find k={self.k} by pigeonhole; "
+                    f"use at least {self.k + 1} blocks"
+                )
             return TableDesign(k=self.k, blocks=design)
         if design != "auto":
             raise ValueError(f"design must be 'auto', an int or a TableDesign, got {design!r}")
@@ -174,8 +187,10 @@ class HammingIndex:
         arr = arr.astype(np.int64)
         pos = self._ids.lookup(arr, self._store)
         if not missing_ok and (pos < 0).any():
-            raise KeyError(f"id {int(arr[np.argmax(pos < 0)])} is not in the index "
-                           "(pass missing_ok=True to ignore unknown ids)")
+            raise KeyError(
+                f"id {int(arr[np.argmax(pos < 0)])} is not in the index "
+                "(pass missing_ok=True to ignore unknown ids)"
+            )
         removed = self._store.kill(pos[pos >= 0])
         self._maybe_compact()
         return removed
@@ -214,9 +229,19 @@ class HammingIndex:
         k = self.k if k is None else check_k(k)
         parts = [run.search(queries, k, self._store.alive) for _, _, run in self._runs]
         if self._store.n > self._indexed:
-            parts.append(kernels.collect(
-                kernels.scan_range, int(queries.shape[0]), queries, k, self._store.fps_,
-                self._indexed, self._store.n, self._store.alive_, capacity=256))
+            parts.append(
+                kernels.collect(
+                    kernels.scan_range,
+                    int(queries.shape[0]),
+                    queries,
+                    k,
+                    self._store.fps_,
+                    self._indexed,
+                    self._store.n,
+                    self._store.alive_,
+                    capacity=256,
+                )
+            )
         if not parts:
             empty = np.zeros(0, np.int64)
             return Matches(empty, empty.copy(), empty.copy())
@@ -227,8 +252,9 @@ class HammingIndex:
         order = np.lexsort((ids, dist, qrow))
         return Matches(qrow[order], ids[order], dist[order])
 
-    def query(self, fingerprint: int | np.integer[Any],
-              k: int | None = None) -> list[tuple[int, int]]:
+    def query(
+        self, fingerprint: int | np.integer[Any], k: int | None = None
+    ) -> list[tuple[int, int]]:
         """``(id, distance)`` of every row within ``k`` of one fingerprint, nearest first."""
         if isinstance(fingerprint, (np.ndarray, list, tuple)):
             raise TypeError("query() takes one fingerprint; use search() for many")
@@ -245,22 +271,32 @@ class HammingIndex:
         n = max(self._store.live, 1)
         cost = design.cost(n)
         return {
-            "bits": self.bits, "k": self.k, "design": design.to_dict(),
-            "tables": design.tables, "blocks": design.blocks, "block_sizes": design.block_sizes,
-            "key_blocks": design.key_blocks, "key_bits": design.key_bits,
-            "radius": design.radius, "prefix_bits": [run.q for _, _, run in self._runs],
+            "bits": self.bits,
+            "k": self.k,
+            "design": design.to_dict(),
+            "tables": design.tables,
+            "blocks": design.blocks,
+            "block_sizes": design.block_sizes,
+            "key_blocks": design.key_blocks,
+            "key_bits": design.key_bits,
+            "radius": design.radius,
+            "prefix_bits": [run.q for _, _, run in self._runs],
             "probes_per_query": cost["probes_per_query"],
             "expected_candidates_per_probe": cost["candidates_per_probe"],
             "model_memory_bytes": cost["memory_bytes"],
-            "memory_bytes": self.memory_bytes(), "live": self._store.live,
-            "stored": self._store.n, "runs": [hi - lo for lo, hi, _ in self._runs],
+            "memory_bytes": self.memory_bytes(),
+            "live": self._store.live,
+            "stored": self._store.n,
+            "runs": [hi - lo for lo, hi, _ in self._runs],
             "buffer": self._store.n - self._indexed,
         }
 
     def __repr__(self) -> str:
         d = self.describe()
-        return (f"HammingIndex(k={self.k}, live={d['live']}, tables={d['tables']}, "
-                f"blocks={d['blocks']}, radius={d['radius']}, runs={len(d['runs'])})")
+        return (
+            f"HammingIndex(k={self.k}, live={d['live']}, tables={d['tables']}, "
+            f"blocks={d['blocks']}, radius={d['radius']}, runs={len(d['runs'])})"
+        )
 
     def memory_bytes(self) -> int:
         """Bytes held by the store, id index and tables."""
@@ -282,8 +318,9 @@ class HammingIndex:
         storage.save_index(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, mmap: bool = True,
-             verify: bool = True) -> HammingIndex:
+    def load(
+        cls, path: str | os.PathLike[str], *, mmap: bool = True, verify: bool = True
+    ) -> HammingIndex:
         """Open an index written by :meth:`save`; arrays are memory-mapped when ``mmap``.
 
         ``verify`` checks every file's sha256 (reads all bytes: ~1-2 s per GB); pass

@@ -106,8 +106,9 @@ def _groups(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], I64, I
     return ordered[starts[:-1]], order, starts
 
 
-def _distinct_pairs(values: npt.NDArray[np.uint64], k: int, bits: int = 64,
-                    presorted: bool = False) -> tuple[I64, I64, I64]:
+def _distinct_pairs(
+    values: npt.NDArray[np.uint64], k: int, bits: int = 64, presorted: bool = False
+) -> tuple[I64, I64, I64]:
     """Pairs of rows of distinct ``values`` within ``k``; values use only their low ``bits``."""
     n = values.shape[0]
     if n <= _BRUTE_MAX or bits <= k:  # bits <= k: every pair matches, brute is output-bound
@@ -137,8 +138,9 @@ def _pack(values: npt.NDArray[np.uint64], mask: int) -> npt.NDArray[np.uint64]:
     return out
 
 
-def _hot_bucket_pairs(run: StaticTables, t: int, bucket: int, k: int, bits: int,
-                      dedup: npt.NDArray[np.uint64]) -> tuple[I64, I64, I64]:
+def _hot_bucket_pairs(
+    run: StaticTables, t: int, bucket: int, k: int, bits: int, dedup: npt.NDArray[np.uint64]
+) -> tuple[I64, I64, I64]:
     """Pairs inside one big bucket: its top ``q`` key bits are equal, so join recursively on
     the other bits (a fresh pigeonhole over them), then keep the first-table rule."""
     lo, hi = int(run.offsets[t, bucket]), int(run.offsets[t, bucket + 1])

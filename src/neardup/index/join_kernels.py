@@ -38,8 +38,9 @@ def sort_buckets(keys: Any, pos: Any, offsets: Any) -> None:
 
 
 @njit(cache=True, nogil=True)
-def brute_pairs(start: int, fps: Any, k: int, out_i: Any, out_j: Any,
-                out_d: Any) -> tuple[int, int]:
+def brute_pairs(
+    start: int, fps: Any, k: int, out_i: Any, out_j: Any, out_d: Any
+) -> tuple[int, int]:
     """All pairs ``i < j`` of ``fps`` within ``k``, rows ``i >= start`` (tiny inputs)."""
     cap = out_i.shape[0]
     m = 0
@@ -59,9 +60,20 @@ def brute_pairs(start: int, fps: Any, k: int, out_i: Any, out_j: Any,
 
 
 @njit(cache=True, nogil=True)
-def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: Any,
-                nprobes: int, dedup: Any, radius: int, out_i: Any, out_j: Any,
-                out_d: Any) -> tuple[int, int]:
+def join_tables(
+    start: int,
+    k: int,
+    keys: Any,
+    pos: Any,
+    offsets: Any,
+    probes: Any,
+    nprobes: int,
+    dedup: Any,
+    radius: int,
+    out_i: Any,
+    out_j: Any,
+    out_d: Any,
+) -> tuple[int, int]:
     """Self-join of bucketed tables: pairs of positions within ``k``, each pair once.
 
     Units are ``t * buckets + a``. Within a table, a pair is met in one bucket (probe 0) or
@@ -110,8 +122,18 @@ def join_tables(start: int, k: int, keys: Any, pos: Any, offsets: Any, probes: A
 
 
 @njit(cache=True, nogil=True)
-def join_tables_r0(start: int, k: int, keys: Any, pos: Any, offsets: Any, dedup: Any,
-                   hot: int, out_i: Any, out_j: Any, out_d: Any) -> tuple[int, int]:
+def join_tables_r0(
+    start: int,
+    k: int,
+    keys: Any,
+    pos: Any,
+    offsets: Any,
+    dedup: Any,
+    hot: int,
+    out_i: Any,
+    out_j: Any,
+    out_d: Any,
+) -> tuple[int, int]:
     """:func:`join_tables` for radius-0 designs: pairs within one bucket only (faster loop).
 
     Buckets of more than ``hot`` entries are skipped: the caller handles them.

@@ -43,8 +43,7 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int,
-               top: int) -> Any:
+def top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
     """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``."""
     shift = np.uint64(64 - top)
     counts = np.zeros((1 << top) + 1, np.int64)
@@ -68,8 +67,18 @@ def top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> 
 
 
 @njit(cache=True, nogil=True)
-def scatter_top(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int,
-                starts: Any, keys: Any, pos: Any) -> None:
+def scatter_top(
+    fps: Any,
+    positions: Any,
+    rsh: Any,
+    msk: Any,
+    lsh: Any,
+    t: int,
+    top: int,
+    starts: Any,
+    keys: Any,
+    pos: Any,
+) -> None:
     """Write permuted ``fps[positions]`` into ``keys``/``pos`` grouped by the top key bits.
 
     Straight from the store into the table (stable, streaming into ``2**top`` fronts): no
@@ -88,8 +97,9 @@ def scatter_top(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, 
 
 
 @njit(cache=True, nogil=True)
-def scatter_top_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any,
-                    keys: Any, pos: Any) -> None:
+def scatter_top_all(
+    fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any, keys: Any, pos: Any
+) -> None:
     """:func:`scatter_top` over every row."""
     shift = np.uint64(64 - top)
     nxt = starts.copy()
@@ -173,8 +183,11 @@ def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[
     parts: list[tuple[Any, Any, Any]] = []
     start = 0
     while True:
-        bufs = (np.empty(capacity, np.int64), np.empty(capacity, np.int64),
-                np.empty(capacity, np.int64))
+        bufs = (
+            np.empty(capacity, np.int64),
+            np.empty(capacity, np.int64),
+            np.empty(capacity, np.int64),
+        )
         m, start = kernel(start, *args, *bufs)
         parts.append((bufs[0][:m], bufs[1][:m], bufs[2][:m]))
         if start >= total:
@@ -187,10 +200,26 @@ def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[
 
 
 @njit(cache=True, nogil=True)
-def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets: Any, q: int,
-                  rsh: Any, msk: Any, lsh: Any, probes: Any, nprobes: int,
-                  dedup: Any, radius: int, alive: Any, out_q: Any, out_p: Any,
-                  out_d: Any) -> tuple[int, int]:
+def search_tables(
+    start: int,
+    queries: Any,
+    k: int,
+    keys: Any,
+    pos: Any,
+    offsets: Any,
+    q: int,
+    rsh: Any,
+    msk: Any,
+    lsh: Any,
+    probes: Any,
+    nprobes: int,
+    dedup: Any,
+    radius: int,
+    alive: Any,
+    out_q: Any,
+    out_p: Any,
+    out_d: Any,
+) -> tuple[int, int]:
     """Matches of ``queries[start:]`` within ``k`` in one run's tables (see :func:`collect`).
 
     A candidate met in table ``t`` is kept only if no earlier table ``u`` has it within the
@@ -248,8 +277,18 @@ def search_tables(start: int, queries: Any, k: int, keys: Any, pos: Any, offsets
 
 
 @njit(cache=True, nogil=True)
-def scan_range(start: int, queries: Any, k: int, fps: Any, lo: int, hi: int, alive: Any,
-               out_q: Any, out_p: Any, out_d: Any) -> tuple[int, int]:
+def scan_range(
+    start: int,
+    queries: Any,
+    k: int,
+    fps: Any,
+    lo: int,
+    hi: int,
+    alive: Any,
+    out_q: Any,
+    out_p: Any,
+    out_d: Any,
+) -> tuple[int, int]:
     """Brute-force matches of ``queries[start:]`` among store positions ``[lo, hi)``."""
     cap = out_q.shape[0]
     m = 0

@@ -71,16 +71,27 @@ def save_index(index: HammingIndex, path: str | os.PathLike[str]) -> None:
         for name, arr in _arrays(index).items():
             fname = f"{name}.npy"
             np.save(tmp / fname, np.ascontiguousarray(arr), allow_pickle=False)
-            files[name] = {"file": fname, "dtype": arr.dtype.str, "shape": list(arr.shape),
-                           "sha256": _sha256(tmp / fname)}
+            files[name] = {
+                "file": fname,
+                "dtype": arr.dtype.str,
+                "shape": list(arr.shape),
+                "sha256": _sha256(tmp / fname),
+            }
         manifest = {
-            "format": FORMAT, "version": VERSION, "bits": index.bits, "k": index.k,
+            "format": FORMAT,
+            "version": VERSION,
+            "bits": index.bits,
+            "k": index.k,
             "design_option": index.design if isinstance(index.design, (str, int)) else "fixed",
-            "memory_budget": index.memory_budget, "buffer_size": index.buffer_size,
+            "memory_budget": index.memory_budget,
+            "buffer_size": index.buffer_size,
             "merge_factor": index.merge_factor,
-            "stored": index._store.n, "live": index._store.live,
-            "runs": [{"lo": lo, "hi": hi, "q": run.q, "design": run.design.to_dict()}
-                     for lo, hi, run in index._runs],
+            "stored": index._store.n,
+            "live": index._store.live,
+            "runs": [
+                {"lo": lo, "hi": hi, "q": run.q, "design": run.design.to_dict()}
+                for lo, hi, run in index._runs
+            ],
             "current_design": None if index.design_ is None else index.design_.to_dict(),
             "arrays": files,
         }
@@ -118,9 +129,11 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     if manifest.get("format") == FORMAT_128 and manifest.get("version") == VERSION:
         return manifest
     if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-        raise IndexFormatError(f"{mpath}: unsupported format {manifest.get('format')!r} "
-                               f"version {manifest.get('version')!r} "
-                               f"(expected {FORMAT} v{VERSION})")
+        raise IndexFormatError(
+            f"{mpath}: unsupported format {manifest.get('format')!r} "
+            f"version {manifest.get('version')!r} "
+            f"(expected {FORMAT} v{VERSION})"
+        )
     return manifest
 
 
@@ -132,20 +145,24 @@ def _load_array(path: Path, meta: dict[str, Any], mmap: bool, verify: bool) -> n
         except OSError as e:
             raise IndexFormatError(f"cannot read {fpath}: {e}") from None
         if digest != meta["sha256"]:
-            raise IndexFormatError(f"{fpath} is corrupted: sha256 {digest} does not match the "
-                                   "manifest")
+            raise IndexFormatError(
+                f"{fpath} is corrupted: sha256 {digest} does not match the manifest"
+            )
     try:
         arr = np.load(fpath, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
         raise IndexFormatError(f"{fpath} is missing, truncated or not a .npy array ({e})") from None
     if arr.dtype.str != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
-        raise IndexFormatError(f"{fpath} holds {arr.dtype.str}{list(arr.shape)}, the manifest says "
-                               f"{meta['dtype']}{meta['shape']}")
+        raise IndexFormatError(
+            f"{fpath} holds {arr.dtype.str}{list(arr.shape)}, the manifest says "
+            f"{meta['dtype']}{meta['shape']}"
+        )
     return arr  # type: ignore[no-any-return]
 
 
-def load_index(cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: bool,
-               verify: bool) -> HammingIndex:
+def load_index(
+    cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: bool, verify: bool
+) -> HammingIndex:
     """Open a directory written by :func:`save_index`."""
     root = Path(path)
     manifest = _read_manifest(root)
@@ -153,26 +170,36 @@ def load_index(cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: b
         from neardup.index.wide import WideHammingIndex
 
         return WideHammingIndex.load_wide(root, manifest, mmap=mmap, verify=verify)
-    arrays = {name: _load_array(root, meta, mmap, verify)
-              for name, meta in manifest["arrays"].items()}
+    arrays = {
+        name: _load_array(root, meta, mmap, verify) for name, meta in manifest["arrays"].items()
+    }
     try:
         option = manifest["design_option"]
         current = manifest["current_design"]
         design: Any = option if option != "fixed" else TableDesign.from_dict(current)
-        index = cls(k=int(manifest["k"]), bits=int(manifest["bits"]), design=design,
-                    memory_budget=int(manifest["memory_budget"]),
-                    buffer_size=int(manifest["buffer_size"]),
-                    merge_factor=int(manifest["merge_factor"]))
+        index = cls(
+            k=int(manifest["k"]),
+            bits=int(manifest["bits"]),
+            design=design,
+            memory_budget=int(manifest["memory_budget"]),
+            buffer_size=int(manifest["buffer_size"]),
+            merge_factor=int(manifest["merge_factor"]),
+        )
         if current is not None:
             index.design_ = TableDesign.from_dict(current)
             index._designed_for = int(manifest["stored"])
-        store = Store.from_arrays(arrays["ids"], arrays["fps"], arrays["alive"],
-                                  arrays.get("timestamps"))
+        store = Store.from_arrays(
+            arrays["ids"], arrays["fps"], arrays["alive"], arrays.get("timestamps")
+        )
         runs = []
         for i, r in enumerate(manifest["runs"]):
-            tables = StaticTables(TableDesign.from_dict(r["design"]), int(r["q"]),
-                                  arrays[f"run{i}_keys"], arrays[f"run{i}_pos"],
-                                  arrays[f"run{i}_offsets"])
+            tables = StaticTables(
+                TableDesign.from_dict(r["design"]),
+                int(r["q"]),
+                arrays[f"run{i}_keys"],
+                arrays[f"run{i}_pos"],
+                arrays[f"run{i}_offsets"],
+            )
             runs.append((int(r["lo"]), int(r["hi"]), tables))
     except (KeyError, TypeError, ValueError) as e:
         if isinstance(e, IndexFormatError):
@@ -193,10 +220,16 @@ def _check_structure(root: Path, store: Store, runs: list[tuple[int, int, Static
     """Cheap O(tables) bounds checks so that even unverified files cannot crash a kernel."""
     for i, (lo, hi, run) in enumerate(runs):
         t = run.design.tables
-        ok = (run.keys.ndim == 2 and run.keys.shape[0] == t and run.pos.shape == run.keys.shape
-              and run.offsets.shape == (t, (1 << run.q) + 1) and 0 <= lo <= hi <= store.n)
+        ok = (
+            run.keys.ndim == 2
+            and run.keys.shape[0] == t
+            and run.pos.shape == run.keys.shape
+            and run.offsets.shape == (t, (1 << run.q) + 1)
+            and 0 <= lo <= hi <= store.n
+        )
         if ok and run.offsets.size:
-            ok = bool((run.offsets[:, 0] == 0).all()
-                      and (run.offsets[:, -1] == run.keys.shape[1]).all())
+            ok = bool(
+                (run.offsets[:, 0] == 0).all() and (run.offsets[:, -1] == run.keys.shape[1]).all()
+            )
         if not ok:
             raise IndexFormatError(f"{root}/run{i}_*.npy do not match the manifest's run {i}")

@@ -93,8 +93,9 @@ class Store:
         return out
 
     @classmethod
-    def from_arrays(cls, ids: I64, fps: npt.NDArray[np.uint64], alive: npt.NDArray[np.uint8],
-                    ts: I64 | None) -> Store:
+    def from_arrays(
+        cls, ids: I64, fps: npt.NDArray[np.uint64], alive: npt.NDArray[np.uint8], ts: I64 | None
+    ) -> Store:
         """A store over existing (possibly memory-mapped, read-only) arrays."""
         s = cls()
         s.ids_, s.fps_, s.alive_, s.ts_ = ids, fps, alive, ts

@@ -84,8 +84,10 @@ def probe_masks(q: int, r: int) -> I64:
         for bits in itertools.combinations(range(q), i):
             masks.append(sum(1 << b for b in bits))
             if len(masks) > MAX_PROBES:
-                raise ValueError(f"radius {r} on {q} bucket bits needs over {MAX_PROBES} probes "
-                                 "per table; build the index with a larger k or more tables")
+                raise ValueError(
+                    f"radius {r} on {q} bucket bits needs over {MAX_PROBES} probes "
+                    "per table; build the index with a larger k or more tables"
+                )
     return np.asarray(masks, dtype=np.int64)
 
 
@@ -96,8 +98,14 @@ def _is_identity(rsh: U64, msk: U64, lsh: U64) -> bool:
 class StaticTables:
     """An immutable set of bucketed tables over some store positions."""
 
-    def __init__(self, design: TableDesign, q: int, keys: U64,
-                 pos: npt.NDArray[np.uint32], offsets: npt.NDArray[np.uint32]) -> None:
+    def __init__(
+        self,
+        design: TableDesign,
+        q: int,
+        keys: U64,
+        pos: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.uint32],
+    ) -> None:
         self.design = design
         self.q = q
         self.keys = keys
@@ -105,8 +113,14 @@ class StaticTables:
         self.offsets = offsets
 
     @classmethod
-    def build(cls, design: TableDesign, fps: U64, positions: npt.NDArray[np.uint32] | None,
-              q: int | None = None, presorted: bool = False) -> StaticTables:
+    def build(
+        cls,
+        design: TableDesign,
+        fps: U64,
+        positions: npt.NDArray[np.uint32] | None,
+        q: int | None = None,
+        presorted: bool = False,
+    ) -> StaticTables:
         """Bucket ``fps[positions]`` (all of ``fps`` when ``positions`` is None) per table.
 
         ``presorted``: ``fps`` is ascending, so an identity-permutation table 0 is free.
@@ -129,8 +143,7 @@ class StaticTables:
                 kernels.scatter_top_all(fps, rsh, msk, lsh, t, top, starts, keys[t], pos[t])
             else:
                 starts = kernels.top_counts(fps, positions, rsh, msk, lsh, t, top)
-                kernels.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys[t],
-                                    pos[t])
+                kernels.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys[t], pos[t])
             kernels.bucket_segments(keys[t], pos[t], q, top, starts, offsets[t])
         return cls(design, q, keys, pos, offsets)
 
@@ -152,10 +165,24 @@ class StaticTables:
         probes = probe_masks(self.q, r)
         rsh, msk, lsh = permutation_arrays(self.design)
         return kernels.collect(
-            kernels.search_tables, int(queries.shape[0]), queries, k, self.keys, self.pos,
-            self.offsets, self.q, rsh, msk, lsh, probes, len(probes),
-            dedup_masks(self.design, self.q), r, alive,
-            capacity=min(1 << 16, max(256, 4 * int(queries.shape[0]))))
+            kernels.search_tables,
+            int(queries.shape[0]),
+            queries,
+            k,
+            self.keys,
+            self.pos,
+            self.offsets,
+            self.q,
+            rsh,
+            msk,
+            lsh,
+            probes,
+            len(probes),
+            dedup_masks(self.design, self.q),
+            r,
+            alive,
+            capacity=min(1 << 16, max(256, 4 * int(queries.shape[0]))),
+        )
 
     def self_join(self, k: int, hot: int = 2**62) -> tuple[I64, I64, I64]:
         """Pairs of positions within ``k`` among this run's entries, each pair once.
@@ -168,7 +195,18 @@ class StaticTables:
         units = self.design.tables * (1 << self.q)
         dedup = dedup_masks(self.design, self.q)
         if r == 0:
-            return kernels.collect(join_kernels.join_tables_r0, units, k, self.keys, self.pos,
-                                   self.offsets, dedup, hot)
-        return kernels.collect(join_kernels.join_tables, units, k, self.keys, self.pos,
-                               self.offsets, probes, len(probes), dedup, r)
+            return kernels.collect(
+                join_kernels.join_tables_r0, units, k, self.keys, self.pos, self.offsets, dedup, hot
+            )
+        return kernels.collect(
+            join_kernels.join_tables,
+            units,
+            k,
+            self.keys,
+            self.pos,
+            self.offsets,
+            probes,
+            len(probes),
+            dedup,
+            r,
+        )

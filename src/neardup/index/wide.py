@@ -41,29 +41,35 @@ def as_fingerprints_128(values: Any) -> U64:
     """An ``(n, 2)`` uint64 ``[hi, lo]`` array, or a ValueError/TypeError naming the fix."""
     if isinstance(values, np.ndarray):
         if values.ndim != 2 or values.shape[1] != 2:
-            raise ValueError(f"128-bit fingerprints must have shape (n, 2) [hi, lo], got "
-                             f"{values.shape}")
+            raise ValueError(
+                f"128-bit fingerprints must have shape (n, 2) [hi, lo], got {values.shape}"
+            )
         if values.size and values.dtype != np.uint64:
-            raise TypeError(f"128-bit fingerprints must be uint64 [hi, lo] pairs, got dtype "
-                            f"{values.dtype}")
+            raise TypeError(
+                f"128-bit fingerprints must be uint64 [hi, lo] pairs, got dtype {values.dtype}"
+            )
         return np.ascontiguousarray(values, dtype=np.uint64)
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError("128-bit fingerprints must be an (n, 2) uint64 array or a sequence of "
-                        f"ints, got {type(values).__name__}")
+        raise TypeError(
+            "128-bit fingerprints must be an (n, 2) uint64 array or a sequence of "
+            f"ints, got {type(values).__name__}"
+        )
     out = np.zeros((len(values), 2), np.uint64)
     for row, v in enumerate(values):
         if isinstance(v, (tuple, list, np.ndarray)) and len(v) == 2:
             v = (int(v[0]) << 64) | int(v[1])
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 2**128:
-            raise ValueError(f"128-bit fingerprints must be ints in [0, 2**128) or [hi, lo] "
-                             f"pairs, got {v!r}")
+            raise ValueError(
+                f"128-bit fingerprints must be ints in [0, 2**128) or [hi, lo] pairs, got {v!r}"
+            )
         out[row] = (int(v) >> 64, int(v) & _MASK)
     return out
 
 
 def _distance(a: U64, b: U64) -> I64:
-    both: I64 = (np.bitwise_count(a[:, 0] ^ b[:, 0]).astype(np.int64)
-                 + np.bitwise_count(a[:, 1] ^ b[:, 1]))
+    both: I64 = np.bitwise_count(a[:, 0] ^ b[:, 0]).astype(np.int64) + np.bitwise_count(
+        a[:, 1] ^ b[:, 1]
+    )
     return both
 
 
@@ -74,8 +80,10 @@ class WideHammingIndex(HammingIndex):
         self.k = check_k(k, 127)
         self.bits = bits
         self.options = options
-        self.halves = (HammingIndex(k=self.k // 2, **options),
-                       HammingIndex(k=self.k // 2, **options))
+        self.halves = (
+            HammingIndex(k=self.k // 2, **options),
+            HammingIndex(k=self.k // 2, **options),
+        )
 
     def add(self, ids: Any, fingerprints: Any, timestamps: Any = None) -> None:
         fps = as_fingerprints_128(fingerprints)
@@ -135,9 +143,15 @@ class WideHammingIndex(HammingIndex):
         return id_ in self.halves[0]
 
     def describe(self) -> dict[str, Any]:
-        return {"bits": 128, "k": self.k, "halves": "[hi, lo], each within k // 2",
-                "hi": self.halves[0].describe(), "lo": self.halves[1].describe(),
-                "memory_bytes": self.memory_bytes(), "live": len(self)}
+        return {
+            "bits": 128,
+            "k": self.k,
+            "halves": "[hi, lo], each within k // 2",
+            "hi": self.halves[0].describe(),
+            "lo": self.halves[1].describe(),
+            "memory_bytes": self.memory_bytes(),
+            "live": len(self),
+        }
 
     def __repr__(self) -> str:
         return f"HammingIndex(k={self.k}, bits=128, live={len(self)})"
@@ -156,19 +170,25 @@ class WideHammingIndex(HammingIndex):
         try:
             for name, index in zip(("hi", "lo"), self.halves, strict=True):
                 index.save(tmp / name)
-            (tmp / "manifest.json").write_text(json.dumps(
-                {"format": "neardup-hamming-index-128", "version": 1, "bits": 128, "k": self.k}))
+            (tmp / "manifest.json").write_text(
+                json.dumps(
+                    {"format": "neardup-hamming-index-128", "version": 1, "bits": 128, "k": self.k}
+                )
+            )
             replace_directory(tmp, target)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
     @classmethod
-    def load_wide(cls, path: str | os.PathLike[str], manifest: dict[str, Any], *, mmap: bool,
-                  verify: bool) -> WideHammingIndex:
+    def load_wide(
+        cls, path: str | os.PathLike[str], manifest: dict[str, Any], *, mmap: bool, verify: bool
+    ) -> WideHammingIndex:
         index = cls(k=int(manifest["k"]))
-        index.halves = (HammingIndex.load(Path(path) / "hi", mmap=mmap, verify=verify),
-                        HammingIndex.load(Path(path) / "lo", mmap=mmap, verify=verify))
+        index.halves = (
+            HammingIndex.load(Path(path) / "hi", mmap=mmap, verify=verify),
+            HammingIndex.load(Path(path) / "lo", mmap=mmap, verify=verify),
+        )
         return index
 
 

@@ -102,8 +102,9 @@ def parse_timestamp(value: Any) -> float:
                 return _epoch(dt.datetime.strptime(s.title(), fmt))
             except ValueError:
                 continue
-    raise ValueError(f"cannot read timestamp {value!r}: use epoch seconds or ISO 8601 "
-                     "(2026-11-21T09:00:00Z)")
+    raise ValueError(
+        f"cannot read timestamp {value!r}: use epoch seconds or ISO 8601 (2026-11-21T09:00:00Z)"
+    )
 
 
 def _epoch(t: dt.datetime) -> float:
@@ -112,19 +113,29 @@ def _epoch(t: dt.datetime) -> float:
     return round(t.timestamp(), 6)
 
 
-def record_to_document(rec: Record, position: int, where: str, *, text_field: str = "text",
-                       id_field: str = "id", time_field: str | None = None) -> Document:
+def record_to_document(
+    rec: Record,
+    position: int,
+    where: str,
+    *,
+    text_field: str = "text",
+    id_field: str = "id",
+    time_field: str | None = None,
+) -> Document:
     """Validate one record; raise :class:`InputError` naming ``where`` when it is unusable.
 
     A record without the id field gets its position as id.
     """
     if text_field not in rec:
-        raise InputError(f"{where}: missing text field {text_field!r} (fields: "
-                         f"{', '.join(map(str, rec)) or 'none'}); use --text-field")
+        raise InputError(
+            f"{where}: missing text field {text_field!r} (fields: "
+            f"{', '.join(map(str, rec)) or 'none'}); use --text-field"
+        )
     text = rec[text_field]
     if not isinstance(text, str):
-        raise InputError(f"{where}: field {text_field!r} must be a string, got "
-                         f"{type(text).__name__}")
+        raise InputError(
+            f"{where}: field {text_field!r} must be a string, got {type(text).__name__}"
+        )
     ts = None
     if time_field is not None:
         if rec.get(time_field) is None:
@@ -136,10 +147,15 @@ def record_to_document(rec: Record, position: int, where: str, *, text_field: st
     return Document(position, rec.get(id_field, position), text, ts)
 
 
-def iter_document_records(rows: Iterable[Row], *, text_field: str = "text",
-                          id_field: str = "id", time_field: str | None = None,
-                          on_error: OnError = "fail", stats: ReadStats | None = None
-                          ) -> Iterator[tuple[Document, Record]]:
+def iter_document_records(
+    rows: Iterable[Row],
+    *,
+    text_field: str = "text",
+    id_field: str = "id",
+    time_field: str | None = None,
+    on_error: OnError = "fail",
+    stats: ReadStats | None = None,
+) -> Iterator[tuple[Document, Record]]:
     """Yield ``(document, record)`` for valid rows; skip (counting) or raise on bad rows."""
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', got {on_error!r}")
@@ -148,8 +164,14 @@ def iter_document_records(rows: Iterable[Row], *, text_field: str = "text",
         try:
             if isinstance(rec, InputError):
                 raise rec
-            doc = record_to_document(rec, stats.documents, where, text_field=text_field,
-                                     id_field=id_field, time_field=time_field)
+            doc = record_to_document(
+                rec,
+                stats.documents,
+                where,
+                text_field=text_field,
+                id_field=id_field,
+                time_field=time_field,
+            )
         except InputError as exc:
             if on_error == "fail":
                 raise
@@ -160,10 +182,22 @@ def iter_document_records(rows: Iterable[Row], *, text_field: str = "text",
         yield doc, rec
 
 
-def iter_documents(rows: Iterable[Row], *, text_field: str = "text", id_field: str = "id",
-                   time_field: str | None = None, on_error: OnError = "fail",
-                   stats: ReadStats | None = None) -> Iterator[Document]:
+def iter_documents(
+    rows: Iterable[Row],
+    *,
+    text_field: str = "text",
+    id_field: str = "id",
+    time_field: str | None = None,
+    on_error: OnError = "fail",
+    stats: ReadStats | None = None,
+) -> Iterator[Document]:
     """Yield valid documents from ``(where, record)`` rows; skip or raise on bad rows."""
-    for doc, _ in iter_document_records(rows, text_field=text_field, id_field=id_field,
-                                        time_field=time_field, on_error=on_error, stats=stats):
+    for doc, _ in iter_document_records(
+        rows,
+        text_field=text_field,
+        id_field=id_field,
+        time_field=time_field,
+        on_error=on_error,
+        stats=stats,
+    ):
         yield doc

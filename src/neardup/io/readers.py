@@ -25,8 +25,15 @@ from pathlib import Path
 from typing import IO, Any
 
 FORMATS = ("jsonl", "csv", "parquet", "txt")
-_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
-               ".parquet": "parquet", ".pq": "parquet", ".txt": "txt"}
+_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".txt": "txt",
+}
 
 Record = dict[str, Any]
 
@@ -63,7 +70,8 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     if ext not in _EXTENSIONS:
         raise FormatError(
             f"cannot tell the format of {path!r} from its extension; pass --format "
-            f"({', '.join(FORMATS)})")
+            f"({', '.join(FORMATS)})"
+        )
     return _EXTENSIONS[ext]
 
 
@@ -82,8 +90,9 @@ def _decode(line: bytes, where: str) -> str:
     try:
         return line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{where}: invalid UTF-8 at byte {exc.start}: re-encode the file as "
-                         "UTF-8") from None
+        raise InputError(
+            f"{where}: invalid UTF-8 at byte {exc.start}: re-encode the file as UTF-8"
+        ) from None
 
 
 def _iter_jsonl(path: str) -> Iterator[Row]:
@@ -96,12 +105,18 @@ def _iter_jsonl(path: str) -> Iterator[Row]:
             try:
                 rec = json.loads(_decode(line, where))
             except json.JSONDecodeError as exc:
-                yield where, InputError(f"{where}: malformed JSON ({exc.msg} at column "
-                                        f"{exc.colno})")
+                yield (
+                    where,
+                    InputError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})"),
+                )
                 continue
             if not isinstance(rec, dict):
-                yield where, InputError(
-                    f"{where}: expected a JSON object per line, got {type(rec).__name__}")
+                yield (
+                    where,
+                    InputError(
+                        f"{where}: expected a JSON object per line, got {type(rec).__name__}"
+                    ),
+                )
                 continue
             yield where, rec
     except (OSError, EOFError) as exc:
@@ -122,8 +137,9 @@ def _iter_csv(path: str) -> Iterator[Row]:
             except StopIteration:
                 return
             except UnicodeDecodeError:
-                raise InputError(f"{path}:{reader.line_num + 1}: invalid UTF-8; re-encode the "
-                                 "file as UTF-8") from None
+                raise InputError(
+                    f"{path}:{reader.line_num + 1}: invalid UTF-8; re-encode the file as UTF-8"
+                ) from None
             except csv.Error as exc:
                 raise InputError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
             yield f"{path}:{reader.line_num}", dict(row)
@@ -149,8 +165,9 @@ def _iter_parquet(path: str) -> Iterator[Row]:
 def _iter_txt_folder(path: str) -> Iterator[Row]:
     root = Path(path)
     if not root.is_dir():
-        raise FormatError(f"{path!r} is not a directory; the txt format reads a folder of .txt "
-                          "files")
+        raise FormatError(
+            f"{path!r} is not a directory; the txt format reads a folder of .txt files"
+        )
     for file in sorted(root.rglob("*.txt")):
         rel = file.relative_to(root).as_posix()
         where = str(file)
@@ -169,6 +186,10 @@ def iter_records(path: str, fmt: str | None = None) -> Iterator[Row]:
         raise FileNotFoundError(f"input file {path!r} does not exist")
     if kind == "parquet" and path == "-":
         raise FormatError("Parquet cannot be read from stdin; pass a file path")
-    readers = {"jsonl": _iter_jsonl, "csv": _iter_csv, "parquet": _iter_parquet,
-               "txt": _iter_txt_folder}
+    readers = {
+        "jsonl": _iter_jsonl,
+        "csv": _iter_csv,
+        "parquet": _iter_parquet,
+        "txt": _iter_txt_folder,
+    }
     return readers[kind](path)

@@ -63,8 +63,14 @@ class _StdoutSink:
 class RecordWriter:
     """Write records to ``path`` atomically; use :func:`open_writer` to build one."""
 
-    def __init__(self, path: str, fmt: str, *, type_hints: dict[str, Any] | None = None,
-                 batch_rows: int = 8192) -> None:
+    def __init__(
+        self,
+        path: str,
+        fmt: str,
+        *,
+        type_hints: dict[str, Any] | None = None,
+        batch_rows: int = 8192,
+    ) -> None:
         self.path = path
         self.fmt = fmt
         self.type_hints = dict(type_hints or {})
@@ -79,8 +85,9 @@ class RecordWriter:
             self._fh = _StdoutSink()  # type: ignore[assignment]
             return
         directory = os.path.dirname(os.path.abspath(path))
-        fd, self._tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                                         suffix=".tmp")
+        fd, self._tmp = tempfile.mkstemp(
+            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+        )
         raw = os.fdopen(fd, "wb")
         if fmt == "jsonl" and path.endswith(".gz"):
             self._fh = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
@@ -116,8 +123,12 @@ class RecordWriter:
             return
         if self._pq_writer is None:
             table = pa.Table.from_pylist(self._batch)
-            fields = [pa.field(f.name, self.type_hints.get(f.name, pa.string()))
-                      if pa.types.is_null(f.type) else f for f in table.schema]
+            fields = [
+                pa.field(f.name, self.type_hints.get(f.name, pa.string()))
+                if pa.types.is_null(f.type)
+                else f
+                for f in table.schema
+            ]
             self._schema = pa.schema(fields)
             assert self._fh is not None
             self._pq_writer = pq.ParquetWriter(self._fh, self._schema)
@@ -163,8 +174,12 @@ class RecordWriter:
     def __enter__(self) -> RecordWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.close()
         else:
@@ -188,8 +203,9 @@ def detect_output_format(path: str) -> str:
     raise FormatError(f"cannot write {path!r}: output must end in .jsonl, .jsonl.gz or .parquet")
 
 
-def open_writer(path: str, fmt: str | None = None, *,
-                type_hints: dict[str, Any] | None = None) -> RecordWriter:
+def open_writer(
+    path: str, fmt: str | None = None, *, type_hints: dict[str, Any] | None = None
+) -> RecordWriter:
     """Open an atomic writer for ``path``; format from ``fmt`` or the extension (default JSONL).
 
     ``type_hints`` maps column names to pyarrow types for Parquet columns that are all null in
@@ -197,8 +213,9 @@ def open_writer(path: str, fmt: str | None = None, *,
     """
     fmt = detect_output_format(path) if fmt is None else fmt
     if fmt not in WRITE_FORMATS:
-        raise FormatError(f"cannot write format {fmt!r}; output formats: "
-                          f"{', '.join(WRITE_FORMATS)}")
+        raise FormatError(
+            f"cannot write format {fmt!r}; output formats: {', '.join(WRITE_FORMATS)}"
+        )
     if fmt == "parquet" and path == "-":
         raise FormatError("Parquet cannot be written to stdout; give a file path with --out")
     return RecordWriter(path, fmt, type_hints=type_hints)
