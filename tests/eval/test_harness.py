@@ -4,12 +4,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from neardup.eval.cli import eval_command
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.harness import METHODS, neardup_method, run_method
-from neardup.eval.methods import Candidates, minhash_lsh
+from neardup.eval.methods import Candidates, anchor_module, minhash_lsh
 
 BASE = (
     "the central bank raised its key interest rate by half a point on friday citing "
@@ -35,17 +36,28 @@ def test_candidates_labels_threshold() -> None:
 def test_methods_find_the_obvious_pairs() -> None:
     gt = GroundTruth.from_texts(TEXTS)
     assert gt.must_pairs().tolist() == [[0, 1], [3, 4]]
-    for name in ("neardup", "minhash-lsh", "text-dedup"):
+    for name in ("neardup", "text-dedup"):
         r = run_method(name, TEXTS, gt)
         assert r.scores.precision == 1.0, name
     assert run_method("neardup", TEXTS, gt).scores.recall == 1.0
     assert set(METHODS) >= {"neardup", "pypi-simhash", "classic", "text-dedup", "minhash-lsh"}
 
 
-def test_unverified_method_and_lsh_labels_shape() -> None:
+def test_unverified_method_labels_shape() -> None:
     labels = neardup_method(verifier=None, k=3)(TEXTS)
     assert labels.shape == (len(TEXTS),)
+
+
+def test_minhash_lsh_anchor() -> None:
+    pytest.importorskip("datasketch", reason="anchor of the bench extra")
+    gt = GroundTruth.from_texts(TEXTS)
+    assert run_method("minhash-lsh", TEXTS, gt).scores.precision == 1.0
     assert minhash_lsh(TEXTS).tolist()[:2] == [0, 0]
+
+
+def test_missing_anchor_names_the_extra() -> None:
+    with pytest.raises(ImportError, match=r"neardup\[bench\]"):
+        anchor_module("surely_not_an_installed_module")
 
 
 def test_cli_pairs(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ A method is a callable ``texts -> cluster labels`` (one label per text). Built-i
 
 >>> from neardup.eval.groundtruth import GroundTruth
 >>> texts = ["the cat sat on the mat today", "the cat sat on the mat today", "dogs bark"]
->>> r = run_method("minhash-lsh", texts, GroundTruth.from_texts(texts))
+>>> r = run_method("text-dedup", texts, GroundTruth.from_texts(texts))
 >>> (r.method, r.scores.f1)
-('minhash-lsh', 1.0)
+('text-dedup', 1.0)
 """
 
 from __future__ import annotations

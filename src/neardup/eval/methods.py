@@ -72,7 +72,7 @@ def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndar
 
 
 def _pypi_simhash_one(text: str) -> int:
-    from simhash import Simhash
+    Simhash = anchor_module("simhash").Simhash
 
     try:
         return int(Simhash(text).value)
@@ -112,6 +112,18 @@ def simhash_candidates(
     return Candidates(len(fps), i, j, d, sim, secs)
 
 
+def anchor_module(name: str) -> Any:
+    """Import an anchor library of the ``bench`` extra, or say how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ImportError(
+            f"the {name!r} baseline needs the anchor libraries: pip install 'neardup[bench]'"
+        ) from None
+
+
 def minhash_lsh(
     texts: Sequence[str], threshold: float = 0.8, num_perm: int = 128, ngram: int = 5
 ) -> IntArr:
@@ -120,7 +132,8 @@ def minhash_lsh(
     Shingles are our :func:`shingle_hashes` values (so both sides see identical shingles), fed
     to datasketch with an identity hash on their low 32 bits.
     """
-    from datasketch import MinHash, MinHashLSH
+    datasketch = anchor_module("datasketch")
+    MinHash, MinHashLSH = datasketch.MinHash, datasketch.MinHashLSH
 
     def low32(x: Any) -> int:
         return int(x) & 0xFFFFFFFF
