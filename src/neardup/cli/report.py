@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._atomic import atomic_write
 from neardup.dedup import Decisions, largest_clusters
 from neardup.io import ReadStats
 
@@ -77,8 +78,6 @@ def write_report(
     if stats.errors:
         lines += ["## Skipped rows (first few)", ""] + [f"- {e}" for e in stats.errors] + [""]
     path = os.path.join(out_dir, "report.md")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_write(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
-    os.replace(tmp, path)
     return path
