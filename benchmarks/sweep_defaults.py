@@ -9,7 +9,6 @@ Writes benchmarks/results/defaults_<config>.jsonl and prints the best settings.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import sys
@@ -20,7 +19,7 @@ import numpy as np
 
 from neardup.eval.corpora import load_corpus
 from neardup.eval.groundtruth import GroundTruth
-from neardup.eval.methods import neardup_fingerprints, script_auto_features, simhash_candidates
+from neardup.eval.methods import neardup_fingerprints, simhash_candidates
 from neardup.eval.metrics import components, score
 from neardup.verify import MinHashVerifier
 
@@ -31,15 +30,12 @@ CONFIGS = {
     "word-none": ({"analyzer": "word", "weighting": "none"}, (6, 8, 10, 12, 14)),
     "word-none-128": ({"analyzer": "word", "weighting": "none", "bits": 128}, (12, 16, 20, 24, 28)),
     "auto13-none": (
-        {
-            "analyzer": functools.partial(script_auto_features, word_n=1, char_n=3),
-            "weighting": "none",
-        },
+        {"analyzer": "auto", "ngram_size": 1, "cjk_ngram_size": 3, "weighting": "none"},
         (6, 8, 10, 12, 14),
     ),
-    "auto-none": ({"analyzer": script_auto_features, "weighting": "none"}, (8, 10, 12, 14, 16)),
+    "auto-none": ({"analyzer": "auto", "weighting": "none"}, (8, 10, 12, 14, 16)),
     "auto-none-128": (
-        {"analyzer": script_auto_features, "weighting": "none", "bits": 128},
+        {"analyzer": "auto", "weighting": "none", "bits": 128},
         (16, 20, 24, 28, 32),
     ),
 }

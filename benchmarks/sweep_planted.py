@@ -15,13 +15,13 @@ import click
 import numpy as np
 
 from neardup.eval.groundtruth import GroundTruth
-from neardup.eval.methods import neardup_fingerprints, script_auto_features, simhash_candidates
+from neardup.eval.methods import neardup_fingerprints, simhash_candidates
 from neardup.eval.metrics import score
 from neardup.verify import MinHashVerifier
 from planted_accuracy import planted  # type: ignore[import-not-found]
 
 CONFIGS = {
-    "auto-none-128": {"analyzer": script_auto_features, "weighting": "none", "bits": 128},
+    "auto-none-128": {"analyzer": "auto", "weighting": "none", "bits": 128},
     "shingle3-none-128": {"analyzer": "shingle", "ngram_size": 3, "weighting": "none", "bits": 128},
 }
 VERIFIERS = {

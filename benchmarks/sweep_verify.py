@@ -21,7 +21,6 @@ from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import (
     joined_char_ngrams,
     neardup_fingerprints,
-    script_auto_features,
     simhash_candidates,
 )
 from neardup.eval.metrics import score
@@ -42,8 +41,8 @@ CONFIGS = {
         "weighting": "none",
         "bits": 128,
     },
-    "auto-none": {"analyzer": script_auto_features, "weighting": "none"},
-    "auto-none-128": {"analyzer": script_auto_features, "weighting": "none", "bits": 128},
+    "auto-none": {"analyzer": "auto", "weighting": "none"},
+    "auto-none-128": {"analyzer": "auto", "weighting": "none", "bits": 128},
 }
 VERIFIERS = {
     "mh64x8": MinHashVerifier(num_hashes=64, bits=8),

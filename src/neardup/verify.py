@@ -26,8 +26,6 @@ sketches are identical across processes and machines.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,39 +35,14 @@ import numpy.typing as npt
 import xxhash
 
 from neardup.features.charclass import char_classes
+from neardup.features.extract import text_is_cjk as is_cjk_text
 from neardup.features.kernels import is_cjk, token_spans
+from neardup.features.normalize import prepare_many
 from neardup.hashing import mix64, xxh3_64
 
 __all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes", "shingle_hashes_many"]
 
-_WORD_RE = re.compile(r"\w+")
-_NONWORD_RE = re.compile(r"\W+")
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-
-
-def is_cjk_text(text: str) -> bool:
-    """True when CJK characters make up at least a third of the letters and digits.
-
-    >>> is_cjk_text("质量很好，物流也快"), is_cjk_text("good quality, fast shipping")
-    (True, False)
-    """
-    if text.isascii():
-        return False
-    cjk = len(_CJK_RE.findall(text))
-    if cjk == 0:
-        return False
-    word_chars = len(_NONWORD_RE.sub("", text))
-    return 3 * cjk >= word_chars
-
-
 _MODES = {"auto": 0, "word": 1, "char": 2}
-
-
-def _normalise(text: str) -> str:
-    """NFKC and case folding (the identity plus ``lower`` on ASCII, skipped for speed)."""
-    if text.isascii():
-        return text.lower()
-    return unicodedata.normalize("NFKC", text).casefold()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -155,7 +128,7 @@ def shingle_hashes_many(
         raise ValueError(f"shingle size n must be >= 1, got {n}")
     if mode not in _MODES:
         raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
-    encoded = [_normalise(t).encode("utf-8", "surrogatepass") for t in texts]
+    encoded = [t.encode("utf-8", "surrogatepass") for t in prepare_many(texts)]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)

@@ -182,26 +182,3 @@ def joined_char_ngrams(text: str, n: int = 5) -> list[str]:
 
 
 _WORD_RE = __import__("re").compile(r"\w+")
-
-
-def script_auto_features(text: str, word_n: int = 3, char_n: int = 5) -> list[str]:
-    """Word ``word_n``-shingles for alphabetic text, joined char ``char_n``-grams for CJK text.
-
-    The feature rule recommended in docs/ACCURACY.md, as a callable analyzer (slow: Python).
-
-    >>> script_auto_features("Oil prices rose on Monday")
-    ['oil prices rose', 'prices rose on', 'rose on monday']
-    >>> script_auto_features("质量很好！物流快", char_n=5)
-    ['质量很好物', '量很好物流', '很好物流快']
-    """
-    import unicodedata
-
-    from neardup.verify import is_cjk_text
-
-    norm = unicodedata.normalize("NFKC", text).casefold()
-    if is_cjk_text(norm):
-        return joined_char_ngrams(norm, char_n)
-    words = _WORD_RE.findall(norm)
-    if len(words) <= word_n:
-        return [" ".join(words)] if words else []
-    return [" ".join(words[p : p + word_n]) for p in range(len(words) - word_n + 1)]
