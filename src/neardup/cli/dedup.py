@@ -120,7 +120,7 @@ class _Run:
     type=int,
     default=1,
     show_default=True,
-    help="Fingerprinting threads (-1: all cores).",
+    help="Fingerprinting worker processes (-1: all cores).",
 )
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
 @fingerprinter_options

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from itertools import chain, islice
+from pathlib import Path
 from typing import Any
 
 import click
@@ -29,6 +30,7 @@ from neardup.cli._common import (
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
 from neardup.index import HammingIndex, IndexFormatError
+from neardup.index.storage import replace_directory
 from neardup.io import FORMATS, InputError, ReadStats, iter_documents, iter_records
 
 EXAMPLES = """
@@ -114,13 +116,7 @@ def _save(directory: str, index: HammingIndex, ids: list[Any], fp: Fingerprinter
         }
         with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2)
-        old = None
-        if os.path.exists(directory):
-            old = tempfile.mkdtemp(dir=parent, prefix=".old-")
-            os.replace(directory, os.path.join(old, "x"))
-        os.replace(tmp, directory)
-        if old is not None:
-            shutil.rmtree(old)
+        replace_directory(Path(tmp), Path(directory), marker=None)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

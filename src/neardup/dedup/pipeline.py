@@ -100,7 +100,7 @@ class Deduplicator:
             values of 4-shingles, 129 bytes per kept document); None turns verification off.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
-        n_jobs: fingerprinting threads (``-1``: all cores).
+        n_jobs: fingerprinting worker processes (``-1``: all cores).
     """
 
     def __init__(

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from neardup.index.kernels import popcount
+from neardup.index.kernels import popcount, reported_by_earlier_table
 
 
 @njit(cache=True, nogil=True)
@@ -105,12 +105,7 @@ def join_tables(
                     d = popcount(diff)
                     if d > k:
                         continue
-                    dup = False
-                    for u in range(t):
-                        if popcount(diff & dedup[t, u]) <= radius:
-                            dup = True
-                            break
-                    if dup:
+                    if reported_by_earlier_table(diff, dedup, t, radius):
                         continue
                     if m == cap:
                         return m0, unit
@@ -156,12 +151,7 @@ def join_tables_r0(
                     d = popcount(diff)
                     if d > k:
                         continue
-                    dup = False
-                    for u in range(t):
-                        if popcount(diff & dedup[t, u]) == 0:
-                            dup = True
-                            break
-                    if dup:
+                    if reported_by_earlier_table(diff, dedup, t, 0):
                         continue
                     if m == cap:
                         return m0, t * nb + a

@@ -35,6 +35,16 @@ def popcount(x: np.uint64) -> np.int64:
 
 
 @njit(cache=True, nogil=True)
+def reported_by_earlier_table(diff: np.uint64, dedup: Any, t: int, radius: int) -> bool:
+    """Whether a pair found in table ``t`` (key bits differing in ``diff``) was already found
+    in an earlier table: the rule that reports every pair exactly once, without a hash set."""
+    for u in range(t):  # noqa: SIM110 - numba compiles no generator expressions
+        if popcount(diff & dedup[t, u]) <= radius:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
     out = np.uint64(0)
     for i in range(rsh.shape[1]):
@@ -257,12 +267,7 @@ def search_tables(
                     d = popcount(diff)
                     if d > k:
                         continue
-                    dup = False
-                    for u in range(t):
-                        if popcount(diff & dedup[t, u]) <= radius:
-                            dup = True
-                            break
-                    if dup:
+                    if reported_by_earlier_table(diff, dedup, t, radius):
                         continue
                     p = np.int64(pos[t, j])
                     if p >= nalive or alive[p] == 0:

@@ -105,12 +105,13 @@ def save_index(index: HammingIndex, path: str | os.PathLike[str]) -> None:
         raise
 
 
-def replace_directory(tmp: Path, target: Path) -> None:
-    """Move ``tmp`` to ``target``, replacing a previous saved index (never other data)."""
+def replace_directory(tmp: Path, target: Path, marker: str | None = "manifest.json") -> None:
+    """Move ``tmp`` to ``target``, replacing a previous one that holds ``marker`` (never other
+    data; ``marker=None`` replaces whatever is there)."""
     if not target.exists():
         os.replace(tmp, target)
         return
-    if not (target / "manifest.json").exists() and any(target.iterdir()):
+    if marker is not None and not (target / marker).exists() and any(target.iterdir()):
         raise FileExistsError(f"{target} exists and is not a saved index; not replacing it")
     old = target.with_name(f".{target.name}.old-{os.getpid()}")
     os.replace(target, old)
