@@ -79,3 +79,15 @@ def test_every_help_has_examples() -> None:
     ):
         res = _invoke([*args, "--help"])
         assert res.exit_code == 0 and "Examples:" in res.stdout, args
+
+
+def test_index_build_force_never_deletes_other_data(tmp_path: Path, sample: Path) -> None:
+    folder = tmp_path / "my-notes"
+    folder.mkdir()
+    (folder / "precious.txt").write_text("keep me", encoding="utf-8")
+    res = _invoke(["index", "build", str(folder), str(sample), "--force"])
+    assert res.exit_code == 2 and "not a neardup index directory" in res.stderr
+    assert (folder / "precious.txt").read_text(encoding="utf-8") == "keep me"
+    idx = str(tmp_path / "idx")
+    assert _invoke(["index", "build", idx, str(sample)]).exit_code == 0
+    assert _invoke(["index", "build", idx, str(sample), "--force"]).exit_code == 0

@@ -96,6 +96,15 @@ def _load(
     return index, ids, fp, meta
 
 
+def _holds_other_data(directory: str) -> bool:
+    """A non-empty directory that is not an index of ours: --force must not delete it."""
+    return (
+        os.path.isdir(directory)
+        and bool(os.listdir(directory))
+        and not os.path.exists(os.path.join(directory, "meta.json"))
+    )
+
+
 def _save(directory: str, index: HammingIndex, ids: list[Any], fp: Fingerprinter) -> None:
     parent = os.path.dirname(os.path.abspath(directory))
     tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(directory)}.")
@@ -116,7 +125,7 @@ def _save(directory: str, index: HammingIndex, ids: list[Any], fp: Fingerprinter
         }
         with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2)
-        replace_directory(Path(tmp), Path(directory), marker=None)
+        replace_directory(Path(tmp), Path(directory), marker="meta.json")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -178,6 +187,11 @@ def build_command(
     if os.path.exists(directory) and not force:
         raise usage_error(
             f"{directory!r} exists; pass --force to replace it or use `neardup index add`"
+        )
+    if _holds_other_data(directory):
+        raise usage_error(
+            f"{directory!r} is not a neardup index directory (no meta.json); "
+            "not replacing it even with --force: choose another directory"
         )
     fp = build_fingerprinter(config_path, idf_path)
     index, ids = HammingIndex(k=k), list[Any]()
