@@ -9,9 +9,7 @@ loads it under the module name ``simhash_pybind``.
 from __future__ import annotations
 
 import gc
-import gzip
 import importlib.util
-import json
 import os
 import platform
 import subprocess
@@ -22,25 +20,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from neardup.eval.corpora import CorpusNotFoundError, load_corpus
+
 HERE = Path(__file__).resolve().parent
-CORPORA = Path(os.environ.get("NEARDUP_CORPORA", HERE.parent.parent / "shared" / "corpora"))
 VENDOR = HERE / ".vendor"
 
 
-def corpus_texts(relpath: str, limit: int | None = None) -> list[str]:
-    """Non-empty ``text`` fields of a shared corpus; exits with a message when it is absent."""
-    path = CORPORA / relpath
-    if not path.exists():
-        sys.exit(f"corpus {path} not found: set NEARDUP_CORPORA to the shared corpora folder")
-    texts = []
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            text = json.loads(line)["text"]
-            if text.strip():
-                texts.append(text)
-            if limit and len(texts) >= limit:
-                break
-    return texts
+def corpus_texts(name: str, limit: int | None = None) -> list[str]:
+    """Non-empty texts of a named shared corpus (``neardup.eval.corpora``); exits when absent."""
+    try:
+        return load_corpus(name, limit)[1]
+    except CorpusNotFoundError as exc:
+        sys.exit(str(exc))
 
 
 def megabytes(texts: list[str]) -> float:

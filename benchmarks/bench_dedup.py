@@ -26,8 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from neardup.eval.corpora import corpora_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-CORPORA = Path(os.environ.get("NEARDUP_CORPORA", ROOT.parent / "shared" / "corpora"))
+CORPORA = corpora_dir()
 FILES = {
     "reuters": "reuters21578/docs.jsonl.gz",
     "peoples_daily": "peoples_daily_199801/articles.jsonl.gz",

@@ -77,8 +77,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small slices (smoke test)")
     args = parser.parse_args()
     limit = 2000 if args.quick else None
-    en = corpus_texts("reuters21578/docs.jsonl.gz", limit)
-    zh = corpus_texts("peoples_daily_199801/articles.jsonl.gz", 300 if args.quick else None)
+    en = corpus_texts("reuters", limit)
+    zh = corpus_texts("peoples_daily", 300 if args.quick else None)
     en_small, zh_small = en[: len(en) // 10], zh[: len(zh) // 10]
 
     rows: list[tuple[str, str, float]] = []

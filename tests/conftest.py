@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from neardup.eval.corpora import corpora_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-CORPORA = Path(os.environ.get("NEARDUP_CORPORA", ROOT.parent / "shared" / "corpora"))
+CORPORA = corpora_dir()  # the one rule: $NEARDUP_CORPORA or ../shared/corpora
 
 
 def load_corpus(relpath: str, limit: int | None = None) -> list[dict]:
