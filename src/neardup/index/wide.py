@@ -18,10 +18,7 @@ ints below ``2**128``.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -160,35 +157,20 @@ class WideHammingIndex(HammingIndex):
         return sum(index.memory_bytes() for index in self.halves)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """A directory with ``manifest.json`` (bits 128) and the halves in ``hi/`` and ``lo/``,
-        written to a temporary sibling and renamed into place like the 64-bit format."""
-        from neardup.index.storage import replace_directory
+        """A versioned directory like the 64-bit format: the halves in ``hi/`` and ``lo/`` and a
+        manifest with k and the halves' checksums (see :func:`storage.save_halves`)."""
+        from neardup.index.storage import save_halves
 
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-        try:
-            for name, index in zip(("hi", "lo"), self.halves, strict=True):
-                index.save(tmp / name)
-            (tmp / "manifest.json").write_text(
-                json.dumps(
-                    {"format": "neardup-hamming-index-128", "version": 1, "bits": 128, "k": self.k}
-                )
-            )
-            replace_directory(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        save_halves(self, path)
 
     @classmethod
     def load_wide(
         cls, path: str | os.PathLike[str], manifest: dict[str, Any], *, mmap: bool, verify: bool
     ) -> WideHammingIndex:
+        from neardup.index.storage import read_halves
+
         index = cls(k=int(manifest["k"]))
-        index.halves = (
-            HammingIndex.load(Path(path) / "hi", mmap=mmap, verify=verify),
-            HammingIndex.load(Path(path) / "lo", mmap=mmap, verify=verify),
-        )
+        index.halves = read_halves(HammingIndex, Path(path), manifest, mmap, verify)
         return index
 
 
