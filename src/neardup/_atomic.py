@@ -78,8 +78,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs: object
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
     >>> with atomic_write(target) as f:
     ...     _ = f.write("done")
-    >>> target.read_text(), oct(target.stat().st_mode & 0o077 & ~_umask())
-    ('done', '0o0')
+    >>> target.read_text(), target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    ('done', True)
     """
     target = Path(os.path.realpath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -12,7 +12,7 @@ a populated read-only mmap, ~2-4 GB/s). Arrays never go through pickle.
 
 >>> import tempfile, pathlib, numpy as np
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> write_bundle(d, "demo", 1, {"k": 3}, {"xs": np.arange(4)})
+>>> _ = write_bundle(d, "demo", 1, {"k": 3}, {"xs": np.arange(4)})
 >>> meta, arrays = read_bundle(d, "demo", 1)
 >>> meta, arrays["xs"].tolist()
 ({'k': 3}, [0, 1, 2, 3])
