@@ -21,6 +21,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes, table_digest
 from neardup.features.extract import feature_list, text_is_cjk
 from neardup.features.idf import IdfTable
@@ -74,7 +75,7 @@ def hamming(a: Any, b: Any) -> Any:
     return d.sum(axis=-1) if np.ndim(d) == 2 else d
 
 
-class Fingerprinter:
+class Fingerprinter(FrozenParams):
     """Turn texts into SimHash fingerprints, a pure function of (text, config).
 
     Parameters (keyword-only):
@@ -93,6 +94,14 @@ class Fingerprinter:
             word segmentation of Han runs (same cuts either way); None: one token per Han character.
         markup: strip HTML/XML tags and decode entities first.
         seed: 0 <= seed < 2**64; another seed gives an independent fingerprint family.
+
+    Parameters are read-only after construction (they determine :attr:`config_id`); make a
+    changed configuration with :meth:`replace`. Resolved values end with ``_``:
+    ``ngram_size_`` (the n actually used) and ``stopwords_`` (the stop-word set).
+
+    >>> fp = Fingerprinter()
+    >>> fp.replace(stopwords="en").config_id != fp.config_id
+    True
     """
 
     def __init__(
@@ -124,6 +133,7 @@ class Fingerprinter:
         self.markup = markup
         self.seed = seed
         self._validate()
+        self._freeze()
 
     # -- validation and derived state ------------------------------------------------------
     def _validate(self) -> None:
@@ -148,7 +158,7 @@ class Fingerprinter:
         n = DEFAULT_NGRAM[name] if self.ngram_size is None else self.ngram_size
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
             raise ValueError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
-        self._n = n
+        self.ngram_size_ = n
         c = self.cjk_ngram_size
         if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 64:
             raise ValueError(f"cjk_ngram_size must be an int in 1..64, got {c!r}")
@@ -167,8 +177,8 @@ class Fingerprinter:
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an int in [0, 2**64), got {self.seed!r}")
         self._mode = ANALYZERS.get(name, WORD_MODE)
-        self._stop = resolve_stopwords(self.stopwords)
-        self._stop_keys = np.sort(np.array([key_of(w) for w in self._stop], dtype=np.uint64))
+        self.stopwords_ = resolve_stopwords(self.stopwords)
+        self._stop_keys = np.sort(np.array([key_of(w) for w in self.stopwords_], dtype=np.uint64))
         self._segment = self.segmenter is not None and self._mode != CHAR_MODE
         empty_f = np.empty(0, dtype=np.float64)
         self._idf_keys = self.idf.keys_ if self.idf is not None else np.empty(0, dtype=np.uint64)
@@ -181,8 +191,8 @@ class Fingerprinter:
         if callable(self.analyzer):
             return "callable"
         if self.analyzer == "auto":
-            return f"auto:{self._n}:{self.cjk_ngram_size}"
-        return self.analyzer if self.analyzer == "word" else f"{self.analyzer}:{self._n}"
+            return f"auto:{self.ngram_size_}:{self.cjk_ngram_size}"
+        return self.analyzer if self.analyzer == "word" else f"{self.analyzer}:{self.ngram_size_}"
 
     def __repr__(self) -> str:
         return f"Fingerprinter({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
@@ -202,13 +212,13 @@ class Fingerprinter:
         stop: str | list[str] | None = (
             self.stopwords
             if self.stopwords is None or isinstance(self.stopwords, str)
-            else sorted(self._stop)
+            else sorted(self.stopwords_)
         )
         config: dict[str, Any] = {
             "format": FORMAT_VERSION,
             "bits": self.bits,
             "analyzer": analyzer,
-            "ngram_size": self._n,
+            "ngram_size": self.ngram_size_,
             "weighting": self.weighting,
             "idf": self.idf.digest if self.idf is not None else None,
             "stopwords": stop,
@@ -279,9 +289,9 @@ class Fingerprinter:
         return feature_list(
             self.prepare(text),
             mode=self._mode,
-            n=self._n,
+            n=self.ngram_size_,
             han_single=not self._segment,
-            stopwords=self._stop,
+            stopwords=self.stopwords_,
             n_cjk=self.cjk_ngram_size,
         )
 
@@ -423,7 +433,7 @@ class Fingerprinter:
             offsets,
             char_classes(),
             self._mode,
-            self._n,
+            self.ngram_size_,
             not self._segment,
             self._stop_keys,
             WEIGHTINGS[self.weighting],

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes
 from neardup.features.extract import text_is_cjk as is_cjk_text
 from neardup.features.kernels import is_cjk, token_spans
@@ -180,15 +181,16 @@ def _minhash_kernel(
     return out
 
 
-@dataclass(frozen=True)
-class MinHashVerifier:
+@dataclass(unsafe_hash=True)  # hashable: FrozenParams makes the fields read-only
+class MinHashVerifier(FrozenParams):
     """b-bit MinHash over shingles: confirms a candidate pair by estimated Jaccard similarity.
 
     Keyword parameters: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits kept per
     value), ``ngram`` (shingle size), ``mode`` ("auto", "word", "char"), ``threshold``
     (minimum estimated Jaccard to confirm), ``short_threshold`` (the stricter minimum when
     either text has fewer than ``short_length`` characters: short texts chain more easily),
-    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md).
+    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md). Parameters are
+    read-only after construction; :meth:`replace` makes a changed verifier.
 
     A sketch row holds ``num_hashes`` values plus one flag byte/word (1 = short text), so
     ``sketch_many`` returns shape ``(n, num_hashes + 1)``; memory is :attr:`bytes_per_doc`.
@@ -223,6 +225,7 @@ class MinHashVerifier:
             raise ValueError(f"ngram must be an int >= 1, got {self.ngram!r}")
         if not isinstance(self.short_length, int) or self.short_length < 0:
             raise ValueError(f"short_length must be an int >= 0, got {self.short_length!r}")
+        self._freeze()
 
     @property
     def width(self) -> int:

@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from neardup._params import FrozenParams
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.state import (
     DUPLICATE,
@@ -86,7 +87,7 @@ VERIFIED_K = 14
 PLAIN_K = 8
 
 
-class Deduplicator:
+class Deduplicator(FrozenParams):  # parameters read-only: they define the config
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
     Args:
@@ -153,6 +154,7 @@ class Deduplicator:
         self._n_clusters = 0
         self._max_ts = -np.inf
         self._pending: list[Chunk] = []
+        self._freeze()
 
     def _validate(self) -> None:
         if not isinstance(self.k, int) or self.k < 0:
