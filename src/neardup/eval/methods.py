@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.eval.metrics import components
-from neardup.eval.pairs import all_pairs
+from neardup.dedup.clusters import connected_components
+from neardup.index import all_pairs
 from neardup.verify import MinHashVerifier, shingle_hashes
 
 __all__ = [
@@ -50,7 +50,7 @@ class Candidates:
                     "threshold given but these candidates carry no verifier similarity"
                 )
             keep &= self.sim >= threshold
-        return components(self.n, self.i[keep], self.j[keep])
+        return connected_components(self.n, self.i[keep], self.j[keep])
 
 
 def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +156,7 @@ def minhash_lsh(
             if other != idx:
                 ei.append(idx)
                 ej.append(int(other))
-    return components(len(texts), ei, ej)
+    return connected_components(len(texts), ei, ej)
 
 
 MethodFn = Callable[[Sequence[str]], IntArr]
