@@ -36,12 +36,11 @@ import xxhash
 
 from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes
-from neardup.features.extract import text_is_cjk as is_cjk_text
 from neardup.features.kernels import is_cjk, token_spans
 from neardup.features.normalize import prepare_many
 from neardup.hashing import mix64, xxh3_64
 
-__all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes", "shingle_hashes_many"]
+__all__ = ["MinHashVerifier", "shingle_hashes", "shingle_hashes_many"]
 
 _MODES = {"auto": 0, "word": 1, "char": 2}
 
@@ -164,18 +163,11 @@ def _minhash_kernel(
     n = offsets.shape[0] - 1
     k = salts.shape[0]
     out = np.full((n, k), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
-    c1 = np.uint64(0xBF58476D1CE4E5B9)
-    c2 = np.uint64(0x94D049BB133111EB)
     for d in range(n):
         for p in range(offsets[d], offsets[d + 1]):
             x = flat[p]
             for s in range(k):
-                z = x ^ salts[s]
-                z ^= z >> np.uint64(30)
-                z *= c1
-                z ^= z >> np.uint64(27)
-                z *= c2
-                z ^= z >> np.uint64(31)
+                z = mix64(x ^ salts[s])
                 if z < out[d, s]:
                     out[d, s] = z
     return out
