@@ -27,6 +27,7 @@ both halves (see :mod:`neardup.index.wide`); the result type is the same :class:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,12 @@ import numpy.typing as npt
 
 from neardup.index import join_kernels, kernels
 from neardup.index._validate import as_fingerprints, check_bits, check_k
-from neardup.index.design import TableDesign, probes_per_table
+from neardup.index.design import (
+    MAX_PROBES_PER_TABLE,
+    TableDesign,
+    candidate_designs,
+    probes_per_table,
+)
 from neardup.index.results import Pairs
 from neardup.index.tables import StaticTables, dedup_masks
 from neardup.index.wide import MAX_K as MAX_K_128
@@ -46,25 +52,24 @@ _HOT = 2048  # buckets above this many distinct values are joined recursively
 
 
 def join_design(n: int, k: int, bits: int = 64) -> TableDesign:
-    """Design for a self-join over the low ``bits`` bits, scored by bucket visits and pair
-    checks per table."""
-    best: tuple[float, TableDesign] | None = None
-    for b in range(1 if k == 0 else 2, min(bits, 2 * k + 6) + 1):
-        for s in range(1, b + 1):
-            d = TableDesign(k=k, blocks=b, key_blocks=s, bits=bits)
-            if d.tables > 64:
-                continue
-            q = d.offset_bits(n)
-            beta = n / 2**q
-            probes = probes_per_table(q, d.radius)
-            if probes > 5000:
-                continue
-            cost = d.tables * (n * 2.0 + 2**q * probes * 0.2 + n * beta * probes * 0.5)
-            if best is None or cost < best[0]:
-                best = (cost, d)
-    if best is None:  # pragma: no cover
+    """The candidate design (:func:`~neardup.index.design.candidate_designs`) cheapest for a
+    self-join over the low ``bits`` bits: a join pays per table for its entries, its bucket
+    visits and its pair checks, where a search pays per probe."""
+
+    def join_cost(d: TableDesign) -> float:
+        q = d.offset_bits(n)
+        probes = probes_per_table(q, d.radius)
+        if probes > MAX_PROBES_PER_TABLE:
+            return math.inf
+        pairs_per_probe = n * (n / 2**q)
+        return float(d.tables * (n * 2.0 + 2**q * probes * 0.2 + pairs_per_probe * probes * 0.5))
+
+    designs = candidate_designs(k, bits)
+    costs = [join_cost(d) for d in designs]
+    best = int(np.argmin(costs))  # the first of equally cheap designs, in enumeration order
+    if not math.isfinite(costs[best]):  # pragma: no cover
         raise ValueError(f"no join design for k={k}")
-    return best[1]
+    return designs[best]
 
 
 def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], I64]:
