@@ -15,7 +15,7 @@ import click
 
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
-from neardup.io import FormatError, detect_format, detect_output_format
+from neardup.io import FORMATS, FormatError, detect_format, detect_output_format
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,6 +80,52 @@ def materialized_stdin(inputs: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
         yield tuple(tmp if p == "-" else p for p in inputs)
     finally:
         os.unlink(tmp)
+
+
+def _stack(func: F, decorators: list[Callable[[Any], Any]]) -> F:
+    """Apply ``decorators`` so that they appear in ``--help`` in list order."""
+    for decorate in reversed(decorators):
+        func = decorate(func)
+    return func
+
+
+def input_options(*, id_field: bool = False) -> Callable[[F], F]:
+    """``INPUT...``, ``--format``, ``--text-field`` (``--id-field``) and ``--on-error``: how
+    every command that reads documents reads them (one definition, one help text)."""
+    decorators = [
+        click.argument("inputs", nargs=-1, metavar="INPUT..."),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            help="Input format (default: from the extension).",
+        ),
+        click.option("--text-field", default="text", show_default=True),
+    ]
+    if id_field:
+        decorators.append(
+            click.option(
+                "--id-field",
+                default="id",
+                show_default=True,
+                help="Id field; records without it get their position.",
+            )
+        )
+    decorators.append(
+        click.option(
+            "--on-error",
+            type=click.Choice(["fail", "skip"]),
+            default="fail",
+            show_default=True,
+            help="Bad rows: stop with exit code 1, or skip and count.",
+        )
+    )
+    return lambda func: _stack(func, decorators)
+
+
+def out_option(help: str = "Output file (.jsonl, .jsonl.gz, .parquet) or -.") -> Callable[[F], F]:
+    """The required ``--out``/``-o``."""
+    return click.option("--out", "-o", required=True, help=help)
 
 
 def fingerprinter_options(func: F) -> F:

@@ -17,7 +17,9 @@ from neardup.cli._common import (
     build_fingerprinter,
     check_inputs,
     fingerprinter_options,
+    input_options,
     materialized_stdin,
+    out_option,
     output_path_or_usage_error,
     progress,
     usage_error,
@@ -25,7 +27,6 @@ from neardup.cli._common import (
 from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
 from neardup.io import (
-    FORMATS,
     Document,
     InputError,
     ReadStats,
@@ -70,21 +71,8 @@ class _Run:
 
 
 @click.command("dedup", epilog=EXAMPLES)
-@click.argument("inputs", nargs=-1, metavar="INPUT...")
-@click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    help="Input format (default: from the extension).",
-)
-@click.option("--text-field", default="text", show_default=True)
-@click.option(
-    "--id-field",
-    default="id",
-    show_default=True,
-    help="Id field; records without it get their position.",
-)
+@input_options(id_field=True)
+@out_option()
 @click.option("--time-field", default=None, help="Timestamp field (epoch seconds or ISO 8601).")
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
 @click.option(
@@ -107,13 +95,6 @@ class _Run:
 )
 @click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
 @click.option("--report", "report_dir", default=None, help="Write report.md + PNG plots here.")
-@click.option(
-    "--on-error",
-    type=click.Choice(["fail", "skip"]),
-    default="fail",
-    show_default=True,
-    help="Bad rows: stop with exit code 1, or skip and count.",
-)
 @click.option(
     "--jobs",
     "-j",

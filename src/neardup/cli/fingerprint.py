@@ -12,11 +12,12 @@ from neardup.cli._common import (
     build_fingerprinter,
     check_inputs,
     fingerprinter_options,
+    input_options,
+    out_option,
     output_path_or_usage_error,
     progress,
 )
 from neardup.io import (
-    FORMATS,
     InputError,
     ReadStats,
     iter_document_records,
@@ -44,17 +45,14 @@ def hex_fingerprints(fps: np.ndarray) -> list[str]:
 
 
 @click.command("fingerprint", epilog=EXAMPLES)
-@click.argument("inputs", nargs=-1, metavar="INPUT...")
-@click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format.")
-@click.option("--text-field", default="text", show_default=True)
+@input_options()
+@out_option()
 @click.option(
     "--field", "column", default="fingerprint", show_default=True, help="Name of the added column."
 )
 @click.option(
     "--bits", type=click.Choice(["64", "128"]), default=None, help="Fingerprint width (default 64)."
 )
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 @fingerprinter_options
 def fingerprint_command(
     inputs: tuple[str, ...],

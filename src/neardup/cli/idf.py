@@ -6,8 +6,14 @@ from itertools import chain
 
 import click
 
-from neardup.cli._common import DataError, build_fingerprinter, check_inputs
-from neardup.io import FORMATS, InputError, ReadStats, iter_documents, iter_records
+from neardup.cli._common import (
+    DataError,
+    build_fingerprinter,
+    check_inputs,
+    input_options,
+    out_option,
+)
+from neardup.io import InputError, ReadStats, iter_documents, iter_records
 
 EXAMPLES = """
 \b
@@ -23,10 +29,8 @@ def idf_group() -> None:
 
 
 @idf_group.command("fit", epilog=EXAMPLES)
-@click.argument("inputs", nargs=-1, metavar="INPUT...")
-@click.option("--out", "-o", required=True, help="Where to write the table (text, atomic).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format.")
-@click.option("--text-field", default="text", show_default=True)
+@input_options()
+@out_option("Where to write the table (text, atomic).")
 @click.option(
     "--min-df",
     type=click.IntRange(1),
@@ -40,7 +44,6 @@ def idf_group() -> None:
     type=click.Path(dir_okay=False),
     help="Fingerprinter config whose analyzer defines the features.",
 )
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 def fit_command(
     inputs: tuple[str, ...],
     out: str,
