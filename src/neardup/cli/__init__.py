@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from neardup import __version__
+from neardup._extras import MissingExtraError
 from neardup.cli._common import DataError
 from neardup.io.writers import OutputClosed
 
@@ -92,10 +93,26 @@ class LazyGroup(NeardupGroup):
             module, _, attr = SUBCOMMANDS[cmd_name].partition(":")
             try:
                 command = getattr(importlib.import_module(module), attr)
+            except MissingExtraError as exc:  # its extra is not installed: say which
+                command = _needs_extra(cmd_name, str(exc))
             except ImportError:  # an optional part that is not installed
                 return None
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+
+def _needs_extra(name: str, message: str) -> click.Command:
+    """A stand-in for a subcommand whose extra is missing: running it prints ``message``."""
+
+    def fail(**_: Any) -> None:
+        raise click.UsageError(message)
+
+    return click.Command(
+        name,
+        callback=fail,
+        help=message,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 @click.group(

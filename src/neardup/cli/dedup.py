@@ -25,6 +25,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
+from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
 from neardup.io import (
     Document,
@@ -94,7 +95,13 @@ class _Run:
     help="Which document of a group is kept.",
 )
 @click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
-@click.option("--report", "report_dir", default=None, help="Write report.md + PNG plots here.")
+@click.option(
+    "--report",
+    "report_dir",
+    default=None,
+    callback=check_report_extra,
+    help="Write report.md + PNG plots here (needs neardup[report]).",
+)
 @click.option(
     "--jobs",
     "-j",
