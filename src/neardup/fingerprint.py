@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes, table_digest
@@ -61,8 +62,13 @@ class EmptyTextError(ValueError):
     """
 
 
-def hamming(a: Any, b: Any) -> Any:
-    """Number of differing bits: ints give an int, uint64 arrays give an array.
+@overload
+def hamming(a: int, b: int) -> int: ...
+@overload
+def hamming(a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.unsignedinteger[Any]]: ...
+def hamming(a: npt.ArrayLike, b: npt.ArrayLike) -> int | npt.NDArray[np.unsignedinteger[Any]]:
+    """Number of differing bits: ints give an int, uint64 arrays give an array (``(n, 2)``
+    128-bit rows are summed over their two words).
 
     >>> hamming(0b1011, 0b0001)
     2
@@ -72,7 +78,8 @@ def hamming(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
         return (a ^ b).bit_count()
     d = np.bitwise_count(np.bitwise_xor(a, b))
-    return d.sum(axis=-1) if np.ndim(d) == 2 else d
+    out: npt.NDArray[np.unsignedinteger[Any]] = d.sum(axis=-1) if np.ndim(d) == 2 else d
+    return out
 
 
 class Fingerprinter(FrozenParams):
@@ -354,14 +361,14 @@ class Fingerprinter(FrozenParams):
     @overload
     def fingerprint_many(
         self, texts: Iterable[str], *, return_mask: Literal[False] = ..., n_jobs: int = ...
-    ) -> np.ndarray: ...
+    ) -> npt.NDArray[np.uint64]: ...
     @overload
     def fingerprint_many(
         self, texts: Iterable[str], *, return_mask: Literal[True], n_jobs: int = ...
-    ) -> tuple[np.ndarray, np.ndarray]: ...
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
     def fingerprint_many(
         self, texts: Iterable[str], *, return_mask: bool = False, n_jobs: int = 1
-    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    ) -> npt.NDArray[np.uint64] | tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
         """Fingerprints of many texts: uint64 ``(n,)``, or ``(n, 2)`` ``[hi, lo]`` for 128 bits.
 
         Texts without features: with ``return_mask=True`` their rows are 0 and flagged in the

@@ -53,7 +53,9 @@ class Candidates:
         return connected_components(self.n, self.i[keep], self.j[keep])
 
 
-def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+def neardup_fingerprints(
+    texts: Sequence[str], **options: Any
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """``(fingerprints, empty_mask)`` from ``neardup.fingerprint.Fingerprinter(**options)``."""
     from neardup.fingerprint import Fingerprinter
 
@@ -62,7 +64,9 @@ def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarr
     return np.asarray(fps), np.asarray(empty, dtype=bool)
 
 
-def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def pypi_simhash_fingerprints(
+    texts: Sequence[str],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """Fingerprints of PyPI ``simhash`` (leonsim) with its defaults: ``Simhash(text).value``.
 
     Its default features are lower-cased character 4-grams of the word characters, md5-hashed.

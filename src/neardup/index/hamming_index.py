@@ -129,7 +129,12 @@ class HammingIndex:
         return self.design_
 
     # ----------------------------------------------------------------- writes
-    def add(self, ids: Any, fingerprints: Any, timestamps: Any = None) -> None:
+    def add(
+        self,
+        ids: npt.ArrayLike,
+        fingerprints: npt.ArrayLike,
+        timestamps: npt.ArrayLike | None = None,
+    ) -> None:
         """Add rows; ``ids`` int64 (unique, not yet present), ``fingerprints`` of ``bits``."""
         fps = as_fingerprints(fingerprints, self.bits)
         ids_arr = as_ids(ids, fps.shape[0])
@@ -178,7 +183,7 @@ class HammingIndex:
         positions = (np.flatnonzero(alive) + lo).astype(np.uint32)
         return lo, hi, StaticTables.build(design, self._store.fps, positions)
 
-    def remove(self, ids: Any, *, missing_ok: bool = False) -> int:
+    def remove(self, ids: npt.ArrayLike, *, missing_ok: bool = False) -> int:
         """Remove rows by id; returns how many were removed. Unknown ids raise ``KeyError``."""
         if self._wide is not None:
             return self._wide.remove(ids, missing_ok=missing_ok)
@@ -228,7 +233,7 @@ class HammingIndex:
     def __len__(self) -> int:
         return self._store.live if self._wide is None else len(self._wide)
 
-    def search(self, fingerprints: Any, k: int | None = None) -> Matches:
+    def search(self, fingerprints: npt.ArrayLike, k: int | None = None) -> Matches:
         """Every live row within ``k`` (default: the index's k) of each query."""
         queries = as_fingerprints(fingerprints, self.bits)
         if self._wide is not None:

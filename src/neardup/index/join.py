@@ -28,7 +28,6 @@ both halves (see :mod:`neardup.index.wide`); the result type is the same :class:
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -91,7 +90,7 @@ def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64]
     return keys, pos.astype(np.int64)
 
 
-def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I64]:
+def duplicate_groups(fingerprints: npt.ArrayLike) -> tuple[npt.NDArray[np.uint64], I64, I64]:
     """``(values, inverse, counts)``: distinct fingerprints (ascending), each input's group,
     group sizes. The compact answer for big groups of identical fingerprints.
 
@@ -168,7 +167,7 @@ def _hot_bucket_pairs(
     return pos[a[keep]].astype(np.int64), pos[b[keep]].astype(np.int64), d[keep]
 
 
-def all_pairs(fingerprints: Any, k: int = 3, *, bits: int | None = None) -> Pairs:
+def all_pairs(fingerprints: npt.ArrayLike, k: int = 3, *, bits: int | None = None) -> Pairs:
     """``(i, j, distance)``: every pair ``i < j`` of input positions within ``k``, once each.
 
     Sorted by ``(i, j)``; identical fingerprints pair at distance 0. ``bits`` is 64 (uint64

@@ -67,7 +67,7 @@ class HalvesIndex:
         self.k = k
         self.halves = (hi, lo)
 
-    def add(self, ids: Any, fps: U64, timestamps: Any) -> None:
+    def add(self, ids: I64, fps: U64, timestamps: I64 | None) -> None:
         hi, lo = self.halves
         hi.add(ids, fps[:, 0], timestamps)
         lo.add(ids, fps[:, 1], timestamps)
@@ -86,7 +86,7 @@ class HalvesIndex:
         order = np.lexsort((cid, dist, qrow))
         return Matches(qrow[order], cid[order], dist[order])
 
-    def remove(self, ids: Any, *, missing_ok: bool) -> int:
+    def remove(self, ids: npt.ArrayLike, *, missing_ok: bool) -> int:
         self.halves[1].remove(ids, missing_ok=True)
         return self.halves[0].remove(ids, missing_ok=missing_ok)
 
