@@ -1,6 +1,7 @@
 """neardup: near-duplicate text detection at scale with SimHash.
 
-Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (CLI, service, Spark).
+Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (the CLI; an HTTP
+service and a Spark engine are being built on the same library).
 Names are imported on first use, so ``import neardup`` (and ``neardup --help``) stay fast.
 
 >>> import neardup

@@ -1,4 +1,5 @@
-"""Exact-duplicate keys: the same function in every engine (library, CLI, Spark)."""
+"""Exact-duplicate keys: one function for every engine that decides duplicates (library and
+CLI; the service and Spark engine being built use it too)."""
 
 from __future__ import annotations
 

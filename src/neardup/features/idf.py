@@ -102,7 +102,12 @@ class IdfTable(FrozenParams):
     def from_document_frequencies(
         cls, df: Mapping[str, int], n_docs: int, *, min_df: int = 1, analyzer: str | None = None
     ) -> IdfTable:
-        """Build from document frequencies counted elsewhere (e.g. by a Spark job)."""
+        """Build from document frequencies counted elsewhere (e.g. by a distributed job).
+
+        >>> t = IdfTable.from_document_frequencies({"oil": 3, "rare": 1}, 3, min_df=2)
+        >>> sorted(t.idf_), round(t["oil"], 3), round(t["rare"], 3)
+        (['oil'], 1.0, 2.386)
+        """
         idf = {f: math.log((1 + n_docs) / (1 + c)) + 1 for f, c in df.items() if c >= min_df}
         return cls(idf, default=math.log(1 + n_docs) + 1, n_docs=n_docs, analyzer=analyzer)
 
