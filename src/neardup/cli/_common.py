@@ -128,6 +128,14 @@ def out_option(help: str = "Output file (.jsonl, .jsonl.gz, .parquet) or -.") ->
     return click.option("--out", "-o", required=True, help=help)
 
 
+def config_option(
+    help: str = "Fingerprinter config JSON (Fingerprinter.get_config(); default: the library "
+    "default).",
+) -> Callable[[F], F]:
+    """``--config``: a fingerprinter config JSON file (what it is for, in ``help``)."""
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False), help=help)
+
+
 def fingerprinter_options(func: F) -> F:
     """Add ``--config`` (fingerprinter config JSON) and ``--idf`` (an IDF table file)."""
     func = click.option(
@@ -136,13 +144,7 @@ def fingerprinter_options(func: F) -> F:
         type=click.Path(dir_okay=False),
         help="IDF table from `neardup idf fit` (TF-IDF weighting).",
     )(func)
-    return click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False),
-        help="Fingerprinter config JSON (Fingerprinter.get_config(); "
-        "default: the library default).",
-    )(func)
+    return config_option()(func)
 
 
 def build_fingerprinter(

@@ -10,6 +10,7 @@ from neardup.cli._common import (
     DataError,
     build_fingerprinter,
     check_inputs,
+    config_option,
     input_options,
     out_option,
 )
@@ -38,12 +39,7 @@ def idf_group() -> None:
     show_default=True,
     help="Drop features in fewer documents than this.",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Fingerprinter config whose analyzer defines the features.",
-)
+@config_option("Fingerprinter config whose analyzer defines the features.")
 def fit_command(
     inputs: tuple[str, ...],
     out: str,

@@ -23,6 +23,7 @@ from neardup.cli._common import (
     DataError,
     build_fingerprinter,
     check_inputs,
+    config_option,
     fingerprinter_options,
     input_options,
     progress,
@@ -192,12 +193,7 @@ def build_command(
 @index_group.command("add", epilog=EXAMPLES)
 @click.argument("directory")
 @input_options(id_field=True)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Only checked: must equal the index's config.",
-)
+@config_option("Only checked: must equal the index's config.")
 def add_command(
     directory: str,
     inputs: tuple[str, ...],
@@ -232,12 +228,7 @@ def add_command(
     default=None,
     help="Search radius (default: the index's k).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Only checked: must equal the index's config.",
-)
+@config_option("Only checked: must equal the index's config.")
 def query_command(
     directory: str,
     texts: tuple[str, ...],
