@@ -219,7 +219,6 @@ def bench_latency(n: int, k: int, rng: np.random.Generator, ops: int = 2000) -> 
 
 def bench_wide(n: int, nq: int, rng: np.random.Generator) -> None:
     """128-bit fingerprints ((n, 2) [hi, lo]): halves indexed at k // 2, verified on 128 bits."""
-
     fps = rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64)
     queries = rng.integers(0, 2**64, size=(nq, 2), dtype=np.uint64)
     queries[: nq // 2] = fps[: nq // 2] ^ np.array([1, 2**40 + 4], dtype=np.uint64)
