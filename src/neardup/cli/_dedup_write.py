@@ -25,6 +25,7 @@ from neardup.io import (
     open_binary,
     open_writer,
 )
+from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
 
@@ -99,7 +100,8 @@ def _lines(src: Source) -> Iterator[bytes]:
 
 
 def _record_id(rec: dict[str, Any], id_field: str, p: int) -> Any:
-    return rec.get(id_field, p)
+    doc_id = rec.get(id_field)
+    return p if doc_id is None else doc_id  # null ids: the position (see io.documents)
 
 
 def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> None:
@@ -130,7 +132,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 middle = b'null, "distance": null'
             else:
                 if r not in encoded:
-                    encoded[r] = json.dumps(plan.ids[r], ensure_ascii=False).encode("utf-8")
+                    encoded[r] = dumps_utf8(plan.ids[r])
                 middle = encoded[r] + b', "distance": ' + str(plan.distance[p]).encode()
             writer.write_jsonl_line(
                 b"".join(
