@@ -167,7 +167,9 @@ def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool
             if doc.position in plan.needed:
                 plan.ids[doc.position] = doc.id
     with (
-        open_writer(out, type_hints=_type_hints(src, out)) as writer,
+        open_writer(
+            out, type_hints=_type_hints(src, out), notes=getattr(src, "notes", None)
+        ) as writer,
         progress("writing") as advance,
     ):
         for doc, rec in src.documents(ReadStats()):

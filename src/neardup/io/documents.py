@@ -41,7 +41,7 @@ EPOCH_UNITS: tuple[EpochUnit, ...] = ("s", "ms", "us", "auto")
 _EPOCH_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 # auto: epoch seconds reach 1e11 only in year 5138, milliseconds 1e14 likewise; so a magnitude
 # below 1e11 is seconds, below 1e14 milliseconds, below 1e17 microseconds (any date after 1973)
-_AUTO_LIMITS = ((1e11, "s"), (1e14, "ms"), (1e17, "us"))
+_AUTO_LIMITS: tuple[tuple[float, EpochUnit], ...] = ((1e11, "s"), (1e14, "ms"), (1e17, "us"))
 MIN_TIMESTAMP = -62135596800.0  # 0001-01-01T00:00:00Z
 MAX_TIMESTAMP = 253402300799.0  # 9999-12-31T23:59:59Z
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -81,7 +81,9 @@ class ReadStats:
         self.skipped += 1
         if len(self.errors) < 20:
             self.errors.append(message)
-        reason = message[len(where) + 2 :] if where and message.startswith(where + ": ") else message
+        reason = (
+            message[len(where) + 2 :] if where and message.startswith(where + ": ") else message
+        )
         if len(self.reasons) < 1000 or reason in self.reasons:
             self.reasons[reason] += 1
 

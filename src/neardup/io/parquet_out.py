@@ -14,8 +14,10 @@ Strings with lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD, als
 >>> for r in [{"id": 1}, {"id": 2}, {"id": "c", "x": 1.5}]:
 ...     w.write(r)
 >>> w.finish(sink)
->>> pq.read_table(sink).to_pylist(), w.notes
-([{'id': '1', 'x': None}, {'id': '2', 'x': None}, {'id': 'c', 'x': 1.5}], ["column 'id' mixes int64 and string values: written as strings"])
+>>> pq.read_table(sink).to_pylist()
+[{'id': '1', 'x': None}, {'id': '2', 'x': None}, {'id': 'c', 'x': 1.5}]
+>>> w.notes
+["column 'id' mixes int64 and string values: written as strings"]
 """
 
 from __future__ import annotations
@@ -146,7 +148,7 @@ class SpooledParquet:
         for s in self._schemas:
             for name in s.names:
                 if f"Field {name} has incompatible types" in message and name not in self._texts:
-                    return name
+                    return str(name)
         return None
 
     def _cast(self, table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -1,4 +1,4 @@
-"""Streaming record readers: JSONL, CSV, Parquet, folders of parts or ``.txt`` files; ``.gz``, ``-``.
+"""Streaming record readers: JSONL, CSV, Parquet, folders of parts or of ``.txt``; ``.gz``, ``-``.
 
 Every reader yields ``(where, record)`` pairs, ``where`` being a human location such as
 ``"docs.jsonl:12"`` used in error messages. Nothing is read into memory at once: JSONL and CSV
@@ -97,9 +97,7 @@ def _visible_files(root: str) -> list[str]:
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        found += [
-            os.path.join(dirpath, f) for f in filenames if not f.startswith((".", "_"))
-        ]
+        found += [os.path.join(dirpath, f) for f in filenames if not f.startswith((".", "_"))]
     return sorted(found, key=lambda f: Path(f).relative_to(root).parts)
 
 

@@ -64,7 +64,7 @@ def dumps_utf8(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=True, default=_default).encode("ascii")
 
 
-_TMP_RE = re.compile(r"\.neardup-(?P<host>.+)-(?P<pid>\d+)-[^.]+\.tmp$")
+_TMP_RE = re.compile(r"\.neardup-(?P<host>\w+)-(?P<pid>\d+)-\w+(\.\w+)*$")
 
 
 def _host() -> str:
@@ -82,7 +82,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(directory: str, prefix: str) -> int:
-    """Remove ``prefix*.neardup-HOST-PID-*.tmp`` files of dead processes on this host.
+    """Remove ``prefix.neardup-HOST-PID-*`` files (see :func:`make_temp`) of dead processes.
 
     Returns how many were removed. Files of other hosts (a shared folder) are left alone.
     """
@@ -152,6 +152,7 @@ class RecordWriter:
         *,
         type_hints: dict[str, Any] | None = None,
         batch_rows: int = 8192,
+        notes: list[str] | None = None,
     ) -> None:
         self.path = path
         self.fmt = fmt
@@ -162,7 +163,8 @@ class RecordWriter:
         self._fh: IO[bytes] | None = None
         self._raw: IO[bytes] | None = None
         self._parquet: Any = None
-        self.notes: list[str] = []
+        self._spool: str | None = None
+        self.notes: list[str] = [] if notes is None else notes
         if path == "-":
             self._fh = _StdoutSink()  # type: ignore[assignment]
             return
@@ -177,7 +179,8 @@ class RecordWriter:
             from neardup.io.parquet_out import SpooledParquet
 
             self._raw = raw  # the Parquet file, written at close from the spool
-            sfd, self._spool = make_temp(directory, f".{name}", ".spool.tmp")
+            sfd, spool = make_temp(directory, f".{name}", ".spool.tmp")
+            self._spool = spool
             self._fh = os.fdopen(sfd, "w+b")
             self._parquet = SpooledParquet(
                 self._fh, type_hints=self.type_hints, batch_rows=batch_rows
@@ -227,7 +230,7 @@ class RecordWriter:
         self._drop_spool()
 
     def _drop_spool(self) -> None:
-        spool = getattr(self, "_spool", None)
+        spool = self._spool
         if spool is not None:
             with contextlib.suppress(OSError):
                 os.unlink(spool)
@@ -281,12 +284,17 @@ def detect_output_format(path: str) -> str:
 
 
 def open_writer(
-    path: str, fmt: str | None = None, *, type_hints: dict[str, Any] | None = None
+    path: str,
+    fmt: str | None = None,
+    *,
+    type_hints: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
 ) -> RecordWriter:
     """Open an atomic writer for ``path``; format from ``fmt`` or the extension (default JSONL).
 
     ``type_hints`` maps column names to pyarrow types for Parquet columns that are null in
-    every row (otherwise they would be typed ``null``).
+    every row (otherwise they would be typed ``null``). ``notes`` collects what the writer had
+    to adapt (Parquet columns of mixed types written as strings).
     """
     fmt = detect_output_format(path) if fmt is None else fmt
     if fmt not in WRITE_FORMATS:
@@ -295,4 +303,4 @@ def open_writer(
         )
     if fmt == "parquet" and path == "-":
         raise FormatError("Parquet cannot be written to stdout; give a file path with --out")
-    return RecordWriter(path, fmt, type_hints=type_hints)
+    return RecordWriter(path, fmt, type_hints=type_hints, notes=notes)
