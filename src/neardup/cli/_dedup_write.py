@@ -92,6 +92,8 @@ def _lines(src: Source) -> Iterator[bytes]:
     for path in src.inputs:
         f = open_binary(path)
         try:
+            if f.peek(3)[:3] == b"\xef\xbb\xbf":  # a UTF-8 BOM, as the reader skips it
+                f.read(3)
             for line in f:
                 if line.strip():
                     yield line.rstrip()

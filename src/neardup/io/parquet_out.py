@@ -23,12 +23,14 @@ Strings with lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD, als
 from __future__ import annotations
 
 import json
+import re
 from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 Record = dict[str, Any]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_default(obj: Any) -> Any:
@@ -44,7 +46,7 @@ def _as_text(value: Any) -> str | None:
 def _clean(value: Any) -> Any:
     """Replace lone surrogates in strings (Parquet strings must be valid UTF-8)."""
     if isinstance(value, str):
-        return value.encode("utf-8", "replace").decode("utf-8") if _bad(value) else value
+        return _SURROGATE.sub("\ufffd", value) if _bad(value) else value
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -81,15 +83,16 @@ class SpooledParquet:
             self._flush()
 
     def _table(self, rows: list[Record]) -> pa.Table:
+        # every key of every row (from_pylist would take the first row's keys only)
+        names = list(dict.fromkeys(k for r in rows for k in r))
         try:
-            return pa.Table.from_pylist(rows)
+            return pa.Table.from_pydict({n: [r.get(n) for r in rows] for n in names})
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
             pass
         except UnicodeEncodeError:
             self._replaced += 1
             return self._table([{k: _clean(v) for k, v in r.items()} for r in rows])
         # some column has no common type in this batch: find it and write it as text
-        names = list(dict.fromkeys(k for r in rows for k in r))
         for name in names:
             try:
                 pa.array([r.get(name) for r in rows])
