@@ -44,9 +44,9 @@ def _one_line_error(res: Result, code: int, *needles: str) -> None:
 # ---------------------------------------------------------------- 2. timestamps
 @pytest.mark.parametrize("bad", ["nan", "inf", "-inf", float("nan"), float("inf"), 1e30, "1e30"])
 def test_non_finite_and_out_of_range_timestamps_are_rejected(bad: object) -> None:
-    with pytest.raises(ValueError, match="not a finite number|out of range"):
+    with pytest.raises(ValueError, match=r"not a finite number|out of range"):
         parse_timestamp(bad)
-    with pytest.raises(ValueError, match="not a finite number|out of range"):
+    with pytest.raises(ValueError, match=r"not a finite number|out of range"):
         parse_timestamp(bad, "auto")
 
 
@@ -344,5 +344,5 @@ def test_on_error_skip_skips_invalid_utf8_lines(tmp_path: Path) -> None:
         assert res.exit_code == 0 and "skipped: 1" in res.stderr, (src, res.stderr)
     stats_docs = list(iter_documents(iter_records(str(j)), on_error="skip"))
     assert [d.id for d in stats_docs] == [1, 3]
-    with pytest.raises(InputError, match="bad.jsonl:2: invalid UTF-8"):
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: invalid UTF-8"):
         list(iter_documents(iter_records(str(j))))

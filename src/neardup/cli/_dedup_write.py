@@ -25,6 +25,7 @@ from neardup.io import (
     open_binary,
     open_writer,
 )
+from neardup.io.readers import skip_bom
 from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
@@ -92,8 +93,7 @@ def _lines(src: Source) -> Iterator[bytes]:
     for path in src.inputs:
         f = open_binary(path)
         try:
-            if f.peek(3)[:3] == b"\xef\xbb\xbf":  # a UTF-8 BOM, as the reader skips it
-                f.read(3)
+            skip_bom(f)  # as the reader does
             for line in f:
                 if line.strip():
                     yield line.rstrip()

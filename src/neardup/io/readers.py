@@ -168,9 +168,20 @@ _OTHER_BOMS = {
 }
 
 
+def _head(f: IO[bytes], n: int) -> bytes:
+    peek = getattr(f, "peek", None)  # open_binary always gives a buffered reader
+    return b"" if peek is None else bytes(peek(n)[:n])
+
+
+def skip_bom(f: IO[bytes]) -> None:
+    """Skip a UTF-8 byte-order mark at the start of ``f`` (a buffered reader)."""
+    if _head(f, 3) == b"\xef\xbb\xbf":
+        f.read(3)
+
+
 def _check_bom(f: IO[bytes], path: str) -> None:
     """Skip a UTF-8 byte-order mark; refuse UTF-16/32 (every line would be garbage)."""
-    head = f.peek(4)[:4] if hasattr(f, "peek") else b""
+    head = _head(f, 4)
     if head.startswith(b"\xef\xbb\xbf"):
         f.read(3)
         return
