@@ -257,8 +257,10 @@ def test_lone_surrogates_are_written(tmp_path: Path) -> None:
         assert res.exit_code == 0, (cmd, res.stderr)
         got = _rows(res.stdout)
         assert got[0]["id"] == "\ud800" and got[0]["text"].endswith("\udc00")  # lossless
-    res = _run("dedup", str(src), "--out", "-")
+    res = _run("dedup", str(src), "--out", "-", "--report", str(tmp_path / "rep"))
+    assert res.exit_code == 0, res.stderr
     assert _rows(res.stdout)[1]["duplicate_of"] == "\ud800"
+    assert "\\ud800" in (tmp_path / "rep" / "report.md").read_text("utf-8")
     out = tmp_path / "o.parquet"
     res = _run("dedup", str(src), "--out", str(out))
     assert res.exit_code == 0, res.stderr

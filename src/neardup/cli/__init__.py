@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from neardup import __version__
-from neardup.cli._common import DataError
+from neardup.cli._common import DataError, one_line
 from neardup.io.writers import OutputClosed
 
 EXAMPLES = """
@@ -54,7 +54,7 @@ class NeardupGroup(click.Group):
             click.echo(exc.format_message(), err=True)
             sys.exit(2)
         except click.UsageError as exc:
-            click.echo(f"neardup: error: {exc.format_message()}", err=True)
+            click.echo(f"neardup: error: {one_line(exc.format_message())}", err=True)
             sys.exit(2)
         except DataError as exc:
             exc.show()

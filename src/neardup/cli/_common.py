@@ -29,7 +29,16 @@ class DataError(click.ClickException):
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"neardup: error: {self.format_message()}", err=True)
+        click.echo(f"neardup: error: {one_line(self.format_message())}", err=True)
+
+
+def one_line(message: str) -> str:
+    """The message with line breaks escaped: errors are one line, whatever the data holds.
+
+    >>> one_line("bad value 'a\\nb'")
+    "bad value 'a\\\\nb'"
+    """
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def usage_error(message: str) -> click.UsageError:

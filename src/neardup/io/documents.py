@@ -206,6 +206,13 @@ def _epoch(t: dt.datetime) -> float:
     return seconds
 
 
+def _field_names(rec: Record) -> str:
+    # repr: a field name with a newline must not break the one-line error
+    names = [n if n.isprintable() else repr(n) for n in map(str, rec)]
+    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+    return shown or "none"
+
+
 def record_to_document(
     rec: Record,
     position: int,
@@ -224,7 +231,7 @@ def record_to_document(
     if text_field not in rec:
         raise InputError(
             f"{where}: missing text field {text_field!r} (fields: "
-            f"{', '.join(map(str, rec)) or 'none'}); use --text-field"
+            f"{_field_names(rec)}); use --text-field"
         )
     text = rec[text_field]
     if not isinstance(text, str):
@@ -236,7 +243,7 @@ def record_to_document(
         if rec.get(time_field) is None:
             raise InputError(
                 f"{where}: missing time field {time_field!r} (fields: "
-                f"{', '.join(map(str, rec)) or 'none'}); check --time-field"
+                f"{_field_names(rec)}); check --time-field"
             )
         try:
             ts, unit = read_timestamp(rec[time_field], epoch_unit)

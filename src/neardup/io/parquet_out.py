@@ -62,6 +62,14 @@ def _bad(s: str) -> bool:
     return False
 
 
+def _writable(t: pa.DataType) -> bool:
+    if pa.types.is_struct(t):
+        return t.num_fields > 0 and all(_writable(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _writable(t.value_type)
+    return True
+
+
 class SpooledParquet:
     """Collects rows (spooled to ``spool``) and writes one Parquet file at :meth:`finish`."""
 
@@ -134,8 +142,13 @@ class SpooledParquet:
                 types = sorted({str(s.field(name).type) for s in self._schemas if name in s.names})
                 self._force_text(name, " and ".join(types) + " values")
                 self._schemas = [self._retype(s) for s in self._schemas]
+        for f in schema:
+            if not _writable(f.type):  # e.g. {} ids: an empty struct has no Parquet form
+                self._force_text(f.name, f"{f.type} values (no Parquet form)")
         fields = [
-            pa.field(f.name, self.type_hints.get(f.name, pa.string()))
+            pa.field(f.name, pa.string())
+            if f.name in self._texts
+            else pa.field(f.name, self.type_hints.get(f.name, pa.string()))
             if pa.types.is_null(f.type)
             else f
             for f in schema
