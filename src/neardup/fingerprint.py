@@ -375,6 +375,8 @@ class Fingerprinter(FrozenParams):
         returned boolean mask; otherwise ``EmptyTextError`` names them. ``n_jobs`` worker
         processes share the work (-1 = all cores; forked on POSIX, so they start warm).
         """
+        if isinstance(texts, str | bytes):  # would fingerprint each character
+            raise TypeError("texts must be a list of strings, got one string: pass [text]")
         batch = texts if isinstance(texts, Sequence) else list(texts)
         for i, t in enumerate(batch):
             if not isinstance(t, str):
@@ -404,7 +406,7 @@ class Fingerprinter(FrozenParams):
             return fps, empty
         step = 2048
         chunks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-        jobs = min(_resolve_jobs(n_jobs), len(chunks))
+        jobs = min(_resolve_jobs(n_jobs), max(len(chunks), 1))  # no texts: no pool
         if jobs == 1:
             for lo, hi in chunks:
                 self._run_chunk(texts, lo, hi, fps, empty)

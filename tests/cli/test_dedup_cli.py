@@ -117,7 +117,7 @@ def test_keep_longest_points_forward(tmp_path: Path) -> None:
         (["dedup", "{src}", "--out", "x.csv"], "output must end in"),
         (["dedup", "{src}", "--time-field", "t", "--window", "seven", "--out", "-"], "bad window"),
         (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
-        (["dedup", "{dir}", "--format", "jsonl", "--out", "-"], "folder of .txt"),
+        (["dedup", "{dir}", "--out", "-"], "cannot tell the format of part"),
         (["dedup", "-", "--format", "parquet", "--out", "-"], "stdin"),
         (["dedup", "{src}", "--out", "{dir}/no/such/out.jsonl"], "does not exist"),
     ],

@@ -13,6 +13,7 @@ from neardup.cli._common import (
     check_inputs,
     fingerprinter_options,
     input_options,
+    nothing_read_error,
     out_option,
     output_path_or_usage_error,
     progress,
@@ -31,6 +32,11 @@ Examples:
   neardup fingerprint docs.jsonl --out fps.jsonl
   neardup fingerprint docs.parquet --out fps.parquet --bits 128 --idf idf.tsv
   cat docs.jsonl | neardup fingerprint - --out - | head
+
+\b
+Exit codes: 0 done; 1 bad data (file and row named; with --on-error skip, a run where every
+row fails is still 1); 2 usage error; 130/143 interrupted. On a non-zero exit --out is left as
+it was.
 """
 
 
@@ -67,12 +73,12 @@ def fingerprint_command(
 ) -> None:
     """Add a SimHash fingerprint (hex string; null for texts without features) and
     ``config_id`` to every record. Reads stdin when INPUT is -."""
-    check_inputs(inputs, fmt)
-    output_path_or_usage_error(out)
+    files = check_inputs(inputs, fmt)
+    output_path_or_usage_error(out, inputs + files)
     fp = build_fingerprinter(config_path, idf_path, None if bits is None else int(bits))
     config_id = fp.config_id
     stats = ReadStats()
-    rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
+    rows = chain.from_iterable(iter_records(p, fmt) for p in files)
     docs = iter_document_records(
         rows,
         text_field=text_field,
@@ -87,6 +93,8 @@ def fingerprint_command(
                 for (_, rec), h, e in zip(chunk, hexes, empty.tolist(), strict=True):
                     writer.write({**rec, column: None if e else h, "config_id": config_id})
                 advance(len(chunk))
+            if stats.documents == 0 and stats.skipped:
+                raise nothing_read_error(stats)  # inside the writer: the old --out stays
     except InputError as exc:
         raise DataError(str(exc)) from None
     click.echo(

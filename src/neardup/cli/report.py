@@ -90,6 +90,7 @@ def write_report(
     if stats.errors:
         lines += ["## Skipped rows (first few)", ""] + [f"- {e}" for e in stats.errors] + [""]
     path = os.path.join(out_dir, "report.md")
-    with atomic_write(path, "w", encoding="utf-8") as f:
+    # lone surrogates (valid JSON escapes, no UTF-8 form) are shown as \ud800, not a crash
+    with atomic_write(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write("\n".join(lines))
     return path
