@@ -183,6 +183,24 @@ class HammingCandidates:
         return {**self.get_config(), "index": self._index.describe()}
 
 
+#: ``k`` of the default design: no Hamming filter, the verifier decides (docs/ACCURACY.md).
+NO_HAMMING_LIMIT = 64
+
+
+def bands_fit(verifier: object) -> bool:
+    """Whether the default band design applies: an 8-bit MinHash verifier with >= 128 values.
+
+    >>> from neardup.verify import MinHashVerifier
+    >>> bands_fit(MinHashVerifier()), bands_fit(MinHashVerifier(num_hashes=64)), bands_fit(None)
+    (True, False, False)
+    """
+    from neardup.verify import MinHashVerifier
+
+    return (
+        isinstance(verifier, MinHashVerifier) and verifier.bits == 8 and verifier.num_hashes >= 128
+    )
+
+
 class BandCandidates:
     """Candidates by shared LSH bands of the verifier's MinHash sketch (the scaling default).
 
