@@ -106,10 +106,13 @@ def band_keys(sketches: npt.NDArray[Any], design: BandDesign) -> U64:
             f"{design.bands} bands x {design.rows} rows need {need} sketch values, the sketch "
             f"has {sk.shape[1] - 1}; use fewer bands or a wider MinHashVerifier"
         )
-    vals = sk[:, :need].astype(np.uint64).reshape(sk.shape[0], design.bands, design.rows)
-    packed = np.zeros((sk.shape[0], design.bands), dtype=np.uint64)
-    for r in range(design.rows):
-        packed = (packed << np.uint64(8)) | vals[:, :, r]
+    if design.rows == 4:  # one big-endian uint32 per band: a view, no arithmetic
+        packed = np.ascontiguousarray(sk[:, :need]).view(">u4").astype(np.uint64)
+    else:
+        vals = sk[:, :need].astype(np.uint64).reshape(sk.shape[0], design.bands, design.rows)
+        packed = np.zeros((sk.shape[0], design.bands), dtype=np.uint64)
+        for r in range(design.rows):
+            packed = (packed << np.uint64(8)) | vals[:, :, r]
     band = np.arange(design.bands, dtype=np.uint64) << np.uint64(32)
     return mix64_np(packed | band)
 
@@ -136,11 +139,14 @@ def pairs_sharing_keys(keys: U64, docs: I64) -> tuple[I64, I64]:
     """
     keys = np.asarray(keys, dtype=np.uint64)
     docs = np.asarray(docs, dtype=np.int64)
-    order = np.lexsort((docs, keys))
-    k, d = keys[order], docs[order]
-    if k.size < 2:
-        empty = np.zeros(0, np.int64)
+    empty = np.zeros(0, np.int64)
+    ks = np.sort(keys)
+    shared = np.unique(ks[1:][ks[1:] == ks[:-1]])  # keys held more than once: usually few
+    if shared.size == 0:
         return empty, empty.copy()
+    sel = np.flatnonzero(np.isin(keys, shared))
+    order = sel[np.argsort(keys[sel])]
+    k, d = keys[order], docs[order]
     start = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     size = np.diff(np.append(start, k.size))
     big = size > 1
