@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup.index import key_kernels
+
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
@@ -42,22 +44,29 @@ class _Run:
 
     @classmethod
     def build(cls, keys: U64, slots: U32) -> _Run:
-        order = np.argsort(keys, kind="stable")
-        keys, slots = keys[order], slots[order]
+        """A run from unsorted rows."""
+        order = np.argsort(keys)
+        return cls.sorted(keys[order], slots[order])
+
+    @classmethod
+    def sorted(cls, keys: U64, slots: U32) -> _Run:
+        """A run from rows already sorted by key: only the offsets are computed."""
         p = max(1, int(np.log2(max(keys.size, 4) / 4)))
-        top = (keys >> np.uint64(64 - p)).astype(np.int64)
-        offsets = np.searchsorted(top, np.arange((1 << p) + 1, dtype=np.int64)).astype(np.int64)
+        top = keys >> np.uint64(64 - p)
+        bounds = np.arange((1 << p) + 1, dtype=np.uint64)
+        offsets = np.searchsorted(top, bounds).astype(np.int64)
         return cls(keys, slots, offsets, p)
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
         """(query row, row in this run) for every equal key."""
-        top = (queries >> np.uint64(64 - self.p)).astype(np.int64)
-        lo, hi = self.offsets[top], self.offsets[top + 1]
-        size = hi - lo
-        rows = np.repeat(np.arange(queries.size, dtype=np.int64), size)
-        at = np.repeat(lo - np.cumsum(size) + size, size) + np.arange(rows.size, dtype=np.int64)
-        hit = self.keys[at] == queries[rows]
-        return rows[hit], at[hit]
+        cap = max(16, queries.size)
+        while True:
+            out_q = np.empty(cap, np.int64)
+            out_at = np.empty(cap, np.int64)
+            c = key_kernels.lookup(self.keys, self.offsets, self.p, queries, out_q, out_at)
+            if c <= cap:
+                return out_q[:c], out_at[:c]
+            cap = c
 
     @property
     def nbytes(self) -> int:
@@ -100,10 +109,10 @@ class KeyTable:
             self._runs[-2:] = [self._merge(a, b)]
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
-        keys = np.concatenate([a.keys, b.keys])
-        slots = np.concatenate([a.slots, b.slots])
-        live = ~self._dead[slots]
-        return _Run.build(keys[live], slots[live])
+        n = a.keys.size + b.keys.size
+        keys, slots = np.empty(n, np.uint64), np.empty(n, np.uint32)
+        m = key_kernels.merge(a.keys, a.slots, b.keys, b.slots, self._dead, keys, slots)
+        return _Run.sorted(keys[:m].copy(), slots[:m].copy())
 
     def kill(self, slots: npt.ArrayLike) -> None:
         """Mark slots dead: lookups skip them, the next merge drops their rows."""
