@@ -24,9 +24,8 @@ from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.harness import DEFAULT_FINGERPRINTER, DEFAULT_VERIFIER
 from neardup.eval.metrics import components, score
 from neardup.eval.pairs import all_pairs
-from neardup.eval.perturb import BUCKETS, EDIT_KINDS
-from neardup.index.lsh import BandDesign, band_keys, pairs_sharing_keys
 from neardup.fingerprint import Fingerprinter
+from neardup.index.lsh import BandDesign, band_keys, pairs_sharing_keys
 
 RATES = (0.01, 0.02, 0.05, 0.1, 0.2)
 KS = (14, 18, 22, 26, 64)
@@ -70,8 +69,9 @@ def _candidates(design: str, fps: np.ndarray, sk: np.ndarray, live: np.ndarray) 
 
 
 @click.command()
-@click.option("--corpus", "which", multiple=True,
-              default=("reuters", "reviews", "planted-en", "planted-zh"))
+@click.option(
+    "--corpus", "which", multiple=True, default=("reuters", "reviews", "planted-en", "planted-zh")
+)
 @click.option("--design", "designs", multiple=True, default=("hamming14", "32x4", "42x3"))
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
 def main(which: tuple[str, ...], designs: tuple[str, ...], out: Path) -> None:
@@ -96,8 +96,15 @@ def main(which: tuple[str, ...], designs: tuple[str, ...], out: Path) -> None:
                     acc = ok & (d <= k)
                     labels = components(len(texts), i[acc], j[acc])
                     s = score(labels, gt)
-                    row = {"corpus": name, "design": design, "k": k, "pairs": int(i.size),
-                           "accepted": int(acc.sum()), "seconds": round(secs, 2), **s.as_dict()}
+                    row = {
+                        "corpus": name,
+                        "design": design,
+                        "k": k,
+                        "pairs": int(i.size),
+                        "accepted": int(acc.sum()),
+                        "seconds": round(secs, 2),
+                        **s.as_dict(),
+                    }
                     if ps is not None:
                         found = labels[ps.orig] == labels[ps.copy]
                         long = np.array([b != "short" for b in ps.bucket])
@@ -106,10 +113,16 @@ def main(which: tuple[str, ...], designs: tuple[str, ...], out: Path) -> None:
                             row[f"recall_{rate:g}"] = round(float(found[sel].mean()), 4)
                     f.write(json.dumps(row) + "\n")
                     f.flush()
-                    extra = " ".join(f"{r:g}:{row.get(f'recall_{r:g}', '')}" for r in RATES) if ps else ""
-                    click.echo(f"{name:11s} {design:9s} k={k:2d} pairs={i.size:8d} acc={int(acc.sum()):7d} "
-                               f"P={s.precision:.4f} R={s.recall:.4f} F1={s.f1:.4f} {extra}")
-    del BUCKETS, EDIT_KINDS
+                    extra = (
+                        " ".join(f"{r:g}:{row.get(f'recall_{r:g}', '')}" for r in RATES)
+                        if ps
+                        else ""
+                    )
+                    click.echo(
+                        f"{name:11s} {design:9s} k={k:2d} pairs={i.size:8d} "
+                        f"acc={int(acc.sum()):7d} "
+                        f"P={s.precision:.4f} R={s.recall:.4f} F1={s.f1:.4f} {extra}"
+                    )
 
 
 if __name__ == "__main__":

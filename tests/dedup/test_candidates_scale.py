@@ -82,7 +82,7 @@ def test_expire_remove_and_arrays_roundtrip() -> None:
     assert bc.expire(1000) == 1000
     assert bc.remove(np.array([2000 * 2, 7])) == 1
     rows, pos, dist = bc.query(fps[[500, 1500, 2000, 2500]], sk[[500, 1500, 2000, 2500]])
-    assert list(zip(rows.tolist(), pos.tolist(), dist.tolist())) == [(1, 3000, 0), (3, 5000, 0)]
+    assert list(zip(rows.tolist(), pos.tolist(), dist.tolist(), strict=False)) == [(1, 3000, 0), (3, 5000, 0)]
     again = BandCandidates()
     again.load_arrays(bc.to_arrays())
     assert len(again) == len(bc)

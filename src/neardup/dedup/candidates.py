@@ -249,7 +249,7 @@ class BandCandidates:
         return sketches
 
     def keys(self, fps: U64, sketches: npt.NDArray[Any] | None) -> U64:
-        """``(n, bands)`` keys: ``mix64((band << 32) | band values)`` (see :mod:`neardup.index.lsh`)."""
+        """``(n, bands)`` keys: ``mix64((band << 32) | band values)`` (:mod:`neardup.index.lsh`)."""
         return band_keys(self._need(sketches), self.design)
 
     def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:

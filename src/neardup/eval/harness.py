@@ -31,10 +31,10 @@ import numpy.typing as npt
 from neardup.dedup.pipeline import PLAIN_K, VERIFIED_K
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import (
+    band_candidates,
     minhash_lsh,
     neardup_fingerprints,
     pypi_simhash_fingerprints,
-    band_candidates,
     simhash_candidates,
 )
 from neardup.eval.metrics import Scores, score

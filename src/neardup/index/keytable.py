@@ -90,7 +90,9 @@ class KeyTable:
         keys = np.asarray(keys, dtype=np.uint64)
         slot_arr = np.asarray(slots, dtype=np.int64)
         if keys.ndim != 2 or keys.shape[0] != slot_arr.shape[0]:
-            raise ValueError(f"keys must be (n, m) for n={slot_arr.shape[0]} slots, got {keys.shape}")
+            raise ValueError(
+                f"keys must be (n, m) for n={slot_arr.shape[0]} slots, got {keys.shape}"
+            )
         if slot_arr.size == 0:
             return
         top = int(slot_arr.max())
@@ -155,8 +157,14 @@ class KeyTable:
     def keys_by_slot(self, slots: npt.ArrayLike, m: int) -> U64:
         """The ``(len(slots), m)`` keys of live slots (each must hold exactly ``m`` keys)."""
         want = np.asarray(slots, dtype=np.int64)
-        keys = np.concatenate([r.keys for r in self._runs]) if self._runs else np.zeros(0, np.uint64)
-        own = np.concatenate([r.slots for r in self._runs]).astype(np.int64) if self._runs else np.zeros(0, np.int64)
+        keys = (
+            np.concatenate([r.keys for r in self._runs]) if self._runs else np.zeros(0, np.uint64)
+        )
+        own = (
+            np.concatenate([r.slots for r in self._runs]).astype(np.int64)
+            if self._runs
+            else np.zeros(0, np.int64)
+        )
         pick = np.isin(own, want)
         keys, own = keys[pick], own[pick]
         order = np.argsort(own, kind="stable")

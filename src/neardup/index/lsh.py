@@ -67,7 +67,9 @@ class BandDesign:
 
     def __post_init__(self) -> None:
         if not isinstance(self.rows, int) or not 1 <= self.rows <= 4:
-            raise ValueError(f"rows must be an int in 1..4 (8-bit values, 32-bit bands), got {self.rows!r}")
+            raise ValueError(
+                f"rows must be an int in 1..4 (8-bit values, 32-bit bands), got {self.rows!r}"
+            )
         if not isinstance(self.bands, int) or not 1 <= self.bands <= 4096:
             raise ValueError(f"bands must be an int in 1..4096, got {self.bands!r}")
 
@@ -162,9 +164,7 @@ def pairs_sharing_keys(keys: U64, docs: I64) -> tuple[I64, I64]:
     if d.size and int(d.max()) >= 2**32:
         raise ValueError("pairs_sharing_keys takes doc ids < 2**32 (local rows of a chunk)")
     code = np.unique(lo[keep].astype(np.uint64) << np.uint64(32) | hi[keep].astype(np.uint64))
-    return (code >> np.uint64(32)).astype(np.int64), (code & np.uint64(0xFFFFFFFF)).astype(
-        np.int64
-    )
+    return (code >> np.uint64(32)).astype(np.int64), (code & np.uint64(0xFFFFFFFF)).astype(np.int64)
 
 
 def _ranks(size: I64) -> I64:
