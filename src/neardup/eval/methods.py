@@ -21,6 +21,7 @@ from neardup.verify import MinHashVerifier, shingle_hashes
 
 __all__ = [
     "Candidates",
+    "band_candidates",
     "minhash_lsh",
     "neardup_fingerprints",
     "pypi_simhash_fingerprints",
@@ -114,6 +115,21 @@ def simhash_candidates(
         sim = verifier.similarity(sk[inv[: len(i)]], sk[inv[len(i) :]])
         secs["verify"] = time.perf_counter() - t1
     return Candidates(len(fps), i, j, d, sim, secs)
+
+
+def band_candidates(
+    fps: np.ndarray, empty: np.ndarray, texts: Sequence[str], verifier: MinHashVerifier
+) -> Candidates:
+    """Pairs sharing a MinHash LSH band key (the Deduplicator's default design), verified."""
+    from neardup.dedup.candidates import BandCandidates
+
+    t0 = time.perf_counter()
+    keep = np.flatnonzero(~np.asarray(empty, dtype=bool))
+    sk = np.asarray(verifier.sketch_many([texts[d] for d in keep.tolist()]))
+    i, j, d = BandCandidates().pairs(np.asarray(fps, np.uint64)[keep], sk)
+    sim = verifier.similarity(sk[i], sk[j])
+    secs = {"pairs+verify": time.perf_counter() - t0}
+    return Candidates(len(fps), keep[i], keep[j], d, sim, secs)
 
 
 def anchor_module(name: str) -> Any:
