@@ -13,6 +13,11 @@
 #define ND_CLONES
 #endif
 
+/* The top `bits` bits of x (0 bits: 0; a shift by 64 is undefined in C). */
+static inline int64_t top_bits(uint64_t x, int64_t bits) {
+    return bits == 0 ? 0 : (int64_t)(x >> (64 - bits));
+}
+
 static inline int64_t popcount(uint64_t x) { return __builtin_popcountll(x); }
 
 static inline uint64_t permute(uint64_t x, const nd_perm *pm, int64_t t) {
@@ -39,19 +44,17 @@ void nd_sort_u64(uint64_t *a, int64_t n) { qsort(a, (size_t)n, sizeof(uint64_t),
 
 void nd_top_counts(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
                    int64_t t, int64_t top, int64_t *counts) {
-    int shift = (int)(64 - top);
     int64_t ng = (int64_t)1 << top;
     for (int64_t g = 0; g <= ng; g++) counts[g] = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t x = fps[positions ? positions[i] : (uint64_t)i];
-        counts[(int64_t)(permute(x, pm, t) >> shift) + 1]++;
+        counts[top_bits(permute(x, pm, t), top) + 1]++;
     }
     for (int64_t g = 0; g < ng; g++) counts[g + 1] += counts[g];
 }
 
 int nd_scatter_top(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
                    int64_t t, int64_t top, const int64_t *starts, uint64_t *keys, uint32_t *pos) {
-    int shift = (int)(64 - top);
     int64_t ng = (int64_t)1 << top;
     int64_t *nxt = malloc(sizeof(int64_t) * (size_t)(ng + 1));
     if (!nxt) return -1;
@@ -59,7 +62,7 @@ int nd_scatter_top(const uint64_t *fps, const uint32_t *positions, int64_t n, co
     for (int64_t i = 0; i < n; i++) {
         uint32_t p = positions ? positions[i] : (uint32_t)i;
         uint64_t key = permute(fps[p], pm, t);
-        int64_t j = nxt[key >> shift]++;
+        int64_t j = nxt[top_bits(key, top)]++;
         keys[j] = key;
         pos[j] = p;
     }
@@ -117,10 +120,9 @@ int nd_bucket_segments(uint64_t *keys, uint32_t *pos, int64_t n, int64_t q, int6
 
 void nd_offsets_from_sorted(const uint64_t *keys, int64_t n, int64_t q, uint32_t *offsets,
                             int64_t noff) {
-    int shift = (int)(64 - q);
     int64_t b = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t c = (int64_t)(keys[i] >> shift);
+        int64_t c = top_bits(keys[i], q);
         while (b <= c) offsets[b++] = (uint32_t)i;
     }
     while (b < noff) offsets[b++] = (uint32_t)n;
@@ -132,7 +134,6 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
                      int64_t nprobes, const uint64_t *dedup, int64_t radius, const uint8_t *alive,
                      int64_t nalive, nd_out *o, int64_t *resume) {
     int64_t ntab = tb->ntab, nkeys = tb->nkeys, nbo = tb->nbuckets + 1;
-    int shift = (int)(64 - tb->q);
     uint64_t *pq = malloc(sizeof(uint64_t) * (size_t)ntab);
     int64_t *lo = malloc(sizeof(int64_t) * (size_t)(ntab * nprobes));
     int64_t *hi = malloc(sizeof(int64_t) * (size_t)(ntab * nprobes));
@@ -151,7 +152,7 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
         for (int64_t t = 0; t < ntab; t++) {
             uint64_t px = permute(x, pm, t);
             pq[t] = px;
-            int64_t b0 = (int64_t)(px >> shift);
+            int64_t b0 = top_bits(px, tb->q);
             const uint32_t *off = tb->offsets + t * nbo;
             for (int64_t pi = 0; pi < nprobes; pi++) {
                 int64_t b = b0 ^ probes[pi];

@@ -10,7 +10,7 @@
 #include "kernels.h"
 #include "xxh3.h"
 
-#define MAXB 12
+#define MAXB 16
 
 typedef struct {
     Py_buffer b[MAXB];
@@ -25,6 +25,10 @@ static void release(bufs *bs) {
 /* kind: 'u' unsigned int, 'i' signed int, 'f' float, 'b' one byte (bool or uint8). */
 static Py_buffer *get(bufs *bs, PyObject *o, char kind, Py_ssize_t size, int writable, int ndim,
                       const char *name) {
+    if (bs->n == MAXB) {
+        PyErr_SetString(PyExc_RuntimeError, "neardup._native: too many array arguments");
+        return NULL;
+    }
     Py_buffer *v = &bs->b[bs->n];
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(o, v, flags) < 0) {
