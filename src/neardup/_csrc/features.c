@@ -148,7 +148,8 @@ int64_t nd_feature_keys(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
     }
     int64_t ntok = nd_token_spans(buf, lo, hi, cls, han_single, starts, ends);
     int64_t kept = ntok;
-    if (mode == ND_WORD_MODE || nstop > 0) {
+    /* unigram keys: words, stop-word filtering, and 1-shingles (which return them as is) */
+    if (mode == ND_WORD_MODE || nstop > 0 || n == 1) {
         kept = 0;
         for (int64_t t = 0; t < ntok; t++) {
             uint64_t key = nd_xxh3_64(buf + starts[t], (size_t)(ends[t] - starts[t]), 0);

@@ -197,7 +197,7 @@ def feature_keys(
         return ncp - n + 1
     ntok = token_spans(buf, lo, hi, cls, han_single, starts, ends)
     kept = ntok
-    if mode == WORD_MODE or stop_keys.size > 0:  # shingles without stop words skip this
+    if mode == WORD_MODE or stop_keys.size > 0 or n == 1:  # else shingles skip this
         kept = 0
         for t in range(ntok):  # stop words out; keep spans compacted
             key = xxh3_64(buf, starts[t], ends[t] - starts[t])
