@@ -45,6 +45,14 @@ def reported_by_earlier_table(diff: np.uint64, dedup: Any, t: int, radius: int) 
 
 
 @njit(cache=True, nogil=True)
+def top_bits(x: np.uint64, bits: int) -> np.int64:
+    """The top ``bits`` bits of ``x`` (0 bits: 0; a shift by 64 is undefined in LLVM too)."""
+    if bits == 0:
+        return np.int64(0)
+    return np.int64(x >> np.uint64(64 - bits))
+
+
+@njit(cache=True, nogil=True)
 def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
     out = np.uint64(0)
     for i in range(rsh.shape[1]):
@@ -55,10 +63,9 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
 @njit(cache=True, nogil=True)
 def _top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
     """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``."""
-    shift = np.uint64(64 - top)
     counts = np.zeros((1 << top) + 1, np.int64)
     for i in range(positions.shape[0]):
-        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift) + 1] += 1
+        counts[top_bits(permute(fps[positions[i]], rsh, msk, lsh, t), top) + 1] += 1
     for g in range(1 << top):
         counts[g + 1] += counts[g]
     return counts
@@ -67,10 +74,9 @@ def _top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, 
 @njit(cache=True, nogil=True)
 def _top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
     """:func:`_top_counts` over every row (no position array to allocate)."""
-    shift = np.uint64(64 - top)
     counts = np.zeros((1 << top) + 1, np.int64)
     for i in range(fps.shape[0]):
-        counts[np.int64(permute(fps[i], rsh, msk, lsh, t) >> shift) + 1] += 1
+        counts[top_bits(permute(fps[i], rsh, msk, lsh, t), top) + 1] += 1
     for g in range(1 << top):
         counts[g + 1] += counts[g]
     return counts
@@ -94,12 +100,11 @@ def _scatter_top(
     Straight from the store into the table (stable, streaming into ``2**top`` fronts): no
     full-size scratch, so a 10^8-row build stays within memory.
     """
-    shift = np.uint64(64 - top)
     nxt = starts.copy()
     for i in range(positions.shape[0]):
         p = positions[i]
         key = permute(fps[p], rsh, msk, lsh, t)
-        g = np.int64(key >> shift)
+        g = top_bits(key, top)
         j = nxt[g]
         nxt[g] = j + 1
         keys[j] = key
@@ -111,11 +116,10 @@ def _scatter_top_all(
     fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any, keys: Any, pos: Any
 ) -> None:
     """:func:`_scatter_top` over every row."""
-    shift = np.uint64(64 - top)
     nxt = starts.copy()
     for i in range(fps.shape[0]):
         key = permute(fps[i], rsh, msk, lsh, t)
-        g = np.int64(key >> shift)
+        g = top_bits(key, top)
         j = nxt[g]
         nxt[g] = j + 1
         keys[j] = key
@@ -170,11 +174,10 @@ def bucket_segments(keys: Any, pos: Any, q: int, top: int, starts: Any, offsets:
 @njit(cache=True, nogil=True)
 def offsets_from_sorted(keys: Any, q: int, offsets: Any) -> None:
     """Bucket starts of ``keys`` already sorted by their top ``q`` bits."""
-    shift = np.uint64(64 - q)
     n = keys.shape[0]
     b = 0
     for i in range(n):
-        c = np.int64(keys[i] >> shift)
+        c = top_bits(keys[i], q)
         while b <= c:
             offsets[b] = i
             b += 1
@@ -211,7 +214,6 @@ def search_tables(
     every position comes out once per query without a hash set.
     """
     ntab = keys.shape[0]
-    shift = np.uint64(64 - q)
     cap = out_q.shape[0]
     nkeys = np.int64(keys.shape[1])
     nalive = np.int64(alive.shape[0])
@@ -226,7 +228,7 @@ def search_tables(
         for t in range(ntab):
             px = permute(x, rsh, msk, lsh, t)
             pq[t] = px
-            b0 = np.int64(px >> shift)
+            b0 = top_bits(px, q)
             for pi in range(nprobes):
                 b = b0 ^ probes[pi]
                 # clamped: unverified files opened with verify=False must not crash a kernel
