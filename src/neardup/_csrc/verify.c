@@ -83,7 +83,15 @@ done:
     return pos;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* the salt loop vectorises: AVX-512 / AVX2 clones, chosen when the module loads */
+#define ND_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ND_SIMD_CLONES
+#endif
+
 /* Per document d and salt s: min over its shingles x of mix64(x ^ salts[s]) into out[d, s]. */
+ND_SIMD_CLONES
 void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, const uint64_t *salts,
                 int64_t k, uint64_t *out) {
     for (int64_t d = 0; d < ndoc; d++) {
