@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from neardup.io import _json
+
 FORMATS = ("jsonl", "csv", "parquet", "txt")
 _EXTENSIONS = {
     ".jsonl": "jsonl",
@@ -103,7 +105,9 @@ def _iter_jsonl(path: str) -> Iterator[Row]:
                 continue
             where = f"{path}:{lineno}"
             try:
-                rec = json.loads(_decode(line, where))
+                rec = _json.loads(line)
+            except UnicodeDecodeError:
+                rec = json.loads(_decode(line, where))  # raises the one-line InputError
             except json.JSONDecodeError as exc:
                 yield (
                     where,
