@@ -261,3 +261,16 @@ def test_sorting_and_pair_kernels_c_equal_numba(n: int, q: int, seed: int) -> No
     native.expand_pairs(a, b, dist, perm, starts, counts, *outs[0])
     nb_index.expand_pairs(a, b, dist, perm, starts, counts, *outs[1])
     assert [x.tolist() for x in outs[0]] == [x.tolist() for x in outs[1]]
+
+
+SPACES = st.sampled_from([" ", "\t", "\n", "\x0b", "\x1c", "\x85", "\xa0", "\u1680", "\u2003", "\u2028", "\u202f", "\u205f", "\u3000", "\u200b"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.one_of(TEXT, SPACES), max_size=12))
+def test_exact_keys_c_equal_python_split(parts: list[str]) -> None:
+    from neardup.dedup.exact import exact_keys
+
+    text = "".join(parts)
+    want = xxhash.xxh3_128_intdigest(" ".join(text.split()).encode("utf-8", "surrogatepass"))
+    assert exact_keys([text, "x"], prepared=True)[0] == want

@@ -360,3 +360,45 @@ done:
     free(set_stamp);
     return rc;
 }
+
+/* Length of the whitespace character at buf[i] (Python's str.isspace set), or 0. */
+static inline int64_t space_len(const uint8_t *buf, int64_t i, int64_t hi) {
+    uint8_t b = buf[i];
+    if (b == ' ' || (b >= 0x09 && b <= 0x0D) || (b >= 0x1C && b <= 0x1F)) return 1;
+    if (b < 0xC2) return 0;
+    if (b == 0xC2 && i + 1 < hi) return (buf[i + 1] == 0x85 || buf[i + 1] == 0xA0) ? 2 : 0;
+    if (i + 2 >= hi) return 0;
+    uint8_t c = buf[i + 1], d = buf[i + 2];
+    if (b == 0xE1) return (c == 0x9A && d == 0x80) ? 3 : 0;
+    if (b == 0xE2 && c == 0x80)
+        return (d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF) && d >= 0x80 ? 3 : 0;
+    if (b == 0xE2 && c == 0x81) return d == 0x9F ? 3 : 0;
+    if (b == 0xE3) return (c == 0x80 && d == 0x80) ? 3 : 0;
+    return 0;
+}
+
+/* " ".join(text.split()) of each document, on UTF-8 bytes: whitespace runs become one space,
+ * ends trimmed. out holds at most len(buf) bytes; out_off gets ndoc + 1 offsets. */
+void nd_collapse_spaces(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, uint8_t *out,
+                        int64_t *out_off) {
+    int64_t nb = 0;
+    out_off[0] = 0;
+    for (int64_t d = 0; d < ndoc; d++) {
+        int64_t i = offsets[d], hi = offsets[d + 1], start = nb;
+        int pending = 0;
+        while (i < hi) {
+            int64_t s = space_len(buf, i, hi);
+            if (s) {
+                pending = nb > start;
+                i += s;
+                continue;
+            }
+            if (pending) {
+                out[nb++] = ' ';
+                pending = 0;
+            }
+            out[nb++] = buf[i++];
+        }
+        out_off[d + 1] = nb;
+    }
+}

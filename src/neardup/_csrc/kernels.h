@@ -29,6 +29,8 @@ int nd_fingerprint_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndo
                          const uint64_t *idf_keys, const double *idf_vals, int64_t nidf,
                          double idf_default, uint64_t seed, uint64_t *out, int64_t words,
                          uint8_t *empty, int64_t n_cjk);
+void nd_collapse_spaces(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, uint8_t *out,
+                        int64_t *out_off);
 
 /* verify.c */
 int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, int64_t ndoc,

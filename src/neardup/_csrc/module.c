@@ -311,6 +311,27 @@ fail:
     return NULL;
 }
 
+/* collapse_spaces(buf, offsets, out, out_off): " ".join(t.split()) per document, in bytes. */
+static PyObject *py_collapse_spaces(PyObject *self, PyObject *args) {
+    PyObject *buf, *offsets, *out, *out_off;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOO", &buf, &offsets, &out, &out_off)) return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(of, offsets, 'i', 8, 0, 1);
+    GET(o, out, 'u', 1, 1, 1);
+    GET(oo, out_off, 'i', 8, 1, 1);
+    if (check_offsets(of, LEN(b)) < 0) goto fail;
+    if (LEN(o) < LEN(b) || LEN(oo) != LEN(of)) FAIL(PyExc_ValueError, "out or out_off too small");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_collapse_spaces(b->buf, of->buf, LEN(of) - 1, o->buf, oo->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
 #include "module_index.h"
 
 static PyMethodDef methods[] = {
@@ -322,6 +343,7 @@ static PyMethodDef methods[] = {
     {"feature_keys", py_feature_keys, METH_VARARGS, "Feature keys of one text."},
     {"simhash_words", py_simhash_words, METH_VARARGS, "SimHash of weighted keys."},
     {"fingerprint_batch", py_fingerprint_batch, METH_VARARGS, "Fingerprints of many texts."},
+    {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
     {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
     {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
     INDEX_METHODS{NULL, NULL, 0, NULL}};
