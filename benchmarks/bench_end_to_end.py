@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from neardup.eval.corpora import corpora_dir
 

@@ -71,7 +71,9 @@ CONFIGS = st.fixed_dictionaries(
 def _fingerprint_args(chunks: list[bytes], cfg: dict[str, Any]) -> tuple[Any, ...]:
     buf, offsets = _pack(chunks)
     rng = np.random.default_rng(len(chunks))
-    stop = np.sort(np.array([xxhash.xxh3_64_intdigest(w) for w in (b"the", b"a", b"of")], np.uint64))
+    stop = np.sort(
+        np.array([xxhash.xxh3_64_intdigest(w) for w in (b"the", b"a", b"of")], np.uint64)
+    )
     idf_keys = np.unique(rng.integers(0, 2**64, 50, dtype=np.uint64))
     idf_vals = rng.random(idf_keys.size) * 5
     return (
@@ -99,7 +101,9 @@ def _run_fingerprint(kernel: Any, args: tuple[Any, ...], ndoc: int, cfg: dict[st
 
 
 @settings(max_examples=150, deadline=None)
-@given(texts=st.lists(TEXT, max_size=6), raw=st.lists(st.binary(max_size=60), max_size=3), cfg=CONFIGS)
+@given(
+    texts=st.lists(TEXT, max_size=6), raw=st.lists(st.binary(max_size=60), max_size=3), cfg=CONFIGS
+)
 def test_fingerprint_batch_c_equals_numba(texts: list[str], raw: list[bytes], cfg: Any) -> None:
     chunks = [t.encode("utf-8", "surrogatepass") for t in texts] + raw  # raw: malformed UTF-8
     args = _fingerprint_args(chunks, cfg)
@@ -122,8 +126,16 @@ def test_token_and_char_kernels_c_equal_numba(text: str, han_single: bool, joine
         stream, cps = np.zeros(size, np.uint8), np.zeros(size, np.int64)
         nb, ncp = mod.char_stream(buf, 0, buf.size, cls, stream, cps, joined)
         outs.append(
-            (n, starts[:n].tolist(), ends[:n].tolist(), bool(mod.is_cjk(buf, 0, buf.size, cls)),
-             int(nb), int(ncp), stream[:nb].tobytes(), cps[: ncp + 1].tolist())
+            (
+                n,
+                starts[:n].tolist(),
+                ends[:n].tolist(),
+                bool(mod.is_cjk(buf, 0, buf.size, cls)),
+                int(nb),
+                int(ncp),
+                stream[:nb].tobytes(),
+                cps[: ncp + 1].tolist(),
+            )
         )
     assert outs[0] == outs[1]
 
@@ -135,7 +147,9 @@ def test_token_and_char_kernels_c_equal_numba(text: str, han_single: bool, joine
     unit=st.booleans(),
     seed=st.integers(0, 2**64 - 1),
 )
-def test_simhash_words_c_equals_numba(keys: list[int], weights: list[float], unit: bool, seed: int) -> None:
+def test_simhash_words_c_equals_numba(
+    keys: list[int], weights: list[float], unit: bool, seed: int
+) -> None:
     k = np.array(keys, np.uint64)
     w = np.array(weights[: len(keys)], np.float64)
     a, b = np.zeros(2, np.uint64), np.zeros(2, np.uint64)
@@ -188,7 +202,9 @@ def test_index_kernels_c_equal_numba(n: int, k: int, blocks: int, seed: int, sub
     design = TableDesign(k=k, blocks=blocks)
     rng = np.random.default_rng(seed)
     base = rng.integers(0, 2**64, max(1, n // 4), dtype=np.uint64)
-    fps = base[rng.integers(0, base.size, n)] ^ (np.uint64(1) << rng.integers(0, 64, n).astype(np.uint64))
+    fps = base[rng.integers(0, base.size, n)] ^ (
+        np.uint64(1) << rng.integers(0, 64, n).astype(np.uint64)
+    )
     positions = np.flatnonzero(rng.random(n) < 0.8).astype(np.uint32) if subset else None
     m = n if positions is None else positions.size
     q = min(design.offset_bits(max(m, 1)), 12)
@@ -220,7 +236,22 @@ def test_index_kernels_c_equal_numba(n: int, k: int, blocks: int, seed: int, sub
         (
             "search_tables",
             int(queries.size),
-            (queries, k, keys, pos, offsets, q, rsh, msk, lsh, probes, len(probes), dedup, r, alive),
+            (
+                queries,
+                k,
+                keys,
+                pos,
+                offsets,
+                q,
+                rsh,
+                msk,
+                lsh,
+                probes,
+                len(probes),
+                dedup,
+                r,
+                alive,
+            ),
         ),
         ("scan_range", int(queries.size), (queries, k, fps, 0, n, alive)),
         ("brute_pairs", n, (fps, k)),
@@ -228,7 +259,10 @@ def test_index_kernels_c_equal_numba(n: int, k: int, blocks: int, seed: int, sub
         ("join_tables_r0", design.tables << q, (k, keys, pos, offsets, dedup, 5)),
     ]:
         name, total, args = radius_args
-        got = [canon(collect(getattr(mod, name), total, *args, capacity=64)) for mod in (native, nb_index)]
+        got = [
+            canon(collect(getattr(mod, name), total, *args, capacity=64))
+            for mod in (native, nb_index)
+        ]
         assert got[0] == got[1], name
 
 
@@ -263,7 +297,24 @@ def test_sorting_and_pair_kernels_c_equal_numba(n: int, q: int, seed: int) -> No
     assert [x.tolist() for x in outs[0]] == [x.tolist() for x in outs[1]]
 
 
-SPACES = st.sampled_from([" ", "\t", "\n", "\x0b", "\x1c", "\x85", "\xa0", "\u1680", "\u2003", "\u2028", "\u202f", "\u205f", "\u3000", "\u200b"])
+SPACES = st.sampled_from(
+    [
+        " ",
+        "\t",
+        "\n",
+        "\x0b",
+        "\x1c",
+        "\x85",
+        "\xa0",
+        "\u1680",
+        "\u2003",
+        "\u2028",
+        "\u202f",
+        "\u205f",
+        "\u3000",
+        "\u200b",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -26,10 +26,9 @@ def native() -> ModuleType | None:
     if os.environ.get("NEARDUP_KERNELS", "").strip().lower() == "numba":
         return None
     try:
-        from neardup import _native  # type: ignore[attr-defined]
+        return importlib.import_module("neardup._native")
     except ImportError:
         return None
-    return _native  # type: ignore[no-any-return]
 
 
 def backend() -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["bit_word", "key_of", "mix64", "xxh3_64"]
+__all__ = ["bit_word", "key_of"]  # plus mix64 and xxh3_64, resolved by __getattr__
 
 _M64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -57,10 +57,10 @@ def bit_word(key: Any, seed: Any, word: int) -> int:
     ``mix64(key + (2 * seed + word) * 0x9E3779B97F4A7C15)``. (Pure Python: the kernels
     inline the same rule.)
     """
-    key, seed = int(key), int(seed)
-    if seed == 0 and word == 0:
-        return key
-    return _mix64((key + (2 * seed + word) * _GOLDEN) & _M64)
+    k, s = int(key), int(seed)
+    if s == 0 and word == 0:
+        return k
+    return _mix64((k + (2 * s + word) * _GOLDEN) & _M64)
 
 
 def key_of(feature: str) -> int:

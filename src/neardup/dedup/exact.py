@@ -36,6 +36,6 @@ def exact_keys(texts: Sequence[str], *, prepared: bool = False) -> list[int]:
     out = np.empty(buf.size, dtype=np.uint8)
     out_off = np.empty(len(encoded) + 1, dtype=np.int64)
     nat.collapse_spaces(buf, offsets, out, out_off)
-    view = memoryview(out)
+    view = out.data
     ends = out_off.tolist()
     return [digest(view[ends[i] : ends[i + 1]]) for i in range(len(encoded))]
