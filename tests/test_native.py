@@ -210,7 +210,7 @@ def test_index_kernels_c_equal_numba(n: int, k: int, blocks: int, seed: int, sub
     q = min(design.offset_bits(max(m, 1)), 12)
     rsh, msk, lsh = permutation_arrays(design)
     top = min(q, 8)
-    tables = []
+    tables: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for mod in (native, nb_index):
         keys = np.zeros((design.tables, m), np.uint64)
         pos = np.zeros((design.tables, m), np.uint32)
@@ -221,7 +221,7 @@ def test_index_kernels_c_equal_numba(n: int, k: int, blocks: int, seed: int, sub
             mod.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys[t], pos[t])
             mod.bucket_segments(keys[t], pos[t], q, top, starts, offsets[t])
         tables.append((keys, pos, offsets))
-    assert all((a == b).all() for a, b in zip(tables[0], tables[1], strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(tables[0], tables[1], strict=True))
     keys, pos, offsets = tables[0]
     r = design.radius_for(k)
     probes = probe_masks(q, r)
