@@ -35,12 +35,48 @@ static inline int earlier(uint64_t diff, const uint64_t *dedup, int64_t ntab, in
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+
+static void insertion_u64(uint64_t *a, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        uint64_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && a[j - 1] > x) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
 }
 
-void nd_sort_u64(uint64_t *a, int64_t n) { qsort(a, (size_t)n, sizeof(uint64_t), cmp_u64); }
+/* Ascending sort of uint64: quicksort (median of three, smaller side first) with insertion
+ * sort below 24 elements, heapsort-free but depth-bounded by recursing on the smaller side. */
+void nd_sort_u64(uint64_t *a, int64_t n) {
+    while (n > 24) {
+        uint64_t x = a[0], y = a[n / 2], z = a[n - 1];
+        uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i >= j) break;
+            uint64_t t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        int64_t left = j + 1; /* a[0:left] <= pivot <= a[left:n] */
+        if (left < n - left) {
+            nd_sort_u64(a, left);
+            a += left;
+            n -= left;
+        } else {
+            nd_sort_u64(a + left, n - left);
+            n = left;
+        }
+    }
+    insertion_u64(a, n);
+}
 
 void nd_top_counts(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
                    int64_t t, int64_t top, int64_t *counts) {

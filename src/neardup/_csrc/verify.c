@@ -27,22 +27,6 @@ static int64_t units_of(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
     return u;
 }
 
-static void sort_u64(uint64_t *a, int64_t n) {
-    if (n <= 24) { /* insertion sort: most documents have few shingles per call site */
-        for (int64_t i = 1; i < n; i++) {
-            uint64_t x = a[i];
-            int64_t j = i;
-            while (j > 0 && a[j - 1] > x) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-        return;
-    }
-    nd_sort_u64(a, n);
-}
-
 /* Sorted unique shingle hashes per document into flat (capacity: len(buf) + ndoc + 1) and
  * out_off (ndoc + 1); returns the number of values, or -1 when out of memory. */
 int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, int64_t ndoc,
@@ -69,7 +53,7 @@ int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, in
             for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
             seg[s] = nd_mix64(acc);
         }
-        sort_u64(seg, count);
+        nd_sort_u64(seg, count);
         int64_t m = 0;
         for (int64_t s = 0; s < count; s++)
             if (s == 0 || seg[s] != seg[m - 1]) seg[m++] = seg[s];
