@@ -164,72 +164,84 @@ void nd_offsets_from_sorted(const uint64_t *keys, int64_t n, int64_t q, uint32_t
     while (b < noff) offsets[b++] = (uint32_t)n;
 }
 
+#define ND_BLOCK 16 /* queries in flight: their memory loads overlap */
+
 ND_CLONES
 int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t k,
                      const nd_tables *tb, const nd_perm *pm, const int64_t *probes,
                      int64_t nprobes, const uint64_t *dedup, int64_t radius, const uint8_t *alive,
                      int64_t nalive, nd_out *o, int64_t *resume) {
     int64_t ntab = tb->ntab, nkeys = tb->nkeys, nbo = tb->nbuckets + 1;
-    uint64_t *pq = malloc(sizeof(uint64_t) * (size_t)ntab);
-    int64_t *lo = malloc(sizeof(int64_t) * (size_t)(ntab * nprobes));
-    int64_t *hi = malloc(sizeof(int64_t) * (size_t)(ntab * nprobes));
-    if (!pq || !lo || !hi) {
+    int64_t per = ntab * nprobes; /* bucket ranges per query */
+    int64_t block = per * ND_BLOCK <= (1 << 16) ? ND_BLOCK : 1;
+    uint64_t *pq = malloc(sizeof(uint64_t) * (size_t)(ntab * block));
+    int64_t *bk = malloc(sizeof(int64_t) * (size_t)(per * block));
+    if (!pq || !bk) {
         free(pq);
-        free(lo);
-        free(hi);
+        free(bk);
         return -1;
     }
     int64_t m = 0;
     *resume = nq;
-    for (int64_t qi = start; qi < nq; qi++) {
-        int64_t m0 = m;
-        uint64_t x = queries[qi];
-        /* phase 1: every bucket range first, so the offset loads overlap */
-        for (int64_t t = 0; t < ntab; t++) {
-            uint64_t px = permute(x, pm, t);
-            pq[t] = px;
-            int64_t b0 = top_bits(px, tb->q);
-            const uint32_t *off = tb->offsets + t * nbo;
-            for (int64_t pi = 0; pi < nprobes; pi++) {
-                int64_t b = b0 ^ probes[pi];
-                /* clamped: unverified files opened with verify=False must not crash a kernel */
-                int64_t l = off[b] < nkeys ? off[b] : nkeys;
-                int64_t h = off[b + 1] < nkeys ? off[b + 1] : nkeys;
-                lo[t * nprobes + pi] = l;
-                hi[t * nprobes + pi] = h;
-                __builtin_prefetch(tb->keys + t * nkeys + l);
+    for (int64_t q0 = start; q0 < nq; q0 += block) {
+        int64_t q1 = q0 + block < nq ? q0 + block : nq;
+        /* stage 1: bucket of every (query, table, probe) of the block; prefetch its offsets */
+        for (int64_t qi = q0; qi < q1; qi++) {
+            for (int64_t t = 0; t < ntab; t++) {
+                uint64_t px = permute(queries[qi], pm, t);
+                pq[(qi - q0) * ntab + t] = px;
+                int64_t b0 = top_bits(px, tb->q);
+                for (int64_t pi = 0; pi < nprobes; pi++) {
+                    int64_t b = b0 ^ probes[pi];
+                    bk[(qi - q0) * per + t * nprobes + pi] = b;
+                    __builtin_prefetch(tb->offsets + t * nbo + b);
+                }
             }
         }
-        /* phase 2: scan and verify */
-        for (int64_t t = 0; t < ntab; t++) {
-            uint64_t px = pq[t];
-            const uint64_t *keys = tb->keys + t * nkeys;
-            const uint32_t *pos = tb->pos + t * nkeys;
-            for (int64_t pi = 0; pi < nprobes; pi++) {
-                for (int64_t j = lo[t * nprobes + pi]; j < hi[t * nprobes + pi]; j++) {
-                    uint64_t diff = px ^ keys[j];
-                    int64_t d = popcount(diff);
-                    if (d > k) continue;
-                    if (earlier(diff, dedup, ntab, t, radius)) continue;
-                    int64_t p = pos[j];
-                    if (p >= nalive || alive[p] == 0) continue;
-                    if (m == o->cap) {
-                        *resume = qi;
-                        m = m0;
-                        goto done;
+        /* stage 2: the offsets have arrived; prefetch the first keys of every range */
+        for (int64_t i = 0; i < (q1 - q0) * per; i++) {
+            int64_t t = (i % per) / nprobes;
+            const uint32_t *off = tb->offsets + t * nbo;
+            int64_t l = off[bk[i]] < nkeys ? off[bk[i]] : nkeys;
+            __builtin_prefetch(tb->keys + t * nkeys + l);
+        }
+        /* stage 3: scan and verify, query by query (resumable at any query) */
+        for (int64_t qi = q0; qi < q1; qi++) {
+            int64_t m0 = m;
+            for (int64_t t = 0; t < ntab; t++) {
+                uint64_t px = pq[(qi - q0) * ntab + t];
+                const uint32_t *off = tb->offsets + t * nbo;
+                const uint64_t *keys = tb->keys + t * nkeys;
+                const uint32_t *pos = tb->pos + t * nkeys;
+                for (int64_t pi = 0; pi < nprobes; pi++) {
+                    int64_t b = bk[(qi - q0) * per + t * nprobes + pi];
+                    /* clamped: unverified files opened with verify=False must not crash */
+                    int64_t lo = off[b] < nkeys ? off[b] : nkeys;
+                    int64_t hi = off[b + 1] < nkeys ? off[b + 1] : nkeys;
+                    for (int64_t j = lo; j < hi; j++) {
+                        uint64_t diff = px ^ keys[j];
+                        int64_t d = popcount(diff);
+                        if (d > k) continue;
+                        if (earlier(diff, dedup, ntab, t, radius)) continue;
+                        int64_t p = pos[j];
+                        if (p >= nalive || alive[p] == 0) continue;
+                        if (m == o->cap) {
+                            *resume = qi;
+                            m = m0;
+                            goto done;
+                        }
+                        o->a[m] = qi;
+                        o->b[m] = p;
+                        o->d[m] = d;
+                        m++;
                     }
-                    o->a[m] = qi;
-                    o->b[m] = p;
-                    o->d[m] = d;
-                    m++;
                 }
             }
         }
     }
 done:
     free(pq);
-    free(lo);
-    free(hi);
+    free(bk);
     o->written = m;
     return 0;
 }
