@@ -7,7 +7,6 @@ parsing it (it parses only the lines whose ids or texts are needed).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +19,7 @@ from neardup.io import (
     Document,
     ReadStats,
     Record,
+    _json,
     detect_format,
     detect_output_format,
     open_binary,
@@ -111,12 +111,12 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
     if lookahead:  # kept documents may come after their duplicates: collect ids first
         for p, line in enumerate(_lines(src)):
             if p in plan.needed:
-                plan.ids[p] = _record_id(json.loads(line), src.id_field, p)
+                plan.ids[p] = _record_id(_json.loads(line), src.id_field, p)
     encoded: dict[int, bytes] = {}  # JSON of each kept document's id, made once
     with open_writer(out) as writer, progress("writing") as advance:
         for p, line in enumerate(_lines(src)):
             if plan.wants(p):
-                rec = json.loads(line)
+                rec = _json.loads(line)
                 plan.note(p, _record_id(rec, src.id_field, p), rec.get(src.text_field))
             r = plan.rep[p]
             if drop and r >= 0:
@@ -128,7 +128,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 or b'"status"' in line
                 or not line.endswith(b"}")
             ):
-                writer.write({**json.loads(line), **_fields(plan, p)})
+                writer.write({**_json.loads(line), **_fields(plan, p)})
                 continue
             if r < 0:
                 middle = b'null, "distance": null'

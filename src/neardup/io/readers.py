@@ -34,6 +34,8 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
+from neardup.io import _json
+
 FORMATS = ("jsonl", "csv", "parquet", "txt")
 _EXTENSIONS = {
     ".jsonl": "jsonl",
@@ -211,9 +213,14 @@ def _iter_jsonl(path: str) -> Iterator[Row]:
                 continue
             where = f"{path}:{lineno}"
             try:
-                rec = json.loads(_decode(line, where))
-            except InputError as exc:
-                yield where, exc
+                rec = _json.loads(line)
+            except UnicodeDecodeError as exc:
+                yield (
+                    where,
+                    InputError(
+                        f"{where}: invalid UTF-8 at byte {exc.start}: re-encode the file as UTF-8"
+                    ),
+                )
                 continue
             except json.JSONDecodeError as exc:
                 yield (
