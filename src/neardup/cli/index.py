@@ -30,14 +30,16 @@ from neardup.cli._common import (
     DataError,
     build_fingerprinter,
     check_inputs,
+    config_option,
     fingerprinter_options,
+    input_options,
     progress,
     usage_error,
 )
 from neardup.fingerprint import Fingerprinter
 from neardup.index import HammingIndex, IndexFormatError
 from neardup.index.storage import SavedIndex, open_index, read_index_files, write_index_files
-from neardup.io import FORMATS, InputError, ReadStats, iter_documents, iter_records
+from neardup.io import InputError, ReadStats, iter_documents, iter_records
 
 EXAMPLES = """
 \b
@@ -49,24 +51,13 @@ Examples:
   neardup index info idx/
 """
 
-_input_options = [
-    click.argument("inputs", nargs=-1, metavar="INPUT..."),
-    click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format."),
-    click.option("--text-field", default="text", show_default=True),
-    click.option("--id-field", default="id", show_default=True),
-    click.option(
-        "--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True
-    ),
-    click.option(
-        "--no-wait", is_flag=True, help="Fail at once if another process is writing DIRECTORY."
-    ),
-]
-
 
 def _with_inputs(func: Any) -> Any:
-    for option in reversed(_input_options):
-        func = option(func)
-    return func
+    """The shared input options plus ``--no-wait`` (writers only)."""
+    func = click.option(
+        "--no-wait", is_flag=True, help="Fail at once if another process is writing DIRECTORY."
+    )(func)
+    return input_options(id_field=True)(func)
 
 
 @click.group("index", epilog=EXAMPLES)
@@ -229,12 +220,7 @@ def build_command(
 @index_group.command("add", epilog=EXAMPLES)
 @click.argument("directory")
 @_with_inputs
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Only checked: must equal the index's config.",
-)
+@config_option("Only checked: must equal the index's config.")
 def add_command(
     directory: str, inputs: tuple[str, ...], config_path: str | None, **options: Any
 ) -> None:
@@ -274,12 +260,7 @@ def add_command(
     default=None,
     help="Search radius (default: the index's k).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Only checked: must equal the index's config.",
-)
+@config_option("Only checked: must equal the index's config.")
 def query_command(
     directory: str,
     texts: tuple[str, ...],

@@ -183,11 +183,9 @@ def read_index_files(
     where = directory / MANIFEST
     try:
         if meta.get("bits") == 128:
-            from neardup.index.wide import WideHammingIndex
+            from neardup.index.wide import load_halves
 
-            index: HammingIndex = WideHammingIndex.load_wide(
-                directory, meta, mmap=mmap, verify=verify
-            )
+            index: HammingIndex = load_halves(cls, directory, meta, mmap=mmap, verify=verify)
         else:
             index = _index_from(cls, directory, meta, arrays)
         saved = SavedIndex(index, config_id=meta.get("config_id"))
