@@ -48,6 +48,8 @@ LOCK = ".lock"
 _VERSION = re.compile(r"^v-(\d+)$")
 # Test hook (crash tests): seconds to sleep between writing a version and committing it.
 SLEEP_BEFORE_COMMIT = "NEARDUP_TEST_SLEEP_BEFORE_COMMIT"
+# Test hook (crash tests): seconds to sleep after each file a bundle writes (_persist).
+SLEEP_PER_FILE = "NEARDUP_TEST_SLEEP_PER_FILE"
 
 
 class DirectoryBusyError(RuntimeError):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import xxhash
+
+from neardup._atomic import SLEEP_PER_FILE
 
 MANIFEST = "manifest.json"
 
@@ -70,6 +73,8 @@ def write_bundle(
         fname = f"{name}.npy"
         np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
         listed[name] = {"file": fname, "dtype": arr.dtype.str, "shape": list(arr.shape)}
+        if os.environ.get(SLEEP_PER_FILE):
+            time.sleep(float(os.environ[SLEEP_PER_FILE]))
     for fname in files:
         listed[fname] = {"file": fname}
     for entry in listed.values():

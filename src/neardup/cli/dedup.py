@@ -29,6 +29,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
+from neardup.cli._state import dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
 from neardup.io import (
@@ -132,6 +133,14 @@ class _Run:
     help="Fingerprinting worker processes (-1: all cores).",
 )
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
+@click.option(
+    "--state",
+    "state_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Dedup state directory: decide against every document of earlier runs with the same "
+    "state (created on the first run, updated atomically; runs on one state are serialised).",
+)
 @fingerprinter_options
 def dedup_command(
     inputs: tuple[str, ...],
@@ -152,6 +161,7 @@ def dedup_command(
     chunk_size: int,
     config_path: str | None,
     idf_path: str | None,
+    state_dir: str | None,
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
@@ -165,6 +175,11 @@ def dedup_command(
         raise usage_error("--window needs --time-field")
     if keep == "newest" and time_field is None:
         raise usage_error("--keep newest needs --time-field")
+    if state_dir is not None and keep != "first":
+        raise usage_error(
+            f"--keep {keep} cannot go on from a --state: a later {keep} document would change "
+            "decisions already written; use --keep first with --state"
+        )
     try:
         seconds = None if window is None else parse_window(window)
     except ValueError as exc:
@@ -179,17 +194,25 @@ def dedup_command(
         verifier=None if no_verify else "default",
     )
     start = time.perf_counter()
-    with materialized_stdin(files) as paths:
+    with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
         try:
-            decisions = _decide(run, dd, chunk_size)
+            if state is not None:
+                dd = state.dd
+            decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
+            if state is not None:
+                decisions = state.this_run()  # positions of this run, earlier ids known
             if run.stats.documents == 0 and run.stats.skipped:
                 raise nothing_read_error(run.stats)
             plan = Plan.of(decisions)
+            if state is not None:
+                plan.ids.update(state.earlier_ids)
             write = write_fast if can_write_fast(run, out) else write_generic
             write(run, plan, out, drop_duplicates, keep != "first")
         except InputError as exc:
             raise DataError(str(exc)) from None
+        if state is not None:
+            run.notes += state.notes()
     seconds_taken = time.perf_counter() - start
     _summary(run.stats, decisions, seconds_taken)
     notes = read_notes(run.stats, id_field, epoch_unit) + run.notes
@@ -201,7 +224,7 @@ def dedup_command(
         write_report(report_dir, decisions, plan.examples, run.stats, seconds_taken)
 
 
-def _decide(run: _Run, dd: Deduplicator, chunk_size: int) -> Decisions:
+def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:
     """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
     docs = run.documents()
     timed = run.time_field is not None
@@ -210,7 +233,8 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int) -> Decisions:
             texts = [d.text for d, _ in chunk]
             ts = [d.timestamp for d, _ in chunk] if timed else None
             if dd.keep == "first":
-                dd.feed(texts, ts)  # type: ignore[arg-type]
+                ids = [d.id for d, _ in chunk] if with_ids else None
+                dd.feed(texts, ts, ids=ids)  # type: ignore[arg-type]
             else:
                 dd.collect(texts, ts)  # type: ignore[arg-type]
             advance(len(chunk))

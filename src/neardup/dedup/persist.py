@@ -75,6 +75,10 @@ class StateFormatError(FormatError):
     """A saved dedup state is missing, damaged, or of another configuration."""
 
 
+class StateConfigError(StateFormatError):
+    """A saved dedup state of another configuration."""
+
+
 class ExactMap(dict[int, int]):
     """The exact-text map (key -> last searched position) with an optional write log: the
     positions written (the ``searched`` documents) and the values they replaced (for a dry
@@ -583,7 +587,7 @@ class StateMixin:
 
 def _check_config(config: Any, saved_id: Any, where: str) -> None:
     if saved_id != config.config_id:
-        raise StateFormatError(
+        raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
             f"{config.config_id} (fingerprinter, k, candidates, verifier, window or keep "
             "differ); run with the options the state was made with, or use a new state directory"
