@@ -50,9 +50,10 @@ from neardup.dedup.candidates import (
     HammingCandidates,
     bands_fit,
 )
+from neardup.dedup.columns import SEARCHED, ExactMap
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.greedy import Ledger, decide_in_order
-from neardup.dedup.persist import SEARCHED, ExactMap, StateMixin
+from neardup.dedup.persist import StateMixin
 from neardup.dedup.state import (
     STATUS_NAMES,
     Chunk,
