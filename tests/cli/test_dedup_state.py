@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from neardup._atomic import SLEEP_BEFORE_COMMIT, SLEEP_PER_FILE
 from neardup.cli import cli
 from neardup.dedup import Deduplicator
+from neardup.io import parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "sample_news.jsonl"
@@ -65,10 +66,20 @@ def test_sample_in_two_days_equals_one_run(tmp_path: Path, extra: list[str]) -> 
     _days(tmp_path, _read(SAMPLE), [13], extra)
 
 
-def test_real_corpus_in_three_days(tmp_path: Path, reuters_records: list[dict[str, Any]]) -> None:
-    rows = [{"id": d["id"], "text": d["text"]} for d in reuters_records[:1500]]
-    rows += [{"id": f"copy-{i}", "text": rows[i * 7]["text"].upper()} for i in range(60)]
-    _days(tmp_path, rows, [500, 1100], [])
+@pytest.mark.parametrize("window", [None, "3d"])
+def test_real_corpus_in_three_days(
+    tmp_path: Path, reuters_records: list[dict[str, Any]], window: str | None
+) -> None:
+    """A Reuters slice in date order with planted exact copies (case, spacing) and empties."""
+    docs = sorted(reuters_records[:1500], key=lambda d: parse_timestamp(d["date"]))
+    rows = [{"id": d["id"], "date": d["date"], "text": d["text"]} for d in docs]
+    for i in range(60):  # a copy right after its source, and an empty text
+        src = rows[i * 20]
+        rows.insert(i * 20 + 1, {**src, "id": f"copy-{i}", "text": "  " + src["text"].upper()})
+    for i in range(0, len(rows), 97):
+        rows[i] = {**rows[i], "text": "  "}
+    extra = [] if window is None else ["--time-field", "date", "--window", window]
+    _days(tmp_path, rows, [500, 1100], extra)
 
 
 def test_other_configuration_is_refused(tmp_path: Path) -> None:
