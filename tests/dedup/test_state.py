@@ -229,3 +229,35 @@ def test_expiry_is_exact_in_time_order_and_counts_late_documents() -> None:
     feed_all(late, texts[:300], ts[:300], 50)
     late.feed(texts[:30], [0.0] * 30)  # far behind the newest timestamp
     assert late.describe()["late_documents"] == 30
+
+
+def test_band_candidates_round_trip_through_arrays() -> None:
+    from neardup.dedup.candidates import BandCandidates
+    from neardup.verify import MinHashVerifier
+
+    texts = corpus(3000, seed=7)
+    sk = MinHashVerifier().sketch_many(texts)
+    fps = np.arange(len(texts), dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    bc = BandCandidates()
+    for s in range(0, 2000, 300):  # several runs in the key table
+        e = min(s + 300, 2000)
+        bc.add(np.arange(s, e), fps[s:e], sk[s:e], None)
+    bc.remove(np.arange(0, 2000, 7))
+    want = bc.query(fps[2000:], sk[2000:])
+    assert want[0].size > 100
+    kept = bc.to_arrays()["positions"]
+    older = {  # the layout without the table: kept positions, fingerprints and their keys
+        "positions": kept,
+        "fingerprints": fps[kept],
+        "keys": bc._table.keys_by_slot(np.flatnonzero(bc._alive.view()), 32),
+    }
+    for arrays in (bc.to_arrays(), older):
+        restored = BandCandidates()
+        restored.load_arrays(arrays)
+        got = restored.query(fps[2000:], sk[2000:])
+        assert all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))
+        assert len(restored) == len(bc)
+    bad = bc.to_arrays()
+    bad["table_run0_offsets"] = bad["table_run0_offsets"][::-1].copy()
+    with pytest.raises(ValueError, match="run 0"):
+        BandCandidates().load_arrays(bad)

@@ -289,7 +289,7 @@ class BandCandidates:
 
     def _kill(self, mask: npt.NDArray[np.bool_]) -> int:
         slots = np.flatnonzero(mask)
-        self._alive.view()[slots] = False
+        self._alive.writable()[slots] = False
         self._table.kill(slots)
         if len(self) < self._pos.size // 2 and self._pos.size > 4096:
             self._table.compact()
@@ -307,20 +307,42 @@ class BandCandidates:
         return {"design": "minhash-bands", "bands": self.design.bands, "rows": self.design.rows}
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
-        """Live kept documents: positions, fingerprints, timestamps (if any) and their keys."""
+        """Live kept positions, plus every slot (position, fingerprint, timestamp, alive) and
+        the key table's sorted runs, so that loading re-sorts nothing."""
         alive = self._alive.view()
         out: dict[str, npt.NDArray[Any]] = {
-            "positions": self._pos.view()[alive].copy(),
-            "fingerprints": self._fps.view()[alive].copy(),
-            "keys": self._table.keys_by_slot(np.flatnonzero(alive), self.design.bands),
+            "positions": self._pos.view()[alive],
+            "slot_positions": self._pos.view(),
+            "slot_fingerprints": self._fps.view(),
+            "slot_alive": alive,
         }
         if self._has_ts:
-            out["timestamps"] = self._ts.view()[alive].copy()
+            out["slot_timestamps"] = self._ts.view()
+        out.update({f"table_{k}": v for k, v in self._table.to_arrays().items()})
         return out
 
     def load_arrays(self, arrays: dict[str, npt.NDArray[Any]]) -> None:
         if len(self):
             raise ValueError("load_arrays needs an empty candidate index")
+        if "table_dead" not in arrays:  # kept documents and their keys: rebuild the table
+            self._load_keys(arrays)
+            return
+        n = arrays["slot_positions"].shape[0]
+        for name in ("slot_fingerprints", "slot_alive"):
+            if arrays[name].shape != (n,):
+                raise ValueError(f"{name} has shape {arrays[name].shape}, expected ({n},)")
+        table = {k[6:]: v for k, v in arrays.items() if k.startswith("table_")}
+        self._table = KeyTable.from_arrays(table)
+        if self._table._dead.shape[0] < n:
+            raise ValueError("the key table's dead-slot mask is shorter than the slots")
+        self._pos = Growable.wrap(np.asarray(arrays["slot_positions"], np.int64))
+        self._fps = Growable.wrap(np.asarray(arrays["slot_fingerprints"], np.uint64))
+        self._alive = Growable.wrap(np.asarray(arrays["slot_alive"], np.bool_))
+        self._has_ts = "slot_timestamps" in arrays
+        ts = arrays.get("slot_timestamps")
+        self._ts = Growable.wrap(np.zeros(n, np.int64) if ts is None else ts)
+
+    def _load_keys(self, arrays: dict[str, npt.NDArray[Any]]) -> None:
         keys = np.asarray(arrays["keys"], np.uint64)
         if keys.ndim != 2 or keys.shape[1] != self.design.bands:
             raise ValueError(

@@ -22,6 +22,7 @@ killed by :meth:`kill` (its rows stay until the next merge, lookups skip them).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -171,6 +172,44 @@ class KeyTable:
         if own.size != want.size * m:
             raise ValueError(f"expected {m} keys per slot, found {own.size} for {want.size} slots")
         return keys[order].reshape(want.size, m)
+
+    def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """The runs and the dead-slot mask as named arrays (saved as they are: no re-sort on
+        load)."""
+        out: dict[str, npt.NDArray[Any]] = {"dead": self._dead}
+        for i, run in enumerate(self._runs):
+            out[f"run{i}_keys"], out[f"run{i}_slots"] = run.keys, run.slots
+            out[f"run{i}_offsets"] = run.offsets
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]], *, merge_factor: int = 4) -> KeyTable:
+        """A table over :meth:`to_arrays` output (memory maps are used read-only); checks the
+        shapes and offsets the lookup kernel relies on (O(buckets))."""
+        table = cls(merge_factor=merge_factor)
+        table._dead = np.array(arrays["dead"], dtype=bool)  # a copy: kill() writes it
+        i = 0
+        while f"run{i}_keys" in arrays:
+            keys, slots = arrays[f"run{i}_keys"], arrays[f"run{i}_slots"]
+            offsets = arrays[f"run{i}_offsets"]
+            p = int(offsets.size - 1).bit_length() - 1
+            ok = (
+                keys.dtype == np.uint64
+                and slots.dtype == np.uint32
+                and keys.ndim == 1
+                and slots.shape == keys.shape
+                and offsets.dtype == np.int64
+                and p >= 1
+                and offsets.size == (1 << p) + 1
+                and int(offsets[0]) == 0
+                and int(offsets[-1]) == keys.size
+                and bool((np.diff(offsets) >= 0).all())
+            )
+            if not ok:
+                raise ValueError(f"key table run {i} is inconsistent (keys, slots, offsets)")
+            table._runs.append(_Run(keys, slots, offsets, p))
+            i += 1
+        return table
 
     @property
     def runs(self) -> list[int]:
