@@ -176,23 +176,29 @@ class StateColumns:
         return self._ids[position]
 
     # ------------------------------------------------------------------ internals
-    def _per_document(self) -> list[Growable]:
-        return [
-            self._rep,
-            self._dist,
-            self._cluster,
-            self._status,
-            self._ts,
-            self._fps,
-            self._slot,
-            self._key_hi,
-            self._key_lo,
-            self._flags,
-        ]
+    def _named_columns(self) -> dict[str, Growable]:
+        """The saved per-document columns by name (plus ``ts`` with a window)."""
+        named = {
+            "fps": self._fps,
+            "rep": self._rep,
+            "distance": self._dist,
+            "cluster": self._cluster,
+            "status": self._status,
+            "key_hi": self._key_hi,
+            "key_lo": self._key_lo,
+            "flags": self._flags,
+        }
+        if self.window is not None:
+            named["ts"] = self._ts
+        return named
+
+    def per_document(self) -> list[Growable]:
+        """Every per-document column (for sizes and a dry run's undo)."""
+        return [*self._named_columns().values(), self._ts, self._slot]
 
     def _truncate(self, n: int) -> None:
         """Forget the rows from ``n`` on (a dry run's undo)."""
-        for g in self._per_document():
+        for g in self.per_document():
             g.size = min(g.size, n)
 
     def _index_unindexed(self) -> None:
@@ -346,23 +352,8 @@ class StateColumns:
 
     def _fill(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
         """Per-document columns (wrapped, copied on first write) and counters."""
-        for name, g in zip(
-            ("rep", "distance", "cluster", "status", "fps", "key_hi", "key_lo", "flags"),
-            (
-                self._rep,
-                self._dist,
-                self._cluster,
-                self._status,
-                self._fps,
-                self._key_hi,
-                self._key_lo,
-                self._flags,
-            ),
-            strict=True,
-        ):
+        for name, g in self._named_columns().items():
             g.data, g.size = arrays[name], int(arrays[name].shape[0])
-        if self.window is not None:
-            self._ts.data, self._ts.size = arrays["ts"], int(arrays["ts"].shape[0])
         if self.verifier is not None:
             self._slot.data, self._slot.size = (
                 np.full(self.n_documents, -1, np.int64),

@@ -28,7 +28,6 @@ from typing import Any, Self
 import numpy.typing as npt
 
 from neardup._atomic import atomic_directory, current_version, read_current
-from neardup._growable import Growable
 from neardup._persist import MANIFEST, JsonColumn, read_bundle, write_bundle
 from neardup.dedup.columns import (
     ExactMap,
@@ -42,7 +41,6 @@ __all__ = ["StateConfigError", "StateFormatError", "StateMixin", "state_exists"]
 
 FORMAT = "neardup-dedup-state"
 VERSION = 1
-_COLUMNS = ("fps", "rep", "distance", "cluster", "status", "key_hi", "key_lo", "flags")
 
 
 class StateMixin(StateColumns):
@@ -59,10 +57,8 @@ class StateMixin(StateColumns):
         self._index_unindexed()
         self._prune_exact(force=True)
         arrays: dict[str, npt.NDArray[Any]] = {
-            name: g.view() for name, g in zip(_COLUMNS, self._column_growables(), strict=True)
+            name: g.view() for name, g in self._named_columns().items()
         }
-        if self.window is not None:
-            arrays["ts"] = self._ts.view()
         arrays.update(self._exact.arrays())
         cand = self._candidates.to_arrays()
         arrays.update({f"cand_{k}": v for k, v in cand.items()})
@@ -75,18 +71,6 @@ class StateMixin(StateColumns):
             self.fingerprinter.idf.save(directory / "idf.tsv")
             files.append("idf.tsv")
         write_bundle(directory, FORMAT, VERSION, self.state_meta(), arrays, files)
-
-    def _column_growables(self) -> list[Growable]:
-        return [
-            self._fps,
-            self._rep,
-            self._dist,
-            self._cluster,
-            self._status,
-            self._key_hi,
-            self._key_lo,
-            self._flags,
-        ]
 
     @classmethod
     def load(
@@ -140,8 +124,7 @@ class StateMixin(StateColumns):
         self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], where: str
     ) -> None:
         n = int(meta["documents"])
-        names = list(_COLUMNS) + (["ts"] if self.window is not None else [])
-        for name in names:
+        for name in self._named_columns():
             if arrays[name].shape != (n,):
                 raise StateFormatError(
                     f"{where}: {name}.npy has shape {arrays[name].shape}, the state holds {n} "

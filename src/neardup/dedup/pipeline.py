@@ -338,18 +338,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
 
     def describe(self) -> dict[str, Any]:
         """Settings and memory use (bytes) of the per-document state and the index."""
-        state = sum(
-            g.nbytes
-            for g in (
-                self._rep,
-                self._dist,
-                self._cluster,
-                self._status,
-                self._ts,
-                self._fps,
-                self._slot,
-            )
-        )
+        state = sum(g.nbytes for g in self.per_document())
         return {
             "k": self.k,
             "candidate_k": self.candidate_k_,
