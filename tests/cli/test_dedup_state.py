@@ -148,3 +148,52 @@ def test_kill_9_leaves_previous_state(tmp_path: Path, kill_at: str) -> None:
         [o[f] for f in DECISION] for o in _read(tmp_path / "one.jsonl")
     ]
     assert sorted(p.name for p in st.iterdir()) == [".lock", "CURRENT", "v-3"]
+
+
+def _news(path: Path, prefix: str, n: int, day: int) -> Path:
+    rows = [
+        {
+            "id": f"{prefix}{i}",
+            "date": f"2026-11-{day:02d}T{i % 24:02d}:00:00Z",
+            "text": f"{prefix} report {i % 40} on the harbour works and {i * 7919 % 500} ships",
+        }
+        for i in range(n)
+    ]
+    return _write(path, rows)
+
+
+def test_two_concurrent_runs_are_serialised_and_lose_nothing(tmp_path: Path) -> None:
+    st = tmp_path / "st"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), SLEEP_BEFORE_COMMIT: "2"}
+
+    def cmd(p: str) -> list[str]:
+        data = _news(tmp_path / f"{p}.jsonl", p, 400, 3)
+        out = tmp_path / f"{p}.out.jsonl"
+        return [sys.executable, "-m", "neardup", "dedup", str(data), "--out", str(out)]
+
+    procs = [
+        subprocess.Popen([*cmd(p), "--state", str(st)], env=env, stderr=subprocess.PIPE, text=True)
+        for p in ("a", "b")
+    ]
+    errs = [proc.communicate(timeout=300)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], errs
+    assert "waiting for another process" in "".join(errs)
+    assert Deduplicator.load(st).n_documents == 800  # neither run was lost
+    first = 0 if "state: 0 documents before this run" in errs[0] else 1
+    order = ["a", "b"] if first == 0 else ["b", "a"]
+    got = _read(tmp_path / f"{order[0]}.out.jsonl") + _read(tmp_path / f"{order[1]}.out.jsonl")
+    whole = _write(
+        tmp_path / "all.jsonl",
+        _read(tmp_path / f"{order[0]}.jsonl") + _read(tmp_path / f"{order[1]}.jsonl"),
+    )
+    assert _invoke(["dedup", str(whole), "--out", str(tmp_path / "one.jsonl")]).exit_code == 0
+    assert got == _read(tmp_path / "one.jsonl")
+
+
+def test_late_documents_are_counted(tmp_path: Path) -> None:
+    st, window = str(tmp_path / "st"), ["--time-field", "date", "--window", "1d"]
+    new, old = _news(tmp_path / "new.jsonl", "n", 50, 20), _news(tmp_path / "old.jsonl", "o", 30, 2)
+    r = _invoke(["dedup", str(new), "--out", str(tmp_path / "1.jsonl"), "--state", st, *window])
+    assert r.exit_code == 0 and "were older" not in r.output
+    r = _invoke(["dedup", str(old), "--out", str(tmp_path / "2.jsonl"), "--state", st, *window])
+    assert r.exit_code == 0 and "state: 30 documents were older" in r.output

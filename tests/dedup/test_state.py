@@ -261,3 +261,22 @@ def test_band_candidates_round_trip_through_arrays() -> None:
     bad["table_run0_offsets"] = bad["table_run0_offsets"][::-1].copy()
     with pytest.raises(ValueError, match="run 0"):
         BandCandidates().load_arrays(bad)
+
+
+def test_tf_idf_configuration_and_pending_batches(tmp_path: Path) -> None:
+    from neardup import Fingerprinter
+
+    texts = corpus(300, seed=8)
+    fp = Fingerprinter(weighting="tfidf", idf=Fingerprinter().fit_idf(texts))
+    one = Deduplicator(fingerprinter=fp).run(texts)
+    dd = Deduplicator(fingerprinter=fp)
+    dd.feed(texts[:150])
+    dd.save(tmp_path / "s")
+    back = Deduplicator.load(tmp_path / "s")  # the IDF table travels with the state
+    assert back.fingerprinter.config_id == fp.config_id
+    back.feed(texts[150:])
+    same(back.decisions(), one)
+    batch = Deduplicator()
+    batch.collect(texts[:10])
+    with pytest.raises(ValueError, match="resolve"):
+        batch.save(tmp_path / "t")

@@ -54,6 +54,11 @@ class StateMixin(StateColumns):
 
     def write_state(self, directory: Path) -> None:
         """Write the state bundle into ``directory`` (inside an ``atomic_directory`` block)."""
+        if getattr(self, "_pending", None):
+            raise ValueError(
+                "this Deduplicator holds collected documents not yet decided; call resolve() "
+                "before save()"
+            )
         self._index_unindexed()
         self._prune_exact(force=True)
         arrays: dict[str, npt.NDArray[Any]] = {
