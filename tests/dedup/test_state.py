@@ -48,8 +48,12 @@ def corpus(n: int, seed: int = 0) -> list[str]:
 
 
 def same(a: Decisions, b: Decisions) -> None:
+    """Equal decisions; a state loaded with a window starts at its origin (the rows of expired
+    documents left it), so ``a`` may hold only the last rows of ``b``."""
+    start = len(b) - len(a)
+    assert start >= 0 and np.array_equal(a.position, b.position[start:])
     for name in FIELDS:
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert np.array_equal(getattr(a, name), getattr(b, name)[start:]), name
 
 
 def feed_all(dd: Deduplicator, texts: list[str], ts: list[float] | None, size: int) -> None:
@@ -188,7 +192,8 @@ def test_state_columns_round_trip_equals_continuing(tmp_path: Path) -> None:
         dd.feed(texts[300:], ts[300:])
     same(b.decisions(), a.decisions())
     same(c.decisions(), a.decisions())
-    assert b.external_id(3) == c.external_id(3) == "d3"
+    assert b.external_id(3) == "d3" and b.external_id(299) == c.external_id(299) == "d299"
+    assert 0 < c.state_meta()["origin"] < 300  # expired documents' rows left the saved state
 
 
 def test_forget_stops_attracting_and_keeps_cluster() -> None:
@@ -280,3 +285,29 @@ def test_tf_idf_configuration_and_pending_batches(tmp_path: Path) -> None:
     batch.collect(texts[:10])
     with pytest.raises(ValueError, match="resolve"):
         batch.save(tmp_path / "t")
+
+
+def test_expired_documents_leave_the_saved_state(tmp_path: Path) -> None:
+    """Ten days, one save/load per day, a one-day window: the state keeps about the last day's
+    rows, and the decisions are those of one run over the ten days."""
+    texts = corpus(2000, seed=9)
+    ts = [i * 432.0 for i in range(len(texts))]  # 200 documents a day
+    one = Deduplicator(window=86400.0).run(texts, ts)
+    path, dd = tmp_path / "s", Deduplicator(window=86400.0)
+    rows, got = [], []
+    for day in range(10):
+        a, b = day * 200, day * 200 + 200
+        got.append(dd.feed(texts[a:b], ts[a:b]))
+        dd.save(path)
+        dd = Deduplicator.load(path)
+        meta = dd.state_meta()
+        rows.append(meta["documents"] - meta["origin"])
+        cols = dd.state_columns()
+        back = Deduplicator.from_state_columns(Deduplicator(window=86400.0), cols, meta)
+        assert back.state_meta()["origin"] == meta["origin"]
+    assert max(rows) <= 420 and rows[-1] < 2000  # about one window of rows, not all
+    for name in FIELDS:
+        whole = np.concatenate([getattr(d, name) for d in got])
+        assert np.array_equal(whole, getattr(one, name)), name
+    assert one.counts()["duplicate"] > 50
+    dd.forget([0, 1999])  # an expired position is accepted (it attracts nothing already)

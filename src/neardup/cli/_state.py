@@ -38,19 +38,20 @@ class RunState:
         """This run's decisions with run positions; an earlier document ``r`` that is
         ``duplicate_of`` appears as ``n + r`` (its id in :attr:`earlier_ids`)."""
         d, b = self.dd.decisions(), self.base
-        n = len(d) - b
-        dup = d.duplicate_of[b:]
+        n = self.dd.n_documents - b
+        rows = slice(len(d) - n, None)  # decisions() starts at the state's origin
+        dup = d.duplicate_of[rows]
         old = (dup >= 0) & (dup < b)
         local = np.where(dup >= b, dup - b, dup)
         local[old] = n + dup[old]
         self.earlier_ids = {n + r: self.dd.external_id(r) for r in np.unique(dup[old]).tolist()}
         return Decisions(
-            d.position[b:] - b,
-            d.fingerprint[b:],
-            d.status[b:],
+            d.position[rows] - b,
+            d.fingerprint[rows],
+            d.status[rows],
             local,
-            d.distance[b:],
-            d.cluster_id[b:],
+            d.distance[rows],
+            d.cluster_id[rows],
         )
 
     def notes(self) -> list[str]:

@@ -132,6 +132,7 @@ class StateColumns:
         _exact: ExactMap
         _ids: JsonColumn | None
         _n_clusters: int
+        _origin: int
         _max_ts: float
         _horizon: float
         _late: int
@@ -171,9 +172,10 @@ class StateColumns:
 
     def external_id(self, position: int) -> Any:
         """The id given for the document at ``position`` (its position when none was)."""
-        if self._ids is None or position >= len(self._ids):
+        row = position - self._origin
+        if self._ids is None or not 0 <= row < len(self._ids):
             return position
-        return self._ids[position]
+        return self._ids[row]
 
     # ------------------------------------------------------------------ internals
     def _named_columns(self) -> dict[str, Growable]:
@@ -197,22 +199,21 @@ class StateColumns:
         return [*self._named_columns().values(), self._ts, self._slot]
 
     def _truncate(self, n: int) -> None:
-        """Forget the rows from ``n`` on (a dry run's undo)."""
+        """Forget the rows from position ``n`` on (a dry run's undo)."""
         for g in self.per_document():
-            g.size = min(g.size, n)
+            g.size = min(g.size, n - self._origin)
 
     def _index_unindexed(self) -> None:
         """Put the documents kept by a batch ``resolve()`` into the candidate index."""
         pos, self._unindexed = self._unindexed, None
         if pos is None or not pos.size:
             return
-        sk = None
+        rows, sk, ts = pos - self._origin, None, None
         if self._sketches is not None:
-            sk = self._sketches.view()[self._slot.view()[pos]]
-        ts = None
+            sk = self._sketches.view()[self._slot.view()[rows]]
         if self.window is not None:
-            ts = np.floor(self._ts.view()[pos]).astype(np.int64)
-        self._candidates.add(pos, self._fps.view()[pos], sk, ts)
+            ts = np.floor(self._ts.view()[rows]).astype(np.int64)
+        self._candidates.add(pos, self._fps.view()[rows], sk, ts)
         self._expire()
 
     def _prune_exact(self, force: bool = False) -> None:
@@ -221,8 +222,9 @@ class StateColumns:
         floor = getattr(self, "_pruned_at", 0)
         if self.window is None or (not force and len(ex) < max(2 * floor, 65536)):
             return
+        o = self._origin
         pos = np.fromiter(ex.values(), np.int64, len(ex))
-        expired = np.floor(self._ts.view()[self._rep.view()[pos]]) < self._horizon
+        expired = np.floor(self._ts.view()[self._rep.view()[pos - o] - o]) < self._horizon
         for key in np.array(list(ex.keys()), dtype=object)[expired].tolist():
             dict.__delitem__(ex, key)
         self._pruned_at = len(ex)
@@ -245,13 +247,15 @@ class StateColumns:
                 f"position {bad} is not a decided document (0..{self.n_documents - 1}); "
                 "pass positions from Decisions.position"
             )
+        o = self._origin
+        pos = pos[pos >= o]  # rows dropped from a saved state attract nothing already
         self._index_unindexed()
         removed = self._candidates.remove(pos)
-        self._flags.writable()[pos] |= FORGOTTEN
+        self._flags.writable()[pos - o] |= FORGOTTEN
         ex = self._exact
         if pos.size and len(ex):
             targets = np.fromiter(ex.values(), np.int64, len(ex))
-            gone = np.isin(targets, pos) | np.isin(self._rep.view()[targets], pos)
+            gone = np.isin(targets, pos) | np.isin(self._rep.view()[targets - o], pos)
             for key in np.array(list(ex.keys()), dtype=object)[gone].tolist():
                 dict.__delitem__(ex, key)
         return int(removed)
@@ -263,6 +267,7 @@ class StateColumns:
             "config_id": self.config_id,
             "config": self.state_config(),
             "documents": self.n_documents,
+            "origin": self._origin,
             "clusters": self._n_clusters,
             "max_timestamp": _finite(self._max_ts),
             "horizon": _finite(self._horizon),
@@ -275,9 +280,10 @@ class StateColumns:
         ``id`` holds each external id as JSON text (only when ids were given); ``sketch`` the
         verifier sketch of kept documents (zeros for others; only with a verifier).
         """
-        n = self.n_documents
-        stop = n if stop is None else min(stop, n)
-        rows = slice(start, stop)
+        n, o = self.n_documents, self._origin
+        start = max(start, o)
+        stop = n if stop is None else max(min(stop, n), start)
+        rows = slice(start - o, stop - o)
         positions = np.arange(start, stop, dtype=np.int64)
         rep = self._rep.view()[rows]
         flags = self._flags.view()[rows]
@@ -307,7 +313,8 @@ class StateColumns:
             data, off = self._ids.arrays()
             raw, ends = bytes(data), off.tolist()
             cols["id"] = np.array(
-                [raw[ends[i] : ends[i + 1]].decode() for i in range(start, stop)], dtype=object
+                [raw[ends[i] : ends[i + 1]].decode() for i in range(start - o, stop - o)],
+                dtype=object,
             )
         return cols
 
@@ -316,12 +323,12 @@ class StateColumns:
         cls, config: Self, columns: dict[str, np.ndarray], meta: dict[str, Any]
     ) -> Self:
         """A Deduplicator of ``config``'s configuration holding the state of ``columns`` (all
-        rows, positions 0..n-1) and ``meta`` (:meth:`state_meta`)."""
+        rows: positions ``meta["origin"]``..n-1) and ``meta`` (:meth:`state_meta`)."""
         check_config(config, meta.get("config_id"), "these state columns")
         dd = config.replace()
-        n = int(meta["documents"])
-        if not np.array_equal(columns["position"], np.arange(n)):
-            raise ValueError(f"state columns must hold positions 0..{n - 1}, in order")
+        n, o = int(meta["documents"]), int(meta.get("origin", 0))
+        if not np.array_equal(columns["position"], np.arange(o, n)):
+            raise ValueError(f"state columns must hold positions {o}..{n - 1}, in order")
         pos = columns["position"]
         dup = np.asarray(columns["duplicate_of"], np.int64)
         dd._fill(
@@ -344,7 +351,7 @@ class StateColumns:
         dd._rebuild_exact()
         if dd.verifier is not None and "sketch" in columns:
             kept = np.flatnonzero(np.asarray(columns["status"]) == UNIQUE)
-            dd._set_sketches(kept, np.asarray(columns["sketch"])[kept])
+            dd._set_sketches(kept + o, np.asarray(columns["sketch"])[kept])
         dd._rebuild_candidates()
         if "id" in columns:
             dd._ids = JsonColumn.of(json.loads(v) for v in columns["id"].tolist())
@@ -352,13 +359,12 @@ class StateColumns:
 
     def _fill(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
         """Per-document columns (wrapped, copied on first write) and counters."""
+        self._origin = int(meta.get("origin", 0))
         for name, g in self._named_columns().items():
             g.data, g.size = arrays[name], int(arrays[name].shape[0])
         if self.verifier is not None:
-            self._slot.data, self._slot.size = (
-                np.full(self.n_documents, -1, np.int64),
-                self.n_documents,
-            )
+            rows = self._status.size
+            self._slot.data, self._slot.size = np.full(rows, -1, np.int64), rows
         self._n_clusters = int(meta["clusters"])
         self._max_ts = _number(meta.get("max_timestamp"))
         self._horizon = _number(meta.get("horizon"))
@@ -366,20 +372,20 @@ class StateColumns:
 
     def _set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
         self._sketches = Growable.wrap(sketches)
-        self._slot.writable()[positions] = np.arange(positions.size)
+        self._slot.writable()[positions - self._origin] = np.arange(positions.size)
 
     def _rebuild_exact(self) -> None:
         """For each key, the last searched document, unless it (or its kept one) is forgotten
         or expired (what the live map holds after pruning)."""
-        flags, rep = self._flags.view(), self._rep.view()
-        searched = np.flatnonzero((flags & SEARCHED) != 0)
-        ex = ExactMap.from_arrays(
-            self._key_hi.view()[searched], self._key_lo.view()[searched], searched
-        )
-        pos = np.fromiter(ex.values(), np.int64, len(ex))
-        bad = ((flags[pos] | flags[rep[pos]]) & FORGOTTEN) != 0
+        flags, rep, o = self._flags.view(), self._rep.view(), self._origin
+        rows = np.flatnonzero((flags & SEARCHED) != 0)
+        ex = ExactMap.from_arrays(self._key_hi.view()[rows], self._key_lo.view()[rows], rows + o)
+        at = np.fromiter(ex.values(), np.int64, len(ex)) - o
+        dropped = rep[at] < o  # its kept document left the saved state: expired
+        kept_at = np.where(dropped, 0, rep[at] - o)
+        bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
         if self.window is not None:
-            bad |= np.floor(self._ts.view()[rep[pos]]) < self._horizon
+            bad |= np.floor(self._ts.view()[kept_at]) < self._horizon
         for key in np.array(list(ex.keys()), dtype=object)[bad].tolist():
             dict.__delitem__(ex, key)
         self._exact = ex
@@ -392,12 +398,12 @@ class StateColumns:
         if self.window is not None:
             whole = np.floor(self._ts.view())
             keep &= whole >= self._horizon
-        pos = np.flatnonzero(keep)
+        rows = np.flatnonzero(keep)
         if self.window is not None:
-            ts = whole[pos].astype(np.int64)
-        sk = None if self._sketches is None else self._sketches.view()[self._slot.view()[pos]]
-        if pos.size:
-            self._candidates.add(pos, self._fps.view()[pos], sk, ts)
+            ts = whole[rows].astype(np.int64)
+        sk = None if self._sketches is None else self._sketches.view()[self._slot.view()[rows]]
+        if rows.size:
+            self._candidates.add(rows + self._origin, self._fps.view()[rows], sk, ts)
 
 
 def check_config(config: Any, saved_id: Any, where: str) -> None:

@@ -80,42 +80,46 @@ def decide_in_order(
     pos: Sequence[int],
     dist: Sequence[int],
     window: float | None = None,
+    origin: int = 0,
 ) -> list[int]:
     """Decide the documents ``base + order[i]`` in that order; returns the new kept local rows.
 
     ``empty[l]`` and ``keys[l]`` describe local row ``l``; its accepted candidates are
     ``pos[ptr[l]:ptr[l + 1]]`` (global positions, sorted by (distance, position)) at distances
     ``dist[...]``. Candidates below ``base`` are kept documents decided earlier; those at or
-    above ``base`` count only once decided as kept.
+    above ``base`` count only once decided as kept. ``origin``: the ledger's arrays start at
+    that position (a saved state drops the rows no later decision can read); positions stay
+    global.
     """
     rep, dst, clu, sta, ts = ledger.rep, ledger.distance, ledger.cluster, ledger.status, ledger.ts
     exact = ledger.exact
     new: list[int] = []
+    o = origin
     for li in order.tolist():
         g = base + li
         if empty[li]:
-            sta[g], rep[g], clu[g] = EMPTY, g, ledger.n_clusters
+            sta[g - o], rep[g - o], clu[g - o] = EMPTY, g, ledger.n_clusters
             ledger.n_clusters += 1
             continue
         p = exact.get(keys[li])
         if p is not None:
-            r = int(rep[p])
-            if window is None or abs(ts[g] - ts[r]) <= window:
-                rep[g], clu[g] = r, clu[r]
+            r = int(rep[p - o])
+            if window is None or abs(ts[g - o] - ts[r - o]) <= window:
+                rep[g - o], clu[g - o] = r, clu[r - o]
                 if p == r:
-                    sta[g], dst[g] = EXACT_DUPLICATE, 0
+                    sta[g - o], dst[g - o] = EXACT_DUPLICATE, 0
                 else:
-                    sta[g], dst[g] = DUPLICATE, dst[p]
+                    sta[g - o], dst[g - o] = DUPLICATE, dst[p - o]
                 continue
         exact[keys[li]] = g
         for c in range(ptr[li], ptr[li + 1]):
             r = pos[c]
-            if r >= base and (rep[r] != r or sta[r] != UNIQUE):
+            if r >= base and (rep[r - o] != r or sta[r - o] != UNIQUE):
                 continue  # not decided yet, or not a kept document
-            rep[g], clu[g], dst[g], sta[g] = r, clu[r], dist[c], DUPLICATE
+            rep[g - o], clu[g - o], dst[g - o], sta[g - o] = r, clu[r - o], dist[c], DUPLICATE
             break
         else:
-            sta[g], rep[g], clu[g] = UNIQUE, g, ledger.n_clusters
+            sta[g - o], rep[g - o], clu[g - o] = UNIQUE, g, ledger.n_clusters
             ledger.n_clusters += 1
             new.append(li)
     return new

@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Self
 
+import numpy as np
 import numpy.typing as npt
 
 from neardup._atomic import atomic_directory, current_version, read_current
@@ -61,21 +62,40 @@ class StateMixin(StateColumns):
             )
         self._index_unindexed()
         self._prune_exact(force=True)
+        cand = self._candidates.to_arrays()
+        origin = self._new_origin(cand["positions"])
+        cut = origin - self._origin
         arrays: dict[str, npt.NDArray[Any]] = {
-            name: g.view() for name, g in self._named_columns().items()
+            name: g.view()[cut:] for name, g in self._named_columns().items()
         }
         arrays.update(self._exact.arrays())
-        cand = self._candidates.to_arrays()
         arrays.update({f"cand_{k}": v for k, v in cand.items()})
         if self._sketches is not None:
-            arrays["sketches"] = self._sketches.view()[self._slot.view()[cand["positions"]]]
+            rows = self._slot.view()[cand["positions"] - self._origin]
+            arrays["sketches"] = self._sketches.view()[rows]
         if self._ids is not None:
-            arrays["ids_data"], arrays["ids_offsets"] = self._ids.arrays()
+            data, off = self._ids.arrays()
+            arrays["ids_data"], arrays["ids_offsets"] = data[off[cut] :], off[cut:] - off[cut]
         files = []
         if self.fingerprinter.idf is not None:
             self.fingerprinter.idf.save(directory / "idf.tsv")
             files.append("idf.tsv")
-        write_bundle(directory, FORMAT, VERSION, self.state_meta(), arrays, files)
+        meta = {**self.state_meta(), "origin": origin}
+        write_bundle(directory, FORMAT, VERSION, meta, arrays, files)
+
+    def _new_origin(self, kept: npt.NDArray[np.int64]) -> int:
+        """With a window, the first position a later decision can read: kept documents still
+        in the index, exact-map entries and their kept documents. The rows before it (expired
+        documents) are not saved."""
+        if self.window is None:
+            return self._origin
+        first = [self.n_documents]
+        if kept.size:
+            first.append(int(kept.min()))
+        if len(self._exact):
+            at = np.fromiter(self._exact.values(), np.int64, len(self._exact))
+            first += [int(at.min()), int(self._rep.view()[at - self._origin].min())]
+        return max(self._origin, min(first))
 
     @classmethod
     def load(
@@ -128,27 +148,30 @@ class StateMixin(StateColumns):
     def _restore(
         self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], where: str
     ) -> None:
-        n = int(meta["documents"])
+        n, o = int(meta["documents"]), int(meta.get("origin", 0))
         for name in self._named_columns():
-            if arrays[name].shape != (n,):
+            if not 0 <= o <= n or arrays[name].shape != (n - o,):
                 raise StateFormatError(
-                    f"{where}: {name}.npy has shape {arrays[name].shape}, the state holds {n} "
-                    "documents; restore it or start a new state"
+                    f"{where}: {name}.npy has shape {arrays[name].shape}, the state holds rows "
+                    f"{o}..{n - 1}; restore it or start a new state"
                 )
         self._fill(arrays, meta)
-        rep = arrays["rep"]
         exact_pos = arrays["exact_pos"]
         cand = {k[5:]: v for k, v in arrays.items() if k.startswith("cand_")}
-        for what, values in (
-            ("rep", rep),
-            ("exact_pos", exact_pos),
-            ("positions", cand["positions"]),
+        for what, values, low in (
+            ("rep", arrays["rep"], 0),
+            ("exact_pos", exact_pos, o),
+            ("positions", cand["positions"], o),
         ):
-            if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+            if values.size and (int(values.min()) < low or int(values.max()) >= n):
                 raise StateFormatError(
-                    f"{where}: {what} holds positions outside 0..{n - 1}; restore it or start "
-                    "a new state"
+                    f"{where}: {what} holds positions outside {low}..{n - 1}; restore it or "
+                    "start a new state"
                 )
+        if exact_pos.size and int(arrays["rep"][exact_pos - o].min()) < o:
+            raise StateFormatError(
+                f"{where}: an exact-map entry names a dropped row; restore it or start a new state"
+            )
         self._exact = ExactMap.from_arrays(arrays["exact_hi"], arrays["exact_lo"], exact_pos)
         self._candidates.load_arrays(cand)
         if self.verifier is not None and "sketches" in arrays:  # none before a kept document
@@ -156,6 +179,8 @@ class StateMixin(StateColumns):
         if "ids_data" in arrays:
             ids = JsonColumn(arrays["ids_data"], arrays["ids_offsets"])
             ids.check(f"{where}/ids_offsets.npy", StateFormatError)
+            if len(ids) != n - o:
+                raise StateFormatError(f"{where}: {len(ids)} ids for {n - o} rows; restore it")
             self._ids = ids
 
     @classmethod

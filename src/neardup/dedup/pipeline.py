@@ -170,6 +170,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._exact = ExactMap()
         self._ids: JsonColumn | None = None  # external ids, once any were given
         self._n_clusters = 0
+        self._origin = 0  # per-document arrays start at this position (see dedup/columns.py)
         self._max_ts = -np.inf
         self._horizon: float = -np.inf  # kept documents with floor(t) < horizon have expired
         self._late = 0  # documents decided after the kept ones they could match expired
@@ -204,7 +205,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     @property
     def n_documents(self) -> int:
         """Documents decided so far."""
-        return self._status.size
+        return self._origin + self._status.size
 
     def add(self, text: str, *, id: Any = None, timestamp: float | None = None) -> Decision:
         """Decide one document (streaming); ``duplicate_of`` is the kept document's id.
@@ -280,11 +281,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     def _commit_chunk(self, base: int, chunk: Chunk, ids: Sequence[Any] | None) -> None:
         """Bookkeeping of a decided chunk: searched flags, late count, external ids."""
         flags = self._flags.view()
-        flags[np.asarray(self._exact.stop_log(), np.int64)] |= SEARCHED
+        flags[np.asarray(self._exact.stop_log(), np.int64) - self._origin] |= SEARCHED
         if self.window is not None:  # late: could have matched a kept document now expired
             self._late += int((chunk.ts - self.window < self._horizon).sum())
         if ids is not None and self._ids is None:
-            self._ids = JsonColumn.of(range(base))  # earlier documents: their positions
+            self._ids = JsonColumn.of(range(self._origin, base))  # earlier ones: positions
         if self._ids is not None:
             self._ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
@@ -333,8 +334,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         return self._decisions(0, n)
 
     def decisions(self) -> Decisions:
-        """Decisions for every document decided so far, in input order."""
-        return self._decisions(0, self.n_documents)
+        """Decisions for every document decided so far, in input order (from
+        ``state_meta()["origin"]`` on for a loaded state with a window: see dedup/columns.py)."""
+        return self._decisions(self._origin, self.n_documents)
 
     def describe(self) -> dict[str, Any]:
         """Settings and memory use (bytes) of the per-document state and the index."""
@@ -453,7 +455,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
         keep = dist <= self.candidate_k_
         if self.window is not None:
-            keep &= np.abs(chunk.ts[q] - self._ts.view()[pos]) <= self.window
+            keep &= np.abs(chunk.ts[q] - self._ts.view()[pos - self._origin]) <= self.window
         if self.verifier is not None and len(q):
             keep &= self._verify(q, pos, base, chunk)
         q, pos, dist = q[keep], pos[keep], dist[keep]
@@ -469,7 +471,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         b[inside] = chunk.sketches[pos[inside] - base]
         if (~inside).any():
             assert self._sketches is not None
-            b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside]]]
+            b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside] - self._origin]]
         sim = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
         ok: np.ndarray = sim >= float(self.verifier.threshold)
         return ok
@@ -511,6 +513,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             pos=pos,
             dist=dist,
             window=self.window,
+            origin=self._origin,
         )
         self._n_clusters = ledger.n_clusters
         return new
@@ -528,7 +531,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         if chunk.sketches is not None and local.size:
             if self._sketches is None:
                 self._sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
-            self._slot.writable()[local + base] = np.arange(local.size) + self._sketches.size
+            rows = local + base - self._origin
+            self._slot.writable()[rows] = np.arange(local.size) + self._sketches.size
             self._sketches.extend(chunk.sketches[local])
 
     def _expire(self) -> None:
@@ -541,16 +545,17 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
                 self._prune_exact()
 
     def _decisions(self, start: int, stop: int) -> Decisions:
-        rep = self._rep.view()[start:stop]
+        a, b = start - self._origin, stop - self._origin
+        rep = self._rep.view()[a:b]
         positions = np.arange(start, stop, dtype=np.int64)
         kept = rep == positions
         return Decisions(
             positions,
-            self._fps.view()[start:stop].copy(),
-            self._status.view()[start:stop].copy(),
+            self._fps.view()[a:b].copy(),
+            self._status.view()[a:b].copy(),
             np.where(kept, -1, rep),
-            self._dist.view()[start:stop].copy(),
-            self._cluster.view()[start:stop].copy(),
+            self._dist.view()[a:b].copy(),
+            self._cluster.view()[a:b].copy(),
         )
 
 
