@@ -17,9 +17,12 @@ the saved state, and exact-map entries whose kept document expired are pruned: f
 path fails either way and the document is searched). A document is *late* when
 ``t_i - window < horizon`` at the time it is decided: only late documents can get another
 decision than one run over all input; they are counted (``describe()["late_documents"]``, the
-CLI prints the count). Input in time order has none. The per-document decision rows themselves
-stay in the state (about 60 bytes per document): they are the log that ``decisions()`` and
-``state_columns`` read.
+CLI prints the count). Input in time order has none. When a state with a window is saved,
+the per-document rows before ``origin`` leave it too: ``origin`` is the first position a later
+decision can read (the kept documents still in the index, the exact-map entries and their kept
+documents), so a long stream keeps about one window of rows. Positions stay global;
+``decisions()`` and ``state_columns()`` of a loaded state start at ``state_meta()["origin"]``.
+Without a window nothing expires and every row stays.
 
 ``forget(positions)``: a deleted document stops attracting duplicates: it leaves the candidate
 index, and the exact-map entries that point to it (or to a duplicate of it) are dropped, so a
