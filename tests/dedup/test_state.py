@@ -297,7 +297,9 @@ def test_expired_documents_leave_the_saved_state(tmp_path: Path) -> None:
     rows, got = [], []
     for day in range(10):
         a, b = day * 200, day * 200 + 200
+        dry = dd.feed(texts[a:b], ts[a:b], commit=False)  # on a loaded state, origin > 0
         got.append(dd.feed(texts[a:b], ts[a:b]))
+        same(dry, got[-1])
         dd.save(path)
         dd = Deduplicator.load(path)
         meta = dd.state_meta()
