@@ -313,3 +313,15 @@ def test_expired_documents_leave_the_saved_state(tmp_path: Path) -> None:
         assert np.array_equal(whole, getattr(one, name)), name
     assert one.counts()["duplicate"] > 50
     dd.forget([0, 1999])  # an expired position is accepted (it attracts nothing already)
+
+
+def test_ids_through_columns_keep_their_values() -> None:
+    ids: list[Any] = ["caf\u00e9", "\ud800", {"k": [1, 2]}, 7, None]
+    dd = Deduplicator()
+    dd.feed(corpus(5, seed=10), ids=ids)
+    cols, meta = dd.state_columns(), dd.state_meta()
+    back = Deduplicator.from_state_columns(Deduplicator(), cols, meta)
+    assert [back.external_id(i) for i in range(5)] == ids
+    cols["id"][1] = "{not json"
+    with pytest.raises(ValueError):
+        Deduplicator.from_state_columns(Deduplicator(), cols, meta)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from neardup._growable import Growable
 from neardup._persist import FormatError, JsonColumn
@@ -357,7 +358,7 @@ class StateColumns:
             dd._set_sketches(kept + o, np.asarray(columns["sketch"])[kept])
         dd._rebuild_candidates()
         if "id" in columns:
-            dd._ids = JsonColumn.of(json.loads(v) for v in columns["id"].tolist())
+            dd._ids = _json_column(columns["id"].tolist())
         return dd
 
     def _fill(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
@@ -416,6 +417,20 @@ def check_config(config: Any, saved_id: Any, where: str) -> None:
             f"{config.config_id} (fingerprinter, k, candidates, verifier, window or keep "
             "differ); run with the options the state was made with, or use a new state directory"
         )
+
+
+def _json_column(texts: list[str]) -> JsonColumn:
+    """External ids given as JSON texts, checked (orjson; the stdlib for lone surrogates, which
+    our writer escapes) and stored as they are."""
+    blobs = [t.encode("utf-8", "surrogatepass") for t in texts]
+    for blob in blobs:
+        try:
+            orjson.loads(blob)
+        except orjson.JSONDecodeError:
+            json.loads(blob)  # raises ValueError naming the problem when it is not JSON
+    offsets = np.zeros(len(blobs) + 1, np.int64)
+    np.cumsum([len(b) for b in blobs], out=offsets[1:])
+    return JsonColumn(np.frombuffer(b"".join(blobs), np.uint8).copy(), offsets)
 
 
 def _finite(x: float) -> float | None:
