@@ -39,10 +39,10 @@ CHUNK = 16384
 class _Prepared(Deduplicator):
     """A Deduplicator that decides precomputed chunks (the benchmark skips fingerprinting)."""
 
-    next_chunk: Chunk
+    _next_chunk: Chunk
 
     def prepare(self, texts: Any, timestamps: Any = None) -> Chunk:
-        return self.next_chunk
+        return self._next_chunk
 
 
 def _synthetic_chunk(
@@ -118,7 +118,7 @@ def _index(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) ->
         all_fps[base : base + n] = chunk.fps
         assert chunk.sketches is not None
         all_sk[base : base + n] = chunk.sketches
-        dd.next_chunk = chunk
+        dd._next_chunk = chunk
         t0 = time.perf_counter()
         d = dd.feed([""] * n)
         window_t += time.perf_counter() - t0
@@ -188,7 +188,7 @@ def _text(n: int, copy_rate: float, seed: int, jobs: int, out: Path) -> None:
     for lo in range(0, n, CHUNK):
         part = texts[lo : lo + CHUNK]
         t1 = time.perf_counter()
-        dd.next_chunk = Deduplicator.prepare(dd, part)
+        dd._next_chunk = Deduplicator.prepare(dd, part)
         t2 = time.perf_counter()
         prep += t2 - t1
         dd.feed(part)

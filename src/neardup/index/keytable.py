@@ -22,17 +22,20 @@ killed by :meth:`kill` (its rows stay until the next merge, lookups skip them).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.index import key_kernels
+from neardup._backend import kernels
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
 
 __all__ = ["KeyTable"]
+
+_k: Any = kernels("keys")  # C (neardup._native) or the numba fallback
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class _Run:
         while True:
             out_q = np.empty(cap, np.int64)
             out_at = np.empty(cap, np.int64)
-            c = key_kernels.lookup(self.keys, self.offsets, self.p, queries, out_q, out_at)
+            c = _k.key_lookup(self.keys, self.offsets, self.p, queries, out_q, out_at)
             if c <= cap:
                 return out_q[:c], out_at[:c]
             cap = c
@@ -113,7 +116,7 @@ class KeyTable:
     def _merge(self, a: _Run, b: _Run) -> _Run:
         n = a.keys.size + b.keys.size
         keys, slots = np.empty(n, np.uint64), np.empty(n, np.uint32)
-        m = key_kernels.merge(a.keys, a.slots, b.keys, b.slots, self._dead, keys, slots)
+        m = _k.key_merge(a.keys, a.slots, b.keys, b.slots, self._dead, keys, slots)
         return _Run.sorted(keys[:m].copy(), slots[:m].copy())
 
     def kill(self, slots: npt.ArrayLike) -> None:

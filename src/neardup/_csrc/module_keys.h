@@ -1,0 +1,63 @@
+/* Bindings of the key table kernels (included by module.c); signatures mirror
+ * neardup/_numba/keys.py. */
+#include "keys.h"
+
+static PyObject *py_key_lookup(PyObject *self, PyObject *args) {
+    PyObject *keys, *offsets, *queries, *oq, *oa;
+    Py_ssize_t p;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOnOOO", &keys, &offsets, &p, &queries, &oq, &oa)) return NULL;
+    GET(k, keys, 'u', 8, 0, 1);
+    GET(off, offsets, 'i', 8, 0, 1);
+    GET(qs, queries, 'u', 8, 0, 1);
+    GET(vq, oq, 'i', 8, 1, 1);
+    GET(va, oa, 'i', 8, 1, 1);
+    if (p < 1 || p > 62 || LEN(off) != ((int64_t)1 << p) + 1)
+        FAIL(PyExc_ValueError, "offsets must have 2**p + 1 entries (1 <= p <= 62)");
+    const int64_t *o = off->buf;
+    for (int64_t t = 0; t <= ((int64_t)1 << p); t++)
+        if (o[t] < 0 || o[t] > LEN(k) || (t && o[t] < o[t - 1]))
+            FAIL(PyExc_ValueError, "offsets must be non-decreasing within [0, len(keys)]");
+    int64_t cap = LEN(vq) < LEN(va) ? LEN(vq) : LEN(va), c;
+    Py_BEGIN_ALLOW_THREADS;
+    c = nd_key_lookup(k->buf, o, p, qs->buf, LEN(qs), vq->buf, va->buf, cap);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return PyLong_FromLongLong((long long)c);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_key_merge(PyObject *self, PyObject *args) {
+    PyObject *ak, *as, *bk, *bsl, *dead, *ok, *os;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &ak, &as, &bk, &bsl, &dead, &ok, &os)) return NULL;
+    GET(vak, ak, 'u', 8, 0, 1);
+    GET(vas, as, 'u', 4, 0, 1);
+    GET(vbk, bk, 'u', 8, 0, 1);
+    GET(vbs, bsl, 'u', 4, 0, 1);
+    GET(vd, dead, 'b', 1, 0, 1);
+    GET(vok, ok, 'u', 8, 1, 1);
+    GET(vos, os, 'u', 4, 1, 1);
+    int64_t na = LEN(vak), nb = LEN(vbk), nd = LEN(vd), m;
+    if (LEN(vas) != na || LEN(vbs) != nb || LEN(vok) < na + nb || LEN(vos) < na + nb)
+        FAIL(PyExc_ValueError, "merge: keys and slots disagree in length, or output too short");
+    const uint32_t *sa = vas->buf, *sb = vbs->buf;
+    for (int64_t i = 0; i < na; i++)
+        if (sa[i] >= nd) FAIL(PyExc_IndexError, "merge: slot beyond the dead mask");
+    for (int64_t i = 0; i < nb; i++)
+        if (sb[i] >= nd) FAIL(PyExc_IndexError, "merge: slot beyond the dead mask");
+    Py_BEGIN_ALLOW_THREADS;
+    m = nd_key_merge(vak->buf, sa, na, vbk->buf, sb, nb, vd->buf, vok->buf, vos->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return PyLong_FromLongLong((long long)m);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+#define KEY_METHODS                                                                  \
+    {"key_lookup", py_key_lookup, METH_VARARGS, "Key table bucket lookup of one run."}, \
+    {"key_merge", py_key_merge, METH_VARARGS, "Merge two key-sorted runs, dropping dead slots."},
