@@ -10,13 +10,16 @@ documents whose sketch keeps each value with probability ``--keep`` (estimated J
 value) and whose fingerprint has 8 bits flipped. Fingerprinting is skipped (its cost does not
 depend on N; the ``text`` part measures it), so this isolates what grows with N. Prints the
 time per document at each checkpoint, candidates per document, state bytes per document and
-the share of planted copies found (it must not fall as N grows).
+the share of planted copies found (it must not fall as N grows). ``--design`` runs the
+default (``bands``: MinHash LSH bands, :class:`~neardup.dedup.candidates.BandCandidates`) and
+the design before issue 13 (``hamming14``: ``Deduplicator(k=14)``, exact radius-14 search) on
+the same stream, each until ``--n`` or ``--budget`` seconds of deciding.
 
 ``text``: news-length documents made of 8-20 sentences sampled from Reuters-21578, with 5 %
 planted copies edited by ``neardup.eval.perturb`` (substitute, 5 % of words), through the
 whole ``Deduplicator().feed`` (fingerprints, sketches, exact keys, decisions), timed by stage.
 
-    PYTHONPATH=src nice -n 10 python benchmarks/bench_scale.py index --n 2000000
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_scale.py index --n 2000000 --budget 400
     PYTHONPATH=src nice -n 10 python benchmarks/bench_scale.py text --n 100000
 """
 
@@ -98,19 +101,32 @@ def _plant(
     chunk.sketches[copies, -1] = 0
 
 
-def _index(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) -> None:
-    rng = np.random.default_rng(seed)
-    dd = _Prepared()
+DESIGNS = {"bands": {}, "hamming14": {"k": 14}}
+
+
+def _index(
+    design: str,
+    n_total: int,
+    copy_rate: float,
+    keep: float,
+    seed: int,
+    out: Path,
+    budget_s: float,
+    meta: dict[str, Any],
+) -> None:
+    """One design, chunk by chunk up to ``n_total`` or until ``budget_s`` seconds of deciding."""
+    rng = np.random.default_rng(seed)  # same seed: both designs see the same stream
+    dd = _Prepared(**DESIGNS[design])
     all_fps = np.zeros(n_total, np.uint64)
     all_sk = np.zeros((n_total, 129), np.uint8)
     is_copy = np.zeros(n_total, bool)
     checkpoints = {100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000}
     found = total = 0
-    window_t = window_n = 0.0
+    window_t = window_n = spent = 0.0
     rows: list[dict[str, Any]] = []
     base = 0
     t_run = time.perf_counter()
-    while base < n_total:
+    while base < n_total and spent < budget_s:
         n = min(CHUNK, n_total - base)
         chunk, copies, orig = _synthetic_chunk(rng, n, base, copy_rate, is_copy)
         _plant(rng, chunk, base, copies, orig, all_fps, all_sk, keep)
@@ -122,17 +138,19 @@ def _index(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) ->
         t0 = time.perf_counter()
         d = dd.feed([""] * n)
         window_t += time.perf_counter() - t0
+        spent += time.perf_counter() - t0
         window_n += n
         got = (d.status[copies] == DUPLICATE) & (d.duplicate_of[copies] == orig)
         found += int(got.sum())
         total += int(copies.size)
         base += n
         if any(base - n < c <= base for c in checkpoints):
-            rows.append(_checkpoint(dd, base, window_t, window_n, found, total, t_run))
+            row = _checkpoint(dd, base, window_t, window_n, found, total, t_run)
+            rows.append({"design": design, **row})
             window_t = window_n = 0.0
     with (out / "scale_index.jsonl").open("a") as f:
         for row in rows:
-            f.write(json.dumps({"keep": keep, "copy_rate": copy_rate, **row}) + "\n")
+            f.write(json.dumps({**meta, "keep": keep, "copy_rate": copy_rate, **row}) + "\n")
 
 
 def _checkpoint(
@@ -142,6 +160,7 @@ def _checkpoint(
     cand = desc["candidates"]
     mem = desc["state_bytes"] + desc["sketch_bytes"] + cand.get("memory_bytes", 0)
     row = {
+        "design": dd.describe()["candidates"]["design"],
         "n": n,
         "us_per_doc": round(1e6 * secs / docs, 2),
         "docs_per_s": round(docs / secs),
@@ -220,11 +239,51 @@ def main() -> None:
 @click.option("--copy-rate", default=0.05, show_default=True)
 @click.option("--keep", default=0.7, show_default=True, help="Share of sketch values a copy keeps.")
 @click.option("--seed", default=0, show_default=True)
+@click.option(
+    "--design",
+    "designs",
+    multiple=True,
+    type=click.Choice(sorted(DESIGNS)),
+    default=("bands", "hamming14"),
+    show_default=True,
+    help="Candidate designs, run one after the other on the same stream.",
+)
+@click.option(
+    "--budget", default=300.0, show_default=True, help="Seconds of deciding per design, at most."
+)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
-def index_cmd(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) -> None:
+def index_cmd(
+    n_total: int,
+    copy_rate: float,
+    keep: float,
+    seed: int,
+    designs: tuple[str, ...],
+    budget: float,
+    out: Path,
+) -> None:
     """Decision cost per document vs N on synthesised fingerprints and sketches."""
     out.mkdir(parents=True, exist_ok=True)
-    _index(n_total, copy_rate, keep, seed, out)
+    meta = _meta()
+    for design in designs:
+        _index(design, n_total, copy_rate, keep, seed, out, budget, meta)
+
+
+def _meta() -> dict[str, Any]:
+    """Date, commit, kernels and machine of a run (stored with every row)."""
+    import os
+    import subprocess
+
+    from neardup._backend import backend
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "commit": commit,
+        "kernels": backend(),
+        "cpus": os.cpu_count(),
+    }
 
 
 @main.command("text")

@@ -108,9 +108,13 @@ class HammingCandidates:
         self.radius = radius
         self.index_design = index_design
         self._index = HammingIndex(k=radius, design=index_design)
+        self._queries = 0
+        self._hits = 0
 
     def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
         m = self._index.search(fps, k=self.radius)
+        self._queries += len(fps)
+        self._hits += len(m.id)
         return (
             np.asarray(m.query, np.int64),
             np.asarray(m.id, np.int64),
@@ -180,7 +184,26 @@ class HammingCandidates:
         return len(self._index)
 
     def describe(self) -> dict[str, Any]:
-        return {**self.get_config(), "index": self._index.describe()}
+        """Design, expected random candidates per document at the current size, memory.
+
+        Two unrelated 64-bit fingerprints are within ``radius`` bits with probability
+        ``P(Binomial(64, 1/2) <= radius)`` (3.5e-6 at 14): the expected random candidates per
+        query grow linearly with the kept documents, and so does the work of the exact search.
+        """
+        from math import comb
+
+        index = self._index.describe()
+        rate = sum(comb(64, d) for d in range(self.radius + 1)) / 2.0**64
+        kept = len(self)
+        return {
+            **self.get_config(),
+            "kept": kept,
+            "random_pair_rate": rate,
+            "expected_random_candidates_per_document": rate * kept,
+            "measured_candidates_per_query": self._hits / max(self._queries, 1),
+            "memory_bytes": index.get("memory_bytes", 0),
+            "index": index,
+        }
 
 
 #: ``k`` of the default design: no Hamming filter, the verifier decides (docs/ACCURACY.md).
