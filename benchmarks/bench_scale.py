@@ -101,7 +101,7 @@ def _plant(
     chunk.sketches[copies, -1] = 0
 
 
-DESIGNS = {"bands": {}, "hamming14": {"k": 14}}
+DESIGNS: dict[str, int | None] = {"bands": None, "hamming14": 14}  # k: None = default
 
 
 def _index(
@@ -116,7 +116,7 @@ def _index(
 ) -> None:
     """One design, chunk by chunk up to ``n_total`` or until ``budget_s`` seconds of deciding."""
     rng = np.random.default_rng(seed)  # same seed: both designs see the same stream
-    dd = _Prepared(**DESIGNS[design])
+    dd = _Prepared(k=DESIGNS[design])
     all_fps = np.zeros(n_total, np.uint64)
     all_sk = np.zeros((n_total, 129), np.uint8)
     is_copy = np.zeros(n_total, bool)
