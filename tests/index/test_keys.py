@@ -113,6 +113,10 @@ def test_key_kernels_c_equal_numba(seed: int, n: int, nq: int) -> None:
     offsets = np.searchsorted(
         keys >> np.uint64(64 - p), np.arange((1 << p) + 1, dtype=np.uint64)
     ).astype(np.int64)
+    for mod in (native, nb):
+        got_off = np.full((1 << p) + 1, -1, np.int64)
+        mod.key_offsets(keys, p, got_off)
+        assert got_off.tolist() == offsets.tolist()
     queries = rng.choice(np.concatenate([pool, mix64_np(pool + np.uint64(10**9))]), size=nq)
     for cap in (0, 7, 4 * nq + 16):
         got: list[object] = []
@@ -148,3 +152,21 @@ def test_key_kernels_reject_bad_arguments() -> None:
     s = np.array([0, 9], np.uint32)
     with pytest.raises(IndexError, match="dead mask"):
         native.key_merge(keys[:2], s, keys[:0], s[:0], np.zeros(4, bool), keys.copy(), s.copy())
+
+
+def test_keytable_sorted_query_path_equals_direct(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big runs are probed with sorted queries; forcing that path changes no result."""
+    import neardup.index.keytable as kt
+
+    rng = np.random.default_rng(5)
+    table = KeyTable()
+    for lo in range(0, 3000, 700):
+        keys = mix64_np(rng.integers(0, 5000, size=(700, 3)).astype(np.uint64))
+        table.add(keys, np.arange(lo, lo + 700))
+    table.kill(np.arange(0, 3000, 7))
+    queries = mix64_np(rng.integers(0, 5000, size=(400, 3)).astype(np.uint64))
+    direct = table.lookup(queries)
+    monkeypatch.setattr(kt, "_SORT_QUERIES_ABOVE", 0)
+    swept = table.lookup(queries)
+    assert direct[0].size > 100
+    assert [a.tolist() for a in swept] == [a.tolist() for a in direct]

@@ -62,3 +62,13 @@ int64_t nd_key_merge(const uint64_t *ak, const uint32_t *aslot, int64_t na, cons
     }
     return o;
 }
+
+void nd_key_offsets(const uint64_t *keys, int64_t n, int64_t p, int64_t *offsets) {
+    const unsigned shift = (unsigned)(64 - p);
+    const int64_t nb = (int64_t)1 << p;
+    int64_t a = 0;
+    for (int64_t t = 0; t <= nb; t++) {
+        while (a < n && (int64_t)(keys[a] >> shift) < t) a++;
+        offsets[t] = a;
+    }
+}

@@ -58,6 +58,29 @@ fail:
     return NULL;
 }
 
+static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
+    PyObject *keys, *offsets;
+    Py_ssize_t p;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnO", &keys, &p, &offsets)) return NULL;
+    GET(k, keys, 'u', 8, 0, 1);
+    GET(off, offsets, 'i', 8, 1, 1);
+    if (p < 1 || p > 40 || LEN(off) != ((int64_t)1 << p) + 1)
+        FAIL(PyExc_ValueError, "offsets must have 2**p + 1 entries (1 <= p <= 40)");
+    const uint64_t *kv = k->buf;
+    for (int64_t i = 1; i < LEN(k); i++)
+        if (kv[i] < kv[i - 1]) FAIL(PyExc_ValueError, "key_offsets needs sorted keys");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_key_offsets(kv, LEN(k), p, off->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
 #define KEY_METHODS                                                                  \
     {"key_lookup", py_key_lookup, METH_VARARGS, "Key table bucket lookup of one run."}, \
-    {"key_merge", py_key_merge, METH_VARARGS, "Merge two key-sorted runs, dropping dead slots."},
+    {"key_merge", py_key_merge, METH_VARARGS, "Merge two key-sorted runs, dropping dead slots."}, \
+    {"key_offsets", py_key_offsets, METH_VARARGS, "Bucket offsets of sorted keys (top p bits)."},

@@ -65,3 +65,17 @@ def key_merge(
             outslot[o] = s
             o += 1
     return o
+
+
+@numba.njit(cache=True, nogil=True)
+def key_offsets(
+    keys: npt.NDArray[np.uint64], p: int, offsets: npt.NDArray[np.int64]
+) -> None:  # pragma: no cover - compiled
+    """``offsets[t]``: first row whose key's top ``p`` bits are ``>= t`` (keys sorted)."""
+    shift = np.uint64(64 - p)
+    a = 0
+    n = keys.shape[0]
+    for t in range((1 << p) + 1):
+        while a < n and np.int64(keys[a] >> shift) < t:
+            a += 1
+        offsets[t] = a
