@@ -120,7 +120,7 @@ def _index(
     all_fps = np.zeros(n_total, np.uint64)
     all_sk = np.zeros((n_total, 129), np.uint8)
     is_copy = np.zeros(n_total, bool)
-    checkpoints = {100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000}
+    checkpoints = {10**5, 2 * 10**5, 5 * 10**5, 10**6, 15 * 10**5, 2 * 10**6, 5 * 10**6, 10**7}
     found = total = 0
     window_t = window_n = spent = 0.0
     rows: list[dict[str, Any]] = []
@@ -148,6 +148,9 @@ def _index(
             row = _checkpoint(dd, base, window_t, window_n, found, total, t_run)
             rows.append({"design": design, **row})
             window_t = window_n = 0.0
+    if window_n:  # stopped by the budget between checkpoints
+        row = _checkpoint(dd, base, window_t, window_n, found, total, t_run)
+        rows.append({"design": design, **row, "stopped_by_budget": True})
     with (out / "scale_index.jsonl").open("a") as f:
         for row in rows:
             f.write(json.dumps({**meta, "keep": keep, "copy_rate": copy_rate, **row}) + "\n")
@@ -284,6 +287,72 @@ def _meta() -> dict[str, Any]:
         "kernels": backend(),
         "cpus": os.cpu_count(),
     }
+
+
+def _lsm_shape(n_docs: int, merge_factor: int = 4) -> tuple[float, float]:
+    """(rewrites per key row, mean runs per lookup) of the KeyTable's merge rule, fed in chunks."""
+    runs: list[int] = []
+    rewrites = total_runs = 0
+    chunks = max(1, n_docs // CHUNK)
+    for _ in range(chunks):
+        runs.append(1)
+        while len(runs) >= 2 and runs[-2] <= merge_factor * runs[-1]:
+            b, a = runs.pop(), runs.pop()
+            runs.append(a + b)
+            rewrites += a + b
+        total_runs += len(runs)
+    return rewrites / chunks, total_runs / chunks
+
+
+def _model(fixed_us: float, rows: int, bands: int) -> list[dict[str, Any]]:
+    """Measure a bucket read and a merged row on a big run; project the cost per document."""
+    from neardup.index.keytable import KeyTable
+
+    rng = np.random.default_rng(0)
+    h = rows // (2 * bands)
+    table = KeyTable()
+    table.add(rng.integers(0, 2**63, size=(h, bands), dtype=np.uint64), np.arange(h))
+    table.add(rng.integers(0, 2**63, size=(h, bands), dtype=np.uint64), np.arange(h, 2 * h))
+    run = table._runs[0]  # the two adds merged into one run of `rows` key rows
+    t0 = time.perf_counter()
+    table._merge(run, run)  # what a merge costs per output row (merge pass + offsets)
+    merge_ns = 1e9 * (time.perf_counter() - t0) / (2 * run.keys.size)
+    queries = rng.integers(0, 2**63, size=(CHUNK, bands), dtype=np.uint64)
+    t0 = time.perf_counter()
+    table.lookup(queries)
+    read_ns = 1e9 * (time.perf_counter() - t0) / (CHUNK * bands * len(table.runs))
+    out = []
+    for n in (10**7, 10**8, 10**9):
+        rewrites, runs = _lsm_shape(n)
+        us = fixed_us + bands * (runs * read_ns + rewrites * merge_ns) / 1e3
+        out.append(
+            {
+                "n": n,
+                "rewrites_per_row": round(rewrites, 1),
+                "mean_runs": round(runs, 1),
+                "bucket_read_ns": round(read_ns, 1),
+                "merged_row_ns": round(merge_ns, 1),
+                "fixed_us_per_doc": fixed_us,
+                "model_us_per_doc": round(us, 1),
+                "model_docs_per_s": round(1e6 / us),
+                "model_hours": round(n * us / 1e6 / 3600, 2),
+            }
+        )
+        click.echo(json.dumps(out[-1]))
+    return out
+
+
+@main.command("model")
+@click.option("--fixed-us", default=20.0, show_default=True, help="Measured cost at 10^5 (us).")
+@click.option("--rows", default=1 << 25, show_default=True, help="Key rows of the big run.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
+def model_cmd(fixed_us: float, rows: int, out: Path) -> None:
+    """Cost model for 10^7..10^9 documents from measured constants (docs/ACCURACY.md)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows_out = _model(fixed_us, rows, 32)
+    with (out / "scale_model.jsonl").open("a") as f:
+        for row in rows_out:
+            f.write(json.dumps({**_meta(), **row}) + "\n")
 
 
 @main.command("text")
