@@ -14,9 +14,7 @@ Writes docs/img/band_scurve.png and benchmarks/results/scale/band_scurve.json.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +25,14 @@ from neardup.eval.harness import DEFAULT_FINGERPRINTER, DEFAULT_VERIFIER
 from neardup.fingerprint import Fingerprinter
 from neardup.index.lsh import BandDesign, band_keys
 from neardup.verify import shingle_hashes_many
+from planted_accuracy import planted  # benchmarks/ is the script's folder
 
 BINS = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 
 
-def _planted_module() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "planted_accuracy", Path(__file__).with_name("planted_accuracy.py")
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["planted_accuracy"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _pairs(lang: str) -> dict[str, np.ndarray]:
     """Exact shingle Jaccard, shared band key and Hamming distance of every planted pair."""
-    ps = _planted_module().planted(lang, 60, 0)
+    ps = planted(lang, 60, 0)
     v = DEFAULT_VERIFIER
     used = np.unique(np.concatenate([ps.orig, ps.copy]))
     texts = [ps.texts[i] for i in used.tolist()]
