@@ -229,7 +229,7 @@ def _text(n: int, copy_rate: float, seed: int, jobs: int, out: Path) -> None:
     }
     click.echo(json.dumps(row))
     with (out / "scale_text.jsonl").open("a") as f:
-        f.write(json.dumps(row) + "\n")
+        f.write(json.dumps({**_meta(), **row}) + "\n")
 
 
 @click.group()
