@@ -145,28 +145,12 @@ def test_key_kernels_reject_bad_arguments() -> None:
     out = np.zeros(4, np.int64)
     with pytest.raises(ValueError, match="2\\*\\*p \\+ 1"):
         native.key_lookup(keys, np.zeros(4, np.int64), 1, keys, out, out.copy())
-    with pytest.raises(ValueError, match="non-decreasing"):
-        native.key_lookup(keys, np.array([0, 5, 9], np.int64), 1, keys, out, out.copy())
+    # malformed offsets (past the end, negative): clamped, never a read outside keys
+    bad = np.array([-5, 5, 99], np.int64)
+    c = native.key_lookup(keys, bad, 1, keys, out, out.copy())
+    assert 0 <= c <= keys.size
     with pytest.raises(TypeError, match="queries"):
         native.key_lookup(keys, np.zeros(3, np.int64), 1, keys.astype(np.int32), out, out.copy())
     s = np.array([0, 9], np.uint32)
     with pytest.raises(IndexError, match="dead mask"):
         native.key_merge(keys[:2], s, keys[:0], s[:0], np.zeros(4, bool), keys.copy(), s.copy())
-
-
-def test_keytable_sorted_query_path_equals_direct(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Big runs are probed with sorted queries; forcing that path changes no result."""
-    import neardup.index.keytable as kt
-
-    rng = np.random.default_rng(5)
-    table = KeyTable()
-    for lo in range(0, 3000, 700):
-        keys = mix64_np(rng.integers(0, 5000, size=(700, 3)).astype(np.uint64))
-        table.add(keys, np.arange(lo, lo + 700))
-    table.kill(np.arange(0, 3000, 7))
-    queries = mix64_np(rng.integers(0, 5000, size=(400, 3)).astype(np.uint64))
-    direct = table.lookup(queries)
-    monkeypatch.setattr(kt, "_SORT_QUERIES_ABOVE", 0)
-    swept = table.lookup(queries)
-    assert direct[0].size > 100
-    assert [a.tolist() for a in swept] == [a.tolist() for a in direct]

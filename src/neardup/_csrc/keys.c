@@ -10,7 +10,7 @@
 
 #define ND_KEY_BLOCK 32
 
-int64_t nd_key_lookup(const uint64_t *keys, const int64_t *offsets, int64_t p,
+int64_t nd_key_lookup(const uint64_t *keys, int64_t nkeys, const int64_t *offsets, int64_t p,
                       const uint64_t *queries, int64_t nq, int64_t *out_q, int64_t *out_at,
                       int64_t cap) {
     const unsigned shift = (unsigned)(64 - p);
@@ -21,8 +21,10 @@ int64_t nd_key_lookup(const uint64_t *keys, const int64_t *offsets, int64_t p,
         for (int64_t i = 0; i < m; i++) __builtin_prefetch(offsets + (queries[s + i] >> shift));
         for (int64_t i = 0; i < m; i++) {
             uint64_t t = queries[s + i] >> shift;
-            lo[i] = offsets[t];
-            hi[i] = offsets[t + 1];
+            /* clamped: a malformed offsets array cannot make us read outside keys (checking
+             * the whole array per call instead cost O(2**p), the run's size, per lookup) */
+            lo[i] = offsets[t] < 0 ? 0 : offsets[t];
+            hi[i] = offsets[t + 1] > nkeys ? nkeys : offsets[t + 1];
             if (lo[i] < hi[i]) __builtin_prefetch(keys + lo[i]);
         }
         for (int64_t i = 0; i < m; i++) {

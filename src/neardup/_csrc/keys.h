@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-int64_t nd_key_lookup(const uint64_t *keys, const int64_t *offsets, int64_t p,
+int64_t nd_key_lookup(const uint64_t *keys, int64_t nkeys, const int64_t *offsets, int64_t p,
                       const uint64_t *queries, int64_t nq, int64_t *out_q, int64_t *out_at,
                       int64_t cap);
 int64_t nd_key_merge(const uint64_t *ak, const uint32_t *aslot, int64_t na, const uint64_t *bk,
