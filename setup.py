@@ -15,8 +15,8 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-SOURCES = ["module.c", "features.c", "verify.c", "index.c"]
-HEADERS = ["kernels.h", "xxh3.h", "module_index.h"]
+SOURCES = ["module.c", "features.c", "verify.c", "index.c", "keys.c"]
+HEADERS = ["kernels.h", "xxh3.h", "module_index.h", "keys.h", "module_keys.h"]
 CSRC = "src/neardup/_csrc"
 
 

@@ -10,13 +10,16 @@ documents whose sketch keeps each value with probability ``--keep`` (estimated J
 value) and whose fingerprint has 8 bits flipped. Fingerprinting is skipped (its cost does not
 depend on N; the ``text`` part measures it), so this isolates what grows with N. Prints the
 time per document at each checkpoint, candidates per document, state bytes per document and
-the share of planted copies found (it must not fall as N grows).
+the share of planted copies found (it must not fall as N grows). ``--design`` runs the
+default (``bands``: MinHash LSH bands, :class:`~neardup.dedup.candidates.BandCandidates`) and
+the design before issue 13 (``hamming14``: ``Deduplicator(k=14)``, exact radius-14 search) on
+the same stream, each until ``--n`` or ``--budget`` seconds of deciding.
 
 ``text``: news-length documents made of 8-20 sentences sampled from Reuters-21578, with 5 %
 planted copies edited by ``neardup.eval.perturb`` (substitute, 5 % of words), through the
 whole ``Deduplicator().feed`` (fingerprints, sketches, exact keys, decisions), timed by stage.
 
-    PYTHONPATH=src nice -n 10 python benchmarks/bench_scale.py index --n 2000000
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_scale.py index --n 2000000 --budget 400
     PYTHONPATH=src nice -n 10 python benchmarks/bench_scale.py text --n 100000
 """
 
@@ -39,10 +42,10 @@ CHUNK = 16384
 class _Prepared(Deduplicator):
     """A Deduplicator that decides precomputed chunks (the benchmark skips fingerprinting)."""
 
-    next_chunk: Chunk
+    _next_chunk: Chunk
 
     def prepare(self, texts: Any, timestamps: Any = None) -> Chunk:
-        return self.next_chunk
+        return self._next_chunk
 
 
 def _synthetic_chunk(
@@ -98,19 +101,32 @@ def _plant(
     chunk.sketches[copies, -1] = 0
 
 
-def _index(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) -> None:
-    rng = np.random.default_rng(seed)
-    dd = _Prepared()
+DESIGNS: dict[str, int | None] = {"bands": None, "hamming14": 14}  # k: None = default
+
+
+def _index(
+    design: str,
+    n_total: int,
+    copy_rate: float,
+    keep: float,
+    seed: int,
+    out: Path,
+    budget_s: float,
+    meta: dict[str, Any],
+) -> None:
+    """One design, chunk by chunk up to ``n_total`` or until ``budget_s`` seconds of deciding."""
+    rng = np.random.default_rng(seed)  # same seed: both designs see the same stream
+    dd = _Prepared(k=DESIGNS[design])
     all_fps = np.zeros(n_total, np.uint64)
     all_sk = np.zeros((n_total, 129), np.uint8)
     is_copy = np.zeros(n_total, bool)
-    checkpoints = {100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000}
+    checkpoints = {10**5, 2 * 10**5, 5 * 10**5, 10**6, 15 * 10**5, 2 * 10**6, 5 * 10**6, 10**7}
     found = total = 0
-    window_t = window_n = 0.0
+    window_t = window_n = spent = 0.0
     rows: list[dict[str, Any]] = []
     base = 0
     t_run = time.perf_counter()
-    while base < n_total:
+    while base < n_total and spent < budget_s:
         n = min(CHUNK, n_total - base)
         chunk, copies, orig = _synthetic_chunk(rng, n, base, copy_rate, is_copy)
         _plant(rng, chunk, base, copies, orig, all_fps, all_sk, keep)
@@ -118,21 +134,26 @@ def _index(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) ->
         all_fps[base : base + n] = chunk.fps
         assert chunk.sketches is not None
         all_sk[base : base + n] = chunk.sketches
-        dd.next_chunk = chunk
+        dd._next_chunk = chunk
         t0 = time.perf_counter()
         d = dd.feed([""] * n)
         window_t += time.perf_counter() - t0
+        spent += time.perf_counter() - t0
         window_n += n
         got = (d.status[copies] == DUPLICATE) & (d.duplicate_of[copies] == orig)
         found += int(got.sum())
         total += int(copies.size)
         base += n
         if any(base - n < c <= base for c in checkpoints):
-            rows.append(_checkpoint(dd, base, window_t, window_n, found, total, t_run))
+            row = _checkpoint(dd, base, window_t, window_n, found, total, t_run)
+            rows.append({"design": design, **row})
             window_t = window_n = 0.0
+    if window_n:  # stopped by the budget between checkpoints
+        row = _checkpoint(dd, base, window_t, window_n, found, total, t_run)
+        rows.append({"design": design, **row, "stopped_by_budget": True})
     with (out / "scale_index.jsonl").open("a") as f:
         for row in rows:
-            f.write(json.dumps({"keep": keep, "copy_rate": copy_rate, **row}) + "\n")
+            f.write(json.dumps({**meta, "keep": keep, "copy_rate": copy_rate, **row}) + "\n")
 
 
 def _checkpoint(
@@ -142,6 +163,7 @@ def _checkpoint(
     cand = desc["candidates"]
     mem = desc["state_bytes"] + desc["sketch_bytes"] + cand.get("memory_bytes", 0)
     row = {
+        "design": dd.describe()["candidates"]["design"],
         "n": n,
         "us_per_doc": round(1e6 * secs / docs, 2),
         "docs_per_s": round(docs / secs),
@@ -188,7 +210,7 @@ def _text(n: int, copy_rate: float, seed: int, jobs: int, out: Path) -> None:
     for lo in range(0, n, CHUNK):
         part = texts[lo : lo + CHUNK]
         t1 = time.perf_counter()
-        dd.next_chunk = Deduplicator.prepare(dd, part)
+        dd._next_chunk = Deduplicator.prepare(dd, part)
         t2 = time.perf_counter()
         prep += t2 - t1
         dd.feed(part)
@@ -207,7 +229,7 @@ def _text(n: int, copy_rate: float, seed: int, jobs: int, out: Path) -> None:
     }
     click.echo(json.dumps(row))
     with (out / "scale_text.jsonl").open("a") as f:
-        f.write(json.dumps(row) + "\n")
+        f.write(json.dumps({**_meta(), **row}) + "\n")
 
 
 @click.group()
@@ -220,11 +242,117 @@ def main() -> None:
 @click.option("--copy-rate", default=0.05, show_default=True)
 @click.option("--keep", default=0.7, show_default=True, help="Share of sketch values a copy keeps.")
 @click.option("--seed", default=0, show_default=True)
+@click.option(
+    "--design",
+    "designs",
+    multiple=True,
+    type=click.Choice(sorted(DESIGNS)),
+    default=("bands", "hamming14"),
+    show_default=True,
+    help="Candidate designs, run one after the other on the same stream.",
+)
+@click.option(
+    "--budget", default=300.0, show_default=True, help="Seconds of deciding per design, at most."
+)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
-def index_cmd(n_total: int, copy_rate: float, keep: float, seed: int, out: Path) -> None:
+def index_cmd(
+    n_total: int,
+    copy_rate: float,
+    keep: float,
+    seed: int,
+    designs: tuple[str, ...],
+    budget: float,
+    out: Path,
+) -> None:
     """Decision cost per document vs N on synthesised fingerprints and sketches."""
     out.mkdir(parents=True, exist_ok=True)
-    _index(n_total, copy_rate, keep, seed, out)
+    meta = _meta()
+    for design in designs:
+        _index(design, n_total, copy_rate, keep, seed, out, budget, meta)
+
+
+def _meta() -> dict[str, Any]:
+    """Date, commit, kernels and machine of a run (stored with every row)."""
+    import os
+    import subprocess
+
+    from neardup._backend import backend
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "commit": commit,
+        "kernels": backend(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def _lsm_shape(n_docs: int, merge_factor: int = 4) -> tuple[float, float]:
+    """(rewrites per key row, mean runs per lookup) of the KeyTable's merge rule, fed in chunks."""
+    runs: list[int] = []
+    rewrites = total_runs = 0
+    chunks = max(1, n_docs // CHUNK)
+    for _ in range(chunks):
+        runs.append(1)
+        while len(runs) >= 2 and runs[-2] <= merge_factor * runs[-1]:
+            b, a = runs.pop(), runs.pop()
+            runs.append(a + b)
+            rewrites += a + b
+        total_runs += len(runs)
+    return rewrites / chunks, total_runs / chunks
+
+
+def _model(fixed_us: float, rows: int, bands: int) -> list[dict[str, Any]]:
+    """Measure a bucket read and a merged row on a big run; project the cost per document."""
+    from neardup.index.keytable import KeyTable
+
+    rng = np.random.default_rng(0)
+    h = rows // (2 * bands)
+    table = KeyTable()
+    table.add(rng.integers(0, 2**63, size=(h, bands), dtype=np.uint64), np.arange(h))
+    table.add(rng.integers(0, 2**63, size=(h, bands), dtype=np.uint64), np.arange(h, 2 * h))
+    run = table._runs[0]  # the two adds merged into one run of `rows` key rows
+    t0 = time.perf_counter()
+    table._merge(run, run)  # what a merge costs per output row (merge pass + offsets)
+    merge_ns = 1e9 * (time.perf_counter() - t0) / (2 * run.keys.size)
+    queries = rng.integers(0, 2**63, size=(CHUNK, bands), dtype=np.uint64)
+    t0 = time.perf_counter()
+    table.lookup(queries)
+    read_ns = 1e9 * (time.perf_counter() - t0) / (CHUNK * bands * len(table.runs))
+    out = []
+    for n in (10**7, 10**8, 10**9):
+        rewrites, runs = _lsm_shape(n)
+        us = fixed_us + bands * (runs * read_ns + rewrites * merge_ns) / 1e3
+        out.append(
+            {
+                "n": n,
+                "rewrites_per_row": round(rewrites, 1),
+                "mean_runs": round(runs, 1),
+                "bucket_read_ns": round(read_ns, 1),
+                "merged_row_ns": round(merge_ns, 1),
+                "fixed_us_per_doc": fixed_us,
+                "model_us_per_doc": round(us, 1),
+                "model_docs_per_s": round(1e6 / us),
+                "model_hours": round(n * us / 1e6 / 3600, 2),
+            }
+        )
+        click.echo(json.dumps(out[-1]))
+    return out
+
+
+@main.command("model")
+@click.option("--fixed-us", default=20.0, show_default=True, help="Measured cost at 10^5 (us).")
+@click.option("--rows", default=1 << 25, show_default=True, help="Key rows of the big run.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
+def model_cmd(fixed_us: float, rows: int, out: Path) -> None:
+    """Cost model for 10^7..10^9 documents from measured constants (docs/ACCURACY.md)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows_out = _model(fixed_us, rows, 32)
+    with (out / "scale_model.jsonl").open("a") as f:
+        for row in rows_out:
+            f.write(json.dumps({**_meta(), **row}) + "\n")
 
 
 @main.command("text")

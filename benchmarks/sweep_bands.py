@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -27,13 +28,14 @@ from neardup.eval.metrics import score
 from neardup.fingerprint import Fingerprinter
 from neardup.index import all_pairs
 from neardup.index.lsh import BandDesign, band_keys, pairs_sharing_keys
+from planted_accuracy import planted  # benchmarks/ is the script's folder
 
 RATES = (0.01, 0.02, 0.05, 0.1, 0.2)
 KS = (14, 18, 22, 26, 64)
 
 
-def _corpora(which: tuple[str, ...]) -> dict[str, tuple[list[str], object]]:
-    out: dict[str, tuple[list[str], object]] = {}
+def _corpora(which: tuple[str, ...]) -> dict[str, tuple[list[str], Any]]:
+    out: dict[str, tuple[list[str], Any]] = {}  # (texts, PlantedSet or None)
     if "reuters" in which:
         texts = [t for t in load_corpus("reuters")[1] if t.strip()]
         out["reuters"] = (texts, None)
@@ -42,22 +44,14 @@ def _corpora(which: tuple[str, ...]) -> dict[str, tuple[list[str], object]]:
         out["reviews"] = (texts, None)
     for lang in ("en", "zh"):
         if f"planted-{lang}" in which:
-            import importlib.util
-            import sys
-
-            spec = importlib.util.spec_from_file_location(
-                "planted_accuracy", Path(__file__).with_name("planted_accuracy.py")
-            )
-            assert spec is not None and spec.loader is not None
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules["planted_accuracy"] = mod
-            spec.loader.exec_module(mod)
-            ps = mod.planted(lang, 60, 0)
+            ps = planted(lang, 60, 0)
             out[f"planted-{lang}"] = (ps.texts, ps)
     return out
 
 
-def _candidates(design: str, fps: np.ndarray, sk: np.ndarray, live: np.ndarray) -> tuple:
+def _candidates(
+    design: str, fps: np.ndarray, sk: np.ndarray, live: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     if design.startswith("hamming"):
         r = int(design[len("hamming") :])
         i, j, _ = all_pairs(fps[live], r)

@@ -98,3 +98,59 @@ def test_recall_model() -> None:
     assert d.recall(0.8) > 0.99999
     assert 0.98 < d.recall(0.6) < 0.995
     assert d.random_pair_rate() == pytest.approx(32 * 256.0**-4, rel=1e-6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 3000), st.integers(0, 600))
+def test_key_kernels_c_equal_numba(seed: int, n: int, nq: int) -> None:
+    """The C key kernels (``keys.c``) and the numba fallback give identical results."""
+    native = pytest.importorskip("neardup._native")
+    nb = pytest.importorskip("neardup._numba.keys")
+    rng = np.random.default_rng(seed)
+    pool = mix64_np(np.arange(max(n // 3, 1), dtype=np.uint64))  # repeated keys: multi-row hits
+    keys = np.sort(rng.choice(pool, size=n))
+    p = max(1, int(np.log2(max(n, 4) / 4)))
+    offsets = np.searchsorted(
+        keys >> np.uint64(64 - p), np.arange((1 << p) + 1, dtype=np.uint64)
+    ).astype(np.int64)
+    for mod in (native, nb):
+        got_off = np.full((1 << p) + 1, -1, np.int64)
+        mod.key_offsets(keys, p, got_off)
+        assert got_off.tolist() == offsets.tolist()
+    queries = rng.choice(np.concatenate([pool, mix64_np(pool + np.uint64(10**9))]), size=nq)
+    for cap in (0, 7, 4 * nq + 16):
+        got: list[object] = []
+        want: list[object] = []
+        for mod, out in ((native, got), (nb, want)):
+            oq, oa = np.full(cap, -1, np.int64), np.full(cap, -1, np.int64)
+            c = mod.key_lookup(keys, offsets, p, queries, oq, oa)
+            out.append((c, oq.tolist(), oa.tolist()))
+        assert got == want
+    slots = rng.permutation(2 * n + 2).astype(np.uint32)
+    dead = rng.random(2 * n + 2) < 0.3
+    half = n // 2
+    merged = []
+    for mod in (native, nb):
+        ok, os_ = np.zeros(n, np.uint64), np.zeros(n, np.uint32)
+        m = mod.key_merge(keys[:half], slots[:half], keys[half:], slots[half:n], dead, ok, os_)
+        merged.append((m, ok[:m].tolist(), os_[:m].tolist()))
+    assert merged[0] == merged[1]
+    live = ~dead[slots[:n]]
+    assert merged[0][0] == int(live.sum())
+
+
+def test_key_kernels_reject_bad_arguments() -> None:
+    native = pytest.importorskip("neardup._native")
+    keys = np.arange(8, dtype=np.uint64)
+    out = np.zeros(4, np.int64)
+    with pytest.raises(ValueError, match="2\\*\\*p \\+ 1"):
+        native.key_lookup(keys, np.zeros(4, np.int64), 1, keys, out, out.copy())
+    # malformed offsets (past the end, negative): clamped, never a read outside keys
+    bad = np.array([-5, 5, 99], np.int64)
+    c = native.key_lookup(keys, bad, 1, keys, out, out.copy())
+    assert 0 <= c <= keys.size
+    with pytest.raises(TypeError, match="queries"):
+        native.key_lookup(keys, np.zeros(3, np.int64), 1, keys.astype(np.int32), out, out.copy())
+    s = np.array([0, 9], np.uint32)
+    with pytest.raises(IndexError, match="dead mask"):
+        native.key_merge(keys[:2], s, keys[:0], s[:0], np.zeros(4, bool), keys.copy(), s.copy())

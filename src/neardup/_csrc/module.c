@@ -333,6 +333,7 @@ fail:
 }
 
 #include "module_index.h"
+#include "module_keys.h"
 
 static PyMethodDef methods[] = {
     {"xxh3_64", py_xxh3_64, METH_VARARGS, "XXH3-64 of data[start:start+n] with a seed."},
@@ -346,7 +347,7 @@ static PyMethodDef methods[] = {
     {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
     {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
     {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
-    INDEX_METHODS{NULL, NULL, 0, NULL}};
+    INDEX_METHODS KEY_METHODS{NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
                                        "neardup's compiled kernels (see neardup/_native/).", -1,

@@ -102,8 +102,9 @@ class _Run:
     "k",
     type=click.IntRange(0, 63),
     default=None,
-    help="Maximum Hamming distance of a duplicate (default 14, each candidate "
-    "confirmed by the MinHash verifier; 8 with --no-verify).",
+    help="Maximum Hamming distance of a duplicate, searched exactly. Default: no limit, "
+    "candidates share a MinHash LSH band and the verifier decides (constant cost per "
+    "document); 8 with --no-verify.",
 )
 @click.option(
     "--no-verify", is_flag=True, help="Decide by Hamming distance alone (faster, less accurate)."

@@ -17,6 +17,24 @@ bits (:class:`~neardup.index.HammingIndex` against kept documents, :func:`~neard
 inside a chunk); its keys are pigeonhole blocks (``radius + 1`` blocks of the fingerprint, of
 which a pair within ``radius`` bits shares at least one exactly), a superset of its pairs.
 
+:class:`BandCandidates` is the default (issue 13): LSH bands of the verifier's MinHash sketch,
+constant work per document at any collection size (docs/ACCURACY.md, "Candidates that scale").
+
+What every engine must mirror (library, CLI, service, Spark), so that all find the same pairs
+and, through :func:`~neardup.dedup.greedy.decide_in_order`, make the same decisions:
+
+- the keys: :func:`neardup.index.lsh.band_keys` of the default ``MinHashVerifier`` sketch,
+  ``mix64((band << 32) | big-endian uint32 of the band's 4 sketch bytes)`` for bands 0..31
+  (sketch values ``4t .. 4t + 3``; the sketch's last, length byte is not used). Call
+  ``candidates.keys(fps, sketches)`` rather than re-deriving them;
+- ``candidate(i, j)`` = the two documents share at least one key (any band). There is no cap,
+  no sampling and no Hamming limit (``k`` is 64 in the default); every candidate is then
+  filtered by the accept predicate (verifier threshold, window) in the pipeline;
+- the design and its parameters (``get_config()``: ``{"design": "minhash-bands", "bands": 32,
+  "rows": 4}``) are part of the dedup config id: a state or store written with one design must
+  not be read with another. The Spark engine joins on ``(key)`` exploded per band; the service
+  looks the keys up in its own store (or a :class:`~neardup.index.keytable.KeyTable`).
+
 >>> import numpy as np
 >>> hc = HammingCandidates(radius=2)
 >>> fps = np.array([0b1111, 0b0111, 2**63], dtype=np.uint64)
@@ -38,7 +56,7 @@ import numpy.typing as npt
 from neardup.dedup.state import Growable
 from neardup.index import HammingIndex, all_pairs
 from neardup.index.keytable import KeyTable
-from neardup.index.lsh import BandDesign, band_keys, pairs_sharing_keys
+from neardup.index.lsh import BandDesign, band_keys, mix64_np, pairs_sharing_keys
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
@@ -108,9 +126,13 @@ class HammingCandidates:
         self.radius = radius
         self.index_design = index_design
         self._index = HammingIndex(k=radius, design=index_design)
+        self._queries = 0
+        self._hits = 0
 
     def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
         m = self._index.search(fps, k=self.radius)
+        self._queries += len(fps)
+        self._hits += len(m.id)
         return (
             np.asarray(m.query, np.int64),
             np.asarray(m.id, np.int64),
@@ -150,7 +172,7 @@ class HammingCandidates:
             width = int(edges[b + 1] - edges[b])
             mask = np.uint64((1 << width) - 1) if width < 64 else np.uint64(2**64 - 1)
             block = (fps >> np.uint64(edges[b])) & mask
-            out[:, b] = _mix(block ^ (np.uint64(b + 1) << np.uint64(58)))
+            out[:, b] = mix64_np(block ^ (np.uint64(b + 1) << np.uint64(58)))
         return out
 
     def get_config(self) -> dict[str, Any]:
@@ -180,7 +202,26 @@ class HammingCandidates:
         return len(self._index)
 
     def describe(self) -> dict[str, Any]:
-        return {**self.get_config(), "index": self._index.describe()}
+        """Design, expected random candidates per document at the current size, memory.
+
+        Two unrelated 64-bit fingerprints are within ``radius`` bits with probability
+        ``P(Binomial(64, 1/2) <= radius)`` (3.5e-6 at 14): the expected random candidates per
+        query grow linearly with the kept documents, and so does the work of the exact search.
+        """
+        from math import comb
+
+        index = self._index.describe()
+        rate = sum(comb(64, d) for d in range(self.radius + 1)) / 2.0**64
+        kept = len(self)
+        return {
+            **self.get_config(),
+            "kept": kept,
+            "random_pair_rate": rate,
+            "expected_random_candidates_per_document": rate * kept,
+            "measured_candidates_per_query": self._hits / max(self._queries, 1),
+            "memory_bytes": index.get("memory_bytes", 0),
+            "index": index,
+        }
 
 
 #: ``k`` of the default design: no Hamming filter, the verifier decides (docs/ACCURACY.md).
@@ -358,7 +399,17 @@ class BandCandidates:
         return int(self._alive.view().sum())
 
     def describe(self) -> dict[str, Any]:
-        """Design, expected random candidates per document at the current size, memory."""
+        """Design, expected and measured candidates per query at the current size, memory.
+
+        ``expected_random_candidates_per_document`` is ``random_pair_rate * kept`` (7.5e-9 per
+        kept document for 32 x 4: 0.0075 at 10^6, 0.75 at 10^8); a query's true near-duplicates
+        come on top (measured: ``measured_candidates_per_query``). ``probes_per_query``: one
+        bucket read per band and LSM run.
+
+        >>> d = BandCandidates().describe()
+        >>> d["expected_random_candidates_per_document"], d["probes_per_query"]
+        (0.0, 0)
+        """
         kept = len(self)
         rate = self.design.random_pair_rate()
         per_doc = self._pos.nbytes + self._fps.nbytes + self._ts.nbytes + self._alive.nbytes
@@ -368,23 +419,10 @@ class BandCandidates:
             "random_pair_rate": rate,
             "expected_random_candidates_per_document": rate * kept,
             "recall_at_jaccard": {j: round(self.design.recall(j), 4) for j in (0.5, 0.6, 0.7)},
+            "expected_candidates_per_query": f"{rate * kept:.3g} random + the query's true "
+            "near-duplicates",
             "measured_candidates_per_query": self._hits / max(self._queries, 1),
+            "probes_per_query": self.design.bands * len(self._table.runs),
             "runs": self._table.runs,
             "memory_bytes": self._table.nbytes + per_doc,
         }
-
-
-def _mix(values: U64) -> U64:
-    """splitmix64 finaliser, vectorised (the same function as :func:`neardup.hashing.mix64`).
-
-    >>> from neardup.hashing import mix64
-    >>> int(_mix(np.array([12345], np.uint64))[0]) == int(mix64(np.uint64(12345)))
-    True
-    """
-    x = np.asarray(values, np.uint64).copy()
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x

@@ -27,13 +27,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.index import key_kernels
+from neardup._backend import kernels
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
 
 __all__ = ["KeyTable"]
+
+_k: Any = kernels("keys")  # C (neardup._native) or the numba fallback
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,8 @@ class _Run:
     def sorted(cls, keys: U64, slots: U32) -> _Run:
         """A run from rows already sorted by key: only the offsets are computed."""
         p = max(1, int(np.log2(max(keys.size, 4) / 4)))
-        top = keys >> np.uint64(64 - p)
-        bounds = np.arange((1 << p) + 1, dtype=np.uint64)
-        offsets = np.searchsorted(top, bounds).astype(np.int64)
+        offsets = np.empty((1 << p) + 1, np.int64)
+        _k.key_offsets(keys, p, offsets)  # one linear pass (a binary search per bucket was 8x)
         return cls(keys, slots, offsets, p)
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
@@ -64,7 +65,7 @@ class _Run:
         while True:
             out_q = np.empty(cap, np.int64)
             out_at = np.empty(cap, np.int64)
-            c = key_kernels.lookup(self.keys, self.offsets, self.p, queries, out_q, out_at)
+            c = _k.key_lookup(self.keys, self.offsets, self.p, queries, out_q, out_at)
             if c <= cap:
                 return out_q[:c], out_at[:c]
             cap = c
@@ -114,7 +115,7 @@ class KeyTable:
     def _merge(self, a: _Run, b: _Run) -> _Run:
         n = a.keys.size + b.keys.size
         keys, slots = np.empty(n, np.uint64), np.empty(n, np.uint32)
-        m = key_kernels.merge(a.keys, a.slots, b.keys, b.slots, self._dead, keys, slots)
+        m = _k.key_merge(a.keys, a.slots, b.keys, b.slots, self._dead, keys, slots)
         return _Run.sorted(keys[:m].copy(), slots[:m].copy())
 
     def kill(self, slots: npt.ArrayLike) -> None:

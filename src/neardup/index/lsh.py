@@ -142,13 +142,15 @@ def pairs_sharing_keys(keys: U64, docs: I64) -> tuple[I64, I64]:
     keys = np.asarray(keys, dtype=np.uint64)
     docs = np.asarray(docs, dtype=np.int64)
     empty = np.zeros(0, np.int64)
-    ks = np.sort(keys)
-    shared = np.unique(ks[1:][ks[1:] == ks[:-1]])  # keys held more than once: usually few
-    if shared.size == 0:
+    order = np.argsort(keys)  # one sort; rows of keys held more than once (usually few) stay
+    ks = keys[order]
+    dup = ks[1:] == ks[:-1]
+    if not dup.any():
         return empty, empty.copy()
-    sel = np.flatnonzero(np.isin(keys, shared))
-    order = sel[np.argsort(keys[sel])]
-    k, d = keys[order], docs[order]
+    grouped = np.zeros(ks.size, dtype=bool)
+    grouped[1:] |= dup
+    grouped[:-1] |= dup
+    k, d = ks[grouped], docs[order[grouped]]
     start = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     size = np.diff(np.append(start, k.size))
     big = size > 1

@@ -262,7 +262,12 @@ def _iter_csv(path: str) -> Iterator[Row]:
     try:
         # strict: an unterminated quote is an error at the end of the file, not one huge field
         reader = csv.reader(text, strict=True)
-        header = next(reader, None)
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:  # a header opening a quote it never closes, e.g. a lone '"'
+            raise InputError(
+                f"{path}:1: malformed CSV header ({exc}); close the quote or remove it"
+            ) from None
         if header is None:
             return
         if _has_undecodable(header):

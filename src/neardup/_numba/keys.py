@@ -1,4 +1,4 @@
-"""Two small numba kernels of :mod:`neardup.index.keytable`: bucket lookup and run merge.
+"""numba kernels of :mod:`neardup.index.keytable`: bucket lookup and run merge (C: ``keys.c``).
 
 Both are single passes that numpy can only express with several temporaries (the lookup) or a
 full re-sort (the merge); everything else in the key table is numpy.
@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 
 @numba.njit(cache=True, nogil=True)
-def lookup(
+def key_lookup(
     keys: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.int64],
     p: int,
@@ -38,7 +38,7 @@ def lookup(
 
 
 @numba.njit(cache=True, nogil=True)
-def merge(
+def key_merge(
     ak: npt.NDArray[np.uint64],
     aslot: npt.NDArray[np.uint32],
     bk: npt.NDArray[np.uint64],
@@ -65,3 +65,17 @@ def merge(
             outslot[o] = s
             o += 1
     return o
+
+
+@numba.njit(cache=True, nogil=True)
+def key_offsets(
+    keys: npt.NDArray[np.uint64], p: int, offsets: npt.NDArray[np.int64]
+) -> None:  # pragma: no cover - compiled
+    """``offsets[t]``: first row whose key's top ``p`` bits are ``>= t`` (keys sorted)."""
+    shift = np.uint64(64 - p)
+    a = 0
+    n = keys.shape[0]
+    for t in range((1 << p) + 1):
+        while a < n and np.int64(keys[a] >> shift) < t:
+            a += 1
+        offsets[t] = a
