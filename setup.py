@@ -15,7 +15,7 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-SOURCES = ["module.c", "features.c", "verify.c", "index.c"]
+SOURCES = ["module.c", "features.c", "verify.c", "index.c", "keys.c"]
 HEADERS = ["kernels.h", "xxh3.h", "module_index.h"]
 CSRC = "src/neardup/_csrc"
 

@@ -6,8 +6,10 @@
 
 #include "kernels.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-/* one build for every x86-64 CPU: the hot loops get a POPCNT clone chosen at load time */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+/* one build for every x86-64 CPU: the hot loops get a POPCNT clone chosen at load time by an
+ * ifunc resolver (glibc only: musl has no ifunc, so it gets the plain build). The resolver
+ * reads CPUID itself; tools/check_cpu_dispatch.py runs every clone under QEMU CPUs. */
 #define ND_CLONES __attribute__((target_clones("popcnt", "default")))
 #else
 #define ND_CLONES

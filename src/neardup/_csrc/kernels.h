@@ -85,4 +85,12 @@ void nd_expand_pairs(const int64_t *a, const int64_t *b, const int64_t *dist, in
                      const int64_t *order, const int64_t *starts, const int64_t *counts,
                      int64_t ng, int64_t *oi, int64_t *oj, int64_t *od);
 
+/* keys.c */
+int64_t nd_key_lookup(const uint64_t *keys, int64_t nkeys, const int64_t *offsets, int64_t p,
+                      const uint64_t *queries, int64_t nq, int64_t *out_q, int64_t *out_at,
+                      int64_t cap);
+int64_t nd_key_merge(const uint64_t *ak, const uint32_t *aslot, int64_t na, const uint64_t *bk,
+                     const uint32_t *bslot, int64_t nb, const uint8_t *dead, uint64_t *outk,
+                     uint32_t *outslot);
+
 #endif

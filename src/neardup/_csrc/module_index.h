@@ -373,6 +373,61 @@ fail:
     return NULL;
 }
 
+/* key_lookup(keys, offsets, p, queries, out_q, out_at) -> matches (may exceed len(out_q)) */
+static PyObject *py_key_lookup(PyObject *self, PyObject *args) {
+    PyObject *keys, *offsets, *queries, *oq, *oa;
+    long long p;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOLOOO", &keys, &offsets, &p, &queries, &oq, &oa)) return NULL;
+    GET(vk, keys, 'u', 8, 0, 1);
+    GET(vo, offsets, 'i', 8, 0, 1);
+    GET(vq, queries, 'u', 8, 0, 1);
+    GET(wq, oq, 'i', 8, 1, 1);
+    GET(wa, oa, 'i', 8, 1, 1);
+    if (p < 0 || p > 62 || LEN(vo) != ((int64_t)1 << p) + 1)
+        FAIL(PyExc_ValueError, "offsets must have 2**p + 1 entries (p=%lld)", p);
+    int64_t cap = LEN(wq) < LEN(wa) ? LEN(wq) : LEN(wa), c;
+    Py_BEGIN_ALLOW_THREADS;
+    c = nd_key_lookup(vk->buf, LEN(vk), vo->buf, p, vq->buf, LEN(vq), wq->buf, wa->buf, cap);
+    Py_END_ALLOW_THREADS;
+    if (c < 0) FAIL(PyExc_ValueError, "offsets must lie within keys");
+    release(&bs);
+    return PyLong_FromLongLong(c);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* key_merge(ak, aslot, bk, bslot, dead, outk, outslot) -> rows written */
+static PyObject *py_key_merge(PyObject *self, PyObject *args) {
+    PyObject *ak, *as, *bk, *bsl, *dead, *ok, *os;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &ak, &as, &bk, &bsl, &dead, &ok, &os)) return NULL;
+    GET(vak, ak, 'u', 8, 0, 1);
+    GET(vas, as, 'u', 4, 0, 1);
+    GET(vbk, bk, 'u', 8, 0, 1);
+    GET(vbs, bsl, 'u', 4, 0, 1);
+    GET(vd, dead, 'b', 1, 0, 1);
+    GET(wk, ok, 'u', 8, 1, 1);
+    GET(ws, os, 'u', 4, 1, 1);
+    int64_t na = LEN(vak), nb = LEN(vbk), o;
+    if (LEN(vas) != na || LEN(vbs) != nb) FAIL(PyExc_ValueError, "keys and slots disagree in length");
+    if (LEN(wk) < na + nb || LEN(ws) < na + nb) FAIL(PyExc_ValueError, "outputs too small");
+    const uint32_t *sa = vas->buf, *sb = vbs->buf;
+    for (int64_t i = 0; i < na; i++)
+        if (sa[i] >= LEN(vd)) FAIL(PyExc_IndexError, "slot %u beyond dead", sa[i]);
+    for (int64_t i = 0; i < nb; i++)
+        if (sb[i] >= LEN(vd)) FAIL(PyExc_IndexError, "slot %u beyond dead", sb[i]);
+    Py_BEGIN_ALLOW_THREADS;
+    o = nd_key_merge(vak->buf, sa, na, vbk->buf, sb, nb, vd->buf, wk->buf, ws->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return PyLong_FromLongLong(o);
+fail:
+    release(&bs);
+    return NULL;
+}
+
 #define INDEX_METHODS                                                                       \
     {"search_tables", py_search_tables, METH_VARARGS, "Batched probe search of one run."},  \
     {"scan_range", py_scan_range, METH_VARARGS, "Brute-force scan of store positions."},   \
@@ -384,4 +439,6 @@ fail:
     {"bucket_segments", py_bucket_segments, METH_VARARGS, "Finish bucketing."},            \
     {"offsets_from_sorted", py_offsets_from_sorted, METH_VARARGS, "Bucket starts."},       \
     {"sort_buckets", py_sort_buckets, METH_VARARGS, "Sort each bucket by key."},           \
-    {"expand_pairs", py_expand_pairs, METH_VARARGS, "Distinct-value pairs to positions."},
+    {"expand_pairs", py_expand_pairs, METH_VARARGS, "Distinct-value pairs to positions."}, \
+    {"key_lookup", py_key_lookup, METH_VARARGS, "Key-table rows equal to each query."},   \
+    {"key_merge", py_key_merge, METH_VARARGS, "Merge two key-sorted runs."},

@@ -1,17 +1,27 @@
-"""Two small numba kernels of :mod:`neardup.index.keytable`: bucket lookup and run merge.
+"""Two small kernels of :mod:`neardup.index.keytable`: bucket lookup and run merge.
 
 Both are single passes that numpy can only express with several temporaries (the lookup) or a
-full re-sort (the merge); everything else in the key table is numpy.
+full re-sort (the merge); everything else in the key table is numpy. They run in C
+(``_csrc/keys.c``) or, without the extension, in numba (:mod:`neardup._numba.keys`); numba is
+imported only in the second case.
+
+>>> import numpy as np
+>>> keys = np.array([3, 5, 5, 9], dtype=np.uint64)
+>>> offsets = np.array([0, 4, 4], dtype=np.int64)  # p=1: every key has top bit 0
+>>> out_q, out_at = np.empty(4, np.int64), np.empty(4, np.int64)
+>>> c = lookup(keys, offsets, 1, np.array([5, 7], dtype=np.uint64), out_q, out_at)
+>>> c, out_q[:c].tolist(), out_at[:c].tolist()
+(2, [0, 0], [1, 2])
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
+from neardup._backend import kernels
 
-@numba.njit(cache=True, nogil=True)
+
 def lookup(
     keys: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.int64],
@@ -19,25 +29,12 @@ def lookup(
     queries: npt.NDArray[np.uint64],
     out_q: npt.NDArray[np.int64],
     out_at: npt.NDArray[np.int64],
-) -> int:  # pragma: no cover - compiled
-    """Rows ``a`` with ``keys[a] == queries[i]`` (bucket = top ``p`` bits): writes up to
-    ``len(out_q)`` (i, a) pairs and returns how many there are (call again if more)."""
-    shift = np.uint64(64 - p)
-    c = 0
-    cap = out_q.shape[0]
-    for i in range(queries.shape[0]):
-        q = queries[i]
-        t = np.int64(q >> shift)
-        for a in range(offsets[t], offsets[t + 1]):
-            if keys[a] == q:
-                if c < cap:
-                    out_q[c] = i
-                    out_at[c] = a
-                c += 1
-    return c
+) -> int:
+    """Rows ``a`` with ``keys[a] == queries[i]`` (bucket = top ``p`` bits of the key): writes
+    up to ``len(out_q)`` (i, a) pairs and returns how many there are (call again if more)."""
+    return int(kernels("keys").key_lookup(keys, offsets, p, queries, out_q, out_at))
 
 
-@numba.njit(cache=True, nogil=True)
 def merge(
     ak: npt.NDArray[np.uint64],
     aslot: npt.NDArray[np.uint32],
@@ -46,22 +43,7 @@ def merge(
     dead: npt.NDArray[np.bool_],
     outk: npt.NDArray[np.uint64],
     outslot: npt.NDArray[np.uint32],
-) -> int:  # pragma: no cover - compiled
-    """Merge two key-sorted runs, dropping rows of dead slots; returns the rows written."""
-    i = 0
-    j = 0
-    o = 0
-    na = ak.shape[0]
-    nb = bk.shape[0]
-    while i < na or j < nb:
-        if j >= nb or (i < na and ak[i] <= bk[j]):
-            k, s = ak[i], aslot[i]
-            i += 1
-        else:
-            k, s = bk[j], bslot[j]
-            j += 1
-        if not dead[s]:
-            outk[o] = k
-            outslot[o] = s
-            o += 1
-    return o
+) -> int:
+    """Merge two key-sorted runs (ties: ``a`` first), dropping rows whose slot is ``dead``;
+    returns the rows written to ``outk``/``outslot``."""
+    return int(kernels("keys").key_merge(ak, aslot, bk, bslot, dead, outk, outslot))
