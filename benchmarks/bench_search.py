@@ -2,8 +2,10 @@
 
 One ``HammingIndex(k)`` over N random fingerprints; one batch of ``--queries`` queries (each a
 stored fingerprint with 0..k+1 bits flipped, so matches exist); ``index.search`` timed with
-the C ``search_tables`` and with the numba one (swapped in ``neardup.index.kernels``),
-interleaved, best of ``--repeat``, after one warm-up call each (numba's compile excluded).
+the C ``search_tables`` on the default threads (``NEARDUP_THREADS`` or the usable cores) and on
+one thread, and with the numba one (swapped in ``neardup.index.kernels``) on one thread, the
+previous implementation; interleaved, best of ``--repeat``, after one warm-up call each
+(numba's compile excluded).
 
     python benchmarks/bench_search.py --n 10000000            # ~2 GiB, ~2 minutes
     python benchmarks/bench_search.py --n 100000000           # ~9 GiB peak: a free machine only
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import time
 from typing import Any
@@ -43,31 +46,39 @@ def measure(n: int, k: int, nq: int, repeat: int) -> dict[str, Any]:
     del fps
     import neardup._numba.index as nb
 
-    impls = {"native": kernels.search_tables, "numba": nb.search_tables}
+    threads = kernels.search_threads()
+    impls = {  # name: (kernel, NEARDUP_THREADS)
+        "native": (kernels.search_tables, str(threads)),
+        "native_1thread": (kernels.search_tables, "1"),
+        "numba_1thread": (nb.search_tables, "1"),
+    }
     best = {name: float("inf") for name in impls}
     matches = {}
-    for fn in impls.values():  # warm-up (numba compiles here)
+    for fn, _ in impls.values():  # warm-up (numba compiles here)
         kernels.search_tables = fn
         index.search(queries[:100])
     for _ in range(repeat):
-        for name, fn in impls.items():
+        for name, (fn, nt) in impls.items():
             kernels.search_tables = fn
+            os.environ["NEARDUP_THREADS"] = nt
             t = time.perf_counter()
             m = index.search(queries)
             best[name] = min(best[name], time.perf_counter() - t)
             matches[name] = len(m)
-    kernels.search_tables = impls["native"]
-    if matches["native"] != matches["numba"]:
+    kernels.search_tables = impls["native"][0]
+    if len(set(matches.values())) != 1:
         raise RuntimeError(f"kernels disagree: {matches}")
     return {
+        "threads": threads,
         "n": n,
         "k": k,
         "queries": nq,
         "build_s": round(build, 1),
         "design": str(index.describe()["design"]),
         "native_qps": round(nq / best["native"]),
-        "numba_qps": round(nq / best["numba"]),
-        "speedup": round(best["numba"] / best["native"], 2),
+        "native_1thread_qps": round(nq / best["native_1thread"]),
+        "numba_1thread_qps": round(nq / best["numba_1thread"]),
+        "speedup_vs_numba": round(best["numba_1thread"] / best["native"], 2),
         "matches": matches["native"],
         "peak_rss_GiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
     }
