@@ -106,11 +106,17 @@ PARALLEL_MIN_QUERIES = 8192  # below this a batch is one thread's work (thread s
 
 
 def search_threads() -> int:
-    """Threads for one large search batch: ``NEARDUP_THREADS``, else the usable cores (<= 8)."""
+    """Threads for one large search batch: ``NEARDUP_THREADS`` (default 1).
+
+    One by default: on the shared 2-core benchmark machine a second thread gave no gain at
+    10^8 (the search is bound by random memory accesses) and lost ~25% when the other core was
+    busy. On a machine with idle cores, ``NEARDUP_THREADS=<cores>`` overlaps more misses.
+    """
     env = os.environ.get("NEARDUP_THREADS", "").strip()
-    if env:
-        return max(1, int(env))
-    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+    try:
+        return max(1, int(env)) if env else 1
+    except ValueError:
+        raise ValueError(f"NEARDUP_THREADS must be an integer, got {env!r}") from None
 
 
 def collect_queries(
