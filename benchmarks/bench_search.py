@@ -2,17 +2,25 @@
 
 One ``HammingIndex(k)`` over N random fingerprints; one batch of ``--queries`` queries (each a
 stored fingerprint with 0..k+1 bits flipped, so matches exist); ``index.search`` timed with
-the C ``search_tables`` and with the numba one (swapped in ``neardup.index.kernels``),
-interleaved, best of ``--repeat``, after one warm-up call each (numba's compile excluded).
+the C ``search_tables`` on one thread (the default) and on ``NEARDUP_THREADS`` threads (at
+least 2), and with the numba one (swapped in ``neardup.index.kernels``) on one thread, the
+previous implementation; interleaved, best of ``--repeat``, after one warm-up call each
+(numba's compile excluded).
 
     python benchmarks/bench_search.py --n 10000000            # ~2 GiB, ~2 minutes
     python benchmarks/bench_search.py --n 100000000           # ~9 GiB peak: a free machine only
+    python benchmarks/bench_search.py --n 10000000 --faiss    # + faiss (bench extra), same run
+
+``--faiss`` adds faiss ``IndexBinaryMultiHash(64, 4, 16)`` (one thread, ``range_search`` at
+radius k + 1, i.e. distance <= k) on the same fingerprints and queries: the anchor of
+``bench_index.py``. Its hash tables need ~10 GiB more at N=10^8, so use it up to ~10^7 here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import time
 from typing import Any
@@ -32,7 +40,24 @@ def _flip(fps: np.ndarray, rng: np.random.Generator, max_bits: int) -> np.ndarra
     return out
 
 
-def measure(n: int, k: int, nq: int, repeat: int) -> dict[str, Any]:
+def faiss_qps(fps: np.ndarray, queries: np.ndarray, k: int, repeat: int) -> tuple[float, int]:
+    """faiss IndexBinaryMultiHash(64, 4, 16), one thread: (queries/s, matches)."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    mh = faiss.IndexBinaryMultiHash(64, 4, 16)
+    mh.add(fps.view(np.uint8).reshape(-1, 8))
+    q = queries.view(np.uint8).reshape(-1, 8)
+    best, found = float("inf"), 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        _, _, ids = mh.range_search(q, k + 1)
+        best = min(best, time.perf_counter() - t)
+        found = len(ids)
+    return q.shape[0] / best, found
+
+
+def measure(n: int, k: int, nq: int, repeat: int, with_faiss: bool = False) -> dict[str, Any]:
     rng = np.random.default_rng(20261122)
     fps = rng.integers(0, 2**64, n, dtype=np.uint64)
     queries = _flip(fps[rng.integers(0, n, nq)], rng, k + 1)
@@ -40,35 +65,53 @@ def measure(n: int, k: int, nq: int, repeat: int) -> dict[str, Any]:
     t = time.perf_counter()
     index.add(np.arange(n, dtype=np.int64), fps)
     build = time.perf_counter() - t
+    anchor = faiss_qps(fps, queries, k, repeat) if with_faiss else None
     del fps
     import neardup._numba.index as nb
 
-    impls = {"native": kernels.search_tables, "numba": nb.search_tables}
+    threads = max(2, kernels.search_threads())
+    impls = {  # name: (kernel, NEARDUP_THREADS)
+        "native_threads": (kernels.search_tables, str(threads)),
+        "native_1thread": (kernels.search_tables, "1"),
+        "numba_1thread": (nb.search_tables, "1"),
+    }
     best = {name: float("inf") for name in impls}
     matches = {}
-    for fn in impls.values():  # warm-up (numba compiles here)
+    for fn, _ in impls.values():  # warm-up (numba compiles here)
         kernels.search_tables = fn
         index.search(queries[:100])
     for _ in range(repeat):
-        for name, fn in impls.items():
+        for name, (fn, nt) in impls.items():
             kernels.search_tables = fn
+            os.environ["NEARDUP_THREADS"] = nt
             t = time.perf_counter()
             m = index.search(queries)
             best[name] = min(best[name], time.perf_counter() - t)
             matches[name] = len(m)
-    kernels.search_tables = impls["native"]
-    if matches["native"] != matches["numba"]:
+    kernels.search_tables = impls["native_1thread"][0]
+    if len(set(matches.values())) != 1:
         raise RuntimeError(f"kernels disagree: {matches}")
+    extra: dict[str, Any] = {}
+    if anchor is not None:
+        if anchor[1] != matches["native_1thread"]:
+            raise RuntimeError(f"faiss found {anchor[1]} matches, neardup {matches}")
+        extra = {
+            "faiss_multihash_1thread_qps": round(anchor[0]),
+            "neardup_1thread_vs_faiss": round(nq / best["native_1thread"] / anchor[0], 2),
+        }
     return {
+        **extra,
+        "threads": threads,
         "n": n,
         "k": k,
         "queries": nq,
         "build_s": round(build, 1),
         "design": str(index.describe()["design"]),
-        "native_qps": round(nq / best["native"]),
-        "numba_qps": round(nq / best["numba"]),
-        "speedup": round(best["numba"] / best["native"], 2),
-        "matches": matches["native"],
+        "native_threads_qps": round(nq / best["native_threads"]),
+        "native_1thread_qps": round(nq / best["native_1thread"]),
+        "numba_1thread_qps": round(nq / best["numba_1thread"]),
+        "speedup_1thread_vs_numba": round(best["numba_1thread"] / best["native_1thread"], 2),
+        "matches": matches["native_1thread"],
         "peak_rss_GiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
     }
 
@@ -79,8 +122,10 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--queries", type=int, default=10**5)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--faiss", action="store_true", help="faiss anchor, same data (bench extra)")
     args = ap.parse_args()
-    print(json.dumps(measure(args.n, args.k, args.queries, args.repeat)), flush=True)
+    row = measure(args.n, args.k, args.queries, args.repeat, args.faiss)
+    print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@
 
 #include "kernels.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-/* one build for every x86-64 CPU: the hot loops get a POPCNT clone chosen at load time */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+/* one build for every x86-64 CPU: the hot loops get a POPCNT clone chosen at load time by an
+ * ifunc resolver (glibc only: musl has no ifunc, so it gets the plain build). The resolver
+ * reads CPUID itself; tools/check_cpu_dispatch.py runs every clone under QEMU CPUs. */
 #define ND_CLONES __attribute__((target_clones("popcnt", "default")))
 #else
 #define ND_CLONES
@@ -198,12 +200,16 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
                 }
             }
         }
-        /* stage 2: the offsets have arrived; prefetch the first keys of every range */
+        /* stage 2: the offsets have arrived; prefetch the keys of every range, its first and
+         * its last cache line (a bucket of a few keys straddles two lines most of the time,
+         * and that second miss would otherwise be paid serially in stage 3) */
         for (int64_t i = 0; i < (q1 - q0) * per; i++) {
             int64_t t = (i % per) / nprobes;
             const uint32_t *off = tb->offsets + t * nbo;
             int64_t l = off[bk[i]] < nkeys ? off[bk[i]] : nkeys;
+            int64_t h = off[bk[i] + 1] < nkeys ? off[bk[i] + 1] : nkeys;
             __builtin_prefetch(tb->keys + t * nkeys + l);
+            if (h - 1 > l) __builtin_prefetch(tb->keys + t * nkeys + h - 1);
         }
         /* stage 3: scan and verify, query by query (resumable at any query) */
         for (int64_t qi = q0; qi < q1; qi++) {

@@ -67,7 +67,7 @@ done:
     return pos;
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 /* the salt loop vectorises: AVX-512 / AVX2 clones, chosen when the module loads */
 #define ND_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

@@ -10,6 +10,8 @@ shape (tables, 2**q + 1).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from neardup._backend import kernels
 __all__ = [
     "bucket_segments",
     "collect",
+    "collect_queries",
     "offsets_from_sorted",
     "scan_range",
     "scatter_top",
@@ -96,4 +99,47 @@ def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[
             capacity *= 2
     if len(parts) == 1:
         return parts[0]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+PARALLEL_MIN_QUERIES = 8192  # below this a batch is one thread's work (thread start-up > gain)
+
+
+def search_threads() -> int:
+    """Threads for one large search batch: ``NEARDUP_THREADS`` (default 1).
+
+    One by default: on the shared 2-core benchmark machine a second thread gave no gain at
+    10^8 (the search is bound by random memory accesses) and lost ~25% when the other core was
+    busy. On a machine with idle cores, ``NEARDUP_THREADS=<cores>`` overlaps more misses.
+    """
+    env = os.environ.get("NEARDUP_THREADS", "").strip()
+    try:
+        return max(1, int(env)) if env else 1
+    except ValueError:
+        raise ValueError(f"NEARDUP_THREADS must be an integer, got {env!r}") from None
+
+
+def collect_queries(
+    kernel: Any, queries: Any, *args: Any, capacity: int = 4096, threads: int | None = None
+) -> tuple[Any, Any, Any]:
+    """:func:`collect` of a query kernel ``kernel(start, queries, *args, *out)``, the batch
+    split into contiguous slices searched by parallel threads (the C kernels release the GIL;
+    the search is memory-latency bound, so threads overlap their cache misses).
+
+    Rows come back in query order, exactly as one :func:`collect` over the whole batch gives
+    them: each slice's query numbers are shifted back by its start.
+    """
+    n = int(queries.shape[0])
+    t = search_threads() if threads is None else max(1, threads)
+    t = min(t, n // (PARALLEL_MIN_QUERIES // 2))
+    if t <= 1 or n < PARALLEL_MIN_QUERIES:
+        return collect(kernel, n, queries, *args, capacity=capacity)
+    bounds = np.linspace(0, n, t + 1).astype(np.int64).tolist()
+
+    def part(lo: int, hi: int) -> tuple[Any, Any, Any]:
+        a, b, d = collect(kernel, hi - lo, queries[lo:hi], *args, capacity=capacity)
+        return a + lo, b, d
+
+    with ThreadPoolExecutor(t) as pool:
+        parts = list(pool.map(part, bounds[:-1], bounds[1:]))
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]

@@ -164,9 +164,8 @@ class StaticTables:
         r = self.design.radius_for(k)
         probes = probe_masks(self.q, r)
         rsh, msk, lsh = permutation_arrays(self.design)
-        return kernels.collect(
+        return kernels.collect_queries(  # threads for large batches
             kernels.search_tables,
-            int(queries.shape[0]),
             queries,
             k,
             self.keys,

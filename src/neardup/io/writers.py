@@ -208,6 +208,14 @@ class RecordWriter:
         self._fh.write(line)
         self.rows_written += 1
 
+    def write_jsonl_lines(self, lines: list[bytes]) -> None:
+        """Append many already serialised JSON objects, each ending in a newline (one write)."""
+        if self.fmt != "jsonl":
+            raise ValueError(f"write_jsonl_lines needs a JSONL writer, this one writes {self.fmt}")
+        assert self._fh is not None
+        self._fh.write(b"".join(lines))
+        self.rows_written += len(lines)
+
     def close(self) -> None:
         """Finish the file and move it into place (on any error: remove it and re-raise)."""
         assert self._fh is not None
