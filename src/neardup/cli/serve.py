@@ -80,7 +80,13 @@ def serve_command(data: str, host: str, port: int, window: str | None, retention
                       verifier=None if no_verify else "default")
     settings = Settings(os.path.abspath(data), synchronous.upper(), store_text, keep,
                         max_batch, max_body, token)
-    _run(lambda: Service(dd, settings), host, port, log_level)
+    from neardup.server.store import ConfigMismatch
+
+    try:
+        service = Service(dd, settings)  # loads the state before the port opens
+    except (ConfigMismatch, ValueError) as exc:
+        raise usage_error(str(exc)) from None
+    _run(lambda: service, host, port, log_level)
 
 
 def _run(make: Any, host: str, port: int, log_level: str) -> None:

@@ -143,6 +143,12 @@ class Engine:
             n_clusters,
         )
 
+    def warm_up(self) -> None:
+        """Load every kernel once (a dry run), so the first request is not the slow one."""
+        text = "warm up the kernels before serving 在服务前预热内核 " * 4
+        ts = None if self.dd.window is None else [0.0]
+        self.decide([text], ts, commit=False)
+
     def _kept_sketches(
         self, position: npt.NDArray[np.int64], status: npt.NDArray[np.int8], dup: Any
     ) -> npt.NDArray[Any] | None:
@@ -233,12 +239,12 @@ class Engine:
 
 def _index(dd: Deduplicator) -> Any:
     """The Deduplicator's candidate index (``_index`` before the seam, ``_candidates`` after)."""
-    return getattr(dd, "_candidates", None) or dd._index
+    return vars(dd).get("_candidates") or dd._index
 
 
 def _add(dd: Deduplicator, positions: Any, fps: Any, ts: Any) -> None:
     index = _index(dd)
-    if hasattr(dd, "_candidates"):
+    if "_candidates" in vars(dd):
         sk = None if dd._sketches is None else dd._sketches.view()[dd._slot.view()[positions]]
         index.add(positions, fps, sk, ts)
     else:

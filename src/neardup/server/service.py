@@ -68,6 +68,7 @@ class Service:
             "neardup_commit_seconds", "SQLite transaction time of one batch (write + commit)."
         )
         self._counts = self._count_rows()
+        self.engine.warm_up()
 
     def _load(self, dd: Deduplicator) -> Engine:
         verifier = dd.verifier
@@ -192,10 +193,10 @@ class Service:
             try:
                 with self.store.transaction():
                     gone = self.store.tombstone(int(row[0]))
+                self.engine.forget([int(row[0])], gone)
             except BaseException:
                 self._rebuild()
                 raise
-            self.engine.forget([int(row[0])], gone)
             self._counts[STATUS_NAMES[int(row[4])]] -= 1
         return {"id": doc_id, "deleted": True, "was": STATUS_NAMES[int(row[4])]}
 

@@ -98,5 +98,5 @@ def _item(i: int, d: Any, need_time: bool) -> Item:
         return Item(d["id"], d["text"], parse_timestamp(ts))
     except (ValueError, OverflowError) as exc:
         raise BadRequest(
-            422, f"{where}.timestamp is invalid: {exc}; use ISO 8601 or epoch seconds"
+            422, f"{where}.timestamp is invalid: {exc}"
         ) from None
