@@ -38,7 +38,7 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 120.0) -> Server:
-        self.port = free_port()
+        self.port = self.port or free_port()  # a restart keeps the address
         cmd = [sys.executable, "-m", "neardup", "serve", "--data", str(self.data),
                "--port", str(self.port), *self.options]
         env = {**os.environ, **self.env}

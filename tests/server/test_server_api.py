@@ -109,7 +109,7 @@ def test_metrics_and_sigterm_exit_zero(tmp_path: Path) -> None:
     for name in ('neardup_requests_total{method="POST",route="/v1/documents",status="200"} 1',
                  'neardup_documents{status="exact_duplicate"} 1', "neardup_duplicates 1",
                  "neardup_index_size 1", "neardup_commit_seconds_count 1",
-                 'neardup_request_seconds_bucket{le="+Inf",route="/v1/documents"} 1'):
+                 'neardup_request_seconds_bucket{route="/v1/documents",le="+Inf"} 1'):
         assert name in text, name
     assert s.stop() == 0
     db = sqlite3.connect(tmp_path / "d" / "neardup.db")
