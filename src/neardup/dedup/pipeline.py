@@ -41,13 +41,18 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from neardup._params import FrozenParams
+from neardup.dedup.candidates import (
+    NO_HAMMING_LIMIT,
+    BandCandidates,
+    CandidateIndex,
+    HammingCandidates,
+    bands_fit,
+)
 from neardup.dedup.exact import exact_keys
+from neardup.dedup.greedy import Ledger, decide_in_order
 from neardup.dedup.state import (
-    DUPLICATE,
-    EMPTY,
-    EXACT_DUPLICATE,
     STATUS_NAMES,
-    UNIQUE,
     Chunk,
     Decision,
     Decisions,
@@ -55,7 +60,6 @@ from neardup.dedup.state import (
     concat_chunks,
 )
 from neardup.fingerprint import Fingerprinter
-from neardup.index import HammingIndex, all_pairs
 from neardup.verify import MinHashVerifier
 
 KeepPolicy = Literal["first", "longest", "newest"]
@@ -86,14 +90,17 @@ VERIFIED_K = 14
 PLAIN_K = 8
 
 
-class Deduplicator:
+class Deduplicator(FrozenParams):  # parameters read-only: they define the config
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
     Args:
         fingerprinter: the :class:`Fingerprinter` (default ``Fingerprinter()``).
-        k: maximum Hamming distance of a duplicate; default ``VERIFIED_K`` (14) with a
-            verifier, ``PLAIN_K`` (8) without. With a verifier every candidate within ``k``
-            must also pass it.
+        k: maximum Hamming distance of a duplicate. Default with the default verifier: no
+            limit (64): candidates share a MinHash LSH band
+            (:class:`~neardup.dedup.candidates.BandCandidates`, constant cost per document)
+            and the verifier decides. Passing ``k`` (or ``candidate_k``) asks for the exact
+            radius search instead (:class:`~neardup.dedup.candidates.HammingCandidates`);
+            ``PLAIN_K`` (8) without a verifier.
         keep: ``first`` | ``longest`` | ``newest`` (the latter two only in :meth:`run`).
         window: seconds; only documents this close in time match (needs timestamps).
         verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (128 8-bit MinHash
@@ -122,8 +129,10 @@ class Deduplicator:
                     f"verifier must be 'default', None or a Verifier, got {verifier!r}"
                 )
             verifier = MinHashVerifier()
+        bands = k is None and candidate_k is None and index_design == "auto"
+        bands = bands and bands_fit(verifier)
         if k is None:
-            k = VERIFIED_K if verifier is not None else PLAIN_K
+            k = NO_HAMMING_LIMIT if bands else VERIFIED_K if verifier is not None else PLAIN_K
         self.k = k
         self.keep = keep
         self.window = window
@@ -139,7 +148,11 @@ class Deduplicator:
                 f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
                 "a 128-bit fingerprint as a verifier instead"
             )
-        self._index = HammingIndex(k=self.candidate_k_, bits=self.bits_, design=index_design)
+        self._candidates: CandidateIndex = (
+            BandCandidates()
+            if bands
+            else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
+        )
         self._rep = Growable(np.int64)
         self._dist = Growable(np.int16)
         self._cluster = Growable(np.int64)
@@ -153,6 +166,7 @@ class Deduplicator:
         self._n_clusters = 0
         self._max_ts = -np.inf
         self._pending: list[Chunk] = []
+        self._freeze()
 
     def _validate(self) -> None:
         if not isinstance(self.k, int) or self.k < 0:
@@ -210,15 +224,13 @@ class Deduplicator:
             )
         if self._pending:
             raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
-        chunk = self._prepare(texts, timestamps)
+        chunk = self.prepare(texts, timestamps)
         base = self.n_documents
         self._extend_state(chunk)
         live = self._hamming_rows(chunk, np.arange(len(texts)))
-        matches = self._index.search(chunk.fps[live], k=self.candidate_k_)
-        q = live[matches.query]
-        cand = [(q, np.asarray(matches.id, np.int64), np.asarray(matches.distance))]
-        cand.append(self._pairs(chunk.fps, live, base))
-        ptr, pos, dist = self._candidates(cand, base, len(texts), chunk)
+        q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
+        cand = [(live[q], p, d), self._pairs(chunk, live, base)]
+        ptr, pos, dist = self._accepted(cand, base, len(texts), chunk)
         new = self._greedy(np.arange(len(texts)), base, chunk, ptr, pos, dist)
         self._index_new(base, new, chunk)
         return self._decisions(base, base + len(texts))
@@ -248,7 +260,7 @@ class Deduplicator:
             raise ValueError(
                 "batch mode needs a fresh Deduplicator (this one has streamed documents)"
             )
-        self._pending.append(self._prepare(texts, timestamps))
+        self._pending.append(self.prepare(texts, timestamps))
 
     def resolve(self) -> Decisions:
         """Batch phase 2: decide every collected document; returns decisions in input order."""
@@ -258,7 +270,7 @@ class Deduplicator:
         self._extend_state(chunk)
         order = self._priority(chunk)
         live = self._hamming_rows(chunk, order)
-        ptr, pos, dist = self._candidates([self._pairs(chunk.fps, live, 0)], 0, n, chunk)
+        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
         self._greedy(order, 0, chunk, ptr, pos, dist)
         return self._decisions(0, n)
 
@@ -286,7 +298,8 @@ class Deduplicator:
             "keep": self.keep,
             "window": self.window,
             "documents": self.n_documents,
-            "kept_in_index": len(self._index),
+            "kept_in_index": len(self._candidates),
+            "candidates": self._candidates.describe(),
             "clusters": self._n_clusters,
             "state_bytes": state,
             "sketch_bytes": 0 if self._sketches is None else self._sketches.nbytes,
@@ -294,7 +307,9 @@ class Deduplicator:
         }
 
     # ------------------------------------------------------------------ internals
-    def _prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None) -> Chunk:
+    def prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Chunk:
+        """Per-document data with the library's own code: fingerprints, empty mask, exact-text
+        keys, timestamps, lengths and verifier sketches (what every engine decides on)."""
         texts = list(texts)
         fps, empty = self.fingerprinter.fingerprint_many(
             texts, return_mask=True, n_jobs=self.n_jobs
@@ -364,26 +379,26 @@ class Deduplicator:
         return np.sort(np.asarray(out, dtype=np.int64))
 
     def _pairs(
-        self, fps: np.ndarray, live: np.ndarray, base: int
+        self, chunk: Chunk, live: np.ndarray, base: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Candidate pairs inside a chunk, both directions, as (query local, pos global, d)."""
-        i, j, d = all_pairs(fps[live], k=self.candidate_k_)
-        i, j = live[np.asarray(i, np.int64)], live[np.asarray(j, np.int64)]
-        d = np.asarray(d)
+        i, j, d = self._candidates.pairs(chunk.fps[live], _rows(chunk.sketches, live))
+        i, j = live[i], live[j]
         return np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d])
 
-    def _candidates(
+    def _accepted(
         self,
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
         base: int,
         n: int,
         chunk: Chunk,
     ) -> tuple[list[int], list[int], list[int]]:
-        """Filter candidates (window, verifier) and sort them into CSR lists per local doc."""
+        """Filter candidates by the accept predicate (distance, window, verifier) and sort them
+        into CSR lists per local document, by (distance, position)."""
         q = np.concatenate([p[0] for p in parts]).astype(np.int64)
         pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
         dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
-        keep = np.ones(len(q), bool)
+        keep = dist <= self.candidate_k_
         if self.window is not None:
             keep &= np.abs(chunk.ts[q] - self._ts.view()[pos]) <= self.window
         if self.verifier is not None and len(q):
@@ -423,39 +438,27 @@ class Deduplicator:
         dist: list[int],
     ) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
-        rep, dst, clu, sta = (
-            g.view() for g in (self._rep, self._dist, self._cluster, self._status)
+        ledger = Ledger(
+            self._rep.view(),
+            self._dist.view(),
+            self._cluster.view(),
+            self._status.view(),
+            self._ts.view(),
+            self._exact,
+            self._n_clusters,
         )
-        ts = self._ts.view()
-        empty, keys, window, exact = chunk.empty.tolist(), chunk.keys, self.window, self._exact
-        new: list[int] = []
-        for li in order.tolist():
-            g = base + li
-            if empty[li]:
-                sta[g], rep[g], clu[g] = EMPTY, g, self._n_clusters
-                self._n_clusters += 1
-                continue
-            p = exact.get(keys[li])
-            if p is not None:
-                r = int(rep[p])
-                if window is None or abs(ts[g] - ts[r]) <= window:
-                    rep[g], clu[g] = r, clu[r]
-                    if p == r:
-                        sta[g], dst[g] = EXACT_DUPLICATE, 0
-                    else:
-                        sta[g], dst[g] = DUPLICATE, dst[p]
-                    continue
-            exact[keys[li]] = g
-            for c in range(ptr[li], ptr[li + 1]):
-                r = pos[c]
-                if r >= base and (rep[r] != r or sta[r] != UNIQUE):
-                    continue  # not decided yet, or not a kept document
-                rep[g], clu[g], dst[g], sta[g] = r, clu[r], dist[c], DUPLICATE
-                break
-            else:
-                sta[g], rep[g], clu[g] = UNIQUE, g, self._n_clusters
-                self._n_clusters += 1
-                new.append(li)
+        new = decide_in_order(
+            ledger,
+            order,
+            base=base,
+            empty=chunk.empty.tolist(),
+            keys=chunk.keys,
+            ptr=ptr,
+            pos=pos,
+            dist=dist,
+            window=self.window,
+        )
+        self._n_clusters = ledger.n_clusters
         return new
 
     def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
@@ -463,14 +466,14 @@ class Deduplicator:
         if local.size:
             # the index keeps whole seconds; flooring only ever keeps entries a little longer
             ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
-            self._index.add(local + base, chunk.fps[local], timestamps=ts)
+            self._candidates.add(local + base, chunk.fps[local], _rows(chunk.sketches, local), ts)
             if chunk.sketches is not None:
                 if self._sketches is None:
                     self._sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
                 self._slot.view()[local + base] = np.arange(local.size) + self._sketches.size
                 self._sketches.extend(chunk.sketches[local])
         if self.window is not None and np.isfinite(self._max_ts):
-            self._index.expire(int(np.floor(self._max_ts - self.window)))
+            self._candidates.expire(int(np.floor(self._max_ts - self.window)))
 
     def _decisions(self, start: int, stop: int) -> Decisions:
         rep = self._rep.view()[start:stop]
@@ -484,6 +487,10 @@ class Deduplicator:
             self._dist.view()[start:stop].copy(),
             self._cluster.view()[start:stop].copy(),
         )
+
+
+def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if sketches is None else sketches[rows]
 
 
 def dedup_batch(
