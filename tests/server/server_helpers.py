@@ -39,8 +39,17 @@ class Server:
 
     def start(self, timeout: float = 120.0) -> Server:
         self.port = self.port or free_port()  # a restart keeps the address
-        cmd = [sys.executable, "-m", "neardup", "serve", "--data", str(self.data),
-               "--port", str(self.port), *self.options]
+        cmd = [
+            sys.executable,
+            "-m",
+            "neardup",
+            "serve",
+            "--data",
+            str(self.data),
+            "--port",
+            str(self.port),
+            *self.options,
+        ]
         env = {**os.environ, **self.env}
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -68,8 +77,12 @@ class Server:
         return self.proc.wait(60)
 
     def post(self, docs: list[dict[str, Any]], dry_run: bool = False, **kw: Any) -> httpx.Response:
-        return httpx.post(self.url + "/v1/documents", json={"documents": docs, "dry_run": dry_run},
-                          timeout=120.0, **kw)
+        return httpx.post(
+            self.url + "/v1/documents",
+            json={"documents": docs, "dry_run": dry_run},
+            timeout=120.0,
+            **kw,
+        )
 
     def decide(self, docs: list[dict[str, Any]], dry_run: bool = False) -> list[dict[str, Any]]:
         r = self.post(docs, dry_run)

@@ -25,8 +25,11 @@ def test_bad_bodies_get_json_errors_naming_the_item(server: Server) -> None:
         (b'{"documents": [{"id": "a", "text": "x"}, {"id": "b"}]}', 422, "documents[1].text"),
         (b'{"documents": [{"id": "a", "text": 5}]}', 422, "documents[0].text must be a string"),
         (b'{"documents": [{"id": 7, "text": "x"}]}', 422, "documents[0].id must be a string"),
-        (b'{"documents": [{"id": "a", "text": "x", "timestamp": "soon"}]}', 422,
-         "documents[0].timestamp is invalid"),
+        (
+            b'{"documents": [{"id": "a", "text": "x", "timestamp": "soon"}]}',
+            422,
+            "documents[0].timestamp is invalid",
+        ),
         (b'{"documents": [{"id": "a", "text": "x", "timestamp": true}]}', 422, "timestamp"),
         (b'{"documents": [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]}', 422, "repeats"),
         (b'{"documents": [], "dry_run": "yes"}', 422, "dry_run"),
@@ -58,8 +61,12 @@ def test_token_required_on_v1(tmp_path: Path) -> None:
     token_file.write_text("s3cret\n")
     with Server(tmp_path / "d", "--no-verify", "--token-file", str(token_file)) as s:
         docs = {"documents": [{"id": "a", "text": STORY}]}
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"},
-                        {"Authorization": "Basic s3cret"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": "s3cret"},
+            {"Authorization": "Basic s3cret"},
+        ):
             r = httpx.post(s.url + "/v1/documents", json=docs, headers=headers)
             assert r.status_code == 401 and r.json()["error"], headers
             assert httpx.get(s.url + "/v1/documents/a", headers=headers).status_code == 401
@@ -74,10 +81,13 @@ def test_idempotent_by_id_and_dry_run(server: Server) -> None:
     assert [r["status"] for r in first] == ["unique", "exact_duplicate"]
     again = server.decide([{"id": "a", "text": STORY}, {"id": "b", "text": STORY}])
     assert again == first  # stored decisions, and "a" does not match itself
-    dry = server.decide([{"id": "c", "text": STORY}, {"id": "d", "text": "other words here"}],
-                        dry_run=True)
+    dry = server.decide(
+        [{"id": "c", "text": STORY}, {"id": "d", "text": "other words here"}], dry_run=True
+    )
     assert [(r["status"], r["duplicate_of"]) for r in dry] == [
-        ("exact_duplicate", "a"), ("unique", None)]
+        ("exact_duplicate", "a"),
+        ("unique", None),
+    ]
     assert httpx.get(server.url + "/v1/documents/c").status_code == 404
     real = server.decide([{"id": "d", "text": "other words here"}])
     assert real[0] == {**dry[1], "cluster_id": real[0]["cluster_id"]}
@@ -106,10 +116,14 @@ def test_metrics_and_sigterm_exit_zero(tmp_path: Path) -> None:
     s = Server(tmp_path / "d", "--no-verify").start()
     s.decide([{"id": "a", "text": STORY}, {"id": "b", "text": STORY}])
     text = httpx.get(s.url + "/metrics").text
-    for name in ('neardup_requests_total{method="POST",route="/v1/documents",status="200"} 1',
-                 'neardup_documents{status="exact_duplicate"} 1', "neardup_duplicates 1",
-                 "neardup_index_size 1", "neardup_commit_seconds_count 1",
-                 'neardup_request_seconds_bucket{route="/v1/documents",le="+Inf"} 1'):
+    for name in (
+        'neardup_requests_total{method="POST",route="/v1/documents",status="200"} 1',
+        'neardup_documents{status="exact_duplicate"} 1',
+        "neardup_duplicates 1",
+        "neardup_index_size 1",
+        "neardup_commit_seconds_count 1",
+        'neardup_request_seconds_bucket{route="/v1/documents",le="+Inf"} 1',
+    ):
         assert name in text, name
     assert s.stop() == 0
     db = sqlite3.connect(tmp_path / "d" / "neardup.db")
@@ -123,6 +137,21 @@ def test_refuses_a_data_directory_written_with_other_settings(tmp_path: Path) ->
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "neardup", "serve", "--data", str(tmp_path / "d"),
-                        "--k", "5", "--port", "0"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neardup",
+            "serve",
+            "--data",
+            str(tmp_path / "d"),
+            "--k",
+            "5",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "dedup config" in r.stderr and "--data" in r.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,9 @@ def corpus(name: str, n: int, seed: int) -> list[str]:
         _, texts = load_corpus(name, n)
     except CorpusNotFoundError as exc:
         pytest.skip(str(exc))
-    planted = plant_copies(texts, per_bucket=8, kinds=("substitute", "delete"),
-                           rates=(0.02, 0.1), seed=seed).texts
+    planted = plant_copies(
+        texts, per_bucket=8, kinds=("substitute", "delete"), rates=(0.02, 0.1), seed=seed
+    ).texts
     rng = random.Random(seed)
     out = planted + rng.sample(texts, 20)  # exact copies too
     rng.shuffle(out)
@@ -40,10 +42,15 @@ def library(texts: list[str], ids: list[str], ts: list[float] | None, **opts: An
     rows = []
     for i in range(len(texts)):
         dup = int(d.duplicate_of[i])
-        rows.append({"id": ids[i], "status": d.statuses[i],
-                     "duplicate_of": None if dup < 0 else ids[dup],
-                     "distance": None if dup < 0 else int(d.distance[i]),
-                     "cluster_id": int(d.cluster_id[i])})
+        rows.append(
+            {
+                "id": ids[i],
+                "status": d.statuses[i],
+                "duplicate_of": None if dup < 0 else ids[dup],
+                "distance": None if dup < 0 else int(d.distance[i]),
+                "cluster_id": int(d.cluster_id[i]),
+            }
+        )
     return rows
 
 
@@ -84,8 +91,9 @@ def test_reuters_equals_library_and_cli_across_kill_restarts(tmp_path: Path) -> 
         # stored decisions equal the answers, after a restart too
         again = s.decide(docs[:100])
         assert again == want[:100]
-        assert [httpx.get(f"{s.url}/v1/documents/{d['id']}").json()["status"]
-                for d in docs[-50:]] == [r["status"] for r in want[-50:]]
+        assert [
+            httpx.get(f"{s.url}/v1/documents/{d['id']}").json()["status"] for d in docs[-50:]
+        ] == [r["status"] for r in want[-50:]]
 
 
 def test_chinese_reviews_with_window_and_retention(tmp_path: Path) -> None:
@@ -101,7 +109,7 @@ def test_chinese_reviews_with_window_and_retention(tmp_path: Path) -> None:
         got = ingest(s, docs, random.Random(4), restarts=1)
         assert got == want
         metrics = httpx.get(s.url + "/metrics").text
-        index_size = int(metrics.split("neardup_index_size ")[1].split()[0])
+        index_size = int(re.search(r"^neardup_index_size (\d+)$", metrics, re.M)[1])  # type: ignore[index]
         assert 0 < index_size <= 49  # only kept documents of the last day stay in memory
         assert s.post([{"id": "late", "text": "x"}]).status_code == 422  # a window needs time
     db = sqlite3.connect(tmp_path / "d" / "neardup.db")

@@ -48,8 +48,11 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         yield
         await run_in_threadpool(holder["s"].close)
 
-    app = FastAPI(title="neardup", summary="Near-duplicate decisions for a stream of documents",
-                  lifespan=lifespan)
+    app = FastAPI(
+        title="neardup",
+        summary="Near-duplicate decisions for a stream of documents",
+        lifespan=lifespan,
+    )
 
     def service() -> Service:
         return holder["s"]
@@ -77,8 +80,15 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _error(422, f"{where}: {first.get('msg', 'invalid request')}")
 
-    @app.post("/v1/documents", openapi_extra={"requestBody": {"content": {"application/json": {
-        "example": POST_EXAMPLE}}, "required": True}})
+    @app.post(
+        "/v1/documents",
+        openapi_extra={
+            "requestBody": {
+                "content": {"application/json": {"example": POST_EXAMPLE}},
+                "required": True,
+            }
+        },
+    )
     async def post_documents(request: Request) -> Any:
         """Decide a batch in input order; durable (committed) before the answer is sent.
 
@@ -111,8 +121,11 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
     async def healthz() -> Any:
         """Ready: the state is loaded and the store answers."""
         s = service()
-        return {"status": "ok", "documents": sum(s.counts().values()),
-                "config_id": s.engine.config_id}
+        return {
+            "status": "ok",
+            "documents": sum(s.counts().values()),
+            "config_id": s.engine.config_id,
+        }
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics() -> Any:
@@ -120,14 +133,20 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         counts = s.counts()
         lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
         lines += gauge("neardup_documents", "Stored documents by status.", counts, "status")
-        lines += gauge("neardup_duplicates", "Stored duplicates (near and exact).",
-                       counts["duplicate"] + counts["exact_duplicate"])
-        lines += gauge("neardup_index_size", "Kept documents in the in-memory index.",
-                       s.engine.index_size())
-        lines += gauge("neardup_memory_bytes", "Bytes of the in-memory dedup state.",
-                       s.engine.memory_bytes())
-        return PlainTextResponse("\n".join(lines) + "\n",
-                                 media_type="text/plain; version=0.0.4; charset=utf-8")
+        lines += gauge(
+            "neardup_duplicates",
+            "Stored duplicates (near and exact).",
+            counts["duplicate"] + counts["exact_duplicate"],
+        )
+        lines += gauge(
+            "neardup_index_size", "Kept documents in the in-memory index.", s.engine.index_size()
+        )
+        lines += gauge(
+            "neardup_memory_bytes", "Bytes of the in-memory dedup state.", s.engine.memory_bytes()
+        )
+        return PlainTextResponse(
+            "\n".join(lines) + "\n", media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
 
     return app
 
@@ -140,8 +159,9 @@ def _route(request: Request) -> str:
     return path if path in ("/v1/documents", "/healthz", "/metrics", "/docs") else "other"
 
 
-async def _guarded(request: Request, call_next: Callable[[Request], Awaitable[Response]],
-                   s: Service) -> Response:
+async def _guarded(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]], s: Service
+) -> Response:
     """Token check for ``/v1``, client errors as JSON, never a traceback to the client."""
     token = s.settings.token
     if token is not None and request.url.path.startswith("/v1"):
@@ -151,8 +171,11 @@ async def _guarded(request: Request, call_next: Callable[[Request], Awaitable[Re
             value.strip().encode(), token.encode()
         )
         if not ok:
-            return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
-                                headers={"WWW-Authenticate": "Bearer"})
+            return JSONResponse(
+                {"error": "missing or wrong bearer token"},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
     try:
         return await call_next(request)
     except BadRequest as exc:

@@ -59,6 +59,7 @@ def config_id(dd: Deduplicator) -> str:
         "fingerprint": dd.fingerprinter.config_id,
         "k": dd.k,
         "candidate_k": dd.candidate_k_,
+        "candidates": dd._candidates.get_config(),
         "verifier": None if verifier is None else repr(verifier),
         "window": dd.window,
         "keep": dd.keep,
@@ -94,12 +95,11 @@ class Engine:
 
     def index_size(self) -> int:
         """Kept documents currently in the in-memory candidate index."""
-        return len(_index(self.dd))
+        return len(self.dd._candidates)
 
     def memory_bytes(self) -> int:
         info = self.dd.describe()
-        index = _index(self.dd)
-        idx_bytes = index.memory_bytes() if hasattr(index, "memory_bytes") else 0
+        idx_bytes = info["candidates"].get("memory_bytes", 0)
         return int(info["state_bytes"]) + int(info["sketch_bytes"]) + int(idx_bytes)
 
     def decide(
@@ -170,7 +170,7 @@ class Engine:
         the exact-path entries ``exact`` (key -> position) that lead into their clusters go."""
         pos = np.asarray(list(positions), dtype=np.int64)
         if pos.size:
-            _index(self.dd).remove(pos, missing_ok=True)
+            self.dd._candidates.remove(pos)
         for key, p in exact.items():
             if self.dd._exact.get(key) == p:
                 del self.dd._exact[key]
@@ -182,7 +182,7 @@ class Engine:
         if not pos.size:
             return
         dd = self.dd
-        _index(dd).remove(pos, missing_ok=True)
+        dd._candidates.remove(pos)
         dd._rep.view()[pos] = pos
         dd._status.view()[pos] = UNIQUE
         if dd.window is not None:
@@ -237,18 +237,9 @@ class Engine:
         return cls(dd)
 
 
-def _index(dd: Deduplicator) -> Any:
-    """The Deduplicator's candidate index (``_index`` before the seam, ``_candidates`` after)."""
-    return vars(dd).get("_candidates") or dd._index
-
-
 def _add(dd: Deduplicator, positions: Any, fps: Any, ts: Any) -> None:
-    index = _index(dd)
-    if "_candidates" in vars(dd):
-        sk = None if dd._sketches is None else dd._sketches.view()[dd._slot.view()[positions]]
-        index.add(positions, fps, sk, ts)
-    else:
-        index.add(positions, fps, timestamps=ts)
+    sk = None if dd._sketches is None else dd._sketches.view()[dd._slot.view()[positions]]
+    dd._candidates.add(positions, fps, sk, ts)
 
 
 def _skip_indexing(base: int, new: list[int], chunk: Any) -> None:
@@ -267,4 +258,3 @@ def _truncate(dd: Deduplicator, n: int) -> None:
 def _fill(g: Growable, values: npt.NDArray[Any]) -> None:
     g.size = 0
     g.extend(values)
-

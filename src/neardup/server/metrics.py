@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import defaultdict
+from collections.abc import Mapping
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 
@@ -79,10 +80,10 @@ class Counter:
         return out
 
 
-def gauge(name: str, help: str, values: dict[str, float] | float, label: str = "") -> list[str]:
+def gauge(name: str, help: str, values: Mapping[str, float] | float, label: str = "") -> list[str]:
     """A gauge, either one value or one per value of ``label``."""
     out = [f"# HELP {name} {help}", f"# TYPE {name} gauge"]
-    if isinstance(values, dict):
+    if isinstance(values, Mapping):
         out += [f"{name}{_labels(((label, k),))} {v:g}" for k, v in sorted(values.items())]
     else:
         out.append(f"{name} {values:g}")

@@ -82,12 +82,7 @@ class Service:
 
     def _rebuild(self) -> None:
         """After a failed write: memory goes back to what the store holds."""
-        dd = self._factory
-        fresh = Deduplicator(
-            fingerprinter=dd.fingerprinter, k=dd.k, keep=dd.keep, window=dd.window,
-            verifier=dd.verifier, candidate_k=dd.candidate_k, index_design=dd.index_design,
-        )
-        self.engine = self._load(fresh)
+        self.engine = self._load(self._factory.replace())
 
     # ------------------------------------------------------------------ ingest
     def ingest(self, items: list[Item], dry_run: bool) -> list[dict[str, Any]]:
@@ -112,13 +107,15 @@ class Service:
             assert decided is not None
             i = next(fresh)
             dup = int(decided.duplicate_of[i])
-            out.append({
-                "id": it.id,
-                "status": STATUS_NAMES[int(decided.status[i])],
-                "duplicate_of": None if dup < 0 else ids.get(dup),
-                "distance": None if dup < 0 else int(decided.distance[i]),
-                "cluster_id": int(decided.cluster_id[i]),
-            })
+            out.append(
+                {
+                    "id": it.id,
+                    "status": STATUS_NAMES[int(decided.status[i])],
+                    "duplicate_of": None if dup < 0 else ids.get(dup),
+                    "distance": None if dup < 0 else int(decided.distance[i]),
+                    "cluster_id": int(decided.cluster_id[i]),
+                }
+            )
         return out
 
     def _decide(self, new: list[Item], dry_run: bool) -> Decided:
@@ -133,8 +130,10 @@ class Service:
         try:
             with self.store.transaction():
                 self.store.insert(
-                    self._rows(new, decided), decided.exact,
-                    self.engine.n_positions, decided.n_clusters,
+                    self._rows(new, decided),
+                    decided.exact,
+                    self.engine.n_positions,
+                    decided.n_clusters,
                 )
                 purged = self._retention()
         except BaseException:
@@ -157,13 +156,21 @@ class Service:
             kept = dup < 0 and int(d.status[i]) == UNIQUE
             sketch = d.sketch[i].tobytes() if kept and d.sketch is not None else None
             empty = int(d.status[i]) == 3
-            rows.append((
-                int(d.position[i]), it.id, it.timestamp, fps[i], int(d.status[i]),
-                None if dup < 0 else dup, None if dup < 0 else int(d.distance[i]),
-                int(d.cluster_id[i]), sketch,
-                None if empty else key_bytes(d.exact_key[i]),
-                it.text if store_text else None,
-            ))
+            rows.append(
+                (
+                    int(d.position[i]),
+                    it.id,
+                    it.timestamp,
+                    fps[i],
+                    int(d.status[i]),
+                    None if dup < 0 else dup,
+                    None if dup < 0 else int(d.distance[i]),
+                    int(d.cluster_id[i]),
+                    sketch,
+                    None if empty else key_bytes(d.exact_key[i]),
+                    it.text if store_text else None,
+                )
+            )
         return rows
 
     def _retention(self) -> list[int]:
@@ -218,9 +225,11 @@ class Service:
         return dict(self._counts)
 
     def _count_rows(self) -> dict[str, int]:
-        rows = self.store.reader().execute(
-            "SELECT status, count(*) FROM documents WHERE deleted = 0 GROUP BY status"
-        ).fetchall()
+        rows = (
+            self.store.reader()
+            .execute("SELECT status, count(*) FROM documents WHERE deleted = 0 GROUP BY status")
+            .fetchall()
+        )
         out = {name: 0 for name in STATUS_NAMES}
         for status, n in rows:
             out[STATUS_NAMES[int(status)]] = int(n)

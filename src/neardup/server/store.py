@@ -93,7 +93,7 @@ class Store:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._local.db = self._connect()
-        return db  # type: ignore[no-any-return]
+        return db
 
     def close(self) -> None:
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -109,9 +109,15 @@ class Store:
         stored = self.meta("config_id")
         if stored is None:
             with self.transaction():
-                self._set_meta({"format": FORMAT, "config_id": config_id,
-                                "settings": json.dumps(settings, sort_keys=True),
-                                "n_positions": "0", "n_clusters": "0"})
+                self._set_meta(
+                    {
+                        "format": FORMAT,
+                        "config_id": config_id,
+                        "settings": json.dumps(settings, sort_keys=True),
+                        "n_positions": "0",
+                        "n_clusters": "0",
+                    }
+                )
         elif stored != config_id:
             raise ConfigMismatch(
                 f"the data directory was written with dedup config {stored} "
@@ -129,8 +135,13 @@ class Store:
     def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
-    def insert(self, rows: Iterable[tuple[Any, ...]], exact: dict[int, int],
-               n_positions: int, n_clusters: int) -> None:
+    def insert(
+        self,
+        rows: Iterable[tuple[Any, ...]],
+        exact: dict[int, int],
+        n_positions: int,
+        n_clusters: int,
+    ) -> None:
         """Inside a transaction: new document rows, the exact-map entries, the counters."""
         self.db.executemany(
             f"INSERT INTO documents({ROW}, sketch, exact_key, text) "
@@ -180,8 +191,9 @@ class Store:
 
     # ------------------------------------------------------------------ reads
     def n_documents(self) -> int:
-        return int(self.reader().execute(
-            "SELECT count(*) FROM documents WHERE deleted = 0").fetchone()[0])
+        return int(
+            self.reader().execute("SELECT count(*) FROM documents WHERE deleted = 0").fetchone()[0]
+        )
 
     def lookup_ids(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """Stored (not deleted) rows by id, in ``ROW`` order."""
@@ -208,14 +220,22 @@ class Store:
         return out
 
     def cluster(self, cluster_id: int) -> list[tuple[Any, ...]]:
-        return self.reader().execute(
-            f"SELECT {ROW} FROM documents WHERE cluster_id = ? AND deleted = 0 "
-            "ORDER BY position", (cluster_id,)
-        ).fetchall()
+        return (
+            self.reader()
+            .execute(
+                f"SELECT {ROW} FROM documents WHERE cluster_id = ? AND deleted = 0 "
+                "ORDER BY position",
+                (cluster_id,),
+            )
+            .fetchall()
+        )
 
     def text(self, position: int) -> str | None:
-        row = self.reader().execute(
-            "SELECT text FROM documents WHERE position = ?", (position,)).fetchone()
+        row = (
+            self.reader()
+            .execute("SELECT text FROM documents WHERE position = ?", (position,))
+            .fetchone()
+        )
         return None if row is None else row[0]
 
     def load(self, width: int | None, sketch_dtype: Any) -> dict[str, npt.NDArray[Any]]:
@@ -243,8 +263,9 @@ class Store:
         return cols
 
     @staticmethod
-    def _load_rows(cols: dict[str, npt.NDArray[Any]], rows: list[Any], width: int | None,
-                   dtype: Any) -> None:
+    def _load_rows(
+        cols: dict[str, npt.NDArray[Any]], rows: list[Any], width: int | None, dtype: Any
+    ) -> None:
         pos, ts, fp, st, dup, dist, clu, dele, sk = zip(*rows, strict=True)
         p = np.asarray(pos, np.int64)
         cols["timestamp"][p] = np.asarray([np.nan if t is None else t for t in ts], float)

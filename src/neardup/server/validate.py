@@ -61,7 +61,8 @@ def parse_documents(body: bytes, max_batch: int, need_time: bool) -> tuple[list[
     for i, it in enumerate(items):
         if it.id in seen:
             raise BadRequest(
-                422, f"documents[{i}].id {it.id!r} repeats documents[{seen[it.id]}].id: "
+                422,
+                f"documents[{i}].id {it.id!r} repeats documents[{seen[it.id]}].id: "
                 "ids must be unique within a batch",
             )
         seen[it.id] = i
@@ -78,9 +79,7 @@ def _item(i: int, d: Any, need_time: bool) -> Item:
                 422, f'{where}.{name} is missing: every document needs a string "{name}"'
             )
         if not isinstance(d[name], str):
-            raise BadRequest(
-                422, f"{where}.{name} must be a string, got {type(d[name]).__name__}"
-            )
+            raise BadRequest(422, f"{where}.{name} must be a string, got {type(d[name]).__name__}")
     if not d["id"] or len(d["id"]) > MAX_ID_LENGTH:
         raise BadRequest(422, f"{where}.id must have 1 to {MAX_ID_LENGTH} characters")
     extra = set(d) - {"id", "text", "timestamp"}
@@ -90,13 +89,12 @@ def _item(i: int, d: Any, need_time: bool) -> Item:
     if ts is None:
         if need_time:
             raise BadRequest(
-                422, f"{where}.timestamp is missing: the service runs with a --window, "
+                422,
+                f"{where}.timestamp is missing: the service runs with a --window, "
                 "give ISO 8601 or epoch seconds",
             )
         return Item(d["id"], d["text"], None)
     try:
         return Item(d["id"], d["text"], parse_timestamp(ts))
     except (ValueError, OverflowError) as exc:
-        raise BadRequest(
-            422, f"{where}.timestamp is invalid: {exc}"
-        ) from None
+        raise BadRequest(422, f"{where}.timestamp is invalid: {exc}") from None
