@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import socket
 import sqlite3
+import time
 from pathlib import Path
 
 import httpx
@@ -155,3 +159,43 @@ def test_refuses_a_data_directory_written_with_other_settings(tmp_path: Path) ->
         timeout=120,
     )
     assert r.returncode == 2 and "dedup config" in r.stderr and "--data" in r.stderr
+
+
+def test_sigterm_finishes_the_request_in_flight_then_exits_zero(tmp_path: Path) -> None:
+    """A request whose body is still arriving when SIGTERM comes is answered (and stored)."""
+    s = Server(tmp_path / "d", "--no-verify").start()
+    body = json.dumps({"documents": [{"id": "late", "text": STORY}]}).encode()
+    head = (
+        f"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", s.port), timeout=60) as conn:
+        conn.sendall(head + body[:10])
+        time.sleep(0.5)  # the server has the headers: the request is in flight
+        assert s.proc is not None
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert s.proc.poll() is None  # still draining
+        conn.sendall(body[10:])
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["results"][0]["status"] == "unique"
+    assert s.proc.wait(60) == 0
+    db = sqlite3.connect(tmp_path / "d" / "neardup.db")
+    assert db.execute("SELECT id FROM documents").fetchall() == [("late",)]
+
+
+def test_token_from_the_environment_and_the_option(tmp_path: Path) -> None:
+    docs = {"documents": [{"id": "a", "text": STORY}]}
+    env_server = Server(tmp_path / "e", "--no-verify", env={"NEARDUP_TOKEN": "from-env"})
+    with env_server as s:
+        url = s.url + "/v1/documents"
+        assert httpx.post(url, json=docs).status_code == 401
+        good = {"Authorization": "Bearer from-env"}
+        assert httpx.post(url, json=docs, headers=good).status_code == 200
+    with Server(tmp_path / "o", "--no-verify", "--token", "opt") as s:
+        r = httpx.get(s.url + "/v1/clusters/0", headers={"Authorization": "bearer opt"})
+        assert r.status_code == 404  # authorised (scheme case-insensitive), nothing stored
+        assert httpx.get(s.url + "/v1/clusters/0").status_code == 401

@@ -15,6 +15,7 @@ import pytest
 from server_helpers import Server
 from test_server_decisions import library
 
+from neardup.dedup.state import STATUS_NAMES
 from neardup.eval.corpora import CorpusNotFoundError, load_corpus
 from neardup.eval.perturb import plant_copies
 
@@ -72,10 +73,13 @@ def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path) -> None:
             server.kill()
             db = sqlite3.connect(db_path)
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-            stored = dict(db.execute("SELECT id, status FROM documents"))
+            rows = db.execute("SELECT id, status, cluster_id FROM documents").fetchall()
             db.close()
+            stored = {i: (STATUS_NAMES[s], c) for i, s, c in rows}
             lost = [i for i in acked if i not in stored]
             assert not lost, f"{len(lost)} acknowledged documents lost: {lost[:5]}"
+            changed = [i for i, r in acked.items() if stored[i] != (r["status"], r["cluster_id"])]
+            assert not changed, f"stored decisions differ from the answers: {changed[:5]}"
             server.start()
         client.join(300)
         assert not client.is_alive() and not client.errors, client.errors
