@@ -1,29 +1,90 @@
-"""Atomic file writes: write a temporary sibling, fsync, then rename over the target."""
+"""Atomic writes of files and of directories: the one owner of "replace without a torn state".
+
+Files (:func:`atomic_write`): a temporary sibling, fsync, then ``rename`` over the target.
+
+Directories (:func:`atomic_directory`) are *versioned*::
+
+    DIR/CURRENT      one line, e.g. "v-7": the live version (replaced with rename)
+    DIR/v-7/...      the live version's files
+    DIR/.lock        writers hold an exclusive flock on it
+
+A writer takes the lock (a second writer waits, or fails with :class:`DirectoryBusyError`),
+removes versions left by dead writers, fills a new ``v-<n+1>/``, fsyncs its files and
+directories, then replaces ``CURRENT`` (the commit point) and deletes the old version. A reader
+(:func:`current_version`) reads ``CURRENT`` once and opens that version only, so it sees one
+consistent version; a writer killed at any instant leaves the previous version live. Files and
+directories get the usual mode under the umask (not ``mkstemp``'s 0600), and a symlinked target
+stays a symlink: the file it points to is replaced.
+
+>>> import tempfile, pathlib
+>>> root = pathlib.Path(tempfile.mkdtemp()) / "state"
+>>> with atomic_directory(root) as version:
+...     _ = (version / "data.txt").write_text("one")
+>>> (current_version(root) / "data.txt").read_text()
+'one'
+>>> with atomic_directory(root) as version:
+...     _ = (version / "data.txt").write_text("two")
+>>> (current_version(root) / "data.txt").read_text(), sorted(p.name for p in root.iterdir())
+('two', ['.lock', 'CURRENT', 'v-2'])
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
+import re
+import shutil
+import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
+
+CURRENT = "CURRENT"
+LOCK = ".lock"
+_VERSION = re.compile(r"^v-(\d+)$")
+# Test hook (crash tests): seconds to sleep between writing a version and committing it.
+SLEEP_BEFORE_COMMIT = "NEARDUP_TEST_SLEEP_BEFORE_COMMIT"
+
+
+class DirectoryBusyError(RuntimeError):
+    """Another process is writing the directory and the caller asked not to wait."""
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs: object) -> Iterator[IO]:  # type: ignore[type-arg]
     """Open a temporary file next to ``path``; on success it replaces ``path``, on error it goes.
 
+    A symlink at ``path`` is kept: the file it points to is replaced.
+
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
     >>> with atomic_write(target) as f:
     ...     _ = f.write("done")
-    >>> target.read_text()
-    'done'
+    >>> target.read_text(), target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    ('done', True)
     """
-    target = Path(path)
+    target = Path(os.path.realpath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode, **kwargs) as f:  # type: ignore[call-overload]
             yield f
             f.flush()
@@ -33,3 +94,146 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs: object
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _versions(root: Path) -> dict[int, Path]:
+    out = {}
+    for p in root.iterdir():
+        m = _VERSION.match(p.name)
+        if m and p.is_dir():
+            out[int(m.group(1))] = p
+    return out
+
+
+def read_current(root: Path) -> str | None:
+    """The live version's name from ``root/CURRENT`` (None when there is none)."""
+    try:
+        name = (root / CURRENT).read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise OSError(f"{root / CURRENT} is unreadable ({e}); restore it or rebuild") from None
+    if not _VERSION.match(name):
+        raise OSError(f"{root / CURRENT} names {name!r}, not a version; restore it or rebuild")
+    return name
+
+
+def current_version(path: str | os.PathLike[str], legacy_marker: str | None = None) -> Path:
+    """The directory of the live version of ``path`` (read ``CURRENT`` once, then use it).
+
+    A directory written before versioning (holding ``legacy_marker`` itself) is its own
+    version. Raises ``FileNotFoundError`` when ``path`` holds no version.
+    """
+    root = Path(path)
+    name = read_current(root)
+    if name is not None:
+        return root / name
+    if legacy_marker is not None and (root / legacy_marker).exists():
+        return root
+    raise FileNotFoundError(f"{root} holds no saved version ({root / CURRENT} is missing)")
+
+
+def _lock(root: Path, wait: bool, on_wait: Callable[[str], None] | None) -> int:
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError as e:
+        if e.errno not in (errno.EAGAIN, errno.EACCES):
+            os.close(fd)
+            raise
+    if not wait:
+        os.close(fd)
+        raise DirectoryBusyError(
+            f"{root} is being written by another process; try again when it finishes "
+            "(or let this one wait)"
+        )
+    (on_wait or _tell)(f"waiting for another process writing {root} ...")
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _tell(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _check_ours(root: Path, legacy_marker: str | None) -> None:
+    """Refuse to take over a directory that holds somebody else's data."""
+    names = {p.name for p in root.iterdir()}
+    ours = {CURRENT, LOCK} | ({legacy_marker} if legacy_marker else set())
+    if names and not names & ours and not any(_VERSION.match(n) for n in names):
+        raise FileExistsError(
+            f"{root} exists and holds other data (no {CURRENT}); not writing into it: "
+            "choose another directory"
+        )
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file and directory under ``root`` (data first, then the directories)."""
+    for dirpath, _, filenames in os.walk(root, topdown=False):
+        for name in filenames:
+            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(dirpath))
+
+
+@contextlib.contextmanager
+def atomic_directory(
+    path: str | os.PathLike[str],
+    *,
+    wait: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+    legacy_marker: str | None = None,
+) -> Iterator[Path]:
+    """Yield an empty new version directory of ``path``; on success it becomes the live one.
+
+    Writers are serialised by an flock on ``path/.lock`` (``wait=False``: raise
+    :class:`DirectoryBusyError` instead of waiting). An exception inside the block removes the
+    new version and leaves the live one as it was. ``legacy_marker``: a file whose presence
+    marks an unversioned directory of ours, converted on this write.
+    """
+    root = Path(path)
+    if root.exists() and not root.is_dir():
+        raise FileExistsError(f"{root} exists and is not a directory; choose another path")
+    root.mkdir(parents=True, exist_ok=True)
+    _check_ours(root, legacy_marker)
+    fd = _lock(root, wait, on_wait)
+    try:
+        live = read_current(root)
+        versions = _versions(root)
+        for name, p in versions.items():  # dead writers' leftovers (we hold the lock)
+            if f"v-{name}" != live:
+                shutil.rmtree(p, ignore_errors=True)
+        new = root / f"v-{max(versions, default=0) + 1}"
+        new.mkdir()
+        try:
+            yield new
+            fsync_tree(new)
+            if os.environ.get(SLEEP_BEFORE_COMMIT):
+                time.sleep(float(os.environ[SLEEP_BEFORE_COMMIT]))
+            with atomic_write(root / CURRENT) as f:
+                f.write(new.name + "\n")
+            _fsync_dir(root)
+        except BaseException:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        _drop_old(root, new.name, live, legacy_marker)
+    finally:
+        os.close(fd)
+
+
+def _drop_old(root: Path, new: str, live: str | None, legacy_marker: str | None) -> None:
+    """After the commit: delete the previous version (and an unversioned layout's files)."""
+    if live is not None:
+        shutil.rmtree(root / live, ignore_errors=True)
+    elif legacy_marker is not None and (root / legacy_marker).exists():
+        for p in root.iterdir():
+            if p.name in (CURRENT, LOCK, new):
+                continue
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)

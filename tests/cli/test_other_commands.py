@@ -34,9 +34,19 @@ def test_index_build_add_query_info(tmp_path: Path, sample: Path) -> None:
     res = _invoke(["index", "query", idx, text])
     hits = [json.loads(x) for x in res.stdout.splitlines()]
     assert {(h["id"], h["distance"]) for h in hits} >= {("n03", 0), ("n04", 0)}
-    assert _invoke(["index", "add", idx, str(sample)]).exit_code == 0
+    res = _invoke(["index", "add", idx, str(sample)])  # the same ids again: refused
+    assert res.exit_code == 1 and "id 'n01' is already in the index" in res.stderr
+    more = tmp_path / "more.jsonl"
+    rows = [json.loads(x) for x in sample.read_text("utf-8").splitlines()]
+    more.write_text("".join(json.dumps({**r, "id": "b" + r["id"]}) + "\n" for r in rows))
+    assert _invoke(["index", "add", idx, str(more)]).exit_code == 0
+    res = _invoke(["index", "add", idx, str(sample), str(more), "--on-error", "skip"])
+    assert res.exit_code == 0 and "added 0 of" in res.stderr
     info = json.loads(_invoke(["index", "info", idx]).stdout)
     assert info["documents"] == 56 and info["config_id"] == Fingerprinter().config_id
+    res = _invoke(["index", "query", idx, text])
+    hits = {h["id"] for h in map(json.loads, res.stdout.splitlines())}
+    assert {"n03", "n04", "bn03", "bn04"} <= hits
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"bits": 64, "seed": 7}))
     res = _invoke(["index", "query", idx, "x", "--config", str(cfg)])

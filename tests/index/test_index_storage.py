@@ -1,14 +1,21 @@
-"""save/load round trips, atomic replacement, corruption detection."""
+"""save/load round trips, versioned atomic replacement, and damage of every kind detected."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from index_helpers import brute_search, flip
 
+from neardup._atomic import SLEEP_BEFORE_COMMIT, current_version
+from neardup._persist import checksum_json
 from neardup.index import HammingIndex, IndexFormatError
 
 
@@ -25,6 +32,19 @@ def _index(n: int = 5000, seed: int = 0) -> tuple[HammingIndex, np.ndarray, np.n
     index.add(ids[: n - 100], fps[: n - 100], timestamps=np.arange(n - 100))
     index.add(ids[n - 100 :], fps[n - 100 :])
     return index, ids, fps
+
+
+def _live(path: Path) -> Path:
+    return current_version(path)
+
+
+def _rewrite_manifest(version: Path, edit: object) -> None:
+    """Edit manifest fields *and* recompute its checksum (a manifest that agrees)."""
+    m = json.loads((version / "manifest.json").read_text())
+    m.pop("checksum")
+    edit(m)  # type: ignore[operator]
+    m["checksum"] = checksum_json(m)
+    (version / "manifest.json").write_text(json.dumps(m))
 
 
 @pytest.mark.parametrize("mmap", [True, False])
@@ -49,6 +69,8 @@ def test_round_trip_then_mutate(tmp_path: Path, mmap: bool) -> None:
     assert _triples(loaded.search(q)) == brute_search(want_fps, want_ids, q, 3)
     with pytest.raises(ValueError, match="already in the index"):
         loaded.add([int(ids[-1])], [1])
+    loaded.save(tmp_path / "ix")  # saving over the version it is memory-mapped from
+    assert _triples(HammingIndex.load(tmp_path / "ix").search(q)) == _triples(loaded.search(q))
 
 
 def test_save_replaces_existing(tmp_path: Path) -> None:
@@ -59,10 +81,22 @@ def test_save_replaces_existing(tmp_path: Path) -> None:
     small.save(tmp_path / "ix")
     assert len(HammingIndex.load(tmp_path / "ix")) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ix"]
+    assert sorted(p.name for p in (tmp_path / "ix").iterdir()) == [".lock", "CURRENT", "v-2"]
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "x.txt").write_text("mine")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError, match="other data"):
         small.save(tmp_path / "other")
+    assert (tmp_path / "other" / "x.txt").read_text() == "mine"
+
+
+def test_files_follow_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        _index(600)[0].save(tmp_path / "ix")
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "ix").rglob("*")}
+    assert modes["CURRENT"] == 0o644 and modes["v-1"] == 0o755 and modes["fps.npy"] == 0o644
 
 
 def test_empty_index_round_trip(tmp_path: Path) -> None:
@@ -71,11 +105,16 @@ def test_empty_index_round_trip(tmp_path: Path) -> None:
     assert len(loaded) == 0 and loaded.k == 2 and loaded.query(3) == []
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "delete", "manifest"])
+DAMAGE = ["truncate", "flip", "delete", "manifest_cut", "swap_ids", "edit_bits", "edit_run_hi"]
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
 def test_damaged_files_are_named(tmp_path: Path, damage: str) -> None:
     index, _, _ = _index(3000)
     index.save(tmp_path / "ix")
-    target = tmp_path / "ix" / "run0_keys.npy"
+    v = _live(tmp_path / "ix")
+    target = v / "run0_keys.npy"
+    verify_false_too = damage in ("truncate", "delete", "manifest_cut")
     if damage == "truncate":
         target.write_bytes(target.read_bytes()[:-1000])
     elif damage == "flip":
@@ -84,35 +123,82 @@ def test_damaged_files_are_named(tmp_path: Path, damage: str) -> None:
         target.write_bytes(bytes(raw))
     elif damage == "delete":
         target.unlink()
+    elif damage == "swap_ids":  # same size, same header: only the checksum can tell
+        target = v / "ids.npy"
+        arr = np.load(target)
+        arr[[0, 1]] = arr[[1, 0]]
+        np.save(target, arr)
     else:
-        target = tmp_path / "ix" / "manifest.json"
-        target.write_text(target.read_text()[:-20])
+        target = v / "manifest.json"
+        verify_false_too = True
+        if damage == "manifest_cut":
+            target.write_text(target.read_text()[:-20])
+        else:
+            m = json.loads(target.read_text())
+            if damage == "edit_bits":
+                m["meta"]["k"] = 5
+            else:
+                m["meta"]["runs"][0]["hi"] -= 1
+            target.write_text(json.dumps(m))
     with pytest.raises(IndexFormatError, match=target.name):
         HammingIndex.load(tmp_path / "ix")
+    if verify_false_too:
+        with pytest.raises(IndexFormatError, match=target.name):
+            HammingIndex.load(tmp_path / "ix", verify=False)
+
+
+@pytest.mark.parametrize("name", ["fps", "ids", "alive", "timestamps"])
+def test_mismatched_lengths_refused_without_verify(tmp_path: Path, name: str) -> None:
+    """A shorter column with a manifest that agrees (the SIGBUS case): refused, never run."""
+    index, _, _ = _index(3000)
+    index.save(tmp_path / "ix")
+    v = _live(tmp_path / "ix")
+    arr = np.load(v / f"{name}.npy")[:-7]
+    np.save(v / f"{name}.npy", arr)
+
+    def edit(m: dict) -> None:  # type: ignore[type-arg]
+        entry = m["files"][name]
+        entry["shape"], entry["bytes"] = list(arr.shape), (v / f"{name}.npy").stat().st_size
+
+    _rewrite_manifest(v, edit)
+    with pytest.raises(IndexFormatError, match=f"{name}.npy"):
+        HammingIndex.load(tmp_path / "ix", verify=False)
 
 
 def test_truncation_detected_without_verify(tmp_path: Path) -> None:
     index, _, _ = _index(3000)
     index.save(tmp_path / "ix")
-    target = tmp_path / "ix" / "fps.npy"
+    target = _live(tmp_path / "ix") / "fps.npy"
     target.write_bytes(target.read_bytes()[:-8])
     with pytest.raises(IndexFormatError, match=r"fps\.npy"):
         HammingIndex.load(tmp_path / "ix", verify=False)
 
 
 def test_not_an_index(tmp_path: Path) -> None:
-    with pytest.raises(IndexFormatError, match=r"manifest\.json"):
+    with pytest.raises(IndexFormatError, match="not a saved index"):
         HammingIndex.load(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "other"}))
-    with pytest.raises(IndexFormatError, match="unsupported format"):
+    with pytest.raises(IndexFormatError, match="not supported"):
+        HammingIndex.load(tmp_path)
+    (tmp_path / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(IndexFormatError, match="not a manifest"):
+        HammingIndex.load(tmp_path)
+
+
+def test_version_1_refused_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"format": "neardup-hamming-index", "version": 1, "arrays": {}})
+    )
+    with pytest.raises(IndexFormatError, match=r"version 1 is not supported.*rebuild"):
         HammingIndex.load(tmp_path)
 
 
 def test_unverified_garbage_does_not_crash(tmp_path: Path) -> None:
     index, _, _ = _index(3000)
     index.save(tmp_path / "ix")
+    v = _live(tmp_path / "ix")
     for name in ("run0_pos.npy", "run0_offsets.npy"):
-        target = tmp_path / "ix" / name
+        target = v / name
         raw = bytearray(target.read_bytes())
         raw[256:] = b"\xff" * (len(raw) - 256)  # keep the .npy header, trash the data
         target.write_bytes(bytes(raw))
@@ -129,15 +215,51 @@ def test_unverified_bad_positions_lose_answers_but_never_invent_them(tmp_path: P
     truth = set(_triples(index.search(queries)))
     assert len(truth) >= 300
     index.save(tmp_path / "ix")
-    target = tmp_path / "ix" / "run0_pos.npy"
+    target = _live(tmp_path / "ix") / "run0_pos.npy"
     raw = bytearray(target.read_bytes())
     half = 128 + (len(raw) - 128) // 2
     raw[half:] = b"\xff" * (len(raw) - half)  # the second half of the positions: out of range
     target.write_bytes(bytes(raw))
-    with pytest.raises(IndexFormatError, match=r"run0_pos\.npy is corrupted"):
+    with pytest.raises(IndexFormatError, match="run0_pos"):
         HammingIndex.load(tmp_path / "ix")  # what verify=True is for
     loaded = HammingIndex.load(tmp_path / "ix", verify=False)
     got = set(_triples(loaded.search(queries)))
     # out-of-range positions are skipped by the kernels: answers are lost, none invented
     assert got < truth
     assert len(got) > len(truth) // 4  # the intact half of the tables still answers
+
+
+_SAVER = """
+import sys, numpy as np
+from neardup.index import HammingIndex
+n = int(sys.argv[2])
+ix = HammingIndex(k=3)
+ix.add(np.arange(n), np.arange(n, dtype=np.uint64) * 977)
+print("writing", flush=True)
+ix.save(sys.argv[1])
+"""
+
+
+def test_kill_9_during_save_leaves_previous_version(tmp_path: Path) -> None:
+    index, _, fps = _index(1000)
+    index.save(tmp_path / "ix")
+    env = {**os.environ, SLEEP_BEFORE_COMMIT: "30"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SAVER, str(tmp_path / "ix"), "50"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "writing\n"
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ix" / "v-2" / "manifest.json").exists():  # new version written
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    loaded = HammingIndex.load(tmp_path / "ix")
+    assert len(loaded) == 1000 and _triples(loaded.search(fps[:50])) == _triples(
+        index.search(fps[:50])
+    )
+    HammingIndex(k=1).save(tmp_path / "ix")  # the next writer cleans the dead one's version
+    assert sorted(p.name for p in (tmp_path / "ix").iterdir()) == [".lock", "CURRENT", "v-3"]

@@ -143,6 +143,10 @@ def test_wide_save_replaces_a_64_bit_index(tmp_path: Path) -> None:
     wide = HammingIndex(k=4, bits=128)
     wide.add([7], [[1, 2]])
     wide.save(tmp_path / "ix")
-    assert sorted(p.name for p in (tmp_path / "ix").iterdir()) == ["hi", "lo", "manifest.json"]
+    assert sorted(p.name for p in (tmp_path / "ix" / "v-2").iterdir()) == [
+        "hi",
+        "lo",
+        "manifest.json",
+    ]
     assert HammingIndex.load(tmp_path / "ix").query((1 << 64) | 3) == [(7, 1)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ix"]

@@ -1,17 +1,22 @@
 """``neardup index build|add|query|info``: a persistent index directory.
 
-Layout of ``DIR``: ``index/`` (the :class:`HammingIndex`), ``ids.jsonl`` (the external id of
-each internal position, one JSON value per line), ``fingerprinter.json`` (the config every
-query must use), ``idf.tsv`` (when TF-IDF weighting is used) and ``meta.json``. Every change
-writes a new directory next to ``DIR`` and swaps it in, so a failed run leaves ``DIR`` intact.
+``DIR`` is a saved :class:`HammingIndex` (see :mod:`neardup.index.storage`): a versioned
+directory whose manifest also holds the fingerprinter config (and its config id) every query
+must use, the IDF table when TF-IDF weighting is used, and the external id of every indexed
+document, all covered by checksums. Writers (``build``, ``add``) hold a lock on ``DIR``: a second
+writer waits for the first (``--no-wait``: fails at once), so concurrent adds never lose a run,
+and queries always read one consistent version. A failed or killed run leaves ``DIR`` as it was.
+
+External ids are unique in an index: a document whose id is already indexed (or repeated in
+the input) is an error naming the id (``--on-error skip`` skips and counts it instead), so
+re-adding a file never doubles its matches. Records without an id field get their position in
+the run's input as id (as in ``neardup dedup``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,8 @@ from typing import Any
 import click
 import numpy as np
 
+from neardup._atomic import DirectoryBusyError, atomic_directory, current_version
+from neardup._persist import MANIFEST, JsonColumn
 from neardup.cli._common import (
     DataError,
     build_fingerprinter,
@@ -29,10 +36,9 @@ from neardup.cli._common import (
     progress,
     usage_error,
 )
-from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
 from neardup.index import HammingIndex, IndexFormatError
-from neardup.index.storage import replace_directory
+from neardup.index.storage import SavedIndex, open_index, read_index_files, write_index_files
 from neardup.io import InputError, ReadStats, iter_documents, iter_records
 
 EXAMPLES = """
@@ -46,31 +52,47 @@ Examples:
 """
 
 
+def _with_inputs(func: Any) -> Any:
+    """The shared input options plus ``--no-wait`` (writers only)."""
+    func = click.option(
+        "--no-wait", is_flag=True, help="Fail at once if another process is writing DIRECTORY."
+    )(func)
+    return input_options(id_field=True)(func)
+
+
 @click.group("index", epilog=EXAMPLES)
 def index_group() -> None:
     """Build and query a persistent fingerprint index."""
 
 
-def _load(
-    directory: str, config_path: str | None = None
-) -> tuple[HammingIndex, list[Any], Fingerprinter, dict[str, Any]]:
+def _open(directory: str | Path, version: Path | None = None) -> SavedIndex:
+    """The saved index of ``directory`` (its live version, or ``version``)."""
     if not os.path.isdir(directory):
         raise usage_error(
-            f"index directory {directory!r} does not exist; create it with `neardup index build`"
+            f"index directory {str(directory)!r} does not exist; create it with "
+            "`neardup index build`"
+        )
+    if os.path.exists(os.path.join(directory, "meta.json")):
+        raise DataError(
+            f"index {str(directory)!r} was written by an older neardup (meta.json + ids.jsonl); "
+            "rebuild it with `neardup index build --force`"
         )
     try:
-        with open(os.path.join(directory, "meta.json"), encoding="utf-8") as f:
-            meta = json.load(f)
-        with open(os.path.join(directory, "fingerprinter.json"), encoding="utf-8") as f:
-            config = json.load(f)
-        idf_file = os.path.join(directory, "idf.tsv")
-        idf = IdfTable.load(idf_file) if os.path.exists(idf_file) else None
-        fp = Fingerprinter.from_config(config, idf=idf)
-        index = HammingIndex.load(os.path.join(directory, "index"), mmap=True)
-        with open(os.path.join(directory, "ids.jsonl"), encoding="utf-8") as f:
-            ids = [json.loads(line) for line in f]
+        if version is None:
+            saved = open_index(HammingIndex, directory)
+        else:
+            saved = read_index_files(HammingIndex, version, mmap=True, verify=True)
     except (OSError, ValueError, IndexFormatError) as exc:
-        raise DataError(f"cannot open index {directory!r}: {exc}") from None
+        raise DataError(f"cannot open index {str(directory)!r}: {exc}") from None
+    if saved.fingerprinter is None or saved.external_ids is None:
+        raise DataError(
+            f"{str(directory)!r} is a library HammingIndex without fingerprinter config or "
+            "external ids; build CLI indexes with `neardup index build`"
+        )
+    return saved
+
+
+def _check_config(directory: str, fp: Fingerprinter, config_path: str | None) -> None:
     if config_path is not None:
         given = build_fingerprinter(config_path, None)
         if given.config_id != fp.config_id:
@@ -79,66 +101,47 @@ def _load(
                 f"{fp.config_id}, but --config gives {given.config_id}; queries "
                 "must use the index's config (omit --config)"
             )
-    return index, ids, fp, meta
 
 
 def _holds_other_data(directory: str) -> bool:
     """A non-empty directory that is not an index of ours: --force must not delete it."""
+    ours = ("CURRENT", "meta.json", MANIFEST)
     return (
         os.path.isdir(directory)
         and bool(os.listdir(directory))
-        and not os.path.exists(os.path.join(directory, "meta.json"))
+        and not any(os.path.exists(os.path.join(directory, m)) for m in ours)
     )
 
 
-def _save(directory: str, index: HammingIndex, ids: list[Any], fp: Fingerprinter) -> None:
-    parent = os.path.dirname(os.path.abspath(directory))
-    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(directory)}.")
-    try:
-        index.save(os.path.join(tmp, "index"))
-        with open(os.path.join(tmp, "ids.jsonl"), "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(i, ensure_ascii=False) + "\n" for i in ids)
-        with open(os.path.join(tmp, "fingerprinter.json"), "w", encoding="utf-8") as f:
-            json.dump(fp.get_config(), f, indent=2, ensure_ascii=False)
-        if fp.idf is not None:
-            fp.idf.save(os.path.join(tmp, "idf.tsv"))
-        meta = {
-            "format": 1,
-            "k": index.k,
-            "documents": len(ids),
-            "live": len(index),
-            "config_id": fp.config_id,
-        }
-        with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2)
-        replace_directory(Path(tmp), Path(directory), marker="meta.json")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def _existing_keys(ids: JsonColumn) -> set[bytes]:
+    """The stored JSON bytes of every external id (equal values, equal bytes)."""
+    data, off = ids.arrays()
+    raw = bytes(data)
+    bounds = off.tolist()
+    return {raw[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)}
 
 
 def _add_inputs(
     index: HammingIndex,
-    ids: list[Any],
+    ids: JsonColumn,
     fp: Fingerprinter,
     inputs: tuple[str, ...],
-    fmt: str | None,
-    text_field: str,
-    id_field: str,
-    on_error: str,
+    options: dict[str, Any],
 ) -> ReadStats:
     stats = ReadStats()
-    rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
+    rows = chain.from_iterable(iter_records(p, options["fmt"]) for p in inputs)
     docs = iter_documents(
         rows,
-        text_field=text_field,
-        id_field=id_field,
-        on_error=on_error,  # type: ignore[arg-type]
+        text_field=options["text_field"],
+        id_field=options["id_field"],
+        on_error=options["on_error"],
         stats=stats,
     )
+    seen = _existing_keys(ids)
     try:
         with progress("indexing") as advance:
             while chunk := list(islice(docs, 16384)):
+                chunk = [d for d in chunk if _new_id(d.id, seen, stats, options["on_error"])]
                 fps, empty = fp.fingerprint_many([d.text for d in chunk], return_mask=True)
                 keep = np.flatnonzero(~empty)
                 start = len(ids)
@@ -150,65 +153,94 @@ def _add_inputs(
     return stats
 
 
+def _new_id(value: Any, seen: set[bytes], stats: ReadStats, on_error: str) -> bool:
+    try:
+        key = json.dumps(value).encode()
+    except (TypeError, ValueError):
+        raise DataError(f"id {value!r} is not a JSON value; use --id-field") from None
+    if key not in seen:
+        seen.add(key)
+        return True
+    message = (
+        f"id {value!r} is already in the index; each id is indexed once (re-adding would "
+        "double its matches): drop the record, or pass --on-error skip to skip such records"
+    )
+    if on_error == "fail":
+        raise DataError(message)
+    stats.skip(message)
+    return False
+
+
+def _busy(exc: DirectoryBusyError) -> DataError:
+    return DataError(f"{exc} (without --no-wait this command waits)")
+
+
 @index_group.command("build", epilog=EXAMPLES)
 @click.argument("directory")
-@input_options(id_field=True)
-@click.option("--k", "k", type=click.IntRange(0, 64), default=3, show_default=True)
+@_with_inputs
+@click.option("--k", "k", type=click.IntRange(0, 63), default=3, show_default=True)
 @click.option("--force", is_flag=True, help="Replace an existing index directory.")
 @fingerprinter_options
 def build_command(
     directory: str,
     inputs: tuple[str, ...],
-    fmt: str | None,
-    text_field: str,
-    id_field: str,
-    on_error: str,
     k: int,
     force: bool,
     config_path: str | None,
     idf_path: str | None,
+    **options: Any,
 ) -> None:
     """Create index DIRECTORY from INPUT files (texts without features are not indexed)."""
-    check_inputs(inputs, fmt)
+    check_inputs(inputs, options["fmt"])
     if os.path.exists(directory) and not force:
         raise usage_error(
             f"{directory!r} exists; pass --force to replace it or use `neardup index add`"
         )
     if _holds_other_data(directory):
         raise usage_error(
-            f"{directory!r} is not a neardup index directory (no meta.json); "
+            f"{directory!r} is not a neardup index directory (no CURRENT); "
             "not replacing it even with --force: choose another directory"
         )
     fp = build_fingerprinter(config_path, idf_path)
-    index, ids = HammingIndex(k=k), list[Any]()
-    stats = _add_inputs(index, ids, fp, inputs, fmt, text_field, id_field, on_error)
-    _save(directory, index, ids, fp)
+    index, ids = HammingIndex(k=k), JsonColumn.of([])
+    stats = _add_inputs(index, ids, fp, inputs, options)
+    try:
+        with atomic_directory(directory, wait=not options["no_wait"]) as version:
+            write_index_files(index, version, fingerprinter=fp, external_ids=ids)
+    except DirectoryBusyError as exc:
+        raise _busy(exc) from None
     click.echo(
         f"indexed {len(ids):,} of {stats.documents:,} documents (skipped "
-        f"{stats.skipped:,}, no features {stats.documents - len(ids):,}) -> {directory}",
+        f"{stats.skipped:,}, no features {stats.documents - stats.skipped - len(ids):,}) "
+        f"-> {directory}",
         err=True,
     )
 
 
 @index_group.command("add", epilog=EXAMPLES)
 @click.argument("directory")
-@input_options(id_field=True)
+@_with_inputs
 @config_option("Only checked: must equal the index's config.")
 def add_command(
-    directory: str,
-    inputs: tuple[str, ...],
-    fmt: str | None,
-    text_field: str,
-    id_field: str,
-    on_error: str,
-    config_path: str | None,
+    directory: str, inputs: tuple[str, ...], config_path: str | None, **options: Any
 ) -> None:
-    """Add INPUT documents to an existing index DIRECTORY (same fingerprinter config)."""
-    check_inputs(inputs, fmt)
-    index, ids, fp, _ = _load(directory, config_path)
-    before = len(ids)
-    stats = _add_inputs(index, ids, fp, inputs, fmt, text_field, id_field, on_error)
-    _save(directory, index, ids, fp)
+    """Add INPUT documents to an existing index DIRECTORY (same fingerprinter config).
+
+    The whole read-add-write runs under DIRECTORY's writer lock.
+    """
+    check_inputs(inputs, options["fmt"])
+    _open(directory)  # clear errors before taking the lock
+    try:
+        with atomic_directory(directory, wait=not options["no_wait"]) as version:
+            saved = _open(directory, current_version(directory))
+            fp, ids, index = saved.fingerprinter, saved.external_ids, saved.index
+            assert fp is not None and ids is not None
+            _check_config(directory, fp, config_path)
+            before = len(ids)
+            stats = _add_inputs(index, ids, fp, inputs, options)
+            write_index_files(index, version, fingerprinter=fp, external_ids=ids)
+    except DirectoryBusyError as exc:
+        raise _busy(exc) from None
     click.echo(
         f"added {len(ids) - before:,} of {stats.documents:,} documents -> {directory} "
         f"({len(ids):,} in all)",
@@ -224,7 +256,7 @@ def add_command(
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(0, 64),
+    type=click.IntRange(0, 63),
     default=None,
     help="Search radius (default: the index's k).",
 )
@@ -240,7 +272,10 @@ def query_command(
     """Print one JSON line per match: {"query", "id", "distance"}, nearest first."""
     if not texts and query_file is None:
         raise usage_error("give query TEXTS or --file")
-    index, ids, fp, _ = _load(directory, config_path)
+    saved = _open(directory)
+    index, ids, fp = saved.index, saved.external_ids, saved.fingerprinter
+    assert fp is not None and ids is not None
+    _check_config(directory, fp, config_path)
     queries: list[tuple[Any, str]] = [(i, t) for i, t in enumerate(texts)]
     if query_file is not None:
         check_inputs((query_file,), None)
@@ -270,6 +305,15 @@ def query_command(
 @click.argument("directory")
 def info_command(directory: str) -> None:
     """Print the index's metadata, fingerprinter config and design as JSON."""
-    index, _, fp, meta = _load(directory)
-    info = {**meta, "fingerprinter": fp.get_config(), "index": index.describe()}
+    saved = _open(directory)
+    assert saved.fingerprinter is not None and saved.external_ids is not None
+    info = {
+        "format": "neardup-hamming-index v2",
+        "k": saved.index.k,
+        "documents": len(saved.external_ids),
+        "live": len(saved.index),
+        "config_id": saved.config_id,
+        "fingerprinter": saved.fingerprinter.get_config(),
+        "index": saved.index.describe(),
+    }
     click.echo(json.dumps(info, indent=2, ensure_ascii=False, default=str))

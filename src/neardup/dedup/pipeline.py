@@ -42,6 +42,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from neardup._params import FrozenParams
+from neardup._persist import JsonColumn
 from neardup.dedup.candidates import (
     NO_HAMMING_LIMIT,
     BandCandidates,
@@ -51,6 +52,7 @@ from neardup.dedup.candidates import (
 )
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.greedy import Ledger, decide_in_order
+from neardup.dedup.persist import SEARCHED, ExactMap, StateMixin
 from neardup.dedup.state import (
     STATUS_NAMES,
     Chunk,
@@ -90,7 +92,7 @@ VERIFIED_K = 14
 PLAIN_K = 8
 
 
-class Deduplicator(FrozenParams):  # parameters read-only: they define the config
+class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they define the config
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
     Args:
@@ -161,12 +163,26 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
         self._fps = Growable(np.uint64)
         self._slot = Growable(np.int64)  # row in _sketches for kept docs (with a verifier)
         self._sketches: Growable | None = None
-        self._exact: dict[int, int] = {}
-        self._rep_ids: dict[int, Any] = {}
+        self._key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
+        self._key_lo = Growable(np.uint64)
+        self._flags = Growable(np.int8)  # SEARCHED | FORGOTTEN, see persist.py
+        self._exact = ExactMap()
+        self._ids: JsonColumn | None = None  # external ids, once any were given
         self._n_clusters = 0
         self._max_ts = -np.inf
+        self._horizon: float = -np.inf  # kept documents with floor(t) < horizon have expired
+        self._late = 0  # documents decided after the kept ones they could match expired
+        self._unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
         self._pending: list[Chunk] = []
         self._freeze()
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters as given: ``k=None`` for the band design (whose resolved
+        ``k`` is :data:`NO_HAMMING_LIMIT`), so :meth:`replace` builds the same design."""
+        params = super().get_params()
+        if isinstance(self._candidates, BandCandidates):
+            params["k"] = None
+        return params
 
     def _validate(self) -> None:
         if not isinstance(self.k, int) or self.k < 0:
@@ -199,24 +215,37 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
         'a'
         """
         ts = None if timestamp is None else [timestamp]
-        d = self.feed([text], ts)
-        pos = int(d.position[0])
-        rid = pos if id is None else id
-        status = STATUS_NAMES[int(d.status[0])]
-        if status == "unique":
-            self._rep_ids[pos] = rid
+        pos = self.n_documents
+        d = self.feed([text], ts, ids=[pos if id is None else id])
         dup = int(d.duplicate_of[0])
         return Decision(
-            rid,
+            self.external_id(pos),
             int(d.fingerprint[0]),
-            status,
-            None if dup < 0 else self._rep_ids.get(dup, dup),
+            STATUS_NAMES[int(d.status[0])],
+            None if dup < 0 else self.external_id(dup),
             None if dup < 0 else int(d.distance[0]),
             int(d.cluster_id[0]),
         )
 
-    def feed(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Decisions:
-        """Decide a chunk of documents in order, against everything fed before (streaming)."""
+    def feed(
+        self,
+        texts: Sequence[str],
+        timestamps: Sequence[float] | None = None,
+        *,
+        ids: Sequence[Any] | None = None,
+        commit: bool = True,
+    ) -> Decisions:
+        """Decide a chunk of documents in order, against everything fed before (streaming).
+
+        ``ids``: external ids stored with the state (``duplicate_of`` ids after a reload).
+        ``commit=False`` (dry run): the decisions these documents would get, leaving the state
+        exactly as it was.
+
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["the cat sat on the mat today"])
+        >>> dd.feed(["the cat sat on the mat today"], commit=False).statuses, dd.n_documents
+        (['exact_duplicate'], 1)
+        """
         if self.keep != "first":
             raise ValueError(
                 f"keep={self.keep!r} needs the whole input: use run(), or "
@@ -224,16 +253,39 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
             )
         if self._pending:
             raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
+        if ids is not None and len(ids) != len(texts):
+            raise ValueError(f"got {len(ids)} ids for {len(texts)} texts")
+        self._index_unindexed()
         chunk = self.prepare(texts, timestamps)
-        base = self.n_documents
+        base, n = self.n_documents, len(texts)
+        saved = (self._n_clusters, self._max_ts)
         self._extend_state(chunk)
-        live = self._hamming_rows(chunk, np.arange(len(texts)))
+        live = self._hamming_rows(chunk, np.arange(n))
         q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
         cand = [(live[q], p, d), self._pairs(chunk, live, base)]
-        ptr, pos, dist = self._accepted(cand, base, len(texts), chunk)
-        new = self._greedy(np.arange(len(texts)), base, chunk, ptr, pos, dist)
+        ptr, pos, dist = self._accepted(cand, base, n, chunk)
+        self._exact.start_log()
+        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist)
+        out = self._decisions(base, base + n)
+        if not commit:
+            self._exact.undo_log()
+            self._truncate(base)
+            self._n_clusters, self._max_ts = saved
+            return out
+        self._commit_chunk(base, chunk, ids)
         self._index_new(base, new, chunk)
-        return self._decisions(base, base + len(texts))
+        return out
+
+    def _commit_chunk(self, base: int, chunk: Chunk, ids: Sequence[Any] | None) -> None:
+        """Bookkeeping of a decided chunk: searched flags, late count, external ids."""
+        flags = self._flags.view()
+        flags[np.asarray(self._exact.stop_log(), np.int64)] |= SEARCHED
+        if self.window is not None:  # late: could have matched a kept document now expired
+            self._late += int((chunk.ts - self.window < self._horizon).sum())
+        if ids is not None and self._ids is None:
+            self._ids = JsonColumn.of(range(base))  # earlier documents: their positions
+        if self._ids is not None:
+            self._ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
     def run(
         self,
@@ -271,7 +323,12 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
         order = self._priority(chunk)
         live = self._hamming_rows(chunk, order)
         ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
-        self._greedy(order, 0, chunk, ptr, pos, dist)
+        self._exact.start_log()
+        new = self._greedy(order, 0, chunk, ptr, pos, dist)
+        self._commit_chunk(0, chunk, None)
+        if self.keep == "first":  # later feed() / save() go on from here: index lazily
+            self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
+            self._unindexed = np.asarray(new, np.int64)
         return self._decisions(0, n)
 
     def decisions(self) -> Decisions:
@@ -303,7 +360,9 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
             "clusters": self._n_clusters,
             "state_bytes": state,
             "sketch_bytes": 0 if self._sketches is None else self._sketches.nbytes,
-            "config_id": self.fingerprinter.config_id,
+            "config_id": self.config_id,
+            "fingerprinter_config_id": self.fingerprinter.config_id,
+            "late_documents": self._late,
         }
 
     # ------------------------------------------------------------------ internals
@@ -356,6 +415,10 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
         if self.window is not None:
             self._ts.extend(chunk.ts)
         self._fps.extend(chunk.fps)
+        keys = np.array(chunk.keys, dtype=object)
+        self._key_hi.extend((keys >> 64).astype(np.uint64) if n else [])
+        self._key_lo.extend((keys & ((1 << 64) - 1)).astype(np.uint64) if n else [])
+        self._flags.extend(np.zeros(n, np.int8))
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
 
@@ -418,7 +481,8 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
             assert self._sketches is not None
             b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside]]]
         sim = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
-        return sim >= self.verifier.threshold
+        ok: np.ndarray = sim >= float(self.verifier.threshold)
+        return ok
 
     def _priority(self, chunk: Chunk) -> np.ndarray:
         idx = np.arange(len(chunk.fps))
@@ -439,10 +503,10 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
     ) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
         ledger = Ledger(
-            self._rep.view(),
-            self._dist.view(),
-            self._cluster.view(),
-            self._status.view(),
+            self._rep.writable(),
+            self._dist.writable(),
+            self._cluster.writable(),
+            self._status.writable(),
             self._ts.view(),
             self._exact,
             self._n_clusters,
@@ -467,13 +531,24 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
             # the index keeps whole seconds; flooring only ever keeps entries a little longer
             ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
             self._candidates.add(local + base, chunk.fps[local], _rows(chunk.sketches, local), ts)
-            if chunk.sketches is not None:
-                if self._sketches is None:
-                    self._sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
-                self._slot.view()[local + base] = np.arange(local.size) + self._sketches.size
-                self._sketches.extend(chunk.sketches[local])
+            self._keep_sketches(local, base, chunk)
+        self._expire()
+
+    def _keep_sketches(self, local: np.ndarray, base: int, chunk: Chunk) -> None:
+        if chunk.sketches is not None and local.size:
+            if self._sketches is None:
+                self._sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
+            self._slot.writable()[local + base] = np.arange(local.size) + self._sketches.size
+            self._sketches.extend(chunk.sketches[local])
+
+    def _expire(self) -> None:
+        """Drop kept documents that no in-order later document can match (see persist.py)."""
         if self.window is not None and np.isfinite(self._max_ts):
-            self._candidates.expire(int(np.floor(self._max_ts - self.window)))
+            horizon = int(np.floor(self._max_ts - self.window))
+            if horizon > self._horizon:
+                self._horizon = horizon
+                self._candidates.expire(horizon)
+                self._prune_exact()
 
     def _decisions(self, start: int, stop: int) -> Decisions:
         rep = self._rep.view()[start:stop]

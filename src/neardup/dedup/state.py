@@ -1,4 +1,4 @@
-"""Small containers for the dedup pipeline: growable arrays and decision arrays."""
+"""Small containers for the dedup pipeline: decision arrays and chunks."""
 
 from __future__ import annotations
 
@@ -8,40 +8,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._growable import Growable as Growable  # re-exported for the pipeline
+
 UNIQUE, DUPLICATE, EXACT_DUPLICATE, EMPTY = 0, 1, 2, 3
 STATUS_NAMES = ("unique", "duplicate", "exact_duplicate", "empty")
-
-
-class Growable:
-    """A 1-D (or 2-D, rows) numpy array that grows by doubling; ``view()`` is the filled part.
-
-    >>> g = Growable(np.int64)
-    >>> g.extend(np.arange(3)); g.extend(np.arange(2)); g.view().tolist()
-    [0, 1, 2, 0, 1]
-    """
-
-    def __init__(self, dtype: Any, width: int | None = None, capacity: int = 1024) -> None:
-        shape = (capacity,) if width is None else (capacity, width)
-        self._data: npt.NDArray[Any] = np.zeros(shape, dtype=dtype)
-        self.size = 0
-
-    def extend(self, values: npt.ArrayLike) -> None:
-        arr = np.asarray(values, dtype=self._data.dtype)
-        need = self.size + len(arr)
-        if need > len(self._data):
-            cap = max(need, 2 * len(self._data))
-            grown = np.zeros((cap, *self._data.shape[1:]), dtype=self._data.dtype)
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self._data[self.size : need] = arr
-        self.size = need
-
-    def view(self) -> npt.NDArray[Any]:
-        return self._data[: self.size]
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._data.nbytes)
 
 
 @dataclass(frozen=True)

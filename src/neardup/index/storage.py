@@ -1,49 +1,65 @@
-"""On-disk format: a directory with ``manifest.json`` and one ``.npy`` file per array.
+"""On-disk format of a :class:`HammingIndex`: a versioned directory of checksummed arrays.
 
-``manifest.json`` holds the format version, bits, k, the design, counts, each run's range and
-bucket bits, and per array file its dtype, shape and sha256. Arrays are written with
-``allow_pickle=False`` into a temporary sibling directory that is then renamed over the
-target (an existing index is moved aside first and deleted after). Loading memory-maps the
-arrays (``np.load(mmap_mode="r")``); a missing, truncated or corrupted file raises
-:class:`IndexFormatError` naming the file, before any search can run on it.
+``DIR/CURRENT`` names the live version ``DIR/v-<n>/`` (see :mod:`neardup._atomic`: one writer at
+a time, readers see one consistent version, a killed writer leaves the previous one). A version
+is a bundle (:mod:`neardup._persist`): ``manifest.json`` (bits, k, design, counts, each run's
+range and bucket bits, the fingerprint config and its config id when given, every file's size
+and XXH3-128, and a checksum of the manifest itself) and one ``.npy`` per array: ``ids``,
+``fps``, ``alive``, ``timestamps``, the id index, the runs' tables, and optionally the external
+ids (any JSON values, one per stored row) and ``idf.tsv``.
+
+Loading memory-maps the arrays. It always checks the manifest's checksum, every file's size,
+and the shapes and cross-array invariants (so even ``verify=False`` cannot crash a kernel);
+``verify=True`` (default) also checks every file's XXH3-128. Errors are
+:class:`IndexFormatError` naming the file and the fix. Format version 1 (sha256, no manifest
+checksum) is refused with a message saying to rebuild.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shutil
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import numpy.typing as npt
 
+from neardup._atomic import atomic_directory, current_version, read_current
+from neardup._persist import (
+    MANIFEST,
+    FormatError,
+    JsonColumn,
+    checksum_json,
+    read_bundle,
+    read_manifest,
+    write_bundle,
+)
 from neardup.index.design import TableDesign
 from neardup.index.store import IdIndex, Store
 from neardup.index.tables import StaticTables
 
 if TYPE_CHECKING:
+    from neardup.fingerprint import Fingerprinter
     from neardup.index.hamming_index import HammingIndex
 
 FORMAT = "neardup-hamming-index"
 FORMAT_128 = "neardup-hamming-index-128"  # 128 bits: hi/ and lo/ halves
-VERSION = 1
-_CHUNK = 1 << 24
+VERSION = 2
 
 
-class IndexFormatError(ValueError):
-    """A saved index is missing, truncated, corrupted or of another format."""
+class IndexFormatError(FormatError):
+    """A saved index is missing, truncated, corrupted, edited or of another format."""
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
+@dataclass
+class SavedIndex:
+    """What a saved index directory holds: the index and, when saved with them, the fingerprint
+    configuration its fingerprints were made with and the external id of each stored row."""
+
+    index: HammingIndex
+    fingerprinter: Fingerprinter | None = None
+    config_id: str | None = None
+    external_ids: JsonColumn | None = None
 
 
 def _arrays(index: HammingIndex) -> dict[str, npt.NDArray[Any]]:
@@ -61,155 +77,182 @@ def _arrays(index: HammingIndex) -> dict[str, npt.NDArray[Any]]:
     return out
 
 
-def save_index(index: HammingIndex, path: str | os.PathLike[str]) -> None:
-    """Write ``index`` (already flushed) to directory ``path`` atomically."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
-        files = {}
-        for name, arr in _arrays(index).items():
-            fname = f"{name}.npy"
-            np.save(tmp / fname, np.ascontiguousarray(arr), allow_pickle=False)
-            files[name] = {
-                "file": fname,
-                "dtype": arr.dtype.str,
-                "shape": list(arr.shape),
-                "sha256": _sha256(tmp / fname),
-            }
-        manifest = {
-            "format": FORMAT,
-            "version": VERSION,
-            "bits": index.bits,
-            "k": index.k,
-            "design_option": index.design if isinstance(index.design, (str, int)) else "fixed",
-            "memory_budget": index.memory_budget,
-            "buffer_size": index.buffer_size,
-            "merge_factor": index.merge_factor,
-            "stored": index._store.n,
-            "live": index._store.live,
-            "runs": [
-                {"lo": lo, "hi": hi, "q": run.q, "design": run.design.to_dict()}
-                for lo, hi, run in index._runs
-            ],
-            "current_design": None if index.design_ is None else index.design_.to_dict(),
-            "arrays": files,
-        }
-        with (tmp / "manifest.json").open("w") as f:
-            json.dump(manifest, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        replace_directory(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def replace_directory(tmp: Path, target: Path, marker: str | None = "manifest.json") -> None:
-    """Move ``tmp`` to ``target``, replacing a previous one that holds ``marker`` (never other
-    data; ``marker=None`` replaces whatever is there)."""
-    if not target.exists():
-        os.replace(tmp, target)
-        return
-    if marker is not None and not (target / marker).exists() and any(target.iterdir()):
-        raise FileExistsError(f"{target} exists and is not a saved index; not replacing it")
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    os.replace(target, old)
-    os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    mpath = path / "manifest.json"
-    try:
-        manifest: dict[str, Any] = json.loads(mpath.read_text())
-    except FileNotFoundError:
-        raise IndexFormatError(f"{mpath} not found: {path} is not a saved HammingIndex") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise IndexFormatError(f"{mpath} is not valid JSON ({e})") from None
-    if manifest.get("format") == FORMAT_128 and manifest.get("version") == VERSION:
-        return manifest
-    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-        raise IndexFormatError(
-            f"{mpath}: unsupported format {manifest.get('format')!r} "
-            f"version {manifest.get('version')!r} "
-            f"(expected {FORMAT} v{VERSION})"
-        )
-    return manifest
-
-
-def _load_array(path: Path, meta: dict[str, Any], mmap: bool, verify: bool) -> npt.NDArray[Any]:
-    fpath = path / str(meta["file"])
-    if verify:
-        try:
-            digest = _sha256(fpath)
-        except OSError as e:
-            raise IndexFormatError(f"cannot read {fpath}: {e}") from None
-        if digest != meta["sha256"]:
-            raise IndexFormatError(
-                f"{fpath} is corrupted: sha256 {digest} does not match the manifest"
-            )
-    try:
-        arr = np.load(fpath, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise IndexFormatError(f"{fpath} is missing, truncated or not a .npy array ({e})") from None
-    if arr.dtype.str != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
-        raise IndexFormatError(
-            f"{fpath} holds {arr.dtype.str}{list(arr.shape)}, the manifest says "
-            f"{meta['dtype']}{meta['shape']}"
-        )
-    return arr  # type: ignore[no-any-return]
-
-
-def load_index(
-    cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: bool, verify: bool
-) -> HammingIndex:
-    """Open a directory written by :func:`save_index`."""
-    root = Path(path)
-    manifest = _read_manifest(root)
-    if manifest.get("bits") == 128:
-        from neardup.index.wide import load_halves
-
-        return load_halves(cls, root, manifest, mmap=mmap, verify=verify)
-    arrays = {
-        name: _load_array(root, meta, mmap, verify) for name, meta in manifest["arrays"].items()
+def _meta(index: HammingIndex) -> dict[str, Any]:
+    return {
+        "bits": index.bits,
+        "k": index.k,
+        "design_option": index.design if isinstance(index.design, (str, int)) else "fixed",
+        "memory_budget": index.memory_budget,
+        "buffer_size": index.buffer_size,
+        "merge_factor": index.merge_factor,
+        "stored": index._store.n,
+        "live": index._store.live,
+        "runs": [
+            {"lo": lo, "hi": hi, "q": run.q, "design": run.design.to_dict()}
+            for lo, hi, run in index._runs
+        ],
+        "current_design": None if index.design_ is None else index.design_.to_dict(),
     }
-    try:
-        option = manifest["design_option"]
-        current = manifest["current_design"]
-        design: Any = option if option != "fixed" else TableDesign.from_dict(current)
-        index = cls(
-            k=int(manifest["k"]),
-            bits=int(manifest["bits"]),
-            design=design,
-            memory_budget=int(manifest["memory_budget"]),
-            buffer_size=int(manifest["buffer_size"]),
-            merge_factor=int(manifest["merge_factor"]),
-        )
-        if current is not None:
-            index.design_ = TableDesign.from_dict(current)
-            index._designed_for = int(manifest["stored"])
-        store = Store.from_arrays(
-            arrays["ids"], arrays["fps"], arrays["alive"], arrays.get("timestamps")
-        )
-        runs = []
-        for i, r in enumerate(manifest["runs"]):
-            tables = StaticTables(
-                TableDesign.from_dict(r["design"]),
-                int(r["q"]),
-                arrays[f"run{i}_keys"],
-                arrays[f"run{i}_pos"],
-                arrays[f"run{i}_offsets"],
+
+
+def write_index_files(
+    index: HammingIndex,
+    directory: Path,
+    *,
+    fingerprinter: Fingerprinter | None = None,
+    external_ids: JsonColumn | None = None,
+) -> str:
+    """Write a flushed 64-bit ``index`` as a bundle into ``directory`` (no versioning: see
+    :func:`save_index`); returns the manifest checksum."""
+    index.flush()
+    if index._ids.recent:
+        index._ids.rebuild(index._store)  # the saved id index is the sorted part only
+    arrays, meta, files = _arrays(index), _meta(index), []
+    if fingerprinter is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+        meta["fingerprinter"] = fingerprinter.get_config()
+        meta["config_id"] = fingerprinter.config_id
+        if fingerprinter.idf is not None:
+            fingerprinter.idf.save(directory / "idf.tsv")
+            files.append("idf.tsv")
+    if external_ids is not None:
+        if len(external_ids) != index._store.n:
+            raise ValueError(
+                f"{len(external_ids)} external ids for {index._store.n} stored rows; "
+                "give one per stored row"
             )
-            runs.append((int(r["lo"]), int(r["hi"]), tables))
-    except (KeyError, TypeError, ValueError) as e:
+        arrays["external_ids_data"], arrays["external_ids_offsets"] = external_ids.arrays()
+    return write_bundle(directory, FORMAT, VERSION, meta, arrays, files)
+
+
+def save_index(
+    index: HammingIndex,
+    path: str | os.PathLike[str],
+    *,
+    fingerprinter: Fingerprinter | None = None,
+    external_ids: JsonColumn | None = None,
+    wait: bool = True,
+) -> None:
+    """Write ``index`` (already flushed) as a new version of directory ``path``."""
+    with atomic_directory(path, wait=wait, legacy_marker=MANIFEST) as version:
+        write_index_files(index, version, fingerprinter=fingerprinter, external_ids=external_ids)
+
+
+def open_index(
+    cls: type[HammingIndex],
+    path: str | os.PathLike[str],
+    *,
+    mmap: bool = True,
+    verify: bool = True,
+    config_id: str | None = None,
+) -> SavedIndex:
+    """Open the live version of ``path`` (retrying when a writer replaced it meanwhile)."""
+    root = Path(path)
+    for _ in range(8):
+        try:
+            version = current_version(root, legacy_marker=MANIFEST)
+        except FileNotFoundError:
+            raise IndexFormatError(
+                f"{root} is not a saved index (no {root / 'CURRENT'}); create it with save()"
+            ) from None
+        except OSError as e:
+            raise IndexFormatError(str(e)) from None
+        try:
+            saved = read_index_files(cls, version, mmap=mmap, verify=verify)
+            break
+        except IndexFormatError:
+            if version == root or read_current(root) == version.name:
+                raise  # not a concurrent replacement: the live version is damaged
+    else:
+        raise IndexFormatError(f"{root} kept changing while being opened; try again")
+    if config_id is not None and saved.config_id != config_id:
+        raise IndexFormatError(
+            f"{root} holds fingerprints of config {saved.config_id}, not {config_id}; "
+            "fingerprint queries with the index's config (or rebuild the index)"
+        )
+    return saved
+
+
+def read_index_files(
+    cls: type[HammingIndex], directory: Path, *, mmap: bool, verify: bool
+) -> SavedIndex:
+    """Read a bundle written by :func:`write_index_files` (or the 128-bit one)."""
+    meta, arrays = read_bundle(
+        directory, (FORMAT, FORMAT_128), VERSION, mmap=mmap, verify=verify, error=IndexFormatError
+    )
+    where = directory / MANIFEST
+    try:
+        if meta.get("bits") == 128:
+            from neardup.index.wide import load_halves
+
+            index: HammingIndex = load_halves(cls, directory, meta, mmap=mmap, verify=verify)
+        else:
+            index = _index_from(cls, directory, meta, arrays)
+        saved = SavedIndex(index, config_id=meta.get("config_id"))
+        if "fingerprinter" in meta:
+            saved.fingerprinter = _fingerprinter(directory, meta["fingerprinter"])
+        if "external_ids_data" in arrays:
+            ext = JsonColumn(arrays["external_ids_data"], arrays["external_ids_offsets"])
+            ext.check(str(directory / "external_ids_offsets.npy"), IndexFormatError)
+            if len(ext) != index._store.n:
+                raise IndexFormatError(
+                    f"{directory}: {len(ext)} external ids for {index._store.n} rows; "
+                    "restore the index or rebuild it"
+                )
+            saved.external_ids = ext
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         if isinstance(e, IndexFormatError):
             raise
-        raise IndexFormatError(f"{root / 'manifest.json'} is inconsistent: {e!r}") from None
-    _check_structure(root, store, runs)
+        raise IndexFormatError(f"{where} is inconsistent ({e!r}); restore or rebuild") from None
+    return saved
+
+
+def _fingerprinter(directory: Path, config: dict[str, Any]) -> Fingerprinter:
+    from neardup.features.idf import IdfTable
+    from neardup.fingerprint import Fingerprinter
+
+    idf_path = directory / "idf.tsv"
+    idf = IdfTable.load(idf_path) if idf_path.exists() else None
+    return Fingerprinter.from_config(config, idf=idf)
+
+
+def _index_from(
+    cls: type[HammingIndex],
+    root: Path,
+    meta: dict[str, Any],
+    arrays: dict[str, npt.NDArray[Any]],
+) -> HammingIndex:
+    option = meta["design_option"]
+    current = meta["current_design"]
+    design: Any = option if option != "fixed" else TableDesign.from_dict(current)
+    index = cls(
+        k=int(meta["k"]),
+        bits=int(meta["bits"]),
+        design=design,
+        memory_budget=int(meta["memory_budget"]),
+        buffer_size=int(meta["buffer_size"]),
+        merge_factor=int(meta["merge_factor"]),
+    )
+    if current is not None:
+        index.design_ = TableDesign.from_dict(current)
+        index._designed_for = int(meta["stored"])
+    store = _store(root, meta, arrays)
+    runs = []
+    for i, r in enumerate(meta["runs"]):
+        tables = StaticTables(
+            TableDesign.from_dict(r["design"]),
+            int(r["q"]),
+            arrays[f"run{i}_keys"],
+            arrays[f"run{i}_pos"],
+            arrays[f"run{i}_offsets"],
+        )
+        runs.append((int(r["lo"]), int(r["hi"]), tables))
+    _check_runs(root, store, runs)
     ids = IdIndex()
     if "id_order" in arrays:
         ids.sorted_ids, ids.order = arrays["id_sorted"], arrays["id_order"]
+        if ids.order.shape != ids.sorted_ids.shape or ids.order.shape[0] > store.n:
+            raise IndexFormatError(f"{root}/id_order.npy does not match id_sorted.npy or ids.npy")
     else:
         ids.sorted_ids, ids.order = store.ids, None
     index._store, index._ids, index._runs = store, ids, runs
@@ -217,8 +260,32 @@ def load_index(
     return index
 
 
-def _check_structure(root: Path, store: Store, runs: list[tuple[int, int, StaticTables]]) -> None:
+def _store(root: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> Store:
+    """The row store, after checking that its columns agree (a shorter ``fps`` would let a
+    kernel read past the end of a memory map)."""
+    n = int(meta["stored"])
+    ts = arrays.get("timestamps")
+    for name in ("ids", "fps", "alive", "timestamps"):
+        arr = arrays.get(name)
+        if name != "timestamps" and arr is None:
+            raise IndexFormatError(f"{root / MANIFEST} lists no {name}.npy; restore or rebuild")
+        if arr is not None and arr.shape != (n,):
+            raise IndexFormatError(
+                f"{root / (name + '.npy')} has shape {arr.shape}, the index stores {n} rows; "
+                "restore the index or rebuild it"
+            )
+    store = Store.from_arrays(arrays["ids"], arrays["fps"], arrays["alive"], ts)
+    if store.live != int(meta["live"]):
+        raise IndexFormatError(
+            f"{root / 'alive.npy'} marks {store.live} live rows, the manifest says "
+            f"{meta['live']}; restore the index or rebuild it"
+        )
+    return store
+
+
+def _check_runs(root: Path, store: Store, runs: list[tuple[int, int, StaticTables]]) -> None:
     """Cheap O(tables) bounds checks so that even unverified files cannot crash a kernel."""
+    prev_hi = 0
     for i, (lo, hi, run) in enumerate(runs):
         t = run.design.tables
         ok = (
@@ -226,11 +293,48 @@ def _check_structure(root: Path, store: Store, runs: list[tuple[int, int, Static
             and run.keys.shape[0] == t
             and run.pos.shape == run.keys.shape
             and run.offsets.shape == (t, (1 << run.q) + 1)
-            and 0 <= lo <= hi <= store.n
+            and prev_hi <= lo <= hi <= store.n
+            and run.keys.shape[1] <= hi - lo
         )
         if ok and run.offsets.size:
             ok = bool(
                 (run.offsets[:, 0] == 0).all() and (run.offsets[:, -1] == run.keys.shape[1]).all()
             )
         if not ok:
-            raise IndexFormatError(f"{root}/run{i}_*.npy do not match the manifest's run {i}")
+            raise IndexFormatError(
+                f"{root}/run{i}_*.npy do not match the manifest's run {i}; restore or rebuild"
+            )
+        prev_hi = hi
+
+
+def load_index(
+    cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: bool, verify: bool
+) -> HammingIndex:
+    """Open a directory written by :func:`save_index` (the index only)."""
+    return open_index(cls, path, mmap=mmap, verify=verify).index
+
+
+def save_halves(index: Any, path: str | os.PathLike[str]) -> None:
+    """Write a 128-bit index: its two 64-bit halves in ``hi/`` and ``lo/`` of one version, and
+    a top manifest holding k and both halves' manifest checksums (halves cannot be swapped)."""
+    with atomic_directory(path, legacy_marker=MANIFEST) as version:
+        sums = {}
+        for name, half in zip(("hi", "lo"), index.halves, strict=True):
+            sums[name] = write_index_files(half, version / name)
+        write_bundle(version, FORMAT_128, VERSION, {"bits": 128, "k": index.k, "halves": sums}, {})
+
+
+def read_halves(
+    cls: type[HammingIndex], directory: Path, meta: dict[str, Any], mmap: bool, verify: bool
+) -> tuple[HammingIndex, HammingIndex]:
+    """The two halves of a 128-bit bundle, checked against the top manifest."""
+    halves = []
+    for name in ("hi", "lo"):
+        sub = directory / name
+        body = read_manifest(sub, FORMAT, VERSION, IndexFormatError)
+        if checksum_json(body) != meta["halves"][name]:
+            raise IndexFormatError(
+                f"{sub / MANIFEST} is not the half the top manifest lists; restore or rebuild"
+            )
+        halves.append(read_index_files(cls, sub, mmap=mmap, verify=verify).index)
+    return halves[0], halves[1]

@@ -18,69 +18,78 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._growable import Growable
+
 NO_EXPIRY = np.iinfo(np.int64).max
 I64 = npt.NDArray[np.int64]
 
 
-def _grow(arr: npt.NDArray[Any], n: int, need: int) -> npt.NDArray[Any]:
-    """``arr`` with room for ``need`` rows (first ``n`` kept), copying out of mmaps."""
-    if arr.shape[0] >= need and arr.flags.writeable:
-        return arr
-    cap = max(need, int(arr.shape[0] * 1.5), 1024)
-    out = np.empty(cap, arr.dtype)
-    out[:n] = arr[:n]
-    return out
-
-
 class Store:
-    """Append-only columns with amortised growth; ``alive`` marks removed/expired rows."""
+    """Append-only columns with amortised growth; ``alive`` marks removed/expired rows.
+
+    ``ids_``, ``fps_``, ``alive_`` (and ``ts_``) are the whole buffers (kernels take them with
+    the row count); ``ids`` etc. the filled part.
+    """
 
     def __init__(self) -> None:
-        self.n = 0
-        self.ids_: I64 = np.empty(0, np.int64)
-        self.fps_: npt.NDArray[np.uint64] = np.empty(0, np.uint64)
-        self.alive_: npt.NDArray[np.uint8] = np.empty(0, np.uint8)
-        self.ts_: I64 | None = None
+        self._ids = Growable(np.int64)
+        self._fps = Growable(np.uint64)
+        self._alive = Growable(np.uint8)
+        self._ts: Growable | None = None
         self.live = 0
 
     @property
+    def n(self) -> int:
+        return self._ids.size
+
+    @property
+    def ids_(self) -> I64:
+        return self._ids.data
+
+    @property
+    def fps_(self) -> npt.NDArray[np.uint64]:
+        return self._fps.data
+
+    @property
+    def alive_(self) -> npt.NDArray[np.uint8]:
+        return self._alive.data
+
+    @property
+    def ts_(self) -> I64 | None:
+        return None if self._ts is None else self._ts.data
+
+    @property
     def ids(self) -> I64:
-        return self.ids_[: self.n]
+        return self._ids.view()
 
     @property
     def fps(self) -> npt.NDArray[np.uint64]:
-        return self.fps_[: self.n]
+        return self._fps.view()
 
     @property
     def alive(self) -> npt.NDArray[np.uint8]:
-        return self.alive_[: self.n]
+        return self._alive.view()
 
     @property
     def ts(self) -> I64 | None:
-        return None if self.ts_ is None else self.ts_[: self.n]
+        return None if self._ts is None else self._ts.view()
 
     def append(self, ids: I64, fps: npt.NDArray[np.uint64], ts: I64 | None) -> None:
         n, m = self.n, ids.shape[0]
-        self.ids_ = _grow(self.ids_, n, n + m)
-        self.fps_ = _grow(self.fps_, n, n + m)
-        self.alive_ = _grow(self.alive_, n, n + m)
-        self.ids_[n : n + m] = ids
-        self.fps_[n : n + m] = fps
-        self.alive_[n : n + m] = 1
-        if ts is not None and self.ts_ is None:
-            self.ts_ = np.full(max(self.ids_.shape[0], n + m), NO_EXPIRY, np.int64)
-        if self.ts_ is not None:
-            self.ts_ = _grow(self.ts_, n, n + m)
-            self.ts_[n : n + m] = NO_EXPIRY if ts is None else ts
-        self.n = n + m
+        if ts is not None and self._ts is None:
+            self._ts = Growable.wrap(np.full(n, NO_EXPIRY, np.int64))
+        if self._ts is not None:
+            self._ts.extend(np.full(m, NO_EXPIRY, np.int64) if ts is None else ts)
+        self._fps.extend(fps)
+        self._alive.extend(np.ones(m, np.uint8))
+        self._ids.extend(ids)  # last: it defines n
         self.live += m
 
     def kill(self, positions: I64) -> int:
         """Mark positions dead; returns how many were alive."""
-        if not self.alive_.flags.writeable:
-            self.alive_ = self.alive_.copy()
-        was = int(self.alive_[positions].sum())
-        self.alive_[positions] = 0
+        alive = self._alive.writable()
+        was = int(alive[positions].sum())
+        alive[positions] = 0
         self.live -= was
         return was
 
@@ -96,10 +105,10 @@ class Store:
     def from_arrays(
         cls, ids: I64, fps: npt.NDArray[np.uint64], alive: npt.NDArray[np.uint8], ts: I64 | None
     ) -> Store:
-        """A store over existing (possibly memory-mapped, read-only) arrays."""
+        """A store over existing (possibly memory-mapped, read-only) arrays of equal length."""
         s = cls()
-        s.ids_, s.fps_, s.alive_, s.ts_ = ids, fps, alive, ts
-        s.n = int(ids.shape[0])
+        s._ids, s._fps, s._alive = Growable.wrap(ids), Growable.wrap(fps), Growable.wrap(alive)
+        s._ts = None if ts is None else Growable.wrap(ts)
         s.live = int(np.count_nonzero(alive))
         return s
 

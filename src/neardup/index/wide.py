@@ -20,10 +20,7 @@ the join. Fingerprints are ``(n, 2)`` uint64 arrays ``[hi, lo]`` (what
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,22 +120,12 @@ class HalvesIndex:
         }
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """A directory with ``manifest.json`` (bits 128) and the halves in ``hi/`` and ``lo/``,
-        written to a temporary sibling and renamed into place like the 64-bit format."""
-        from neardup.index.storage import FORMAT_128, VERSION, replace_directory
+        """A versioned directory like the 64-bit format: the halves in ``hi/`` and ``lo/`` of
+        one version and a top manifest with k and both halves' manifest checksums (see
+        :func:`neardup.index.storage.save_halves`)."""
+        from neardup.index.storage import save_halves
 
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-        try:
-            for name, index in zip(("hi", "lo"), self.halves, strict=True):
-                index.save(tmp / name)
-            manifest = {"format": FORMAT_128, "version": VERSION, "bits": 128, "k": self.k}
-            (tmp / "manifest.json").write_text(json.dumps(manifest))
-            replace_directory(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        save_halves(self, path)
 
 
 def load_halves(
@@ -150,9 +137,10 @@ def load_halves(
     verify: bool,
 ) -> HammingIndex:
     """Open a 128-bit index written by :meth:`HalvesIndex.save` (``manifest`` already read)."""
+    from neardup.index.storage import read_halves
+
     k = check_k(manifest["k"], MAX_K)
-    hi = cls.load(Path(path) / "hi", mmap=mmap, verify=verify)
-    lo = cls.load(Path(path) / "lo", mmap=mmap, verify=verify)
+    hi, lo = read_halves(cls, Path(path), manifest, mmap, verify)
     index = cls(
         k=k,
         bits=128,
