@@ -1,9 +1,9 @@
 """``neardup serve``: the online dedup service (FastAPI + uvicorn, SQLite as the source of truth).
 
 Needs the ``server`` extra (``pip install 'neardup[server]'``); the core library never imports
-this package. :mod:`~neardup.server.engine` is the one adapter to the library's Deduplicator,
-:mod:`~neardup.server.store` the SQLite store, :mod:`~neardup.server.service` keeps them in
-step, :mod:`~neardup.server.app` is the HTTP surface.
+this package. :mod:`~neardup.server.store` is the SQLite store (the library's state columns),
+:mod:`~neardup.server.service` keeps it in step with the library's Deduplicator (every decision
+comes from ``Deduplicator.feed``), :mod:`~neardup.server.app` is the HTTP surface.
 """
 
 from __future__ import annotations

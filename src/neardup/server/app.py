@@ -95,7 +95,7 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         Known ids return their stored decision; ``dry_run`` decides without storing."""
         s = service()
         body = await _read_body(request, s.settings.max_body)
-        items, dry_run = parse_documents(body, s.settings.max_batch, s.engine.dd.window is not None)
+        items, dry_run = parse_documents(body, s.settings.max_batch, s.dd.window is not None)
         results = await run_in_threadpool(s.ingest, items, dry_run)
         return {"results": results, "dry_run": dry_run}
 
@@ -124,7 +124,7 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         return {
             "status": "ok",
             "documents": sum(s.counts().values()),
-            "config_id": s.engine.config_id,
+            "config_id": s.config_id,
         }
 
     @app.get("/metrics", response_class=PlainTextResponse)
@@ -139,10 +139,10 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
             counts["duplicate"] + counts["exact_duplicate"],
         )
         lines += gauge(
-            "neardup_index_size", "Kept documents in the in-memory index.", s.engine.index_size()
+            "neardup_index_size", "Kept documents in the in-memory index.", s.index_size()
         )
         lines += gauge(
-            "neardup_memory_bytes", "Bytes of the in-memory dedup state.", s.engine.memory_bytes()
+            "neardup_memory_bytes", "Bytes of the in-memory dedup state.", s.memory_bytes()
         )
         return PlainTextResponse(
             "\n".join(lines) + "\n", media_type="text/plain; version=0.0.4; charset=utf-8"

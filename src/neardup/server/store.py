@@ -1,11 +1,14 @@
 """The service's source of truth: one SQLite database (WAL) in the data directory.
 
-One row per document with the library's state columns (position, id, timestamp, fingerprint,
-verifier sketch of kept documents, exact-text key, status, duplicate_of as a position,
-distance, cluster_id) plus ``deleted`` (a tombstone: the row stays so that the cluster history
-and the decisions of later documents can be rebuilt) and, with ``--store-text``, the text. The
-``exact`` table is the library's exact-path map (normalised-text key -> position); ``meta``
-holds the configuration id and the counters. A request batch is one ``BEGIN IMMEDIATE`` ...
+One row per document with the library's state columns (:meth:`Deduplicator.state_columns`:
+position, timestamp, fingerprint, verifier sketch of kept documents, exact-text key halves,
+status, duplicate_of as a position, distance, cluster_id, searched, forgotten) plus the
+external id and, with ``--store-text``, the text. A deleted document keeps its row with
+``forgotten = 1`` (a tombstone: its cluster's history stays, and the library rebuilds its
+exact-text map from the ``searched`` rows). ``meta`` holds the format, the configuration id and
+the library's :meth:`Deduplicator.state_meta` counters after the last committed batch. On start
+the state is rebuilt with :meth:`Deduplicator.from_state_columns`: one state format, the
+library's, no second one of the service's own. A request batch is one ``BEGIN IMMEDIATE`` ...
 ``COMMIT``; the service answers only after the commit returned.
 
 Durability (``synchronous``, measured in benchmarks/README.md): in WAL mode ``FULL`` fsyncs the
@@ -38,34 +41,38 @@ CREATE TABLE IF NOT EXISTS documents (
     timestamp REAL,
     fingerprint INTEGER NOT NULL,
     sketch BLOB,
-    exact_key BLOB,
+    exact_key_hi INTEGER NOT NULL,
+    exact_key_lo INTEGER NOT NULL,
     status INTEGER NOT NULL,
     duplicate_of INTEGER,
-    distance INTEGER,
+    distance INTEGER NOT NULL,
     cluster_id INTEGER NOT NULL,
-    deleted INTEGER NOT NULL DEFAULT 0,
+    searched INTEGER NOT NULL,
+    forgotten INTEGER NOT NULL DEFAULT 0,
     text TEXT
 );
-CREATE UNIQUE INDEX IF NOT EXISTS documents_id ON documents(id) WHERE deleted = 0;
+CREATE UNIQUE INDEX IF NOT EXISTS documents_id ON documents(id) WHERE forgotten = 0;
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster_id);
-CREATE TABLE IF NOT EXISTS exact (key BLOB PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS documents_time ON documents(timestamp);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-FORMAT = "neardup-serve-1"
+FORMAT = "neardup-serve-2"
 ROW = "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id"
+INSERT = (
+    "INSERT INTO documents(position, id, timestamp, fingerprint, sketch, exact_key_hi, "
+    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class ConfigMismatch(ValueError):
     """The data directory was written with other dedup settings."""
 
 
-def to_i64(fps: npt.NDArray[np.uint64]) -> list[int]:
-    """uint64 fingerprints as the signed 64-bit integers SQLite stores."""
-    return np.asarray(fps, np.uint64).view(np.int64).tolist()  # type: ignore[no-any-return]
-
-
-def key_bytes(key: int) -> bytes:
-    return key.to_bytes(16, "big")
+def to_i64(values: npt.NDArray[Any]) -> list[int]:
+    """uint64 values (fingerprints, key halves) as the signed 64-bit integers SQLite stores."""
+    out: list[int] = np.asarray(values, np.uint64).view(np.int64).tolist()
+    return out
 
 
 class Store:
@@ -90,7 +97,7 @@ class Store:
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read connection (WAL readers never block the writer)."""
-        db = getattr(self._local, "db", None)
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             db = self._local.db = self._connect()
         return db
@@ -104,6 +111,11 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def state_meta(self) -> dict[str, Any] | None:
+        """The library's counters after the last committed batch (None before the first)."""
+        raw = self.meta("state")
+        return None if raw is None else dict(json.loads(raw))
+
     def check_config(self, config_id: str, settings: dict[str, Any]) -> None:
         """Record the configuration on first use; refuse a directory written with another."""
         stored = self.meta("config_id")
@@ -114,16 +126,18 @@ class Store:
                         "format": FORMAT,
                         "config_id": config_id,
                         "settings": json.dumps(settings, sort_keys=True),
-                        "n_positions": "0",
-                        "n_clusters": "0",
                     }
                 )
+        elif self.meta("format") != FORMAT:
+            raise ConfigMismatch(
+                f"the data directory has format {self.meta('format')}, this server writes "
+                f"{FORMAT}; use another --data directory"
+            )
         elif stored != config_id:
             raise ConfigMismatch(
-                f"the data directory was written with dedup config {stored} "
-                f"({self.meta('settings')}), these settings are config {config_id} "
-                f"({json.dumps(settings, sort_keys=True)}); start with the same options "
-                "or use another --data directory"
+                f"the data directory was written with dedup config {stored}, these settings "
+                f"are config {config_id}; start with the same options as before "
+                f"({self.meta('settings')}) or use another --data directory"
             )
 
     def _set_meta(self, values: dict[str, str]) -> None:
@@ -135,65 +149,32 @@ class Store:
     def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
-    def insert(
-        self,
-        rows: Iterable[tuple[Any, ...]],
-        exact: dict[int, int],
-        n_positions: int,
-        n_clusters: int,
-    ) -> None:
-        """Inside a transaction: new document rows, the exact-map entries, the counters."""
-        self.db.executemany(
-            f"INSERT INTO documents({ROW}, sketch, exact_key, text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        self.db.executemany(
-            "INSERT OR REPLACE INTO exact(key, position) VALUES (?, ?)",
-            [(key_bytes(k), p) for k, p in exact.items()],
-        )
-        self._set_meta({"n_positions": str(n_positions), "n_clusters": str(n_clusters)})
+    def insert(self, rows: Iterable[tuple[Any, ...]], state: dict[str, Any]) -> None:
+        """Inside a transaction: new document rows (``INSERT`` order) and the counters."""
+        self.db.executemany(INSERT, rows)
+        self._set_meta({"state": json.dumps(state, sort_keys=True)})
 
-    def tombstone(self, position: int) -> dict[int, int]:
-        """Inside a transaction: mark a document deleted and drop the exact-map entries that
-        lead into what it kept (its cluster when it is kept, else itself); returns them."""
-        row = self.db.execute(
-            "SELECT cluster_id, duplicate_of FROM documents WHERE position = ?", (position,)
-        ).fetchone()
-        if row[1] is None:  # kept: every exact entry into its cluster
-            members = "SELECT position FROM documents WHERE cluster_id = ?"
-            arg = row[0]
-        else:
-            members, arg = "SELECT ?", position
-        gone = self.db.execute(
-            f"SELECT key, position FROM exact WHERE position IN ({members})", (arg,)
-        ).fetchall()
-        self.db.executemany("DELETE FROM exact WHERE key = ?", [(k,) for k, _ in gone])
+    def tombstone(self, position: int) -> None:
+        """Inside a transaction: mark a document forgotten (its text goes too)."""
         self.db.execute(
-            "UPDATE documents SET deleted = 1, text = NULL WHERE position = ?", (position,)
+            "UPDATE documents SET forgotten = 1, text = NULL WHERE position = ?", (position,)
         )
-        return {int.from_bytes(k, "big"): int(p) for k, p in gone}
 
-    def purge_before(self, cutoff: float) -> list[int]:
-        """Inside a transaction: delete rows older than ``cutoff`` (retention); positions."""
-        gone = [
-            int(r[0])
-            for r in self.db.execute(
-                "SELECT position FROM documents WHERE timestamp < ?", (cutoff,)
-            )
-        ]
-        if gone:
-            self.db.execute("DELETE FROM documents WHERE timestamp < ?", (cutoff,))
-            self.db.execute(
-                "DELETE FROM exact WHERE position NOT IN (SELECT position FROM documents)"
-            )
-        return gone
+    def purge_before(self, cutoff: float) -> int:
+        """Inside a transaction: retention. Delete the rows with ``timestamp < cutoff`` whose
+        kept document is that old too (a row whose kept document is newer stays: the library
+        may still follow its exact-text entry). Returns how many rows went."""
+        cur = self.db.execute(
+            "DELETE FROM documents WHERE timestamp < ?1 AND (duplicate_of IS NULL OR "
+            "duplicate_of NOT IN (SELECT position FROM documents WHERE timestamp >= ?1))",
+            (cutoff,),
+        )
+        return int(cur.rowcount)
 
     # ------------------------------------------------------------------ reads
     def n_documents(self) -> int:
-        return int(
-            self.reader().execute("SELECT count(*) FROM documents WHERE deleted = 0").fetchone()[0]
-        )
+        q = "SELECT count(*) FROM documents WHERE forgotten = 0"
+        return int(self.reader().execute(q).fetchone()[0])
 
     def lookup_ids(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """Stored (not deleted) rows by id, in ``ROW`` order."""
@@ -203,7 +184,7 @@ class Store:
             part = list(ids[i : i + 500])
             marks = ",".join("?" * len(part))
             for row in db.execute(
-                f"SELECT {ROW} FROM documents WHERE deleted = 0 AND id IN ({marks})", part
+                f"SELECT {ROW} FROM documents WHERE forgotten = 0 AND id IN ({marks})", part
             ):
                 out[row[1]] = row
         return out
@@ -220,72 +201,72 @@ class Store:
         return out
 
     def cluster(self, cluster_id: int) -> list[tuple[Any, ...]]:
-        return (
-            self.reader()
-            .execute(
-                f"SELECT {ROW} FROM documents WHERE cluster_id = ? AND deleted = 0 "
-                "ORDER BY position",
-                (cluster_id,),
-            )
-            .fetchall()
-        )
+        q = f"SELECT {ROW} FROM documents WHERE cluster_id = ? AND forgotten = 0 ORDER BY position"
+        return self.reader().execute(q, (cluster_id,)).fetchall()
 
     def text(self, position: int) -> str | None:
-        row = (
-            self.reader()
-            .execute("SELECT text FROM documents WHERE position = ?", (position,))
-            .fetchone()
-        )
+        q = "SELECT text FROM documents WHERE position = ?"
+        row = self.reader().execute(q, (position,)).fetchone()
         return None if row is None else row[0]
 
-    def load(self, width: int | None, sketch_dtype: Any) -> dict[str, npt.NDArray[Any]]:
-        """Every row as state columns indexed by position ``0..n_positions-1``; positions the
-        retention deleted are filled as expired kept documents (timestamp -inf)."""
-        n = int(self.meta("n_positions") or 0)
+    def load(self, n: int, width: int | None, sketch_dtype: Any) -> dict[str, npt.NDArray[Any]]:
+        """The state columns of positions ``0..n-1`` for :meth:`Deduplicator.from_state_columns`.
+
+        Rows the retention deleted come back as expired, forgotten kept documents (timestamp
+        -inf, never searched): nothing can match them or reach them by the exact path, which
+        is what the library's expiry gives them too."""
         cols: dict[str, npt.NDArray[Any]] = {
+            "position": np.arange(n, dtype=np.int64),
+            "timestamp": np.full(n, -np.inf),
+            "fingerprint": np.zeros(n, np.int64),
+            "exact_key_hi": np.zeros(n, np.int64),
+            "exact_key_lo": np.zeros(n, np.int64),
             "status": np.zeros(n, np.int8),
             "duplicate_of": np.full(n, -1, np.int64),
             "distance": np.full(n, -1, np.int16),
             "cluster_id": np.full(n, -1, np.int64),
-            "fingerprint": np.zeros(n, np.int64),
-            "timestamp": np.full(n, -np.inf),
+            "searched": np.zeros(n, bool),
             "forgotten": np.ones(n, bool),
         }
         if width is not None:
             cols["sketch"] = np.zeros((n, width), sketch_dtype)
         cur = self.db.execute(
-            "SELECT position, timestamp, fingerprint, status, ifnull(duplicate_of, -1), "
-            "ifnull(distance, -1), cluster_id, deleted, sketch FROM documents ORDER BY position"
+            "SELECT position, ifnull(timestamp, 'nan'), fingerprint, exact_key_hi, exact_key_lo, "
+            "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, sketch "
+            "FROM documents WHERE position < ? ORDER BY position",
+            (n,),
         )
         while rows := cur.fetchmany(65536):
-            self._load_rows(cols, rows, width, sketch_dtype)
-        cols["fingerprint"] = cols["fingerprint"].view(np.uint64)
+            _load_rows(cols, rows, width, sketch_dtype)
+        for name in ("fingerprint", "exact_key_hi", "exact_key_lo"):
+            cols[name] = cols[name].view(np.uint64)
         return cols
 
-    @staticmethod
-    def _load_rows(
-        cols: dict[str, npt.NDArray[Any]], rows: list[Any], width: int | None, dtype: Any
-    ) -> None:
-        pos, ts, fp, st, dup, dist, clu, dele, sk = zip(*rows, strict=True)
-        p = np.asarray(pos, np.int64)
-        cols["timestamp"][p] = np.asarray([np.nan if t is None else t for t in ts], float)
-        cols["fingerprint"][p] = np.asarray(fp, np.int64)
-        cols["status"][p] = np.asarray(st, np.int8)
-        cols["duplicate_of"][p] = np.asarray(dup, np.int64)
-        cols["distance"][p] = np.asarray(dist, np.int16)
-        cols["cluster_id"][p] = np.asarray(clu, np.int64)
-        cols["forgotten"][p] = np.asarray(dele, bool)
-        if width is not None:
-            has = [i for i, b in enumerate(sk) if b is not None]
-            if has:
-                blob = b"".join(sk[i] for i in has)
-                cols["sketch"][p[has]] = np.frombuffer(blob, dtype).reshape(len(has), width)
 
-    def load_exact(self) -> dict[int, int]:
-        return {
-            int.from_bytes(k, "big"): int(p)
-            for k, p in self.db.execute("SELECT key, position FROM exact")
-        }
+def _load_rows(
+    cols: dict[str, npt.NDArray[Any]], rows: list[Any], width: int | None, dtype: Any
+) -> None:
+    pos, *values, sk = zip(*rows, strict=True)
+    p = np.asarray(pos, np.int64)
+    names = (
+        "timestamp",
+        "fingerprint",
+        "exact_key_hi",
+        "exact_key_lo",
+        "status",
+        "duplicate_of",
+        "distance",
+        "cluster_id",
+        "searched",
+        "forgotten",
+    )
+    for name, column in zip(names, values, strict=True):
+        cols[name][p] = np.asarray(column, dtype=cols[name].dtype)
+    if width is not None:
+        has = [i for i, b in enumerate(sk) if b is not None]
+        if has:
+            blob = b"".join(sk[i] for i in has)
+            cols["sketch"][p[has]] = np.frombuffer(blob, dtype).reshape(len(has), width)
 
 
 class _Transaction:
