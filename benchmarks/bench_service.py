@@ -42,7 +42,9 @@ def free_port() -> int:
 def start(data: Path, port: int, sync: str) -> tuple[subprocess.Popen[bytes], float]:
     cmd = [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", str(port)]
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*cmd, "--sync", sync], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*cmd, "--sync", sync], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     while True:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
@@ -59,40 +61,49 @@ def bench_service(texts: list[str], probes: list[str], sync: str) -> dict[str, A
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "d"
         proc, _ = start(data, port, sync)
-        with httpx.Client(timeout=120) as client:
-            t0 = time.perf_counter()
-            for i in range(0, len(texts), 100):
-                docs = [
-                    {"id": f"d{j}", "text": texts[j]} for j in range(i, min(i + 100, len(texts)))
-                ]
-                r = client.post(url + "/v1/documents", json={"documents": docs})
-                assert r.status_code == 200, r.text
-            ingest = time.perf_counter() - t0
-            lat = []
-            for j, text in enumerate(probes):
-                t1 = time.perf_counter()
-                r = client.post(
-                    url + "/v1/documents", json={"documents": [{"id": f"p{j}", "text": text}]}
-                )
-                lat.append(time.perf_counter() - t1)
-                assert r.status_code == 200, r.text
-            metrics = client.get(url + "/metrics").text
-        mem = int(re.search(r"^neardup_memory_bytes (\S+)$", metrics, re.M)[1])  # type: ignore[index]
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        try:
+            r = ingest_and_probe(url, texts, probes)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
         proc, restart = start(data, port, sync)
         proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
+        assert proc.wait(60) == 0
         db_bytes = sum(f.stat().st_size for f in data.iterdir())
     n = len(texts) + len(probes)
+    return {
+        **r,
+        "restart_s": restart,
+        "ram_bytes_per_doc": r["memory"] / n,
+        "disk_bytes_per_doc": db_bytes / n,
+    }
+
+
+def ingest_and_probe(url: str, texts: list[str], probes: list[str]) -> dict[str, float]:
+    """Batches of 100, then one request per probe document."""
+    with httpx.Client(timeout=120) as client:
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), 100):
+            docs = [{"id": f"d{j}", "text": texts[j]} for j in range(i, min(i + 100, len(texts)))]
+            r = client.post(url + "/v1/documents", json={"documents": docs})
+            assert r.status_code == 200, r.text
+        ingest = time.perf_counter() - t0
+        lat = []
+        for j, text in enumerate(probes):
+            t1 = time.perf_counter()
+            r = client.post(
+                url + "/v1/documents", json={"documents": [{"id": f"p{j}", "text": text}]}
+            )
+            lat.append(time.perf_counter() - t1)
+            assert r.status_code == 200, r.text
+        metrics = client.get(url + "/metrics").text
+    mem = float(re.search(r"^neardup_memory_bytes (\S+)$", metrics, re.M)[1])  # type: ignore[index]
     lat.sort()
     return {
         "docs_per_s": len(texts) / ingest,
         "p50_ms": 1000 * statistics.median(lat),
         "p99_ms": 1000 * lat[int(0.99 * (len(lat) - 1))],
-        "restart_s": restart,
-        "ram_bytes_per_doc": mem / n,
-        "disk_bytes_per_doc": db_bytes / n,
+        "memory": mem,
     }
 
 

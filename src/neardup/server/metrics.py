@@ -84,7 +84,16 @@ def gauge(name: str, help: str, values: Mapping[str, float] | float, label: str 
     """A gauge, either one value or one per value of ``label``."""
     out = [f"# HELP {name} {help}", f"# TYPE {name} gauge"]
     if isinstance(values, Mapping):
-        out += [f"{name}{_labels(((label, k),))} {v:g}" for k, v in sorted(values.items())]
+        out += [f"{name}{_labels(((label, k),))} {_num(v)}" for k, v in sorted(values.items())]
     else:
-        out.append(f"{name} {values:g}")
+        out.append(f"{name} {_num(values)}")
     return out
+
+
+def _num(value: float) -> str:
+    """Exact for integers (``1234567``, not ``1.23457e+06``), shortest round trip for floats.
+
+    >>> _num(1234567), _num(0.5)
+    ('1234567', '0.5')
+    """
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
