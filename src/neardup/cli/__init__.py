@@ -86,6 +86,7 @@ SUBCOMMANDS = {
     "explain": "neardup.cli.explain:explain_command",
     "idf": "neardup.cli.idf:idf_group",
     "eval": "neardup.eval.cli:eval_command",
+    "serve": "neardup.cli.serve:serve_command",
 }
 
 

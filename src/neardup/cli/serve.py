@@ -1,0 +1,153 @@
+"""``neardup serve``: run the dedup service (needs ``pip install 'neardup[server]'``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+import click
+
+from neardup.cli._common import build_fingerprinter, fingerprinter_options, usage_error
+from neardup.io import parse_window
+
+EXAMPLES = """
+\b
+Examples:
+  neardup serve --data ./dedup-data --window 7d
+  NEARDUP_TOKEN=s3cret neardup serve --data ./dedup-data --port 8080
+  curl -s localhost:8000/v1/documents -H 'content-type: application/json' \\
+       -d '{"documents": [{"id": "a", "text": "storm hits the coast"}]}'
+"""
+
+
+@click.command("serve", epilog=EXAMPLES)
+@click.option("--data", required=True, help="Data directory (created if missing): neardup.db.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
+@click.option(
+    "--retention",
+    default=None,
+    help="Delete documents older than newest - RETENTION from disk (>= --window).",
+)
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(0, 64),
+    default=None,
+    help="Maximum Hamming distance (default 14 with the verifier, 8 with --no-verify).",
+)
+@click.option("--no-verify", is_flag=True, help="Decide by Hamming distance alone.")
+@click.option(
+    "--token",
+    default=None,
+    envvar="NEARDUP_TOKEN",
+    help="Bearer token required on /v1 (also NEARDUP_TOKEN).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Read the bearer token from this file.",
+)
+@click.option("--store-text", is_flag=True, help="Also store the texts in the database.")
+@click.option(
+    "--sync",
+    "synchronous",
+    type=click.Choice(["full", "normal"]),
+    default="full",
+    show_default=True,
+    help="SQLite synchronous: full survives power loss, normal only process crashes.",
+)
+@click.option("--max-batch", default=1000, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--max-body",
+    default=16 << 20,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Request body limit in bytes (413 above it).",
+)
+@click.option("--log-level", default="warning", show_default=True)
+@fingerprinter_options
+def serve_command(
+    data: str,
+    host: str,
+    port: int,
+    window: str | None,
+    retention: str | None,
+    k: int | None,
+    no_verify: bool,
+    token: str | None,
+    token_file: str | None,
+    store_text: bool,
+    synchronous: str,
+    max_batch: int,
+    max_body: int,
+    log_level: str,
+    config_path: str | None,
+    idf_path: str | None,
+) -> None:
+    """Serve near-duplicate decisions over HTTP; SQLite in DATA is the source of truth.
+
+    POST /v1/documents, GET/DELETE /v1/documents/{id}, GET /v1/clusters/{id}, /healthz,
+    /metrics, OpenAPI docs at /docs. One worker owns the index and is the only writer.
+    """
+    try:
+        from neardup.server import require_server_extra
+
+        require_server_extra()
+    except ImportError as exc:
+        raise usage_error(str(exc)) from None
+    try:
+        seconds = None if window is None else parse_window(window)
+        keep = None if retention is None else parse_window(retention)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    if keep is not None and (seconds is None or keep < seconds):
+        raise usage_error("--retention needs a --window and must be at least as long")
+    if token_file is not None:
+        with open(token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    if token is not None and not token:
+        raise usage_error("the bearer token is empty")
+    from neardup.dedup import Deduplicator
+    from neardup.server.service import Service, Settings
+
+    fingerprinter = build_fingerprinter(config_path, idf_path)
+    dd = Deduplicator(
+        fingerprinter=fingerprinter, k=k, window=seconds, verifier=None if no_verify else "default"
+    )
+    settings = Settings(
+        os.path.abspath(data), synchronous.upper(), store_text, keep, max_batch, max_body, token
+    )
+    from neardup.server.store import ConfigMismatch
+
+    try:
+        service = Service(dd, settings)  # loads the state before the port opens
+    except (ConfigMismatch, ValueError) as exc:
+        raise usage_error(str(exc)) from None
+    _run(lambda: service, host, port, log_level)
+
+
+def _run(make: Any, host: str, port: int, log_level: str) -> None:
+    import uvicorn
+
+    from neardup.server.app import create_app
+
+    # uvicorn finishes in-flight requests on SIGTERM, then re-raises the signal: exit 0 then.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    config = uvicorn.Config(
+        create_app(make),
+        host=host,
+        port=port,
+        workers=1,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=30,
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        raise click.ClickException(f"the service did not start on {host}:{port} (see above)")

@@ -1,0 +1,201 @@
+"""The HTTP surface (FastAPI): routes, bearer token, body limit, JSON errors, metrics.
+
+Bodies are parsed by :mod:`neardup.server.validate` rather than by pydantic models so that every
+client error is one JSON message naming the item (``documents[3].timestamp is invalid: ...``).
+Blocking work (fingerprinting, SQLite) runs in the thread pool, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from neardup.server.metrics import Counter, Histogram, gauge
+from neardup.server.service import Service
+from neardup.server.validate import BadRequest, parse_documents
+
+POST_EXAMPLE = {
+    "documents": [
+        {"id": "wire-1", "text": "Storm hits the coast", "timestamp": "2024-05-01T10:00:00Z"}
+    ],
+    "dry_run": False,
+}
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_app(make_service: Callable[[], Service]) -> FastAPI:
+    """The application; ``make_service`` runs at startup (the state is loaded before the
+    server listens, so ``/healthz`` answers only when the service can decide)."""
+    holder: dict[str, Service] = {}
+    requests = Counter("neardup_requests_total", "HTTP requests by route, method and status.")
+    latency = Histogram("neardup_request_seconds", "HTTP request latency by route.")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        holder["s"] = await run_in_threadpool(make_service)
+        yield
+        await run_in_threadpool(holder["s"].close)
+
+    app = FastAPI(
+        title="neardup",
+        summary="Near-duplicate decisions for a stream of documents",
+        lifespan=lifespan,
+    )
+
+    def service() -> Service:
+        return holder["s"]
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Any:
+        start = time.perf_counter()
+        route = _route(request)
+        response = await _guarded(request, call_next, service())
+        requests.inc(route=route, method=request.method, status=str(response.status_code))
+        latency.observe(time.perf_counter() - start, route=route)
+        return response
+
+    @app.exception_handler(BadRequest)
+    async def bad_request(request: Request, exc: BadRequest) -> JSONResponse:
+        return _error(exc.status, exc.message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return _error(422, f"{where}: {first.get('msg', 'invalid request')}")
+
+    @app.post(
+        "/v1/documents",
+        openapi_extra={
+            "requestBody": {
+                "content": {"application/json": {"example": POST_EXAMPLE}},
+                "required": True,
+            }
+        },
+    )
+    async def post_documents(request: Request) -> Any:
+        """Decide a batch in input order; durable (committed) before the answer is sent.
+
+        Known ids return their stored decision; ``dry_run`` decides without storing."""
+        s = service()
+        body = await _read_body(request, s.settings.max_body)
+        items, dry_run = parse_documents(body, s.settings.max_batch, s.dd.window is not None)
+        results = await run_in_threadpool(s.ingest, items, dry_run)
+        return {"results": results, "dry_run": dry_run}
+
+    @app.get("/v1/documents/{doc_id}")
+    async def get_document(doc_id: str) -> Any:
+        """The stored decision of one document (404 if unknown or deleted)."""
+        found = await run_in_threadpool(service().get, doc_id)
+        return found if found is not None else _error(404, f"no document with id {doc_id!r}")
+
+    @app.delete("/v1/documents/{doc_id}")
+    async def delete_document(doc_id: str) -> Any:
+        """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
+        done = await run_in_threadpool(service().delete, doc_id)
+        return done if done is not None else _error(404, f"no document with id {doc_id!r}")
+
+    @app.get("/v1/clusters/{cluster_id}")
+    async def get_cluster(cluster_id: int) -> Any:
+        """The stored members of a cluster, in arrival order (deleted ones left out)."""
+        found = await run_in_threadpool(service().cluster, cluster_id)
+        return found if found is not None else _error(404, f"no cluster {cluster_id}")
+
+    @app.get("/healthz")
+    async def healthz() -> Any:
+        """Ready: the state is loaded and the store answers."""
+        s = service()
+        return {
+            "status": "ok",
+            "documents": sum(s.counts().values()),
+            "config_id": s.config_id,
+        }
+
+    @app.get("/metrics", response_class=PlainTextResponse)
+    async def metrics() -> Any:
+        s = service()
+        counts = s.counts()
+        lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
+        lines += gauge("neardup_documents", "Stored documents by status.", counts, "status")
+        lines += gauge(
+            "neardup_duplicates",
+            "Stored duplicates (near and exact).",
+            counts["duplicate"] + counts["exact_duplicate"],
+        )
+        lines += gauge(
+            "neardup_index_size", "Kept documents in the in-memory index.", s.index_size()
+        )
+        lines += gauge(
+            "neardup_memory_bytes", "Bytes of the in-memory dedup state.", s.memory_bytes()
+        )
+        return PlainTextResponse(
+            "\n".join(lines) + "\n", media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
+    return app
+
+
+def _route(request: Request) -> str:
+    path = request.url.path
+    for prefix in ("/v1/documents/", "/v1/clusters/"):
+        if path.startswith(prefix):
+            return prefix + "{id}"
+    return path if path in ("/v1/documents", "/healthz", "/metrics", "/docs") else "other"
+
+
+async def _guarded(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]], s: Service
+) -> Response:
+    """Token check for ``/v1``, client errors as JSON, never a traceback to the client."""
+    token = s.settings.token
+    if token is not None and request.url.path.startswith("/v1"):
+        given = request.headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        ok = scheme.lower() == "bearer" and hmac.compare_digest(
+            value.strip().encode(), token.encode()
+        )
+        if not ok:
+            return JSONResponse(
+                {"error": "missing or wrong bearer token"},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+    try:
+        return await call_next(request)
+    except BadRequest as exc:
+        return _error(exc.status, exc.message)
+    except Exception as exc:  # a bug, not the client's: log it, answer without a traceback
+        import logging
+
+        logging.getLogger("neardup.server").exception("request failed")
+        return _error(500, f"internal error ({type(exc).__name__}); see the server log")
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(413, f"request body of {declared} bytes, the limit is {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, f"request body over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,286 @@
+"""The service's source of truth: one SQLite database (WAL) in the data directory.
+
+One row per document with the library's state columns (:meth:`Deduplicator.state_columns`:
+position, timestamp, fingerprint, verifier sketch of kept documents, exact-text key halves,
+status, duplicate_of as a position, distance, cluster_id, searched, forgotten) plus the
+external id and, with ``--store-text``, the text. A deleted document keeps its row with
+``forgotten = 1`` (a tombstone: its cluster's history stays, and the library rebuilds its
+exact-text map from the ``searched`` rows). ``meta`` holds the format, the configuration id and
+the library's :meth:`Deduplicator.state_meta` counters after the last committed batch. On start
+the state is rebuilt with :meth:`Deduplicator.from_state_columns`: one state format, the
+library's, no second one of the service's own. A request batch is one ``BEGIN IMMEDIATE`` ...
+``COMMIT``; the service answers only after the commit returned.
+
+Durability (``synchronous``, measured in benchmarks/README.md): in WAL mode ``FULL`` fsyncs the
+WAL at every commit, so an acknowledged batch survives a process crash *and* a power loss or
+OS crash; ``NORMAL`` fsyncs only at checkpoints: a process crash (``kill -9``) loses nothing
+(the WAL is in the OS page cache), a power loss may roll back the last acknowledged batches
+(never corrupting the database). The default is ``FULL``.
+
+>>> import tempfile, os
+>>> s = Store(os.path.join(tempfile.mkdtemp(), "neardup.db"))
+>>> s.check_config("abc", {"k": 3}); s.n_documents()
+0
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    position INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    timestamp REAL,
+    fingerprint INTEGER NOT NULL,
+    sketch BLOB,
+    exact_key_hi INTEGER NOT NULL,
+    exact_key_lo INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    duplicate_of INTEGER,
+    distance INTEGER NOT NULL,
+    cluster_id INTEGER NOT NULL,
+    searched INTEGER NOT NULL,
+    forgotten INTEGER NOT NULL DEFAULT 0,
+    text TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS documents_id ON documents(id) WHERE forgotten = 0;
+CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster_id);
+CREATE INDEX IF NOT EXISTS documents_time ON documents(timestamp);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+FORMAT = "neardup-serve-2"
+ROW = "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id"
+INSERT = (
+    "INSERT INTO documents(position, id, timestamp, fingerprint, sketch, exact_key_hi, "
+    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class ConfigMismatch(ValueError):
+    """The data directory was written with other dedup settings."""
+
+
+def to_i64(values: npt.NDArray[Any]) -> list[int]:
+    """uint64 values (fingerprints, key halves) as the signed 64-bit integers SQLite stores."""
+    out: list[int] = np.asarray(values, np.uint64).view(np.int64).tolist()
+    return out
+
+
+class Store:
+    """SQLite in WAL mode: one writer connection (the caller serialises writes), one read
+    connection per thread."""
+
+    def __init__(self, path: str, synchronous: str = "FULL") -> None:
+        self.path = path
+        self.synchronous = synchronous.upper()
+        if self.synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
+        self._local = threading.local()
+        self.db = self._connect()
+        self.db.executescript(SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={self.synchronous}")
+        db.execute("PRAGMA busy_timeout=10000")
+        return db
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's read connection (WAL readers never block the writer)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = self._connect()
+        return db
+
+    def close(self) -> None:
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.close()
+
+    # ------------------------------------------------------------------ meta
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def state_meta(self) -> dict[str, Any] | None:
+        """The library's counters after the last committed batch (None before the first)."""
+        raw = self.meta("state")
+        return None if raw is None else dict(json.loads(raw))
+
+    def check_config(self, config_id: str, settings: dict[str, Any]) -> None:
+        """Record the configuration on first use; refuse a directory written with another."""
+        stored = self.meta("config_id")
+        if stored is None:
+            with self.transaction():
+                self._set_meta(
+                    {
+                        "format": FORMAT,
+                        "config_id": config_id,
+                        "settings": json.dumps(settings, sort_keys=True),
+                    }
+                )
+        elif self.meta("format") != FORMAT:
+            raise ConfigMismatch(
+                f"the data directory has format {self.meta('format')}, this server writes "
+                f"{FORMAT}; use another --data directory"
+            )
+        elif stored != config_id:
+            raise ConfigMismatch(
+                f"the data directory was written with dedup config {stored}, these settings "
+                f"are config {config_id}; start with the same options as before "
+                f"({self.meta('settings')}) or use another --data directory"
+            )
+
+    def _set_meta(self, values: dict[str, str]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
+        )
+
+    # ------------------------------------------------------------------ writes
+    def transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    def insert(self, rows: Iterable[tuple[Any, ...]], state: dict[str, Any]) -> None:
+        """Inside a transaction: new document rows (``INSERT`` order) and the counters."""
+        self.db.executemany(INSERT, rows)
+        self._set_meta({"state": json.dumps(state, sort_keys=True)})
+
+    def tombstone(self, position: int) -> None:
+        """Inside a transaction: mark a document forgotten (its text goes too)."""
+        self.db.execute(
+            "UPDATE documents SET forgotten = 1, text = NULL WHERE position = ?", (position,)
+        )
+
+    def purge_before(self, cutoff: float) -> int:
+        """Inside a transaction: retention. Delete the rows with ``timestamp < cutoff`` whose
+        kept document is that old too (a row whose kept document is newer stays: the library
+        may still follow its exact-text entry). Returns how many rows went."""
+        cur = self.db.execute(
+            "DELETE FROM documents WHERE timestamp < ?1 AND (duplicate_of IS NULL OR "
+            "duplicate_of NOT IN (SELECT position FROM documents WHERE timestamp >= ?1))",
+            (cutoff,),
+        )
+        return int(cur.rowcount)
+
+    # ------------------------------------------------------------------ reads
+    def n_documents(self) -> int:
+        q = "SELECT count(*) FROM documents WHERE forgotten = 0"
+        return int(self.reader().execute(q).fetchone()[0])
+
+    def lookup_ids(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """Stored (not deleted) rows by id, in ``ROW`` order."""
+        out: dict[str, tuple[Any, ...]] = {}
+        db = self.reader()
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            for row in db.execute(
+                f"SELECT {ROW} FROM documents WHERE forgotten = 0 AND id IN ({marks})", part
+            ):
+                out[row[1]] = row
+        return out
+
+    def ids_of(self, positions: Iterable[int]) -> dict[int, str]:
+        want = sorted(set(positions))
+        out: dict[int, str] = {}
+        db = self.reader()
+        for i in range(0, len(want), 500):
+            part = want[i : i + 500]
+            marks = ",".join("?" * len(part))
+            q = f"SELECT position, id FROM documents WHERE position IN ({marks})"
+            out.update(db.execute(q, part).fetchall())
+        return out
+
+    def cluster(self, cluster_id: int) -> list[tuple[Any, ...]]:
+        q = f"SELECT {ROW} FROM documents WHERE cluster_id = ? AND forgotten = 0 ORDER BY position"
+        return self.reader().execute(q, (cluster_id,)).fetchall()
+
+    def text(self, position: int) -> str | None:
+        q = "SELECT text FROM documents WHERE position = ?"
+        row = self.reader().execute(q, (position,)).fetchone()
+        return None if row is None else row[0]
+
+    def load(self, n: int, width: int | None, sketch_dtype: Any) -> dict[str, npt.NDArray[Any]]:
+        """The state columns of positions ``0..n-1`` for :meth:`Deduplicator.from_state_columns`.
+
+        Rows the retention deleted come back as expired, forgotten kept documents (timestamp
+        -inf, never searched): nothing can match them or reach them by the exact path, which
+        is what the library's expiry gives them too."""
+        cols: dict[str, npt.NDArray[Any]] = {
+            "position": np.arange(n, dtype=np.int64),
+            "timestamp": np.full(n, -np.inf),
+            "fingerprint": np.zeros(n, np.int64),
+            "exact_key_hi": np.zeros(n, np.int64),
+            "exact_key_lo": np.zeros(n, np.int64),
+            "status": np.zeros(n, np.int8),
+            "duplicate_of": np.full(n, -1, np.int64),
+            "distance": np.full(n, -1, np.int16),
+            "cluster_id": np.full(n, -1, np.int64),
+            "searched": np.zeros(n, bool),
+            "forgotten": np.ones(n, bool),
+        }
+        if width is not None:
+            cols["sketch"] = np.zeros((n, width), sketch_dtype)
+        cur = self.db.execute(
+            "SELECT position, ifnull(timestamp, 'nan'), fingerprint, exact_key_hi, exact_key_lo, "
+            "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, sketch "
+            "FROM documents WHERE position < ? ORDER BY position",
+            (n,),
+        )
+        while rows := cur.fetchmany(65536):
+            _load_rows(cols, rows, width, sketch_dtype)
+        for name in ("fingerprint", "exact_key_hi", "exact_key_lo"):
+            cols[name] = cols[name].view(np.uint64)
+        return cols
+
+
+def _load_rows(
+    cols: dict[str, npt.NDArray[Any]], rows: list[Any], width: int | None, dtype: Any
+) -> None:
+    pos, *values, sk = zip(*rows, strict=True)
+    p = np.asarray(pos, np.int64)
+    names = (
+        "timestamp",
+        "fingerprint",
+        "exact_key_hi",
+        "exact_key_lo",
+        "status",
+        "duplicate_of",
+        "distance",
+        "cluster_id",
+        "searched",
+        "forgotten",
+    )
+    for name, column in zip(names, values, strict=True):
+        cols[name][p] = np.asarray(column, dtype=cols[name].dtype)
+    if width is not None:
+        has = [i for i, b in enumerate(sk) if b is not None]
+        if has:
+            blob = b"".join(sk[i] for i in has)
+            cols["sketch"][p[has]] = np.frombuffer(blob, dtype).reshape(len(has), width)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")

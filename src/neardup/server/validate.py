@@ -1,0 +1,101 @@
+"""Request bodies: parse and check them, naming the item and the field that is wrong.
+
+>>> parse_documents(b'{"documents": [{"id": "a", "text": "x", "timestamp": 5}]}', 10, False)
+([Item(id='a', text='x', timestamp=5.0)], False)
+>>> try:
+...     parse_documents(b'{"documents": [{"id": "a"}]}', 10, False)
+... except BadRequest as e:
+...     print(e.status, e.message)
+422 documents[0].text is missing: every document needs a string "text"
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import orjson
+
+from neardup.io import parse_timestamp
+
+
+class BadRequest(Exception):
+    """A client error: HTTP ``status`` and a one-line ``message``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Item(NamedTuple):
+    id: str
+    text: str
+    timestamp: float | None
+
+
+MAX_ID_LENGTH = 512
+
+
+def parse_documents(body: bytes, max_batch: int, need_time: bool) -> tuple[list[Item], bool]:
+    """The documents of a ``POST /v1/documents`` body and its ``dry_run`` flag."""
+    try:  # strict RFC 8259: no NaN, no lone surrogates, no nesting deeper than 1024
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(400, f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict) or "documents" not in data:
+        raise BadRequest(422, 'the body must be a JSON object {"documents": [...]}')
+    docs = data["documents"]
+    if not isinstance(docs, list):
+        raise BadRequest(422, f"documents must be a list, got {type(docs).__name__}")
+    if len(docs) > max_batch:
+        raise BadRequest(
+            413, f"{len(docs)} documents in one batch, the limit is {max_batch}: split the batch"
+        )
+    dry_run = data.get("dry_run", False)
+    if not isinstance(dry_run, bool):
+        raise BadRequest(422, f"dry_run must be true or false, got {dry_run!r}")
+    unknown = set(data) - {"documents", "dry_run"}
+    if unknown:
+        raise BadRequest(422, f"unknown field(s) {sorted(unknown)}: expected documents, dry_run")
+    items = [_item(i, d, need_time) for i, d in enumerate(docs)]
+    seen: dict[str, int] = {}
+    for i, it in enumerate(items):
+        if it.id in seen:
+            raise BadRequest(
+                422,
+                f"documents[{i}].id {it.id!r} repeats documents[{seen[it.id]}].id: "
+                "ids must be unique within a batch",
+            )
+        seen[it.id] = i
+    return items, dry_run
+
+
+def _item(i: int, d: Any, need_time: bool) -> Item:
+    where = f"documents[{i}]"
+    if not isinstance(d, dict):
+        raise BadRequest(422, f"{where} must be an object with id and text")
+    for name in ("id", "text"):
+        if name not in d:
+            raise BadRequest(
+                422, f'{where}.{name} is missing: every document needs a string "{name}"'
+            )
+        if not isinstance(d[name], str):
+            raise BadRequest(422, f"{where}.{name} must be a string, got {type(d[name]).__name__}")
+    if not d["id"] or len(d["id"]) > MAX_ID_LENGTH:
+        raise BadRequest(422, f"{where}.id must have 1 to {MAX_ID_LENGTH} characters")
+    extra = set(d) - {"id", "text", "timestamp"}
+    if extra:
+        raise BadRequest(422, f"{where} has unknown field(s) {sorted(extra)}")
+    ts = d.get("timestamp")
+    if ts is None:
+        if need_time:
+            raise BadRequest(
+                422,
+                f"{where}.timestamp is missing: the service runs with a --window, "
+                "give ISO 8601 or epoch seconds",
+            )
+        return Item(d["id"], d["text"], None)
+    try:
+        return Item(d["id"], d["text"], parse_timestamp(ts))
+    except (ValueError, OverflowError) as exc:
+        raise BadRequest(422, f"{where}.timestamp is invalid: {exc}") from None

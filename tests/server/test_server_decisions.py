@@ -1,0 +1,117 @@
+"""The service decides exactly like the library and the CLI, across restarts (real corpora)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from server_helpers import Server
+
+from neardup.cli import cli
+from neardup.dedup import Deduplicator
+from neardup.eval.corpora import CorpusNotFoundError, load_corpus
+from neardup.eval.perturb import plant_copies
+
+FIELDS = ("status", "duplicate_of", "distance", "cluster_id")
+
+
+def corpus(name: str, n: int, seed: int) -> list[str]:
+    """``n`` texts of a real corpus plus planted edited and exact copies, shuffled."""
+    try:
+        _, texts = load_corpus(name, n)
+    except CorpusNotFoundError as exc:
+        pytest.skip(str(exc))
+    planted = plant_copies(
+        texts, per_bucket=8, kinds=("substitute", "delete"), rates=(0.02, 0.1), seed=seed
+    ).texts
+    rng = random.Random(seed)
+    out = planted + rng.sample(texts, 20)  # exact copies too
+    rng.shuffle(out)
+    return out
+
+
+def library(texts: list[str], ids: list[str], ts: list[float] | None, **opts: Any) -> list[dict]:
+    d = Deduplicator(**opts).feed(texts, ts)
+    rows = []
+    for i in range(len(texts)):
+        dup = int(d.duplicate_of[i])
+        rows.append(
+            {
+                "id": ids[i],
+                "status": d.statuses[i],
+                "duplicate_of": None if dup < 0 else ids[dup],
+                "distance": None if dup < 0 else int(d.distance[i]),
+                "cluster_id": int(d.cluster_id[i]),
+            }
+        )
+    return rows
+
+
+def command_line(tmp: Path, docs: list[dict], *options: str) -> list[dict]:
+    src, out = tmp / "in.jsonl", tmp / "out.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    r = CliRunner().invoke(cli, ["dedup", str(src), "--out", str(out), *options])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return [{"id": r["id"], **{f: r[f] for f in FIELDS}} for r in rows]
+
+
+def ingest(server: Server, docs: list[dict], rng: random.Random, restarts: int) -> list[dict]:
+    """Post in batches of random sizes; kill -9 and restart the server ``restarts`` times."""
+    kill_at = set(rng.sample(range(1, len(docs) - 1), restarts))
+    out: list[dict] = []
+    i = 0
+    while i < len(docs):
+        n = rng.randint(1, 60)
+        out += server.decide(docs[i : i + n])
+        i += n
+        if any(i - n < k <= i for k in kill_at):
+            server.kill()  # after the acknowledgement: nothing may be lost
+            server.start()
+    return out
+
+
+def test_reuters_equals_library_and_cli_across_kill_restarts(tmp_path: Path) -> None:
+    texts = corpus("reuters", 300, seed=1)
+    ids = [f"r{i}" for i in range(len(texts))]
+    docs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
+    want = library(texts, ids, None)
+    assert sum(r["status"] == "duplicate" for r in want) >= 30  # the planted copies are found
+    assert want == command_line(tmp_path, docs)
+    with Server(tmp_path / "d") as s:
+        got = ingest(s, docs, random.Random(2), restarts=2)
+        assert got == want
+        # stored decisions equal the answers, after a restart too
+        again = s.decide(docs[:100])
+        assert again == want[:100]
+        assert [
+            httpx.get(f"{s.url}/v1/documents/{d['id']}").json()["status"] for d in docs[-50:]
+        ] == [r["status"] for r in want[-50:]]
+
+
+def test_chinese_reviews_with_window_and_retention(tmp_path: Path) -> None:
+    texts = corpus("shopping", 700, seed=3)
+    ids = [f"z{i}" for i in range(len(texts))]
+    ts = [1_600_000_000.0 + 1800.0 * i for i in range(len(texts))]  # one every 30 minutes
+    docs = [{"id": i, "text": t, "timestamp": x} for i, t, x in zip(ids, texts, ts, strict=True)]
+    want = library(texts, ids, ts, window=86400.0)
+    plain = library(texts, ids, None)
+    assert want != plain  # the window changes decisions on this slice
+    assert want == command_line(tmp_path, docs, "--time-field", "timestamp", "--window", "1d")
+    with Server(tmp_path / "d", "--window", "1d", "--retention", "2d") as s:
+        got = ingest(s, docs, random.Random(4), restarts=1)
+        assert got == want
+        metrics = httpx.get(s.url + "/metrics").text
+        index_size = int(re.search(r"^neardup_index_size (\d+)$", metrics, re.M)[1])  # type: ignore[index]
+        assert 0 < index_size <= 49  # only kept documents of the last day stay in memory
+        assert s.post([{"id": "late", "text": "x"}]).status_code == 422  # a window needs time
+    db = sqlite3.connect(tmp_path / "d" / "neardup.db")
+    oldest = db.execute("SELECT min(timestamp), count(*) FROM documents").fetchone()
+    assert oldest[0] >= ts[-1] - 2 * 86400 and oldest[1] <= 97  # retention deleted the rest
