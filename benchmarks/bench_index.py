@@ -219,8 +219,6 @@ def bench_latency(n: int, k: int, rng: np.random.Generator, ops: int = 2000) -> 
 
 def bench_wide(n: int, nq: int, rng: np.random.Generator) -> None:
     """128-bit fingerprints ((n, 2) [hi, lo]): halves indexed at k // 2, verified on 128 bits."""
-    from neardup.index import all_pairs_128
-
     fps = rng.integers(0, 2**64, size=(n, 2), dtype=np.uint64)
     queries = rng.integers(0, 2**64, size=(nq, 2), dtype=np.uint64)
     queries[: nq // 2] = fps[: nq // 2] ^ np.array([1, 2**40 + 4], dtype=np.uint64)
@@ -237,9 +235,9 @@ def bench_wide(n: int, nq: int, rng: np.random.Generator) -> None:
             f"build {build:.2f} s; {len(m)} matches",
         )
     fps[n - n // 20 :] = fps[: n // 20] ^ np.array([2, 1], dtype=np.uint64)
-    all_pairs_128(fps[:1000], 6)
-    dt, (i, _, _) = best_of(lambda: all_pairs_128(fps, 6), 1)
-    row(f"all_pairs_128 N={n:.0e} k=6, 5% planted", f"{dt:.3f} s", f"{len(i)} pairs")
+    all_pairs(fps[:1000], 6)
+    dt, (i, _, _) = best_of(lambda: all_pairs(fps, 6), 1)
+    row(f"all_pairs 128-bit N={n:.0e} k=6, 5% planted", f"{dt:.3f} s", f"{len(i)} pairs")
 
 
 def rss_gb() -> float:

@@ -18,6 +18,7 @@ import click
 import numpy as np
 
 from neardup.dedup import Deduplicator
+from neardup.dedup.clusters import connected_components
 from neardup.eval.corpora import load_corpus
 from neardup.eval.harness import (
     DEFAULT_CANDIDATE_K,
@@ -25,7 +26,6 @@ from neardup.eval.harness import (
     DEFAULT_K,
     DEFAULT_VERIFIER,
 )
-from neardup.eval.metrics import components
 from neardup.fingerprint import Fingerprinter
 from neardup.index import all_pairs
 
@@ -42,7 +42,7 @@ def best_of(fn: Callable[[], object], runs: int = 2) -> float:
 def unverified(texts: list[str], fp: Fingerprinter) -> None:
     fps = fp.fingerprint_many(texts)
     i, j, _ = all_pairs(fps, DEFAULT_K)
-    components(len(texts), i, j)
+    connected_components(len(texts), i, j)
 
 
 def verified(texts: list[str], fp: Fingerprinter, lazy: bool) -> None:
@@ -57,7 +57,7 @@ def verified(texts: list[str], fp: Fingerprinter, lazy: bool) -> None:
         sk = v.sketch_many(texts)
         a, b = sk[i], sk[j]
     keep = v.similarity(a, b) >= v.threshold
-    components(len(texts), i[keep], j[keep])
+    connected_components(len(texts), i[keep], j[keep])
 
 
 def dedup(texts: list[str], fp: Fingerprinter, verify: bool) -> None:

@@ -17,10 +17,11 @@ from pathlib import Path
 import click
 import numpy as np
 
+from neardup.dedup.clusters import connected_components
 from neardup.eval.corpora import load_corpus
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import neardup_fingerprints, simhash_candidates
-from neardup.eval.metrics import components, score
+from neardup.eval.metrics import score
 from neardup.verify import MinHashVerifier
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -95,7 +96,7 @@ def main(
                 sim = v.estimate(sk[cand.i], sk[cand.j])
                 for ck, ts, tl in itertools.product(cks, t_short, t_long):
                     keep = (cand.dist <= ck) & (sim >= np.where(short, ts, tl))
-                    labels = components(len(texts), cand.i[keep], cand.j[keep])
+                    labels = connected_components(len(texts), cand.i[keep], cand.j[keep])
                     row = {
                         "data": dname,
                         "config": config,

@@ -9,7 +9,8 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.verify import MinHashVerifier, is_cjk_text, shingle_hashes
+from neardup.features.extract import text_is_cjk
+from neardup.verify import MinHashVerifier, shingle_hashes
 
 M64 = (1 << 64) - 1
 
@@ -152,5 +153,5 @@ def test_bad_inputs() -> None:
 
 
 def test_script_detection() -> None:
-    assert is_cjk_text("这是中文内容 with English")
-    assert not is_cjk_text("English with 一 char")
+    assert text_is_cjk("这是中文内容 with English")
+    assert not text_is_cjk("English with 一 char")

@@ -1,6 +1,7 @@
 """neardup: near-duplicate text detection at scale with SimHash.
 
-Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (CLI, service, Spark).
+Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (the CLI; an HTTP
+service and a Spark engine are being built on the same library).
 Names are imported on first use, so ``import neardup`` (and ``neardup --help``) stay fast.
 
 >>> import neardup
@@ -26,6 +27,7 @@ _EXPORTS = {
     "MinHashVerifier": "neardup.verify",
     "duplicate_groups": "neardup.index",
     "Matches": "neardup.index",
+    "Pairs": "neardup.index",
     "TableDesign": "neardup.index",
     "Verifier": "neardup.dedup",
     "all_pairs": "neardup.index",
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
         HammingIndex,
         IndexFormatError,
         Matches,
+        Pairs,
         TableDesign,
         all_pairs,
         duplicate_groups,
@@ -62,6 +65,7 @@ __all__ = [
     "IndexFormatError",
     "Matches",
     "MinHashVerifier",
+    "Pairs",
     "TableDesign",
     "Verifier",
     "__version__",

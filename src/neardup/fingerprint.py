@@ -20,7 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 
+from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes, table_digest
 from neardup.features.extract import feature_list, text_is_cjk
 from neardup.features.idf import IdfTable
@@ -60,8 +62,13 @@ class EmptyTextError(ValueError):
     """
 
 
-def hamming(a: Any, b: Any) -> Any:
-    """Number of differing bits: ints give an int, uint64 arrays give an array.
+@overload
+def hamming(a: int, b: int) -> int: ...
+@overload
+def hamming(a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.unsignedinteger[Any]]: ...
+def hamming(a: npt.ArrayLike, b: npt.ArrayLike) -> int | npt.NDArray[np.unsignedinteger[Any]]:
+    """Number of differing bits: ints give an int, uint64 arrays give an array (``(n, 2)``
+    128-bit rows are summed over their two words).
 
     >>> hamming(0b1011, 0b0001)
     2
@@ -71,10 +78,11 @@ def hamming(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
         return (a ^ b).bit_count()
     d = np.bitwise_count(np.bitwise_xor(a, b))
-    return d.sum(axis=-1) if np.ndim(d) == 2 else d
+    out: npt.NDArray[np.unsignedinteger[Any]] = d.sum(axis=-1) if np.ndim(d) == 2 else d
+    return out
 
 
-class Fingerprinter:
+class Fingerprinter(FrozenParams):
     """Turn texts into SimHash fingerprints, a pure function of (text, config).
 
     Parameters (keyword-only):
@@ -93,6 +101,14 @@ class Fingerprinter:
             word segmentation of Han runs (same cuts either way); None: one token per Han character.
         markup: strip HTML/XML tags and decode entities first.
         seed: 0 <= seed < 2**64; another seed gives an independent fingerprint family.
+
+    Parameters are read-only after construction (they determine :attr:`config_id`); make a
+    changed configuration with :meth:`replace`. Resolved values end with ``_``:
+    ``ngram_size_`` (the n actually used) and ``stopwords_`` (the stop-word set).
+
+    >>> fp = Fingerprinter()
+    >>> fp.replace(stopwords="en").config_id != fp.config_id
+    True
     """
 
     def __init__(
@@ -124,6 +140,7 @@ class Fingerprinter:
         self.markup = markup
         self.seed = seed
         self._validate()
+        self._freeze()
 
     # -- validation and derived state ------------------------------------------------------
     def _validate(self) -> None:
@@ -148,7 +165,7 @@ class Fingerprinter:
         n = DEFAULT_NGRAM[name] if self.ngram_size is None else self.ngram_size
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
             raise ValueError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
-        self._n = n
+        self.ngram_size_ = n
         c = self.cjk_ngram_size
         if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 64:
             raise ValueError(f"cjk_ngram_size must be an int in 1..64, got {c!r}")
@@ -167,8 +184,8 @@ class Fingerprinter:
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an int in [0, 2**64), got {self.seed!r}")
         self._mode = ANALYZERS.get(name, WORD_MODE)
-        self._stop = resolve_stopwords(self.stopwords)
-        self._stop_keys = np.sort(np.array([key_of(w) for w in self._stop], dtype=np.uint64))
+        self.stopwords_ = resolve_stopwords(self.stopwords)
+        self._stop_keys = np.sort(np.array([key_of(w) for w in self.stopwords_], dtype=np.uint64))
         self._segment = self.segmenter is not None and self._mode != CHAR_MODE
         empty_f = np.empty(0, dtype=np.float64)
         self._idf_keys = self.idf.keys_ if self.idf is not None else np.empty(0, dtype=np.uint64)
@@ -181,8 +198,8 @@ class Fingerprinter:
         if callable(self.analyzer):
             return "callable"
         if self.analyzer == "auto":
-            return f"auto:{self._n}:{self.cjk_ngram_size}"
-        return self.analyzer if self.analyzer == "word" else f"{self.analyzer}:{self._n}"
+            return f"auto:{self.ngram_size_}:{self.cjk_ngram_size}"
+        return self.analyzer if self.analyzer == "word" else f"{self.analyzer}:{self.ngram_size_}"
 
     def __repr__(self) -> str:
         return f"Fingerprinter({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
@@ -202,13 +219,13 @@ class Fingerprinter:
         stop: str | list[str] | None = (
             self.stopwords
             if self.stopwords is None or isinstance(self.stopwords, str)
-            else sorted(self._stop)
+            else sorted(self.stopwords_)
         )
         config: dict[str, Any] = {
             "format": FORMAT_VERSION,
             "bits": self.bits,
             "analyzer": analyzer,
-            "ngram_size": self._n,
+            "ngram_size": self.ngram_size_,
             "weighting": self.weighting,
             "idf": self.idf.digest if self.idf is not None else None,
             "stopwords": stop,
@@ -279,9 +296,9 @@ class Fingerprinter:
         return feature_list(
             self.prepare(text),
             mode=self._mode,
-            n=self._n,
+            n=self.ngram_size_,
             han_single=not self._segment,
-            stopwords=self._stop,
+            stopwords=self.stopwords_,
             n_cjk=self.cjk_ngram_size,
         )
 
@@ -344,20 +361,22 @@ class Fingerprinter:
     @overload
     def fingerprint_many(
         self, texts: Iterable[str], *, return_mask: Literal[False] = ..., n_jobs: int = ...
-    ) -> np.ndarray: ...
+    ) -> npt.NDArray[np.uint64]: ...
     @overload
     def fingerprint_many(
         self, texts: Iterable[str], *, return_mask: Literal[True], n_jobs: int = ...
-    ) -> tuple[np.ndarray, np.ndarray]: ...
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
     def fingerprint_many(
         self, texts: Iterable[str], *, return_mask: bool = False, n_jobs: int = 1
-    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    ) -> npt.NDArray[np.uint64] | tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
         """Fingerprints of many texts: uint64 ``(n,)``, or ``(n, 2)`` ``[hi, lo]`` for 128 bits.
 
         Texts without features: with ``return_mask=True`` their rows are 0 and flagged in the
         returned boolean mask; otherwise ``EmptyTextError`` names them. ``n_jobs`` worker
         processes share the work (-1 = all cores; forked on POSIX, so they start warm).
         """
+        if isinstance(texts, str | bytes):  # would fingerprint each character
+            raise TypeError("texts must be a list of strings, got one string: pass [text]")
         batch = texts if isinstance(texts, Sequence) else list(texts)
         for i, t in enumerate(batch):
             if not isinstance(t, str):
@@ -387,7 +406,7 @@ class Fingerprinter:
             return fps, empty
         step = 2048
         chunks = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-        jobs = min(_resolve_jobs(n_jobs), len(chunks))
+        jobs = min(_resolve_jobs(n_jobs), max(len(chunks), 1))  # no texts: no pool
         if jobs == 1:
             for lo, hi in chunks:
                 self._run_chunk(texts, lo, hi, fps, empty)
@@ -423,7 +442,7 @@ class Fingerprinter:
             offsets,
             char_classes(),
             self._mode,
-            self._n,
+            self.ngram_size_,
             not self._segment,
             self._stop_keys,
             WEIGHTINGS[self.weighting],

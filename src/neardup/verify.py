@@ -29,90 +29,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from neardup._backend import kernels
+from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes
-from neardup.features.extract import text_is_cjk as is_cjk_text
-from neardup.features.kernels import is_cjk, token_spans
 from neardup.features.normalize import prepare_many
-from neardup.hashing import mix64, xxh3_64
 
-__all__ = ["MinHashVerifier", "is_cjk_text", "shingle_hashes", "shingle_hashes_many"]
+__all__ = ["MinHashVerifier", "shingle_hashes", "shingle_hashes_many"]
 
 _MODES = {"auto": 0, "word": 1, "char": 2}
-
-
-@numba.njit(cache=True, nogil=True)
-def _units_of(
-    buf: npt.NDArray[np.uint8],
-    lo: int,
-    hi: int,
-    cls: npt.NDArray[np.uint8],
-    mode: int,
-    seed: np.uint64,
-    starts: npt.NDArray[np.int64],
-    ends: npt.NDArray[np.int64],
-    units: npt.NDArray[np.uint64],
-) -> int:  # pragma: no cover - compiled
-    """XXH3 of each unit of buf[lo:hi]: word tokens, or (CJK text) each word character."""
-    spans = token_spans(buf, lo, hi, cls, False, starts, ends)
-    char_mode = mode == 2 or (mode == 0 and is_cjk(buf, lo, hi, cls))
-    u = 0
-    for t in range(spans):
-        if not char_mode:
-            units[u] = xxh3_64(buf, starts[t], ends[t] - starts[t], seed)
-            u += 1
-            continue
-        p = starts[t]
-        while p < ends[t]:
-            q = p + 1
-            while q < ends[t] and (buf[q] & 0xC0) == 0x80:
-                q += 1
-            units[u] = xxh3_64(buf, p, q - p, seed)
-            u += 1
-            p = q
-    return u
-
-
-@numba.njit(cache=True, nogil=True)
-def _shingle_kernel(
-    buf: npt.NDArray[np.uint8],
-    offsets: npt.NDArray[np.int64],
-    modes: npt.NDArray[np.int8],
-    cls: npt.NDArray[np.uint8],
-    n: int,
-    seed: np.uint64,
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:  # pragma: no cover - compiled
-    """Sorted unique shingle hashes per document: flat values and document offsets."""
-    docs = offsets.shape[0] - 1
-    flat = np.empty(buf.shape[0] + docs + 1, dtype=np.uint64)
-    out_off = np.zeros(docs + 1, dtype=np.int64)
-    units = np.empty(buf.shape[0] + 1, dtype=np.uint64)
-    starts = np.empty(buf.shape[0] + 2, dtype=np.int64)
-    ends = np.empty(buf.shape[0] + 2, dtype=np.int64)
-    mult = np.uint64(0x9E3779B97F4A7C15)
-    pos = 0
-    for d in range(docs):
-        u = _units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends, units)
-        count = 0 if u == 0 else (1 if u <= n else u - n + 1)
-        width = min(n, u)
-        for s in range(count):
-            acc = units[s]
-            for j in range(1, width):
-                acc = acc * mult + units[s + j]
-            flat[pos + s] = mix64(acc)
-        seg = np.sort(flat[pos : pos + count])
-        m = 0
-        for s in range(count):
-            if s == 0 or seg[s] != seg[s - 1]:
-                flat[pos + m] = seg[s]
-                m += 1
-        pos += m
-        out_off[d + 1] = pos
-    return flat[:pos].copy(), out_off
 
 
 def shingle_hashes_many(
@@ -133,7 +61,11 @@ def shingle_hashes_many(
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     modes = np.full(len(encoded), _MODES[mode], dtype=np.int8)
-    return _shingle_kernel(buf, offsets, modes, char_classes(), n, np.uint64(seed))
+    flat = np.empty(buf.shape[0] + len(encoded) + 1, dtype=np.uint64)
+    out_off = np.empty(len(encoded) + 1, dtype=np.int64)
+    # kernels: C (_csrc/verify.c) or numba (neardup._numba.verify), bit-identical
+    size = kernels("verify").shingles(buf, offsets, modes, char_classes(), n, seed, flat, out_off)
+    return flat[:size].copy(), out_off
 
 
 def shingle_hashes(
@@ -156,39 +88,16 @@ def shingle_hashes(
     return flat
 
 
-@numba.njit(cache=True, nogil=True)
-def _minhash_kernel(
-    flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], salts: npt.NDArray[np.uint64]
-) -> npt.NDArray[np.uint64]:  # pragma: no cover - compiled
-    n = offsets.shape[0] - 1
-    k = salts.shape[0]
-    out = np.full((n, k), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
-    c1 = np.uint64(0xBF58476D1CE4E5B9)
-    c2 = np.uint64(0x94D049BB133111EB)
-    for d in range(n):
-        for p in range(offsets[d], offsets[d + 1]):
-            x = flat[p]
-            for s in range(k):
-                z = x ^ salts[s]
-                z ^= z >> np.uint64(30)
-                z *= c1
-                z ^= z >> np.uint64(27)
-                z *= c2
-                z ^= z >> np.uint64(31)
-                if z < out[d, s]:
-                    out[d, s] = z
-    return out
-
-
-@dataclass(frozen=True)
-class MinHashVerifier:
+@dataclass(unsafe_hash=True)  # hashable: FrozenParams makes the fields read-only
+class MinHashVerifier(FrozenParams):
     """b-bit MinHash over shingles: confirms a candidate pair by estimated Jaccard similarity.
 
     Keyword parameters: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits kept per
     value), ``ngram`` (shingle size), ``mode`` ("auto", "word", "char"), ``threshold``
     (minimum estimated Jaccard to confirm), ``short_threshold`` (the stricter minimum when
     either text has fewer than ``short_length`` characters: short texts chain more easily),
-    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md).
+    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md). Parameters are
+    read-only after construction; :meth:`replace` makes a changed verifier.
 
     A sketch row holds ``num_hashes`` values plus one flag byte/word (1 = short text), so
     ``sketch_many`` returns shape ``(n, num_hashes + 1)``; memory is :attr:`bytes_per_doc`.
@@ -223,6 +132,7 @@ class MinHashVerifier:
             raise ValueError(f"ngram must be an int >= 1, got {self.ngram!r}")
         if not isinstance(self.short_length, int) or self.short_length < 0:
             raise ValueError(f"short_length must be an int >= 0, got {self.short_length!r}")
+        self._freeze()
 
     @property
     def width(self) -> int:
@@ -276,7 +186,8 @@ class MinHashVerifier:
     def _sketch_flat(
         self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], chars: Sequence[int]
     ) -> npt.NDArray[np.unsignedinteger]:
-        mins = _minhash_kernel(flat, offsets, self._salts())
+        mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
+        kernels("verify").minhash(flat, offsets, self._salts(), mins)
         out = np.empty((len(offsets) - 1, self.width), dtype=self.dtype)
         out[:, :-1] = mins & np.uint64((1 << self.bits) - 1)
         out[:, -1] = np.asarray(chars, dtype=np.int64) < self.short_length

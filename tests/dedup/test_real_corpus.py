@@ -1,35 +1,17 @@
-"""Invariants on a real slice (Reuters-21578); skipped when ../shared/corpora is absent."""
+"""Invariants on a real slice (Reuters-21578, the ``reuters_records`` fixture of conftest);
+skipped when the corpora are absent."""
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from neardup.dedup import Deduplicator
 from neardup.features.normalize import normalize_text
 from neardup.io import parse_timestamp
 
-CORPORA = Path(
-    os.environ.get("NEARDUP_CORPORA", Path(__file__).resolve().parents[3] / "shared" / "corpora")
-)
-REUTERS = CORPORA / "reuters21578" / "docs.jsonl.gz"
 
-
-@pytest.fixture(scope="module")
-def reuters() -> list[dict]:
-    if not REUTERS.exists():
-        pytest.skip(f"corpus not found: {REUTERS}")
-    with gzip.open(REUTERS, "rt", encoding="utf-8") as f:
-        return [json.loads(next(f)) for _ in range(3000)]
-
-
-def test_batch_equals_streaming_and_invariants(reuters: list[dict]) -> None:
-    texts = [d["text"] for d in reuters]
+def test_batch_equals_streaming_and_invariants(reuters_records: list[dict]) -> None:
+    texts = [d["text"] for d in reuters_records]
     batch = Deduplicator(k=3).run(texts)
     stream = Deduplicator(k=3)
     for s in range(0, len(texts), 257):
@@ -47,8 +29,8 @@ def test_batch_equals_streaming_and_invariants(reuters: list[dict]) -> None:
             assert normalize_text(texts[i]) == normalize_text(texts[r])
 
 
-def test_window_on_real_dates(reuters: list[dict]) -> None:
-    docs = sorted(reuters, key=lambda d: parse_timestamp(d["date"]))
+def test_window_on_real_dates(reuters_records: list[dict]) -> None:
+    docs = sorted(reuters_records, key=lambda d: parse_timestamp(d["date"]))
     texts = [d["text"] for d in docs]
     ts = [parse_timestamp(d["date"]) for d in docs]
     batch = Deduplicator(k=3, window=86400.0).run(texts, ts)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.eval.groundtruth import GroundTruth
-from neardup.eval.metrics import adjusted_rand_index, components, score
+from neardup.eval.metrics import adjusted_rand_index, score
 
 
 def gt_of(n: int, pairs: dict[tuple[int, int], float]) -> GroundTruth:
@@ -58,10 +58,6 @@ def test_subset_scores_only_pairs_inside() -> None:
     gt = gt_of(4, {(0, 1): 0.9, (2, 3): 0.9})
     s = score(np.array([0, 0, 1, 2]), gt, subset=np.array([False, False, True, True]))
     assert (s.precision, s.recall, s.must_pairs) == (1.0, 0.0, 1)
-
-
-def test_components() -> None:
-    assert components(6, [0, 1, 4], [1, 2, 5]).tolist() == [0, 0, 0, 1, 2, 2]
 
 
 def test_bad_labels_shape() -> None:

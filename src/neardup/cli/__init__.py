@@ -1,20 +1,24 @@
 """The ``neardup`` command line: one module per subcommand.
 
-Usage errors (missing input, unknown format, bad option) print one line and exit 2; data
-errors (malformed rows with ``--on-error fail``) print one line naming file and line and exit 1.
+Exit codes: 0 success; 1 bad data (one line naming the file and row: a malformed row with
+``--on-error fail``, or every row skipped with ``--on-error skip``); 2 usage error (missing
+input, unknown format, bad option, ``--out`` equal to an input); 130 Ctrl-C, 143 SIGTERM, 129
+SIGHUP. Never a traceback for bad input; on a non-zero exit no output file is replaced.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from typing import Any
 
 import click
 
 from neardup import __version__
-from neardup.cli._common import DataError
+from neardup._extras import MissingExtraError
+from neardup.cli._common import DataError, one_line
 from neardup.io.writers import OutputClosed
 
 EXAMPLES = """
@@ -25,6 +29,10 @@ Examples:
   neardup index build idx/ docs.jsonl && neardup index query idx/ "some text"
   neardup explain "first text" "second text"
   neardup idf fit corpus.jsonl.gz --out idf.tsv
+
+\b
+Exit codes: 0 success; 1 bad data (file and row named); 2 usage error; 130 Ctrl-C,
+143 SIGTERM, 129 SIGHUP. On a non-zero exit no output file is replaced.
 """
 
 
@@ -47,7 +55,7 @@ class NeardupGroup(click.Group):
             click.echo(exc.format_message(), err=True)
             sys.exit(2)
         except click.UsageError as exc:
-            click.echo(f"neardup: error: {exc.format_message()}", err=True)
+            click.echo(f"neardup: error: {one_line(exc.format_message())}", err=True)
             sys.exit(2)
         except DataError as exc:
             exc.show()
@@ -92,10 +100,26 @@ class LazyGroup(NeardupGroup):
             module, _, attr = SUBCOMMANDS[cmd_name].partition(":")
             try:
                 command = getattr(importlib.import_module(module), attr)
+            except MissingExtraError as exc:  # its extra is not installed: say which
+                command = _needs_extra(cmd_name, str(exc))
             except ImportError:  # an optional part that is not installed
                 return None
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+
+def _needs_extra(name: str, message: str) -> click.Command:
+    """A stand-in for a subcommand whose extra is missing: running it prints ``message``."""
+
+    def fail(**_: Any) -> None:
+        raise click.UsageError(message)
+
+    return click.Command(
+        name,
+        callback=fail,
+        help=message,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 @click.group(
@@ -106,6 +130,14 @@ def cli() -> None:
     """neardup: find near-duplicate texts with SimHash."""
 
 
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    # SystemExit unwinds the `with` blocks, so temporary outputs and stdin spools are removed
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Console-script entry point (``neardup = neardup.cli:main``)."""
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, _exit_on_signal)
     cli()

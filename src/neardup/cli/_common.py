@@ -8,14 +8,17 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
 import click
 
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
-from neardup.io import FormatError, detect_format, detect_output_format
+from neardup.io import FORMATS, FormatError, detect_format, detect_output_format
+from neardup.io.documents import EPOCH_UNITS, ReadStats
+from neardup.io.readers import list_parts
+from neardup.io.writers import make_temp, remove_stale_temps
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,7 +29,16 @@ class DataError(click.ClickException):
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"neardup: error: {self.format_message()}", err=True)
+        click.echo(f"neardup: error: {one_line(self.format_message())}", err=True)
+
+
+def one_line(message: str) -> str:
+    """The message with line breaks escaped: errors are one line, whatever the data holds.
+
+    >>> one_line("bad value 'a\\nb'")
+    "bad value 'a\\\\nb'"
+    """
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def usage_error(message: str) -> click.UsageError:
@@ -34,29 +46,35 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(message)
 
 
-def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> None:
-    """Fail early, as a usage error, on missing files or undetectable formats."""
+def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> tuple[str, ...]:
+    """Fail early, as a usage error, on missing files or undetectable formats.
+
+    Returns the files to read: a folder of parts is expanded into its part files (a folder of
+    ``.txt`` files stays one input).
+    """
     if not inputs:
         raise usage_error("no INPUT given; pass one or more files, a folder, or - for stdin")
     if inputs.count("-") > 1:
         raise usage_error("stdin (-) can be read only once")
+    files: list[str] = []
     for path in inputs:
         if path != "-" and not os.path.exists(path):
             raise usage_error(f"input {path!r} does not exist")
         try:
             kind = detect_format(path, fmt)
+            files += list_parts(path, fmt)
         except FormatError as exc:
             raise usage_error(str(exc)) from None
-        if (kind == "txt") != os.path.isdir(path):
-            raise usage_error(
-                f"{path!r}: the txt format reads a folder of .txt files; other formats read a file"
-            )
+        if kind == "txt" and not os.path.isdir(path):
+            raise usage_error(f"{path!r}: the txt format reads a folder of .txt files")
         if kind == "parquet" and path == "-":
             raise usage_error("Parquet cannot be read from stdin; pass a file path")
+    return tuple(files)
 
 
-def output_path_or_usage_error(out: str) -> str:
-    """The output format for ``--out``, or a usage error when the extension is unknown."""
+def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
+    """The output format for ``--out``, or a usage error when the extension is unknown or
+    ``--out`` is one of ``inputs`` (after resolving symlinks) or inside an input folder."""
     try:
         kind = detect_output_format(out)
     except FormatError as exc:
@@ -64,22 +82,128 @@ def output_path_or_usage_error(out: str) -> str:
     parent = os.path.dirname(os.path.abspath(out))
     if out != "-" and not os.path.isdir(parent):
         raise usage_error(f"output folder {parent!r} does not exist")
+    if out != "-":
+        _check_not_an_input(out, inputs)
     return kind
+
+
+def _check_not_an_input(out: str, inputs: tuple[str, ...]) -> None:
+    real = os.path.realpath(out)
+    for path in inputs:
+        if path == "-":
+            continue
+        src = os.path.realpath(path)
+        same = real == src or (
+            os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path)
+        )
+        if same:
+            raise usage_error(
+                f"--out {out!r} is the input {path!r}; it would be overwritten: write elsewhere"
+            )
+        if os.path.isdir(src) and real.startswith(src.rstrip(os.sep) + os.sep):
+            raise usage_error(
+                f"--out {out!r} is inside the input folder {path!r} (the next run would read "
+                "it as input): write elsewhere"
+            )
 
 
 @contextmanager
 def materialized_stdin(inputs: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    """Copy stdin to a temporary file so it can be read twice; yields the new input list."""
+    """Copy stdin to a temporary file so it can be read twice; yields the new input list.
+
+    The spool's name carries host and PID, so a spool left by a killed run (``kill -9``) is
+    removed by the next run that spools stdin; SIGTERM/SIGHUP unwind normally (see ``main``).
+    """
     if "-" not in inputs:
         yield inputs
         return
-    fd, tmp = tempfile.mkstemp(prefix="neardup-stdin-", suffix=".jsonl")
+    tmpdir = tempfile.gettempdir()
+    remove_stale_temps(tmpdir, "neardup-stdin")
+    fd, tmp = make_temp(tmpdir, "neardup-stdin", ".tmp.jsonl")
     try:
         with os.fdopen(fd, "wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
         yield tuple(tmp if p == "-" else p for p in inputs)
     finally:
-        os.unlink(tmp)
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def check_jobs(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """Click callback: ``-j`` is ``-1`` (all cores) or a positive count."""
+    if value == -1 or value >= 1:
+        return value
+    raise click.BadParameter(
+        f"{value} is not a worker count; use a number >= 1, or -1 for all cores"
+    )
+
+
+def epoch_unit_option(func: F) -> F:
+    """Add ``--epoch-unit`` (how numeric timestamps are read)."""
+    return click.option(
+        "--epoch-unit",
+        type=click.Choice(EPOCH_UNITS),
+        default="auto",
+        show_default=True,
+        help="Unit of numeric timestamps. auto: below 1e11 seconds, below 1e14 milliseconds, "
+        "below 1e17 microseconds (the counts go in the summary).",
+    )(func)
+
+
+def _stack(func: F, decorators: list[Callable[[Any], Any]]) -> F:
+    """Apply ``decorators`` so that they appear in ``--help`` in list order."""
+    for decorate in reversed(decorators):
+        func = decorate(func)
+    return func
+
+
+def input_options(*, id_field: bool = False) -> Callable[[F], F]:
+    """``INPUT...``, ``--format``, ``--text-field`` (``--id-field``) and ``--on-error``: how
+    every command that reads documents reads them (one definition, one help text)."""
+    decorators = [
+        click.argument("inputs", nargs=-1, metavar="INPUT..."),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            help="Input format (default: from the extension).",
+        ),
+        click.option("--text-field", default="text", show_default=True),
+    ]
+    if id_field:
+        decorators.append(
+            click.option(
+                "--id-field",
+                default="id",
+                show_default=True,
+                help="Id field; records without it (or null) are named by their 0-based position. "
+                "Ids shared by several documents make duplicate_of ambiguous: the summary warns "
+                "with counts.",
+            )
+        )
+    decorators.append(
+        click.option(
+            "--on-error",
+            type=click.Choice(["fail", "skip"]),
+            default="fail",
+            show_default=True,
+            help="Bad rows: stop with exit code 1, or skip and count.",
+        )
+    )
+    return lambda func: _stack(func, decorators)
+
+
+def out_option(help: str = "Output file (.jsonl, .jsonl.gz, .parquet) or -.") -> Callable[[F], F]:
+    """The required ``--out``/``-o``."""
+    return click.option("--out", "-o", required=True, help=help)
+
+
+def config_option(
+    help: str = "Fingerprinter config JSON (Fingerprinter.get_config(); default: the library "
+    "default).",
+) -> Callable[[F], F]:
+    """``--config``: a fingerprinter config JSON file (what it is for, in ``help``)."""
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False), help=help)
 
 
 def fingerprinter_options(func: F) -> F:
@@ -90,13 +214,7 @@ def fingerprinter_options(func: F) -> F:
         type=click.Path(dir_okay=False),
         help="IDF table from `neardup idf fit` (TF-IDF weighting).",
     )(func)
-    return click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False),
-        help="Fingerprinter config JSON (Fingerprinter.get_config(); "
-        "default: the library default).",
-    )(func)
+    return config_option()(func)
 
 
 def build_fingerprinter(
@@ -114,6 +232,13 @@ def build_fingerprinter(
             extra: dict[str, Any] = {} if idf is None else {"weighting": "tfidf", "idf": idf}
             return Fingerprinter(bits=bits or 64, **extra)
         cfg = _read_json(config_path, "--config")
+        known = set(Fingerprinter().get_config())
+        unknown = sorted(set(cfg) - known)
+        if unknown:
+            raise usage_error(
+                f"--config {config_path!r}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                f"known keys: {', '.join(sorted(known))}"
+            )
         if bits is not None:
             cfg["bits"] = bits
         return Fingerprinter.from_config(cfg, idf=idf)
@@ -152,3 +277,34 @@ def progress(description: str, enabled: bool | None = None) -> Iterator[Callable
     with Progress(*cols, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=None)
         yield lambda n: bar.advance(task, n)
+
+
+def nothing_read_error(stats: ReadStats) -> DataError:
+    """Every row was skipped: a data error naming the commonest reason (nothing is written)."""
+    reason, count = stats.reasons.most_common(1)[0] if stats.reasons else ("?", 0)
+    same = "all of them" if count == stats.skipped else f"{count:,} of them"
+    return DataError(
+        f"all {stats.skipped:,} rows were skipped, nothing written; {same}: {reason} "
+        f"(first: {stats.errors[0] if stats.errors else '?'})"
+    )
+
+
+def read_notes(stats: ReadStats, id_field: str, epoch_unit: str) -> list[str]:
+    """Warnings about ids and timestamp units for the summary (empty when all is clear)."""
+    notes = []
+    shared, distinct = stats.shared_ids() if stats.track_ids else (0, 0)
+    if shared:
+        notes.append(
+            f"warning: {shared:,} documents share their id with another ({distinct:,} ids "
+            f"repeated), so duplicate_of is ambiguous for them: use a unique --id-field "
+            f"(now {id_field!r})"
+        )
+    if stats.positional_ids and stats.positional_ids < stats.documents:
+        notes.append(
+            f"note: {stats.positional_ids:,} documents have no {id_field!r} (or null): "
+            "named by their 0-based position"
+        )
+    if stats.epoch_units:
+        read = ", ".join(f"{n:,} as {u}" for u, n in sorted(stats.epoch_units.items()))
+        notes.append(f"epoch timestamps ({epoch_unit}): {read}")
+    return notes

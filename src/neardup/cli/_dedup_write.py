@@ -7,7 +7,6 @@ parsing it (it parses only the lines whose ids or texts are needed).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,11 +19,14 @@ from neardup.io import (
     Document,
     ReadStats,
     Record,
+    _json,
     detect_format,
     detect_output_format,
     open_binary,
     open_writer,
 )
+from neardup.io.readers import skip_bom
+from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
 
@@ -91,6 +93,7 @@ def _lines(src: Source) -> Iterator[bytes]:
     for path in src.inputs:
         f = open_binary(path)
         try:
+            skip_bom(f)  # as the reader does
             for line in f:
                 if line.strip():
                     yield line.rstrip()
@@ -99,7 +102,8 @@ def _lines(src: Source) -> Iterator[bytes]:
 
 
 def _record_id(rec: dict[str, Any], id_field: str, p: int) -> Any:
-    return rec.get(id_field, p)
+    doc_id = rec.get(id_field)
+    return p if doc_id is None else doc_id  # null ids: the position (see io.documents)
 
 
 def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> None:
@@ -107,12 +111,12 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
     if lookahead:  # kept documents may come after their duplicates: collect ids first
         for p, line in enumerate(_lines(src)):
             if p in plan.needed:
-                plan.ids[p] = _record_id(json.loads(line), src.id_field, p)
+                plan.ids[p] = _record_id(_json.loads(line), src.id_field, p)
     encoded: dict[int, bytes] = {}  # JSON of each kept document's id, made once
     with open_writer(out) as writer, progress("writing") as advance:
         for p, line in enumerate(_lines(src)):
             if plan.wants(p):
-                rec = json.loads(line)
+                rec = _json.loads(line)
                 plan.note(p, _record_id(rec, src.id_field, p), rec.get(src.text_field))
             r = plan.rep[p]
             if drop and r >= 0:
@@ -124,13 +128,13 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 or b'"status"' in line
                 or not line.endswith(b"}")
             ):
-                writer.write({**json.loads(line), **_fields(plan, p)})
+                writer.write({**_json.loads(line), **_fields(plan, p)})
                 continue
             if r < 0:
                 middle = b'null, "distance": null'
             else:
                 if r not in encoded:
-                    encoded[r] = json.dumps(plan.ids[r], ensure_ascii=False).encode("utf-8")
+                    encoded[r] = dumps_utf8(plan.ids[r])
                 middle = encoded[r] + b', "distance": ' + str(plan.distance[p]).encode()
             writer.write_jsonl_line(
                 b"".join(
@@ -165,7 +169,9 @@ def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool
             if doc.position in plan.needed:
                 plan.ids[doc.position] = doc.id
     with (
-        open_writer(out, type_hints=_type_hints(src, out)) as writer,
+        open_writer(
+            out, type_hints=_type_hints(src, out), notes=getattr(src, "notes", None)
+        ) as writer,
         progress("writing") as advance,
     ):
         for doc, rec in src.documents(ReadStats()):

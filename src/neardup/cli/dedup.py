@@ -16,16 +16,22 @@ from neardup.cli._common import (
     DataError,
     build_fingerprinter,
     check_inputs,
+    check_jobs,
+    epoch_unit_option,
     fingerprinter_options,
+    input_options,
     materialized_stdin,
+    nothing_read_error,
+    out_option,
     output_path_or_usage_error,
     progress,
+    read_notes,
     usage_error,
 )
 from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
+from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
 from neardup.io import (
-    FORMATS,
     Document,
     InputError,
     ReadStats,
@@ -42,6 +48,13 @@ Examples:
   neardup dedup docs.jsonl.gz --out kept.parquet --drop-duplicates --report report/
   cat docs.jsonl | neardup dedup - --out - --k 4 > marked.jsonl
   neardup dedup corpus_dir/ --out marked.jsonl     # a folder of .txt files, id = path
+  neardup dedup spark_out/ --out marked.parquet     # a folder of parts (part-*.parquet)
+
+\b
+Exit codes: 0 done; 1 bad data (the message names file and row; --on-error skip skips such
+rows, but a run where every row fails is still 1); 2 usage error (bad option, missing input,
+--out equal to an input); 130/143 interrupted (Ctrl-C / SIGTERM). On a non-zero exit --out is
+left as it was.
 """
 
 
@@ -55,7 +68,9 @@ class _Run:
     id_field: str
     time_field: str | None
     on_error: str
-    stats: ReadStats = field(default_factory=ReadStats)
+    epoch_unit: str = "s"
+    stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
+    notes: list[str] = field(default_factory=list)
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
         rows = chain.from_iterable(iter_records(p, self.fmt) for p in self.inputs)
@@ -66,31 +81,25 @@ class _Run:
             time_field=self.time_field,
             on_error=self.on_error,  # type: ignore[arg-type]
             stats=self.stats if stats is None else stats,
+            epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
         )
 
 
 @click.command("dedup", epilog=EXAMPLES)
-@click.argument("inputs", nargs=-1, metavar="INPUT...")
-@click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
+@input_options(id_field=True)
+@out_option()
 @click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    help="Input format (default: from the extension).",
+    "--time-field",
+    default=None,
+    help="Timestamp field (ISO 8601 or an epoch number, see --epoch-unit). Non-finite values "
+    "and dates outside years 1..9999 are bad rows (--on-error).",
 )
-@click.option("--text-field", default="text", show_default=True)
-@click.option(
-    "--id-field",
-    default="id",
-    show_default=True,
-    help="Id field; records without it get their position.",
-)
-@click.option("--time-field", default=None, help="Timestamp field (epoch seconds or ISO 8601).")
+@epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(0, 64),
+    type=click.IntRange(0, 63),
     default=None,
     help="Maximum Hamming distance of a duplicate (default 14, each candidate "
     "confirmed by the MinHash verifier; 8 with --no-verify).",
@@ -106,13 +115,12 @@ class _Run:
     help="Which document of a group is kept.",
 )
 @click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
-@click.option("--report", "report_dir", default=None, help="Write report.md + PNG plots here.")
 @click.option(
-    "--on-error",
-    type=click.Choice(["fail", "skip"]),
-    default="fail",
-    show_default=True,
-    help="Bad rows: stop with exit code 1, or skip and count.",
+    "--report",
+    "report_dir",
+    default=None,
+    callback=check_report_extra,
+    help="Write report.md + PNG plots here (needs neardup[report]).",
 )
 @click.option(
     "--jobs",
@@ -120,6 +128,7 @@ class _Run:
     type=int,
     default=1,
     show_default=True,
+    callback=check_jobs,
     help="Fingerprinting worker processes (-1: all cores).",
 )
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
@@ -131,6 +140,7 @@ def dedup_command(
     text_field: str,
     id_field: str,
     time_field: str | None,
+    epoch_unit: str,
     window: str | None,
     k: int | None,
     no_verify: bool,
@@ -147,9 +157,10 @@ def dedup_command(
 
     Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
     kept) and status (unique, duplicate, exact_duplicate, empty). A summary goes to stderr.
+    INPUT is a file, a folder of parts or of .txt files, or - (stdin).
     """
-    check_inputs(inputs, fmt)
-    output_path_or_usage_error(out)
+    files = check_inputs(inputs, fmt)
+    output_path_or_usage_error(out, inputs + files)
     if window is not None and time_field is None:
         raise usage_error("--window needs --time-field")
     if keep == "newest" and time_field is None:
@@ -168,10 +179,12 @@ def dedup_command(
         verifier=None if no_verify else "default",
     )
     start = time.perf_counter()
-    with materialized_stdin(inputs) as paths:
-        run = _Run(paths, fmt, text_field, id_field, time_field, on_error)
+    with materialized_stdin(files) as paths:
+        run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
         try:
             decisions = _decide(run, dd, chunk_size)
+            if run.stats.documents == 0 and run.stats.skipped:
+                raise nothing_read_error(run.stats)
             plan = Plan.of(decisions)
             write = write_fast if can_write_fast(run, out) else write_generic
             write(run, plan, out, drop_duplicates, keep != "first")
@@ -179,6 +192,9 @@ def dedup_command(
             raise DataError(str(exc)) from None
     seconds_taken = time.perf_counter() - start
     _summary(run.stats, decisions, seconds_taken)
+    notes = read_notes(run.stats, id_field, epoch_unit) + run.notes
+    if notes:
+        click.echo("\n".join(notes), err=True)
     if report_dir is not None:
         from neardup.cli.report import write_report
 

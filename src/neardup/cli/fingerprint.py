@@ -12,11 +12,13 @@ from neardup.cli._common import (
     build_fingerprinter,
     check_inputs,
     fingerprinter_options,
+    input_options,
+    nothing_read_error,
+    out_option,
     output_path_or_usage_error,
     progress,
 )
 from neardup.io import (
-    FORMATS,
     InputError,
     ReadStats,
     iter_document_records,
@@ -30,6 +32,11 @@ Examples:
   neardup fingerprint docs.jsonl --out fps.jsonl
   neardup fingerprint docs.parquet --out fps.parquet --bits 128 --idf idf.tsv
   cat docs.jsonl | neardup fingerprint - --out - | head
+
+\b
+Exit codes: 0 done; 1 bad data (file and row named; with --on-error skip, a run where every
+row fails is still 1); 2 usage error; 130/143 interrupted. On a non-zero exit --out is left as
+it was.
 """
 
 
@@ -44,17 +51,14 @@ def hex_fingerprints(fps: np.ndarray) -> list[str]:
 
 
 @click.command("fingerprint", epilog=EXAMPLES)
-@click.argument("inputs", nargs=-1, metavar="INPUT...")
-@click.option("--out", "-o", required=True, help="Output file (.jsonl, .jsonl.gz, .parquet) or -.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format.")
-@click.option("--text-field", default="text", show_default=True)
+@input_options()
+@out_option()
 @click.option(
     "--field", "column", default="fingerprint", show_default=True, help="Name of the added column."
 )
 @click.option(
     "--bits", type=click.Choice(["64", "128"]), default=None, help="Fingerprint width (default 64)."
 )
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 @fingerprinter_options
 def fingerprint_command(
     inputs: tuple[str, ...],
@@ -69,12 +73,12 @@ def fingerprint_command(
 ) -> None:
     """Add a SimHash fingerprint (hex string; null for texts without features) and
     ``config_id`` to every record. Reads stdin when INPUT is -."""
-    check_inputs(inputs, fmt)
-    output_path_or_usage_error(out)
+    files = check_inputs(inputs, fmt)
+    output_path_or_usage_error(out, inputs + files)
     fp = build_fingerprinter(config_path, idf_path, None if bits is None else int(bits))
     config_id = fp.config_id
     stats = ReadStats()
-    rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
+    rows = chain.from_iterable(iter_records(p, fmt) for p in files)
     docs = iter_document_records(
         rows,
         text_field=text_field,
@@ -89,6 +93,8 @@ def fingerprint_command(
                 for (_, rec), h, e in zip(chunk, hexes, empty.tolist(), strict=True):
                     writer.write({**rec, column: None if e else h, "config_id": config_id})
                 advance(len(chunk))
+            if stats.documents == 0 and stats.skipped:
+                raise nothing_read_error(stats)  # inside the writer: the old --out stays
     except InputError as exc:
         raise DataError(str(exc)) from None
     click.echo(

@@ -6,8 +6,15 @@ from itertools import chain
 
 import click
 
-from neardup.cli._common import DataError, build_fingerprinter, check_inputs
-from neardup.io import FORMATS, InputError, ReadStats, iter_documents, iter_records
+from neardup.cli._common import (
+    DataError,
+    build_fingerprinter,
+    check_inputs,
+    config_option,
+    input_options,
+    out_option,
+)
+from neardup.io import InputError, ReadStats, iter_documents, iter_records
 
 EXAMPLES = """
 \b
@@ -23,10 +30,8 @@ def idf_group() -> None:
 
 
 @idf_group.command("fit", epilog=EXAMPLES)
-@click.argument("inputs", nargs=-1, metavar="INPUT...")
-@click.option("--out", "-o", required=True, help="Where to write the table (text, atomic).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format.")
-@click.option("--text-field", default="text", show_default=True)
+@input_options()
+@out_option("Where to write the table (text, atomic).")
 @click.option(
     "--min-df",
     type=click.IntRange(1),
@@ -34,13 +39,7 @@ def idf_group() -> None:
     show_default=True,
     help="Drop features in fewer documents than this.",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Fingerprinter config whose analyzer defines the features.",
-)
-@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
+@config_option("Fingerprinter config whose analyzer defines the features.")
 def fit_command(
     inputs: tuple[str, ...],
     out: str,

@@ -23,7 +23,9 @@ from neardup.cli._common import (
     DataError,
     build_fingerprinter,
     check_inputs,
+    config_option,
     fingerprinter_options,
+    input_options,
     progress,
     usage_error,
 )
@@ -31,7 +33,7 @@ from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
 from neardup.index import HammingIndex, IndexFormatError
 from neardup.index.storage import replace_directory
-from neardup.io import FORMATS, InputError, ReadStats, iter_documents, iter_records
+from neardup.io import InputError, ReadStats, iter_documents, iter_records
 
 EXAMPLES = """
 \b
@@ -42,22 +44,6 @@ Examples:
   neardup index query idx/ --file queries.jsonl > matches.jsonl
   neardup index info idx/
 """
-
-_input_options = [
-    click.argument("inputs", nargs=-1, metavar="INPUT..."),
-    click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format."),
-    click.option("--text-field", default="text", show_default=True),
-    click.option("--id-field", default="id", show_default=True),
-    click.option(
-        "--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True
-    ),
-]
-
-
-def _with_inputs(func: Any) -> Any:
-    for option in reversed(_input_options):
-        func = option(func)
-    return func
 
 
 @click.group("index", epilog=EXAMPLES)
@@ -166,7 +152,7 @@ def _add_inputs(
 
 @index_group.command("build", epilog=EXAMPLES)
 @click.argument("directory")
-@_with_inputs
+@input_options(id_field=True)
 @click.option("--k", "k", type=click.IntRange(0, 64), default=3, show_default=True)
 @click.option("--force", is_flag=True, help="Replace an existing index directory.")
 @fingerprinter_options
@@ -206,13 +192,8 @@ def build_command(
 
 @index_group.command("add", epilog=EXAMPLES)
 @click.argument("directory")
-@_with_inputs
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Only checked: must equal the index's config.",
-)
+@input_options(id_field=True)
+@config_option("Only checked: must equal the index's config.")
 def add_command(
     directory: str,
     inputs: tuple[str, ...],
@@ -247,12 +228,7 @@ def add_command(
     default=None,
     help="Search radius (default: the index's k).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Only checked: must equal the index's config.",
-)
+@config_option("Only checked: must equal the index's config.")
 def query_command(
     directory: str,
     texts: tuple[str, ...],

@@ -5,16 +5,28 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import click
 import numpy as np
 
 from neardup._atomic import atomic_write
+from neardup._extras import MissingExtraError, require
 from neardup.dedup import Decisions, largest_clusters
 from neardup.io import ReadStats
 
 
-def _plots(out_dir: str, d: Decisions) -> list[str]:
-    import matplotlib
+def check_report_extra(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``--report`` callback: fail before any work when matplotlib (``neardup[report]``) is
+    missing, in one line naming the extra."""
+    if value is not None:
+        try:
+            require("matplotlib", "report", "--report")
+        except MissingExtraError as exc:
+            raise click.UsageError(str(exc)) from None
+    return value
 
+
+def _plots(out_dir: str, d: Decisions) -> list[str]:
+    matplotlib = require("matplotlib", "report", "--report")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -78,6 +90,7 @@ def write_report(
     if stats.errors:
         lines += ["## Skipped rows (first few)", ""] + [f"- {e}" for e in stats.errors] + [""]
     path = os.path.join(out_dir, "report.md")
-    with atomic_write(path, "w", encoding="utf-8") as f:
+    # lone surrogates (valid JSON escapes, no UTF-8 form) are shown as \ud800, not a crash
+    with atomic_write(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write("\n".join(lines))
     return path

@@ -35,7 +35,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from neardup.dedup.state import Growable
 from neardup.index import HammingIndex, all_pairs
+from neardup.index.keytable import KeyTable
+from neardup.index.lsh import BandDesign, band_keys, pairs_sharing_keys
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
@@ -178,6 +181,175 @@ class HammingCandidates:
 
     def describe(self) -> dict[str, Any]:
         return {**self.get_config(), "index": self._index.describe()}
+
+
+#: ``k`` of the default design: no Hamming filter, the verifier decides (docs/ACCURACY.md).
+NO_HAMMING_LIMIT = 64
+
+
+def bands_fit(verifier: object) -> bool:
+    """Whether the default band design applies: an 8-bit MinHash verifier with >= 128 values.
+
+    >>> from neardup.verify import MinHashVerifier
+    >>> bands_fit(MinHashVerifier()), bands_fit(MinHashVerifier(num_hashes=64)), bands_fit(None)
+    (True, False, False)
+    """
+    from neardup.verify import MinHashVerifier
+
+    return (
+        isinstance(verifier, MinHashVerifier) and verifier.bits == 8 and verifier.num_hashes >= 128
+    )
+
+
+class BandCandidates:
+    """Candidates by shared LSH bands of the verifier's MinHash sketch (the scaling default).
+
+    ``candidate(i, j)``: the two sketches agree on all ``rows`` values of at least one of the
+    ``bands`` bands, i.e. share a key of :func:`~neardup.index.lsh.band_keys`. Exact for that
+    definition (no caps, no sampling): a hot key yields all its pairs. Cost per query document:
+    ``bands`` lookups in a :class:`~neardup.index.keytable.KeyTable` (one bucket per LSM run)
+    plus its candidates; unrelated documents share a key with probability
+    ``design.random_pair_rate()`` (7.5e-9 for 32 x 4), so the expected random candidates per
+    document are ``7.5e-9 * kept``: 0.75 at 10^8 kept documents.
+
+    >>> import numpy as np
+    >>> from neardup.verify import MinHashVerifier
+    >>> v = MinHashVerifier()
+    >>> texts = ["the quick brown fox jumps over the lazy dog near the river bank today",
+    ...          "the quick brown fox jumps over the lazy dog near the river bank now",
+    ...          "monetary policy was left unchanged by the central bank on tuesday"]
+    >>> sk, fps = v.sketch_many(texts), np.array([1, 3, 2**40], np.uint64)
+    >>> bc = BandCandidates()
+    >>> i, j, d = bc.pairs(fps, sk)
+    >>> list(zip(i.tolist(), j.tolist(), d.tolist()))
+    [(0, 1, 1)]
+    >>> bc.add(np.array([100, 102]), fps[[0, 2]], sk[[0, 2]], None)
+    >>> q, p, d = bc.query(fps[1:2], sk[1:2])
+    >>> p.tolist(), d.tolist()
+    ([100], [1])
+    """
+
+    def __init__(self, *, bands: int = 32, rows: int = 4) -> None:
+        self.design = BandDesign(bands=bands, rows=rows)
+        self._table = KeyTable()
+        self._pos = Growable(np.int64)
+        self._fps = Growable(np.uint64)
+        self._ts = Growable(np.int64)
+        self._alive = Growable(np.bool_)
+        self._has_ts = False
+        self._queries = 0
+        self._hits = 0
+
+    def _need(self, sketches: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
+        if sketches is None:
+            raise ValueError(
+                "band candidates need verifier sketches; with verifier=None use "
+                "HammingCandidates (pass k=... / candidate_k=...)"
+            )
+        return sketches
+
+    def keys(self, fps: U64, sketches: npt.NDArray[Any] | None) -> U64:
+        """``(n, bands)`` keys: ``mix64((band << 32) | band values)`` (:mod:`neardup.index.lsh`)."""
+        return band_keys(self._need(sketches), self.design)
+
+    def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+        fps = np.asarray(fps, np.uint64)
+        rows, slots = self._table.lookup(self.keys(fps, sketches))
+        self._queries += int(fps.size)
+        self._hits += int(rows.size)
+        dist = np.bitwise_count(fps[rows] ^ self._fps.view()[slots]).astype(np.int64)
+        return rows, self._pos.view()[slots].copy(), dist
+
+    def pairs(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+        fps = np.asarray(fps, np.uint64)
+        keys = self.keys(fps, sketches)
+        docs = np.repeat(np.arange(fps.size, dtype=np.int64), keys.shape[1])
+        i, j = pairs_sharing_keys(keys.ravel(), docs)
+        return i, j, np.bitwise_count(fps[i] ^ fps[j]).astype(np.int64)
+
+    def add(
+        self,
+        positions: I64,
+        fps: U64,
+        sketches: npt.NDArray[Any] | None,
+        timestamps: I64 | None,
+    ) -> None:
+        self._add_keys(positions, fps, self.keys(fps, sketches), timestamps)
+
+    def _add_keys(self, positions: I64, fps: U64, keys: U64, timestamps: I64 | None) -> None:
+        n = len(positions)
+        slots = np.arange(self._pos.size, self._pos.size + n)
+        self._table.add(keys, slots)
+        self._pos.extend(positions)
+        self._fps.extend(fps)
+        self._alive.extend(np.ones(n, bool))
+        if timestamps is not None:
+            self._has_ts = True
+        self._ts.extend(np.zeros(n, np.int64) if timestamps is None else timestamps)
+
+    def _kill(self, mask: npt.NDArray[np.bool_]) -> int:
+        slots = np.flatnonzero(mask)
+        self._alive.view()[slots] = False
+        self._table.kill(slots)
+        if len(self) < self._pos.size // 2 and self._pos.size > 4096:
+            self._table.compact()
+        return int(slots.size)
+
+    def expire(self, before_timestamp: int) -> int:
+        if not self._has_ts:
+            return 0
+        return self._kill(self._alive.view() & (self._ts.view() < int(before_timestamp)))
+
+    def remove(self, positions: I64) -> int:
+        return self._kill(self._alive.view() & np.isin(self._pos.view(), positions))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"design": "minhash-bands", "bands": self.design.bands, "rows": self.design.rows}
+
+    def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """Live kept documents: positions, fingerprints, timestamps (if any) and their keys."""
+        alive = self._alive.view()
+        out: dict[str, npt.NDArray[Any]] = {
+            "positions": self._pos.view()[alive].copy(),
+            "fingerprints": self._fps.view()[alive].copy(),
+            "keys": self._table.keys_by_slot(np.flatnonzero(alive), self.design.bands),
+        }
+        if self._has_ts:
+            out["timestamps"] = self._ts.view()[alive].copy()
+        return out
+
+    def load_arrays(self, arrays: dict[str, npt.NDArray[Any]]) -> None:
+        if len(self):
+            raise ValueError("load_arrays needs an empty candidate index")
+        keys = np.asarray(arrays["keys"], np.uint64)
+        if keys.ndim != 2 or keys.shape[1] != self.design.bands:
+            raise ValueError(
+                f"stored keys have shape {keys.shape}, this design has {self.design.bands} "
+                "bands; load the state with the configuration it was written with"
+            )
+        if len(arrays["positions"]):
+            self._add_keys(
+                arrays["positions"], arrays["fingerprints"], keys, arrays.get("timestamps")
+            )
+
+    def __len__(self) -> int:
+        return int(self._alive.view().sum())
+
+    def describe(self) -> dict[str, Any]:
+        """Design, expected random candidates per document at the current size, memory."""
+        kept = len(self)
+        rate = self.design.random_pair_rate()
+        per_doc = self._pos.nbytes + self._fps.nbytes + self._ts.nbytes + self._alive.nbytes
+        return {
+            **self.get_config(),
+            "kept": kept,
+            "random_pair_rate": rate,
+            "expected_random_candidates_per_document": rate * kept,
+            "recall_at_jaccard": {j: round(self.design.recall(j), 4) for j in (0.5, 0.6, 0.7)},
+            "measured_candidates_per_query": self._hits / max(self._queries, 1),
+            "runs": self._table.runs,
+            "memory_bytes": self._table.nbytes + per_doc,
+        }
 
 
 def _mix(values: U64) -> U64:

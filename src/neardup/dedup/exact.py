@@ -1,23 +1,42 @@
-"""Exact-duplicate keys: the same function in every engine (library, CLI, Spark)."""
+"""Exact-duplicate keys: one function for every engine that decides duplicates (library and
+CLI; the service and Spark engine being built use it too)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import xxhash
 
+from neardup._backend import native
 from neardup.features.normalize import prepare_many
 
 
-def exact_keys(texts: Sequence[str]) -> list[int]:
+def exact_keys(texts: Sequence[str], *, prepared: bool = False) -> list[int]:
     """The exact-duplicate key of each text: xxh3_128 of its UTF-8 ``normalize_text``.
 
-    Computed through the batched :func:`prepare_many` (same result, several times faster).
+    That is ``xxh3_128(" ".join(prepare_many([t])[0].split()))``: whitespace runs collapse to
+    one space. ``prepared=True``: ``texts`` are already :func:`prepare_many` output (callers
+    that normalise once for fingerprints, keys and sketches). With the C extension the
+    whitespace pass runs over one buffer for the whole batch.
 
     >>> exact_keys(["Ｆｕｌｌ  width"]) == [xxhash.xxh3_128_intdigest(b"full width")]
     True
+    >>> exact_keys([" a\\u3000b\\n", "a b"])[0] == exact_keys(["a b"])[0]
+    True
     """
     digest = xxhash.xxh3_128_intdigest
-    return [
-        digest(" ".join(p.split()).encode("utf-8", "surrogatepass")) for p in prepare_many(texts)
-    ]
+    norm = list(texts) if prepared else prepare_many(texts)
+    nat = native()
+    if nat is None:
+        return [digest(" ".join(p.split()).encode("utf-8", "surrogatepass")) for p in norm]
+    encoded = [p.encode("utf-8", "surrogatepass") for p in norm]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    out = np.empty(buf.size, dtype=np.uint8)
+    out_off = np.empty(len(encoded) + 1, dtype=np.int64)
+    nat.collapse_spaces(buf, offsets, out, out_off)
+    view = out.data
+    ends = out_off.tolist()
+    return [digest(view[ends[i] : ends[i + 1]]) for i in range(len(encoded))]

@@ -41,7 +41,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from neardup.dedup.candidates import CandidateIndex, HammingCandidates
+from neardup._params import FrozenParams
+from neardup.dedup.candidates import (
+    NO_HAMMING_LIMIT,
+    BandCandidates,
+    CandidateIndex,
+    HammingCandidates,
+    bands_fit,
+)
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.greedy import Ledger, decide_in_order
 from neardup.dedup.state import (
@@ -83,14 +90,17 @@ VERIFIED_K = 14
 PLAIN_K = 8
 
 
-class Deduplicator:
+class Deduplicator(FrozenParams):  # parameters read-only: they define the config
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
     Args:
         fingerprinter: the :class:`Fingerprinter` (default ``Fingerprinter()``).
-        k: maximum Hamming distance of a duplicate; default ``VERIFIED_K`` (14) with a
-            verifier, ``PLAIN_K`` (8) without. With a verifier every candidate within ``k``
-            must also pass it.
+        k: maximum Hamming distance of a duplicate. Default with the default verifier: no
+            limit (64): candidates share a MinHash LSH band
+            (:class:`~neardup.dedup.candidates.BandCandidates`, constant cost per document)
+            and the verifier decides. Passing ``k`` (or ``candidate_k``) asks for the exact
+            radius search instead (:class:`~neardup.dedup.candidates.HammingCandidates`);
+            ``PLAIN_K`` (8) without a verifier.
         keep: ``first`` | ``longest`` | ``newest`` (the latter two only in :meth:`run`).
         window: seconds; only documents this close in time match (needs timestamps).
         verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (128 8-bit MinHash
@@ -119,8 +129,10 @@ class Deduplicator:
                     f"verifier must be 'default', None or a Verifier, got {verifier!r}"
                 )
             verifier = MinHashVerifier()
+        bands = k is None and candidate_k is None and index_design == "auto"
+        bands = bands and bands_fit(verifier)
         if k is None:
-            k = VERIFIED_K if verifier is not None else PLAIN_K
+            k = NO_HAMMING_LIMIT if bands else VERIFIED_K if verifier is not None else PLAIN_K
         self.k = k
         self.keep = keep
         self.window = window
@@ -136,8 +148,10 @@ class Deduplicator:
                 f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
                 "a 128-bit fingerprint as a verifier instead"
             )
-        self._candidates: CandidateIndex = HammingCandidates(
-            radius=self.candidate_k_, index_design=index_design
+        self._candidates: CandidateIndex = (
+            BandCandidates()
+            if bands
+            else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
         )
         self._rep = Growable(np.int64)
         self._dist = Growable(np.int16)
@@ -152,6 +166,7 @@ class Deduplicator:
         self._n_clusters = 0
         self._max_ts = -np.inf
         self._pending: list[Chunk] = []
+        self._freeze()
 
     def _validate(self) -> None:
         if not isinstance(self.k, int) or self.k < 0:

@@ -14,8 +14,9 @@ import gzip
 import json
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CORPORA", "CorpusNotFoundError", "corpora_dir", "load_corpus"]
+__all__ = ["CORPORA", "CorpusNotFoundError", "corpora_dir", "load_corpus", "load_records"]
 
 #: name -> (relative file, default document limit)
 CORPORA: dict[str, tuple[str, int | None]] = {
@@ -45,8 +46,9 @@ def corpora_dir() -> Path:
     return Path.cwd().parent / "shared" / "corpora"
 
 
-def load_corpus(name: str, limit: int | None = -1) -> tuple[list[str], list[str]]:
-    """``(ids, texts)`` of a named corpus, skipping blank texts, in file order.
+def load_records(name: str, limit: int | None = -1) -> list[dict[str, Any]]:
+    """Records (every field: ``id``, ``text``, ``date`` ...) of a named corpus, skipping blank
+    texts, in file order.
 
     ``limit=-1`` uses the corpus default (the first 30,000 non-empty shopping reviews); ``None``
     loads everything.
@@ -60,15 +62,19 @@ def load_corpus(name: str, limit: int | None = -1) -> tuple[list[str], list[str]
         raise CorpusNotFoundError(
             f"corpus file {path} not found; set NEARDUP_CORPORA to the corpora folder"
         )
-    ids: list[str] = []
-    texts: list[str] = []
+    records: list[dict[str, Any]] = []
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
             if not str(rec.get("text", "")).strip():
                 continue
-            ids.append(str(rec["id"]))
-            texts.append(str(rec["text"]))
-            if cap is not None and len(texts) >= cap:
+            records.append(rec)
+            if cap is not None and len(records) >= cap:
                 break
-    return ids, texts
+    return records
+
+
+def load_corpus(name: str, limit: int | None = -1) -> tuple[list[str], list[str]]:
+    """``(ids, texts)`` of a named corpus (see :func:`load_records`)."""
+    records = load_records(name, limit)
+    return [str(r["id"]) for r in records], [str(r["text"]) for r in records]

@@ -25,9 +25,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
+from neardup._extras import require
 from neardup.verify import shingle_hashes_many
+
+sp = require("scipy.sparse", "eval", "the accuracy harness (neardup eval)")
 
 __all__ = ["GroundTruth", "jaccard_join", "shingle_sets"]
 

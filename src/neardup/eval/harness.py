@@ -31,6 +31,7 @@ import numpy.typing as npt
 from neardup.dedup.pipeline import PLAIN_K, VERIFIED_K
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import (
+    band_candidates,
     minhash_lsh,
     neardup_fingerprints,
     pypi_simhash_fingerprints,
@@ -100,7 +101,10 @@ def _neardup(
     fps, empty = neardup_fingerprints(texts, **_fit_idf(texts, options))
     if verifier is None:
         return simhash_candidates(fps, empty, k).labels(k)
-    ck = k if candidate_k is None else candidate_k
+    if candidate_k is None:  # the default design: shared MinHash band, no Hamming limit
+        bands = band_candidates(fps, empty, texts, verifier)
+        return bands.labels(64, verifier.threshold)
+    ck = candidate_k
     cand = simhash_candidates(fps, empty, ck, texts=texts, verifier=verifier)
     return cand.labels(ck, verifier.threshold)  # every candidate is verified
 
@@ -123,17 +127,17 @@ def neardup_method(
     )
 
 
-def _dedup(texts: Sequence[str]) -> IntArr:
+def _dedup(texts: Sequence[str], candidate_k: int | None = None) -> IntArr:
     from neardup.dedup import Deduplicator
     from neardup.fingerprint import Fingerprinter
 
     dd = Deduplicator(
         fingerprinter=Fingerprinter(**DEFAULT_FINGERPRINTER),
-        k=DEFAULT_CANDIDATE_K,
+        k=candidate_k,
         # MinHashVerifier is frozen (read-only threshold); the Verifier protocol declares a plain
         # attribute, which mypy reads as settable
         verifier=cast(Any, DEFAULT_VERIFIER),
-        candidate_k=DEFAULT_CANDIDATE_K,
+        candidate_k=candidate_k,
     )
     return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
 
@@ -144,10 +148,21 @@ def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
 
 
 METHODS: dict[str, tuple[Method, str]] = {
-    "neardup": (neardup_method(), "recommended defaults (verified)"),
+    "neardup": (
+        neardup_method(candidate_k=None),
+        "recommended defaults (MinHash band candidates, verified)",
+    ),
     "neardup-dedup": (
         _dedup,
         "Deduplicator with the defaults (star clusters around kept documents)",
+    ),
+    "neardup-radius": (
+        neardup_method(),
+        f"candidates within Hamming {DEFAULT_CANDIDATE_K}, verified (the design before 13)",
+    ),
+    "neardup-dedup-radius": (
+        functools.partial(_dedup, candidate_k=DEFAULT_CANDIDATE_K),
+        f"Deduplicator(k={DEFAULT_CANDIDATE_K}): exact radius candidates, verified",
     ),
     "neardup-unverified": (
         neardup_method(k=DEFAULT_K, verifier=None, candidate_k=None),

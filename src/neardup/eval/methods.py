@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.eval.metrics import components
-from neardup.eval.pairs import all_pairs
+from neardup.dedup.clusters import connected_components
+from neardup.index import all_pairs
 from neardup.verify import MinHashVerifier, shingle_hashes
 
 __all__ = [
     "Candidates",
+    "band_candidates",
     "minhash_lsh",
     "neardup_fingerprints",
     "pypi_simhash_fingerprints",
@@ -50,10 +51,12 @@ class Candidates:
                     "threshold given but these candidates carry no verifier similarity"
                 )
             keep &= self.sim >= threshold
-        return components(self.n, self.i[keep], self.j[keep])
+        return connected_components(self.n, self.i[keep], self.j[keep])
 
 
-def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+def neardup_fingerprints(
+    texts: Sequence[str], **options: Any
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """``(fingerprints, empty_mask)`` from ``neardup.fingerprint.Fingerprinter(**options)``."""
     from neardup.fingerprint import Fingerprinter
 
@@ -62,7 +65,9 @@ def neardup_fingerprints(texts: Sequence[str], **options: Any) -> tuple[np.ndarr
     return np.asarray(fps), np.asarray(empty, dtype=bool)
 
 
-def pypi_simhash_fingerprints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def pypi_simhash_fingerprints(
+    texts: Sequence[str],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
     """Fingerprints of PyPI ``simhash`` (leonsim) with its defaults: ``Simhash(text).value``.
 
     Its default features are lower-cased character 4-grams of the word characters, md5-hashed.
@@ -112,6 +117,21 @@ def simhash_candidates(
     return Candidates(len(fps), i, j, d, sim, secs)
 
 
+def band_candidates(
+    fps: np.ndarray, empty: np.ndarray, texts: Sequence[str], verifier: MinHashVerifier
+) -> Candidates:
+    """Pairs sharing a MinHash LSH band key (the Deduplicator's default design), verified."""
+    from neardup.dedup.candidates import BandCandidates
+
+    t0 = time.perf_counter()
+    keep = np.flatnonzero(~np.asarray(empty, dtype=bool))
+    sk = np.asarray(verifier.sketch_many([texts[d] for d in keep.tolist()]))
+    i, j, d = BandCandidates().pairs(np.asarray(fps, np.uint64)[keep], sk)
+    sim = verifier.similarity(sk[i], sk[j])
+    secs = {"pairs+verify": time.perf_counter() - t0}
+    return Candidates(len(fps), keep[i], keep[j], d, sim, secs)
+
+
 def anchor_module(name: str) -> Any:
     """Import an anchor library of the ``bench`` extra, or say how to install it."""
     import importlib
@@ -156,7 +176,7 @@ def minhash_lsh(
             if other != idx:
                 ei.append(idx)
                 ej.append(int(other))
-    return components(len(texts), ei, ej)
+    return connected_components(len(texts), ei, ej)
 
 
 MethodFn = Callable[[Sequence[str]], IntArr]

@@ -19,12 +19,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
+from neardup.dedup.clusters import connected_components
 from neardup.eval.groundtruth import GroundTruth
 
-__all__ = ["Scores", "adjusted_rand_index", "components", "pairs_to_labels", "score"]
+__all__ = ["Scores", "adjusted_rand_index", "score"]
 
 IntArr = npt.NDArray[np.int64]
 
@@ -46,25 +45,6 @@ class Scores:
     def as_dict(self) -> dict[str, float | int]:
         """Plain dict, for tables and JSON."""
         return asdict(self)
-
-
-def components(n: int, i: npt.ArrayLike, j: npt.ArrayLike) -> IntArr:
-    """Connected-component labels of an undirected graph on ``n`` nodes given edge lists.
-
-    >>> components(5, [0, 3], [1, 4]).tolist()
-    [0, 0, 1, 2, 2]
-    """
-    ia = np.asarray(i, dtype=np.int64)
-    ja = np.asarray(j, dtype=np.int64)
-    if len(ia) != len(ja):
-        raise ValueError(f"edge arrays differ in length: {len(ia)} vs {len(ja)}")
-    graph = sp.coo_matrix((np.ones(len(ia), dtype=np.int8), (ia, ja)), shape=(n, n))
-    _, labels = connected_components(graph, directed=False)
-    out: IntArr = labels.astype(np.int64)
-    return out
-
-
-pairs_to_labels = components
 
 
 def _comb2(x: npt.NDArray[np.int64]) -> int:
@@ -119,7 +99,7 @@ def score(labels: npt.ArrayLike, gt: GroundTruth, subset: npt.ArrayLike | None =
     precision = correct / predicted if predicted else 1.0
     recall = found / len(must) if len(must) else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    truth = components(gt.n, must[:, 0], must[:, 1])
+    truth = connected_components(gt.n, must[:, 0], must[:, 1])
     return Scores(
         precision=precision,
         recall=recall,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from neardup.verify import is_cjk_text
+from neardup.features.extract import text_is_cjk
 
 __all__ = ["BUCKETS", "EDIT_KINDS", "PlantedSet", "length_bucket", "perturb", "plant_copies"]
 
@@ -70,7 +70,7 @@ def length_bucket(text: str) -> str:
 
 
 def _units(text: str) -> list[list[str]]:
-    if is_cjk_text(text):
+    if text_is_cjk(text):
         return [[c, ""] for c in text]
     parts = re.split(r"(\s+)", text)
     if parts and parts[0] == "":
@@ -100,7 +100,7 @@ def _edit_units(text: str, kind: str, rate: float, rng: np.random.Generator) -> 
         return text
     vocab = [u[0] for u in units]
     k = _count(rate, n)
-    sep = "" if is_cjk_text(text) else " "
+    sep = "" if text_is_cjk(text) else " "
     if kind == "insert":
         for _ in range(k):
             units.insert(int(rng.integers(0, len(units) + 1)), [vocab[int(rng.integers(n))], sep])
@@ -132,12 +132,12 @@ def _move_sentences(text: str, rate: float, rng: np.random.Generator) -> str:
     for _ in range(_count(rate, len(sents))):
         s = sents.pop(int(rng.integers(len(sents))))
         sents.insert(int(rng.integers(len(sents) + 1)), s)
-    joiner = "" if is_cjk_text(text) else " "
+    joiner = "" if text_is_cjk(text) else " "
     return joiner.join(sents)
 
 
 def _boilerplate(text: str, rate: float, rng: np.random.Generator) -> str:
-    pool = _BOILER_ZH if is_cjk_text(text) else _BOILER_EN
+    pool = _BOILER_ZH if text_is_cjk(text) else _BOILER_EN
     budget = max(1, round(rate * len(text)))
     lines: list[str] = []
     while sum(len(x) for x in lines) < budget:
@@ -148,7 +148,7 @@ def _boilerplate(text: str, rate: float, rng: np.random.Generator) -> str:
 
 
 def _rewrap(text: str, rate: float, rng: np.random.Generator) -> str:
-    if is_cjk_text(text):
+    if text_is_cjk(text):
         chars = list(text)
         for p in rng.choice(len(chars), size=_count(rate, len(chars)), replace=False).tolist():
             chars[p] = chars[p] + "\n"

@@ -18,18 +18,26 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from neardup._atomic import atomic_write
+from neardup._params import FrozenParams
 from neardup.features.normalize import prepare_text
 from neardup.hashing import key_of
 
 HEADER = "# neardup idf table v1"
 
 
-class IdfTable:
-    """Feature -> IDF weights, looked up by 64-bit feature key inside the kernels."""
+class IdfTable(FrozenParams):
+    """Feature -> IDF weights, looked up by 64-bit feature key inside the kernels.
+
+    Read-only after construction: its :attr:`digest` is part of the config id of every
+    Fingerprinter that uses it. (The key/value arrays stay writable numpy arrays because the
+    compiled kernels are specialised on writable arrays; do not write into them.)
+    """
 
     def __init__(
         self,
@@ -47,7 +55,7 @@ class IdfTable:
             )
         if not math.isfinite(default) or default < 0:
             raise ValueError(f"default IDF must be finite and >= 0, got {default}")
-        self.idf_ = values
+        self.idf_: Mapping[str, float] = MappingProxyType(values)
         self.default_ = float(default)
         self.n_docs_ = n_docs
         self.analyzer_ = analyzer  # e.g. "word" or "shingle:3": features the table is about
@@ -56,6 +64,16 @@ class IdfTable:
         order = np.argsort(keys, kind="stable")
         self.keys_ = keys[order]
         self.values_ = vals[order]
+        self._freeze()
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's arguments (``idf`` as a read-only mapping)."""
+        return {
+            "idf": self.idf_,
+            "default": self.default_,
+            "n_docs": self.n_docs_,
+            "analyzer": self.analyzer_,
+        }
 
     @classmethod
     def fit(
@@ -84,7 +102,12 @@ class IdfTable:
     def from_document_frequencies(
         cls, df: Mapping[str, int], n_docs: int, *, min_df: int = 1, analyzer: str | None = None
     ) -> IdfTable:
-        """Build from document frequencies counted elsewhere (e.g. by a Spark job)."""
+        """Build from document frequencies counted elsewhere (e.g. by a distributed job).
+
+        >>> t = IdfTable.from_document_frequencies({"oil": 3, "rare": 1}, 3, min_df=2)
+        >>> sorted(t.idf_), round(t["oil"], 3), round(t["rare"], 3)
+        (['oil'], 1.0, 2.386)
+        """
         idf = {f: math.log((1 + n_docs) / (1 + c)) + 1 for f, c in df.items() if c >= min_df}
         return cls(idf, default=math.log(1 + n_docs) + 1, n_docs=n_docs, analyzer=analyzer)
 
@@ -101,6 +124,12 @@ class IdfTable:
             if word:
                 idf.setdefault(prepare_text(word), float(value))
         return cls(idf, default=float(np.median(list(idf.values()))), analyzer="word")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "idf_": dict(self.idf_)}  # a mappingproxy cannot be pickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, idf_=MappingProxyType(state["idf_"]))
 
     def __getitem__(self, feature: str) -> float:
         return self.idf_.get(feature, self.default_)

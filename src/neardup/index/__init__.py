@@ -1,4 +1,4 @@
-"""Exact Hamming-distance search over 64-bit fingerprints: index, self-join, table designs.
+"""Exact Hamming-distance search over 64- or 128-bit fingerprints: index, self-join, designs.
 
 Depends only on numpy and numba; kernels compile on first use (and are cached on disk), not
 at import.
@@ -14,19 +14,18 @@ at import.
 from __future__ import annotations
 
 from neardup.index.design import TableDesign, auto_design
-from neardup.index.hamming_index import HammingIndex, Matches
+from neardup.index.hamming_index import HammingIndex
 from neardup.index.join import all_pairs, duplicate_groups
+from neardup.index.results import Matches, Pairs
 from neardup.index.storage import IndexFormatError
-from neardup.index.wide import WideHammingIndex, all_pairs_128
 
 __all__ = [
     "HammingIndex",
     "IndexFormatError",
     "Matches",
+    "Pairs",
     "TableDesign",
-    "WideHammingIndex",
     "all_pairs",
-    "all_pairs_128",
     "auto_design",
     "duplicate_groups",
 ]

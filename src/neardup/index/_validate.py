@@ -40,10 +40,22 @@ def _array(values: Any, what: str) -> npt.NDArray[Any]:
     return np.asarray(values)
 
 
+def check_bits(bits: Any) -> int:
+    """The fingerprint width: 64 or 128."""
+    if isinstance(bits, bool) or bits not in (64, 128):
+        raise ValueError(f"bits must be 64 or 128, got {bits!r}")
+    return int(bits)
+
+
 def as_fingerprints(values: Any, bits: int = 64) -> npt.NDArray[np.uint64]:
-    """A 1-D uint64 array of fingerprints, or a ValueError/TypeError naming what to pass."""
-    if bits != 64:
-        raise NotImplementedError(f"bits={bits} is not supported; only 64-bit fingerprints")
+    """Fingerprints as uint64: ``(n,)`` for 64 bits, ``(n, 2)`` ``[hi, lo]`` for 128 bits, or a
+    ValueError/TypeError naming what to pass.
+
+    >>> as_fingerprints([(1 << 64) | 2, [3, 4]], bits=128).tolist()
+    [[1, 2], [3, 4]]
+    """
+    if check_bits(bits) == 128:
+        return _as_fingerprints_128(values)
     arr = _array(values, "fingerprints")
     if arr.ndim != 1:
         raise ValueError(f"fingerprints must be 1-D (one uint64 per row), got shape {arr.shape}")
@@ -65,6 +77,34 @@ def as_fingerprints(values: Any, bits: int = 64) -> npt.NDArray[np.uint64]:
         f"fingerprints must be uint64 (or non-negative ints), got dtype {arr.dtype}; "
         "pass np.asarray(fps, dtype=np.uint64)"
     )
+
+
+def _as_fingerprints_128(values: Any) -> npt.NDArray[np.uint64]:
+    if isinstance(values, np.ndarray):
+        if values.ndim != 2 or values.shape[1] != 2:
+            raise ValueError(
+                f"128-bit fingerprints must have shape (n, 2) [hi, lo], got {values.shape}"
+            )
+        if values.size and values.dtype != np.uint64:
+            raise TypeError(
+                f"128-bit fingerprints must be uint64 [hi, lo] pairs, got dtype {values.dtype}"
+            )
+        return np.ascontiguousarray(values, dtype=np.uint64)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(
+            "128-bit fingerprints must be an (n, 2) uint64 array or a sequence of "
+            f"ints, got {type(values).__name__}"
+        )
+    out = np.zeros((len(values), 2), np.uint64)
+    for row, v in enumerate(values):
+        if isinstance(v, (tuple, list, np.ndarray)) and len(v) == 2:
+            v = (int(v[0]) << 64) | int(v[1])
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 2**128:
+            raise ValueError(
+                f"128-bit fingerprints must be ints in [0, 2**128) or [hi, lo] pairs, got {v!r}"
+            )
+        out[row] = (int(v) >> 64, int(v) & (2**64 - 1))
+    return out
 
 
 def as_ids(values: Any, n: int) -> npt.NDArray[np.int64]:

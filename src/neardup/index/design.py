@@ -179,13 +179,13 @@ class TableDesign:
         )
 
 
-def candidate_designs(k: int) -> list[TableDesign]:
-    """Every design with at most ``MAX_TABLES`` tables for distance ``k``."""
+def candidate_designs(k: int, bits: int = BITS) -> list[TableDesign]:
+    """Every design with at most ``MAX_TABLES`` tables for distance ``k`` over ``bits`` bits."""
     out = []
-    for b in range(1, min(BITS, 2 * k + 6) + 1):
+    for b in range(1, min(bits, 2 * k + 6) + 1):
         for s in range(1, b + 1):
             if math.comb(b, s) <= MAX_TABLES and (b > 1 or k == 0):
-                out.append(TableDesign(k=k, blocks=b, key_blocks=s))
+                out.append(TableDesign(k=k, blocks=b, key_blocks=s, bits=bits))
     return out
 
 

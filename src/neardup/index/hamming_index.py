@@ -14,65 +14,47 @@ and expiry clear ``alive`` (tombstones); :meth:`HammingIndex.compact` rewrites e
 >>> m = index.search(np.array([0, 2**63 + 1], dtype=np.uint64))
 >>> m.query.tolist(), m.id.tolist(), m.distance.tolist()
 ([0, 0, 0, 1, 1, 1], [11, 12, 10, 12, 10, 11], [1, 1, 3, 1, 3, 3])
+
+``bits=128`` is the same class and API over ``(n, 2)`` ``[hi, lo]`` fingerprints: the index
+holds a :class:`~neardup.index.wide.HalvesIndex` (two 64-bit indexes) and every method
+delegates to it (see :mod:`neardup.index.wide`).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.index import kernels
-from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, check_k
+from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, check_bits, check_k
 from neardup.index.design import DEFAULT_MEMORY_BUDGET, TableDesign, auto_design
+from neardup.index.results import Matches
 from neardup.index.store import IdIndex, Store
 from neardup.index.tables import StaticTables
+from neardup.index.wide import MAX_K as MAX_K_128
+from neardup.index.wide import HalvesIndex
 
 I64 = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True)
-class Matches:
-    """Search results as parallel arrays, sorted by (query, distance, id)."""
-
-    query: I64
-    id: I64
-    distance: I64
-
-    def __len__(self) -> int:
-        return int(self.query.shape[0])
-
-    def for_query(self, row: int) -> list[tuple[int, int]]:
-        """``(id, distance)`` pairs of one query row."""
-        lo, hi = np.searchsorted(self.query, [row, row + 1])
-        return list(zip(self.id[lo:hi].tolist(), self.distance[lo:hi].tolist(), strict=False))
-
-
 class HammingIndex:
-    """Exact Hamming-distance index over 64-bit fingerprints.
+    """Exact Hamming-distance index over 64- or 128-bit fingerprints.
 
     Parameters (keyword-only): ``k`` the largest distance the tables are built for;
-    ``bits`` must be 64; ``design`` ``"auto"`` (cost model from ``expected_n``/size, ``k``,
-    ``memory_budget``), a :class:`TableDesign`, or an int number of blocks (Manku tables);
+    ``bits`` 64 (uint64 fingerprints, ``k <= 63``) or 128 (``(n, 2)`` uint64 ``[hi, lo]`` or
+    ints below ``2**128``, ``k <= 127``; two 64-bit halves searched at ``k // 2``, with the
+    other parameters applying to each half); ``design`` ``"auto"`` (cost model from
+    ``expected_n``/size, ``k``, ``memory_budget``), a :class:`TableDesign`, or an int number of
+    blocks (Manku tables);
     ``buffer_size`` rows scanned by brute force before they become a run; ``merge_factor``
     size ratio at which runs merge.
 
     ``search`` with ``k`` above the index's ``k`` works by probing a larger radius; it raises
     ``ValueError`` when that would need more than 200 000 probes per table.
-
-    ``bits=128`` gives a :class:`~neardup.index.wide.WideHammingIndex` (same methods;
-    fingerprints as ``(n, 2)`` uint64 ``[hi, lo]``; two 64-bit halves searched at ``k // 2``).
     """
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> HammingIndex:
-        if cls is HammingIndex and kwargs.get("bits", 64) == 128:
-            from neardup.index.wide import WideHammingIndex
-
-            return super().__new__(WideHammingIndex)
-        return super().__new__(cls)
 
     def __init__(
         self,
@@ -85,15 +67,28 @@ class HammingIndex:
         buffer_size: int = 2048,
         merge_factor: int = 4,
     ) -> None:
-        if bits != 64:
-            raise ValueError(f"bits must be 64 or 128, got {bits!r}")
-        self.k = check_k(k)
-        self.bits = bits
+        self.bits = check_bits(bits)
+        self.k = check_k(k, MAX_K_128 if self.bits == 128 else 63)
         self.design = design
         self.memory_budget = int(memory_budget)
         self.expected_n = expected_n
         self.buffer_size = max(1, int(buffer_size))
         self.merge_factor = max(2, int(merge_factor))
+        self._wide: HalvesIndex | None = None
+        if self.bits == 128:
+
+            def half() -> HammingIndex:
+                return HammingIndex(
+                    k=self.k // 2,
+                    design=design,
+                    memory_budget=memory_budget,
+                    expected_n=expected_n,
+                    buffer_size=buffer_size,
+                    merge_factor=merge_factor,
+                )
+
+            self._wide = HalvesIndex(self.k, half(), half())
+            design = "auto"  # the halves own the table designs
         self.design_ = self._fixed_design(design)
         self._designed_for = 0
         self._store = Store()
@@ -134,11 +129,18 @@ class HammingIndex:
         return self.design_
 
     # ----------------------------------------------------------------- writes
-    def add(self, ids: Any, fingerprints: Any, timestamps: Any = None) -> None:
-        """Add rows; ``ids`` int64 (unique, not yet present), ``fingerprints`` uint64."""
+    def add(
+        self,
+        ids: npt.ArrayLike,
+        fingerprints: npt.ArrayLike,
+        timestamps: npt.ArrayLike | None = None,
+    ) -> None:
+        """Add rows; ``ids`` int64 (unique, not yet present), ``fingerprints`` of ``bits``."""
         fps = as_fingerprints(fingerprints, self.bits)
         ids_arr = as_ids(ids, fps.shape[0])
         ts = None if timestamps is None else as_timestamps(timestamps, fps.shape[0])
+        if self._wide is not None:
+            return self._wide.add(ids_arr, fps, ts)
         if fps.shape[0] == 0:
             return
         if self._store.n + fps.shape[0] >= 2**32:
@@ -160,6 +162,8 @@ class HammingIndex:
 
     def flush(self) -> None:
         """Turn the buffer into a run and merge runs of similar size."""
+        if self._wide is not None:
+            return self._wide.flush()
         n = self._store.n
         if n > self._indexed:
             self._runs.append(self._build(self._indexed, n))
@@ -179,8 +183,10 @@ class HammingIndex:
         positions = (np.flatnonzero(alive) + lo).astype(np.uint32)
         return lo, hi, StaticTables.build(design, self._store.fps, positions)
 
-    def remove(self, ids: Any, *, missing_ok: bool = False) -> int:
+    def remove(self, ids: npt.ArrayLike, *, missing_ok: bool = False) -> int:
         """Remove rows by id; returns how many were removed. Unknown ids raise ``KeyError``."""
+        if self._wide is not None:
+            return self._wide.remove(ids, missing_ok=missing_ok)
         arr = np.atleast_1d(np.asarray(ids))
         if arr.size and arr.dtype.kind not in "iu":
             raise TypeError(f"ids must be integers, got dtype {arr.dtype}")
@@ -197,6 +203,8 @@ class HammingIndex:
 
     def expire(self, before_timestamp: int) -> int:
         """Remove rows whose timestamp is older than ``before_timestamp``; returns the count."""
+        if self._wide is not None:
+            return self._wide.expire(before_timestamp)
         ts = self._store.ts
         if ts is None:
             return 0
@@ -211,6 +219,8 @@ class HammingIndex:
 
     def compact(self) -> None:
         """Drop dead rows from the store and rebuild all tables as one run."""
+        if self._wide is not None:
+            return self._wide.compact()
         self._store = self._store.compacted()
         self._ids.rebuild(self._store)
         self._runs = []
@@ -221,11 +231,13 @@ class HammingIndex:
 
     # ----------------------------------------------------------------- reads
     def __len__(self) -> int:
-        return self._store.live
+        return self._store.live if self._wide is None else len(self._wide)
 
-    def search(self, fingerprints: Any, k: int | None = None) -> Matches:
+    def search(self, fingerprints: npt.ArrayLike, k: int | None = None) -> Matches:
         """Every live row within ``k`` (default: the index's k) of each query."""
         queries = as_fingerprints(fingerprints, self.bits)
+        if self._wide is not None:
+            return self._wide.search(queries, self.k if k is None else check_k(k, MAX_K_128))
         k = self.k if k is None else check_k(k)
         parts = [run.search(queries, k, self._store.alive) for _, _, run in self._runs]
         if self._store.n > self._indexed:
@@ -243,8 +255,7 @@ class HammingIndex:
                 )
             )
         if not parts:
-            empty = np.zeros(0, np.int64)
-            return Matches(empty, empty.copy(), empty.copy())
+            return Matches.empty()
         qrow = np.concatenate([p[0] for p in parts])
         pos = np.concatenate([p[1] for p in parts])
         dist = np.concatenate([p[2] for p in parts])
@@ -252,21 +263,31 @@ class HammingIndex:
         order = np.lexsort((ids, dist, qrow))
         return Matches(qrow[order], ids[order], dist[order])
 
+    def _stored_fingerprints(self, ids: I64) -> npt.NDArray[np.uint64]:
+        """Fingerprints of stored ``ids`` (all present) of a 64-bit index."""
+        return self._store.fps_[self._ids.lookup(ids, self._store)]
+
     def query(
         self, fingerprint: int | np.integer[Any], k: int | None = None
     ) -> list[tuple[int, int]]:
-        """``(id, distance)`` of every row within ``k`` of one fingerprint, nearest first."""
+        """``(id, distance)`` of every row within ``k`` of one fingerprint, nearest first.
+
+        A 128-bit fingerprint is an int below ``2**128``."""
         if isinstance(fingerprint, (np.ndarray, list, tuple)):
             raise TypeError("query() takes one fingerprint; use search() for many")
         return self.search(as_fingerprints([fingerprint], self.bits), k).for_query(0)
 
     def __contains__(self, id_: object) -> bool:
+        if self._wide is not None:
+            return id_ in self._wide
         if not isinstance(id_, (int, np.integer)):
             return False
         return bool(self._ids.lookup(np.array([id_], np.int64), self._store)[0] >= 0)
 
     def describe(self) -> dict[str, Any]:
-        """Design, cost-model figures and memory use."""
+        """Design, cost-model figures and memory use (per half for 128 bits)."""
+        if self._wide is not None:
+            return self._wide.describe()
         design = self.design_ or self._current_design()
         n = max(self._store.live, 1)
         cost = design.cost(n)
@@ -292,6 +313,8 @@ class HammingIndex:
         }
 
     def __repr__(self) -> str:
+        if self._wide is not None:
+            return f"HammingIndex(k={self.k}, bits=128, live={len(self)})"
         d = self.describe()
         return (
             f"HammingIndex(k={self.k}, live={d['live']}, tables={d['tables']}, "
@@ -300,6 +323,8 @@ class HammingIndex:
 
     def memory_bytes(self) -> int:
         """Bytes held by the store, id index and tables."""
+        if self._wide is not None:
+            return self._wide.memory_bytes()
         s = self._store
         total = s.ids_.nbytes + s.fps_.nbytes + s.alive_.nbytes
         total += 0 if s.ts_ is None else s.ts_.nbytes
@@ -312,6 +337,8 @@ class HammingIndex:
         """Write the index to directory ``path`` atomically (see :mod:`neardup.index.storage`)."""
         from neardup.index import storage
 
+        if self._wide is not None:
+            return self._wide.save(path)
         self.flush()
         if self._ids.recent:
             self._ids.rebuild(self._store)  # the saved id index is the sorted part only

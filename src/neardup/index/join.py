@@ -20,19 +20,30 @@ only for large ``k``) do not split hot buckets.
 >>> i, j, d = all_pairs(np.array([5, 4, 5, 2**63], dtype=np.uint64), k=1)
 >>> i.tolist(), j.tolist(), d.tolist()
 ([0, 0, 1], [1, 2, 2], [1, 0, 1])
+
+128-bit fingerprints (``(n, 2)`` ``[hi, lo]``) are joined per half at ``k // 2`` and verified on
+both halves (see :mod:`neardup.index.wide`); the result type is the same :class:`Pairs`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.index import join_kernels, kernels
-from neardup.index._validate import as_fingerprints, check_k
-from neardup.index.design import TableDesign, probes_per_table
+from neardup.index._validate import as_fingerprints, check_bits, check_k
+from neardup.index.design import (
+    MAX_PROBES_PER_TABLE,
+    TableDesign,
+    candidate_designs,
+    probes_per_table,
+)
+from neardup.index.results import Pairs
 from neardup.index.tables import StaticTables, dedup_masks
+from neardup.index.wide import MAX_K as MAX_K_128
+from neardup.index.wide import distance_128, unique_pairs
 
 I64 = npt.NDArray[np.int64]
 _BRUTE_MAX = 64
@@ -40,25 +51,24 @@ _HOT = 2048  # buckets above this many distinct values are joined recursively
 
 
 def join_design(n: int, k: int, bits: int = 64) -> TableDesign:
-    """Design for a self-join over the low ``bits`` bits, scored by bucket visits and pair
-    checks per table."""
-    best: tuple[float, TableDesign] | None = None
-    for b in range(1 if k == 0 else 2, min(bits, 2 * k + 6) + 1):
-        for s in range(1, b + 1):
-            d = TableDesign(k=k, blocks=b, key_blocks=s, bits=bits)
-            if d.tables > 64:
-                continue
-            q = d.offset_bits(n)
-            beta = n / 2**q
-            probes = probes_per_table(q, d.radius)
-            if probes > 5000:
-                continue
-            cost = d.tables * (n * 2.0 + 2**q * probes * 0.2 + n * beta * probes * 0.5)
-            if best is None or cost < best[0]:
-                best = (cost, d)
-    if best is None:  # pragma: no cover
+    """The candidate design (:func:`~neardup.index.design.candidate_designs`) cheapest for a
+    self-join over the low ``bits`` bits: a join pays per table for its entries, its bucket
+    visits and its pair checks, where a search pays per probe."""
+
+    def join_cost(d: TableDesign) -> float:
+        q = d.offset_bits(n)
+        probes = probes_per_table(q, d.radius)
+        if probes > MAX_PROBES_PER_TABLE:
+            return math.inf
+        pairs_per_probe = n * (n / 2**q)
+        return float(d.tables * (n * 2.0 + 2**q * probes * 0.2 + pairs_per_probe * probes * 0.5))
+
+    designs = candidate_designs(k, bits)
+    costs = [join_cost(d) for d in designs]
+    best = int(np.argmin(costs))  # the first of equally cheap designs, in enumeration order
+    if not math.isfinite(costs[best]):  # pragma: no cover
         raise ValueError(f"no join design for k={k}")
-    return best[1]
+    return designs[best]
 
 
 def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], I64]:
@@ -80,7 +90,7 @@ def sort_with_order(fps: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64]
     return keys, pos.astype(np.int64)
 
 
-def duplicate_groups(fingerprints: Any) -> tuple[npt.NDArray[np.uint64], I64, I64]:
+def duplicate_groups(fingerprints: npt.ArrayLike) -> tuple[npt.NDArray[np.uint64], I64, I64]:
     """``(values, inverse, counts)``: distinct fingerprints (ascending), each input's group,
     group sizes. The compact answer for big groups of identical fingerprints.
 
@@ -157,14 +167,30 @@ def _hot_bucket_pairs(
     return pos[a[keep]].astype(np.int64), pos[b[keep]].astype(np.int64), d[keep]
 
 
-def all_pairs(fingerprints: Any, k: int = 3) -> tuple[I64, I64, I64]:
+def all_pairs(fingerprints: npt.ArrayLike, k: int = 3, *, bits: int | None = None) -> Pairs:
     """``(i, j, distance)``: every pair ``i < j`` of input positions within ``k``, once each.
 
-    Sorted by ``(i, j)``; identical fingerprints pair at distance 0.
+    Sorted by ``(i, j)``; identical fingerprints pair at distance 0. ``bits`` is 64 (uint64
+    fingerprints) or 128 (``(n, 2)`` ``[hi, lo]`` or ints below ``2**128``); by default 128 for
+    a 2-D array, else 64.
     """
+    if bits is None:
+        bits = 128 if isinstance(fingerprints, np.ndarray) and fingerprints.ndim == 2 else 64
+    fps = as_fingerprints(fingerprints, check_bits(bits))
+    if bits == 128:
+        return _all_pairs_128(fps, check_k(k, MAX_K_128))
     k = check_k(k)
-    values, order, starts = _groups(as_fingerprints(fingerprints))
+    values, order, starts = _groups(fps)
     a, b, dist = _distinct_pairs(values, k, presorted=True)
     i, j, d = join_kernels.expand_pairs(a, b, dist, order, starts, np.diff(starts))
     sort = np.lexsort((j, i))
-    return i[sort], j[sort], d[sort]
+    return Pairs(i[sort], j[sort], d[sort])
+
+
+def _all_pairs_128(fps: npt.NDArray[np.uint64], k: int) -> Pairs:
+    """Pigeonhole on the two halves: a pair within ``k`` has one half within ``k // 2``."""
+    parts = [all_pairs(fps[:, half], k=min(k // 2, 63)) for half in (0, 1)]
+    i, j = unique_pairs(np.concatenate([p.i for p in parts]), np.concatenate([p.j for p in parts]))
+    d = distance_128(fps[i], fps[j])
+    ok = d <= k
+    return Pairs(i[ok], j[ok], d[ok])

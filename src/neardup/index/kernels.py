@@ -1,11 +1,11 @@
-"""Numba kernels: permutation, bucketed table build, batched probe search, join.
+"""Index kernels: permutation, bucketed table build, batched probe search.
 
-All kernels are ``@njit(cache=True, nogil=True)``: compiled on first call (then cached on
-disk, so a second process starts warm), never at import time. Arithmetic stays in uint64:
-mixing uint64 with int64 in numba silently goes through float64.
-
-A table's permutation is given per block as ``(rshift, mask, lshift)``: the block
-``(x >> rshift) & mask`` lands at ``<< lshift`` in the permuted word.
+They run in C (``_csrc/index.c``, built at install time, nothing compiles at run time) or,
+without the extension, in numba (:mod:`neardup._numba.index`, compiled on first use and cached
+on disk). Arithmetic stays in uint64. A table's permutation is given per block as
+``(rshift, mask, lshift)``: the block ``(x >> rshift) & mask`` lands at ``<< lshift`` in the
+permuted word. Tables: keys uint64 and positions uint32 of shape (tables, n), offsets uint32 of
+shape (tables, 2**q + 1).
 """
 
 from __future__ import annotations
@@ -13,70 +13,40 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+
+from neardup._backend import kernels
+
+__all__ = [
+    "bucket_segments",
+    "collect",
+    "offsets_from_sorted",
+    "scan_range",
+    "scatter_top",
+    "scatter_top_all",
+    "search_tables",
+    "top_counts",
+    "top_counts_all",
+]
+
+_k: Any = kernels("index")
+bucket_segments = _k.bucket_segments
+offsets_from_sorted = _k.offsets_from_sorted
+search_tables = _k.search_tables
+scan_range = _k.scan_range
 
 
-@intrinsic
-def _ctpop(typingctx: Any, x: Any) -> Any:
-    sig = types.uint64(types.uint64)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
-        return builder.call(fn, [args[0]])
-
-    return sig, codegen
-
-
-@njit(cache=True, nogil=True)
-def popcount(x: np.uint64) -> np.int64:
-    return np.int64(_ctpop(np.uint64(x)))  # type: ignore[call-arg]
-
-
-@njit(cache=True, nogil=True)
-def reported_by_earlier_table(diff: np.uint64, dedup: Any, t: int, radius: int) -> bool:
-    """Whether a pair found in table ``t`` (key bits differing in ``diff``) was already found
-    in an earlier table: the rule that reports every pair exactly once, without a hash set."""
-    for u in range(t):  # noqa: SIM110 - numba compiles no generator expressions
-        if popcount(diff & dedup[t, u]) <= radius:
-            return True
-    return False
-
-
-@njit(cache=True, nogil=True)
-def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
-    out = np.uint64(0)
-    for i in range(rsh.shape[1]):
-        out |= ((x >> rsh[t, i]) & msk[t, i]) << lsh[t, i]
-    return out
-
-
-@njit(cache=True, nogil=True)
 def top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
     """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``."""
-    shift = np.uint64(64 - top)
-    counts = np.zeros((1 << top) + 1, np.int64)
-    for i in range(positions.shape[0]):
-        counts[np.int64(permute(fps[positions[i]], rsh, msk, lsh, t) >> shift) + 1] += 1
-    for g in range(1 << top):
-        counts[g + 1] += counts[g]
+    counts = np.empty((1 << top) + 1, np.int64)
+    _k.top_counts(fps, positions, rsh, msk, lsh, t, top, counts)
     return counts
 
 
-@njit(cache=True, nogil=True)
 def top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
     """:func:`top_counts` over every row (no position array to allocate)."""
-    shift = np.uint64(64 - top)
-    counts = np.zeros((1 << top) + 1, np.int64)
-    for i in range(fps.shape[0]):
-        counts[np.int64(permute(fps[i], rsh, msk, lsh, t) >> shift) + 1] += 1
-    for g in range(1 << top):
-        counts[g + 1] += counts[g]
-    return counts
+    return top_counts(fps, None, rsh, msk, lsh, t, top)
 
 
-@njit(cache=True, nogil=True)
 def scatter_top(
     fps: Any,
     positions: Any,
@@ -94,101 +64,21 @@ def scatter_top(
     Straight from the store into the table (stable, streaming into ``2**top`` fronts): no
     full-size scratch, so a 10^8-row build stays within memory.
     """
-    shift = np.uint64(64 - top)
-    nxt = starts.copy()
-    for i in range(positions.shape[0]):
-        p = positions[i]
-        key = permute(fps[p], rsh, msk, lsh, t)
-        g = np.int64(key >> shift)
-        j = nxt[g]
-        nxt[g] = j + 1
-        keys[j] = key
-        pos[j] = p
+    _k.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys, pos)
 
 
-@njit(cache=True, nogil=True)
 def scatter_top_all(
     fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any, keys: Any, pos: Any
 ) -> None:
     """:func:`scatter_top` over every row."""
-    shift = np.uint64(64 - top)
-    nxt = starts.copy()
-    for i in range(fps.shape[0]):
-        key = permute(fps[i], rsh, msk, lsh, t)
-        g = np.int64(key >> shift)
-        j = nxt[g]
-        nxt[g] = j + 1
-        keys[j] = key
-        pos[j] = i
-
-
-@njit(cache=True, nogil=True)
-def bucket_segments(keys: Any, pos: Any, q: int, top: int, starts: Any, offsets: Any) -> None:
-    """Finish bucketing on the top ``q`` bits, given groups on the top ``top`` bits.
-
-    Each group is counting-sorted on the remaining ``q - top`` bits through a group-sized
-    scratch buffer (cache-resident for random keys). Order within a bucket is unspecified.
-    """
-    n = keys.shape[0]
-    ng = 1 << top
-    low = q - top
-    if low == 0:
-        for g in range(ng + 1):
-            offsets[g] = starts[g]
-        return
-    biggest = 0
-    for g in range(ng):
-        biggest = max(biggest, starts[g + 1] - starts[g])
-    tmp_keys = np.empty(biggest, np.uint64)
-    tmp_pos = np.empty(biggest, pos.dtype)
-    shift2 = np.uint64(64 - q)
-    lmask = np.uint64((1 << low) - 1)
-    local = np.zeros((1 << low) + 1, np.int64)
-    for g in range(ng):
-        lo = starts[g]
-        m = starts[g + 1] - lo
-        tmp_keys[:m] = keys[lo : lo + m]
-        tmp_pos[:m] = pos[lo : lo + m]
-        local[:] = 0
-        for j in range(m):
-            local[np.int64((tmp_keys[j] >> shift2) & lmask) + 1] += 1
-        base = g << low
-        acc = lo
-        for b in range(1 << low):
-            offsets[base + b] = acc
-            acc += local[b + 1]
-            local[b + 1] = offsets[base + b]
-        for j in range(m):
-            c = np.int64((tmp_keys[j] >> shift2) & lmask)
-            d = local[c + 1]
-            local[c + 1] = d + 1
-            keys[d] = tmp_keys[j]
-            pos[d] = tmp_pos[j]
-    offsets[1 << q] = n
-
-
-@njit(cache=True, nogil=True)
-def offsets_from_sorted(keys: Any, q: int, offsets: Any) -> None:
-    """Bucket starts of ``keys`` already sorted by their top ``q`` bits."""
-    shift = np.uint64(64 - q)
-    n = keys.shape[0]
-    b = 0
-    for i in range(n):
-        c = np.int64(keys[i] >> shift)
-        while b <= c:
-            offsets[b] = i
-            b += 1
-    while b < offsets.shape[0]:
-        offsets[b] = n
-        b += 1
+    _k.scatter_top(fps, None, rsh, msk, lsh, t, top, starts, keys, pos)
 
 
 def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[Any, Any, Any]:
     """Run a resumable kernel until done; concatenate its ``(a, b, distance)`` output.
 
     A kernel fills caller-given int64 buffers and, when they are full, returns
-    ``(rows written, unit to resume from)``: outputs never grow inside a hot loop (an array
-    reassigned in a numba loop costs reference counting on every iteration).
+    ``(rows written, unit to resume from)``: outputs never grow inside a hot loop.
     """
     parts: list[tuple[Any, Any, Any]] = []
     start = 0
@@ -207,106 +97,3 @@ def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[
     if len(parts) == 1:
         return parts[0]
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
-
-
-@njit(cache=True, nogil=True)
-def search_tables(
-    start: int,
-    queries: Any,
-    k: int,
-    keys: Any,
-    pos: Any,
-    offsets: Any,
-    q: int,
-    rsh: Any,
-    msk: Any,
-    lsh: Any,
-    probes: Any,
-    nprobes: int,
-    dedup: Any,
-    radius: int,
-    alive: Any,
-    out_q: Any,
-    out_p: Any,
-    out_d: Any,
-) -> tuple[int, int]:
-    """Matches of ``queries[start:]`` within ``k`` in one run's tables (see :func:`collect`).
-
-    A candidate met in table ``t`` is kept only if no earlier table ``u`` has it within the
-    probe radius on ``u``'s bucket bits (``dedup[t, u]`` is that mask in ``t``'s space), so
-    every position comes out once per query without a hash set.
-    """
-    ntab = keys.shape[0]
-    shift = np.uint64(64 - q)
-    cap = out_q.shape[0]
-    nkeys = np.int64(keys.shape[1])
-    nalive = np.int64(alive.shape[0])
-    pq = np.empty(ntab, np.uint64)
-    lo = np.empty((ntab, nprobes), np.int64)
-    hi = np.empty((ntab, nprobes), np.int64)
-    m = 0
-    for qi in range(start, queries.shape[0]):
-        m0 = m
-        x = queries[qi]
-        # phase 1: every bucket range first, so the offset loads overlap (memory-level parallelism)
-        for t in range(ntab):
-            px = permute(x, rsh, msk, lsh, t)
-            pq[t] = px
-            b0 = np.int64(px >> shift)
-            for pi in range(nprobes):
-                b = b0 ^ probes[pi]
-                # clamped: unverified files opened with verify=False must not crash a kernel
-                lo[t, pi] = min(np.int64(offsets[t, b]), nkeys)
-                hi[t, pi] = min(np.int64(offsets[t, b + 1]), nkeys)
-        # phase 2: scan and verify
-        for t in range(ntab):
-            px = pq[t]
-            for pi in range(nprobes):
-                for j in range(lo[t, pi], hi[t, pi]):
-                    diff = px ^ keys[t, j]
-                    d = popcount(diff)
-                    if d > k:
-                        continue
-                    if reported_by_earlier_table(diff, dedup, t, radius):
-                        continue
-                    p = np.int64(pos[t, j])
-                    if p >= nalive or alive[p] == 0:
-                        continue
-                    if m == cap:
-                        return m0, qi
-                    out_q[m] = qi
-                    out_p[m] = p
-                    out_d[m] = d
-                    m += 1
-    return m, queries.shape[0]
-
-
-@njit(cache=True, nogil=True)
-def scan_range(
-    start: int,
-    queries: Any,
-    k: int,
-    fps: Any,
-    lo: int,
-    hi: int,
-    alive: Any,
-    out_q: Any,
-    out_p: Any,
-    out_d: Any,
-) -> tuple[int, int]:
-    """Brute-force matches of ``queries[start:]`` among store positions ``[lo, hi)``."""
-    cap = out_q.shape[0]
-    m = 0
-    for qi in range(start, queries.shape[0]):
-        m0 = m
-        x = queries[qi]
-        for p in range(lo, hi):
-            d = popcount(x ^ fps[p])
-            if d <= k and alive[p] != 0:
-                if m == cap:
-                    return m0, qi
-                out_q[m] = qi
-                out_p[m] = p
-                out_d[m] = d
-                m += 1
-    return m, queries.shape[0]

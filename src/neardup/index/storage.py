@@ -168,9 +168,9 @@ def load_index(
     root = Path(path)
     manifest = _read_manifest(root)
     if manifest.get("bits") == 128:
-        from neardup.index.wide import WideHammingIndex
+        from neardup.index.wide import load_halves
 
-        return WideHammingIndex.load_wide(root, manifest, mmap=mmap, verify=verify)
+        return load_halves(cls, root, manifest, mmap=mmap, verify=verify)
     arrays = {
         name: _load_array(root, meta, mmap, verify) for name, meta in manifest["arrays"].items()
     }

@@ -1,5 +1,15 @@
 """Turn records into documents: pick id, text and timestamp fields, validate, skip or fail.
 
+Ids: a record whose id field is missing or ``null`` is referred to by its 0-based position
+(so a kept document's duplicates never get ``duplicate_of: null``); ids need not be unique, but
+:class:`ReadStats` counts the documents that share one so the CLI can warn (``duplicate_of``
+is ambiguous for them).
+
+Timestamps: ISO 8601 / date strings, or epoch numbers read in ``epoch_unit`` (``s``, ``ms``,
+``us``, or ``auto``: by magnitude, see :func:`parse_timestamp`). Non-finite values and dates
+outside years 1..9999 are bad rows (``--on-error``), so every timestamp fits a datetime and
+an int64 of microseconds.
+
 >>> stats = ReadStats()
 >>> rows = [("f:1", {"id": "a", "text": "hello"}), ("f:2", {"id": "b", "text": 3})]
 >>> [d.id for d in iter_documents(rows, on_error="skip", stats=stats)], stats.skipped
@@ -11,15 +21,29 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
+from array import array
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
+
+import numpy as np
 
 from neardup.io.readers import InputError, Record, Row
 
 OnError = Literal["fail", "skip"]
+EpochUnit = Literal["s", "ms", "us", "auto"]
+EPOCH_UNITS: tuple[EpochUnit, ...] = ("s", "ms", "us", "auto")
+_EPOCH_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+# auto: epoch seconds reach 1e11 only in year 5138, milliseconds 1e14 likewise; so a magnitude
+# below 1e11 is seconds, below 1e14 milliseconds, below 1e17 microseconds (any date after 1973)
+_AUTO_LIMITS: tuple[tuple[float, EpochUnit], ...] = ((1e11, "s"), (1e14, "ms"), (1e17, "us"))
+MIN_TIMESTAMP = -62135596800.0  # 0001-01-01T00:00:00Z
+MAX_TIMESTAMP = 253402300799.0  # 9999-12-31T23:59:59Z
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _TIME_FORMATS = ("%d-%b-%Y %H:%M:%S.%f", "%d-%b-%Y %H:%M:%S", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d")
 
@@ -36,17 +60,54 @@ class Document:
 
 @dataclass
 class ReadStats:
-    """Counts kept while reading; ``errors`` holds the first few skip messages."""
+    """Counts kept while reading; ``errors`` holds the first few skip messages.
+
+    ``reasons`` counts skips by message without its location, so "every row failed the same
+    way" shows; ``epoch_units`` counts how numeric timestamps were read; with ``track_ids`` the
+    ids are hashed so :meth:`shared_ids` can count the documents whose id is not unique.
+    """
 
     documents: int = 0
     skipped: int = 0
     bytes: int = 0
     errors: list[str] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)
+    epoch_units: Counter[str] = field(default_factory=Counter)
+    positional_ids: int = 0
+    track_ids: bool = False
+    id_hashes: array[int] = field(default_factory=lambda: array("q"))
 
-    def skip(self, message: str) -> None:
+    def skip(self, message: str, where: str = "") -> None:
         self.skipped += 1
         if len(self.errors) < 20:
             self.errors.append(message)
+        reason = (
+            message[len(where) + 2 :] if where and message.startswith(where + ": ") else message
+        )
+        if len(self.reasons) < 1000 or reason in self.reasons:
+            self.reasons[reason] += 1
+
+    def note_id(self, doc_id: Any) -> None:
+        try:
+            h = hash((type(doc_id).__name__, doc_id))
+        except TypeError:  # dict / list ids
+            h = hash(json.dumps(doc_id, sort_keys=True, default=str))
+        self.id_hashes.append(h)
+
+    def shared_ids(self) -> tuple[int, int]:
+        """(documents whose id another document also has, distinct such ids).
+
+        >>> s = ReadStats(track_ids=True)
+        >>> for i in ["a", "b", "a", 1, "1", {"x": 1}, {"x": 1}]:
+        ...     s.note_id(i)
+        >>> s.shared_ids()
+        (4, 2)
+        """
+        if not self.id_hashes:
+            return 0, 0
+        _, counts = np.unique(np.frombuffer(self.id_hashes, dtype=np.int64), return_counts=True)
+        shared = counts[counts > 1]
+        return int(shared.sum()), int(shared.size)
 
 
 def parse_window(value: str | float | int) -> float:
@@ -67,39 +128,53 @@ def parse_window(value: str | float | int) -> float:
     return seconds
 
 
-def parse_timestamp(value: Any) -> float:
+def parse_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> float:
     """Seconds since the epoch from a number, an ISO 8601 string or a Reuters-style date.
 
-    Naive datetimes are taken as UTC.
+    Naive datetimes are taken as UTC. Numbers (and numeric strings) count ``epoch_unit``s;
+    ``auto`` reads a magnitude below 1e11 as seconds, below 1e14 as milliseconds, below 1e17
+    as microseconds (ambiguous only for epoch seconds after the year 5138).
 
     >>> parse_timestamp("1970-01-02"), parse_timestamp(5)
     (86400.0, 5.0)
     >>> parse_timestamp("26-FEB-1987 15:01:01.79")
     541350061.79
+    >>> parse_timestamp(1700000000000, "auto"), parse_timestamp("1700000000", "auto")
+    (1700000000.0, 1700000000.0)
+    >>> parse_timestamp("nan")
+    Traceback (most recent call last):
+    ValueError: timestamp 'nan' is not a finite number; fix the value
     """
+    return read_timestamp(value, epoch_unit)[0]
+
+
+def read_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> tuple[float, str | None]:
+    """:func:`parse_timestamp` plus the unit a number was read in (None for dates)."""
+    if epoch_unit not in EPOCH_UNITS:
+        raise ValueError(f"epoch_unit must be one of {', '.join(EPOCH_UNITS)}, got {epoch_unit!r}")
     if isinstance(value, bool):
         raise ValueError(f"timestamp must be a number or a date string, got {value!r}")
-    if isinstance(value, int | float):
-        if not math.isfinite(value):
-            raise ValueError(f"timestamp must be finite, got {value!r}")
-        return float(value)
+    if isinstance(value, int | float | Decimal):
+        return _from_number(value, value, epoch_unit)
     if isinstance(value, dt.datetime):
-        return _epoch(value)
+        return _epoch(value), None
     if isinstance(value, dt.date):
-        return _epoch(dt.datetime(value.year, value.month, value.day))
+        return _epoch(dt.datetime(value.year, value.month, value.day)), None
     if isinstance(value, str):
         s = value.strip()
         try:
-            return float(s)
+            number = float(s)
         except ValueError:
             pass
+        else:
+            return _from_number(number, value, epoch_unit)
         try:
-            return _epoch(dt.datetime.fromisoformat(s.replace("Z", "+00:00")))
+            return _epoch(dt.datetime.fromisoformat(s.replace("Z", "+00:00"))), None
         except ValueError:
             pass
         for fmt in _TIME_FORMATS:
             try:
-                return _epoch(dt.datetime.strptime(s.title(), fmt))
+                return _epoch(dt.datetime.strptime(s.title(), fmt)), None
             except ValueError:
                 continue
     raise ValueError(
@@ -107,10 +182,35 @@ def parse_timestamp(value: Any) -> float:
     )
 
 
+def _from_number(number: float | int | Decimal, shown: Any, unit: EpochUnit) -> tuple[float, str]:
+    x = float(number)
+    if not math.isfinite(x):
+        raise ValueError(f"timestamp {shown!r} is not a finite number; fix the value")
+    if unit == "auto":
+        unit = next((u for limit, u in _AUTO_LIMITS if abs(x) < limit), "s")
+    seconds = x * _EPOCH_SCALE[unit]
+    if not MIN_TIMESTAMP <= seconds <= MAX_TIMESTAMP:
+        raise ValueError(
+            f"timestamp {shown!r} is out of range as epoch {unit} (years 1..9999); fix the "
+            "value, or pass --epoch-unit ms/us if it counts milliseconds/microseconds"
+        )
+    return seconds, unit
+
+
 def _epoch(t: dt.datetime) -> float:
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.UTC)
-    return round(t.timestamp(), 6)
+    seconds = round(t.timestamp(), 6)
+    if not MIN_TIMESTAMP <= seconds <= MAX_TIMESTAMP:  # a time zone pushed it past year 9999
+        raise ValueError(f"timestamp {t.isoformat()} is out of range (years 1..9999)")
+    return seconds
+
+
+def _field_names(rec: Record) -> str:
+    # repr: a field name with a newline must not break the one-line error
+    names = [n if n.isprintable() else repr(n) for n in map(str, rec)]
+    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+    return shown or "none"
 
 
 def record_to_document(
@@ -121,15 +221,17 @@ def record_to_document(
     text_field: str = "text",
     id_field: str = "id",
     time_field: str | None = None,
+    epoch_unit: EpochUnit = "s",
+    stats: ReadStats | None = None,
 ) -> Document:
     """Validate one record; raise :class:`InputError` naming ``where`` when it is unusable.
 
-    A record without the id field gets its position as id.
+    A record whose id field is missing or null gets its position as id.
     """
     if text_field not in rec:
         raise InputError(
             f"{where}: missing text field {text_field!r} (fields: "
-            f"{', '.join(map(str, rec)) or 'none'}); use --text-field"
+            f"{_field_names(rec)}); use --text-field"
         )
     text = rec[text_field]
     if not isinstance(text, str):
@@ -139,12 +241,22 @@ def record_to_document(
     ts = None
     if time_field is not None:
         if rec.get(time_field) is None:
-            raise InputError(f"{where}: missing time field {time_field!r}")
+            raise InputError(
+                f"{where}: missing time field {time_field!r} (fields: "
+                f"{_field_names(rec)}); check --time-field"
+            )
         try:
-            ts = parse_timestamp(rec[time_field])
+            ts, unit = read_timestamp(rec[time_field], epoch_unit)
         except ValueError as exc:
             raise InputError(f"{where}: {exc}") from None
-    return Document(position, rec.get(id_field, position), text, ts)
+        if unit is not None and stats is not None:
+            stats.epoch_units[unit] += 1
+    doc_id = rec.get(id_field)
+    if doc_id is None:
+        doc_id = position
+        if stats is not None:
+            stats.positional_ids += 1
+    return Document(position, doc_id, text, ts)
 
 
 def iter_document_records(
@@ -155,6 +267,7 @@ def iter_document_records(
     time_field: str | None = None,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
+    epoch_unit: EpochUnit = "s",
 ) -> Iterator[tuple[Document, Record]]:
     """Yield ``(document, record)`` for valid rows; skip (counting) or raise on bad rows."""
     if on_error not in ("fail", "skip"):
@@ -171,12 +284,16 @@ def iter_document_records(
                 text_field=text_field,
                 id_field=id_field,
                 time_field=time_field,
+                epoch_unit=epoch_unit,
+                stats=stats,
             )
         except InputError as exc:
             if on_error == "fail":
                 raise
-            stats.skip(str(exc))
+            stats.skip(str(exc), where)
             continue
+        if stats.track_ids:
+            stats.note_id(doc.id)
         stats.documents += 1
         stats.bytes += len(doc.text.encode("utf-8", "surrogatepass"))
         yield doc, rec
@@ -190,6 +307,7 @@ def iter_documents(
     time_field: str | None = None,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
+    epoch_unit: EpochUnit = "s",
 ) -> Iterator[Document]:
     """Yield valid documents from ``(where, record)`` rows; skip or raise on bad rows."""
     for doc, _ in iter_document_records(
@@ -199,5 +317,6 @@ def iter_documents(
         time_field=time_field,
         on_error=on_error,
         stats=stats,
+        epoch_unit=epoch_unit,
     ):
         yield doc

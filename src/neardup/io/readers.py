@@ -1,8 +1,17 @@
-"""Streaming record readers: JSONL, CSV, Parquet, a folder of ``.txt`` files; ``.gz`` and ``-``.
+"""Streaming record readers: JSONL, CSV, Parquet, folders of parts or of ``.txt``; ``.gz``, ``-``.
 
 Every reader yields ``(where, record)`` pairs, ``where`` being a human location such as
 ``"docs.jsonl:12"`` used in error messages. Nothing is read into memory at once: JSONL and CSV
 line by line, Parquet by record batches, text folders file by file.
+
+Text is UTF-8; a UTF-8 byte-order mark is skipped, a UTF-16/32 one is refused with the fix. A
+row that cannot be decoded (invalid UTF-8, malformed JSON, a CSV row whose field count differs
+from the header) is yielded as an :class:`InputError`, so ``--on-error skip`` skips just it.
+
+A folder is read as *parts* (what Spark, Hive and most tools write): every file under it,
+sorted by relative path, except hidden and ``_``-prefixed ones (``_SUCCESS``, ``.crc``). The
+format comes from ``--format`` or from the parts' extensions, which must agree; a folder holding
+only ``.txt`` files (and no JSONL/CSV/Parquet parts) is a text folder, one document per file.
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
@@ -21,8 +30,11 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
+
+from neardup.io import _json
 
 FORMATS = ("jsonl", "csv", "parquet", "txt")
 _EXTENSIONS = {
@@ -49,10 +61,16 @@ class FormatError(ValueError):
 Row = tuple[str, Record | InputError]
 
 
+def _format_of_name(path: str) -> str | None:
+    name = path[:-3] if path.endswith(".gz") else path
+    return _EXTENSIONS.get(os.path.splitext(name)[1].lower())
+
+
 def detect_format(path: str, fmt: str | None = None) -> str:
     """Return the format name for ``path``: ``fmt`` when given, else from the extension.
 
-    ``-`` (stdin/stdout) defaults to JSONL; a directory is a folder of ``.txt`` files.
+    ``-`` (stdin/stdout) defaults to JSONL; a directory has the format of its parts (see the
+    module docstring).
 
     >>> detect_format("x.jsonl.gz"), detect_format("-"), detect_format("a.csv", "jsonl")
     ('jsonl', 'jsonl', 'jsonl')
@@ -60,19 +78,77 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     if fmt is not None:
         if fmt not in FORMATS:
             raise FormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if fmt != "txt" and os.path.isdir(path):
+            list_parts(path, fmt)  # a folder without parts is a usage error
         return fmt
     if path == "-":
         return "jsonl"
     if os.path.isdir(path):
-        return "txt"
-    name = path[:-3] if path.endswith(".gz") else path
-    ext = os.path.splitext(name)[1].lower()
-    if ext not in _EXTENSIONS:
+        return _folder_format(path)
+    kind = _format_of_name(path)
+    if kind is None:
         raise FormatError(
             f"cannot tell the format of {path!r} from its extension; pass --format "
             f"({', '.join(FORMATS)})"
         )
-    return _EXTENSIONS[ext]
+    return kind
+
+
+def _visible_files(root: str) -> list[str]:
+    """Files under ``root`` in sorted relative-path order, without hidden or ``_`` names."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        found += [os.path.join(dirpath, f) for f in filenames if not f.startswith((".", "_"))]
+    return sorted(found, key=lambda f: Path(f).relative_to(root).parts)
+
+
+def _folder_format(path: str) -> str:
+    kinds: dict[str, list[str]] = {}
+    for f in _visible_files(path):
+        kinds.setdefault(_format_of_name(f) or "?", []).append(f)
+    data = sorted(k for k in kinds if k not in ("txt", "?"))
+    if not data:
+        if "txt" in kinds:
+            return "txt"
+        raise FormatError(
+            f"folder {path!r} holds no .jsonl, .csv, .parquet or .txt files; pass --format "
+            "to read its files as parts of one format"
+        )
+    if len(data) > 1 or "txt" in kinds:
+        found = ", ".join(f"{len(kinds[k])} {k}" for k in sorted(kinds) if k != "?")
+        raise FormatError(
+            f"folder {path!r} mixes formats ({found}); pass --format to choose which is read"
+        )
+    if "?" in kinds:
+        raise FormatError(
+            f"folder {path!r}: cannot tell the format of part {kinds['?'][0]!r}; pass "
+            f"--format {data[0]} to read every file as {data[0]}"
+        )
+    return data[0]
+
+
+def list_parts(path: str, fmt: str | None = None) -> list[str]:
+    """The files a folder input is read from, in order (``[path]`` for a file or a txt folder).
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ("part-1.jsonl", "part-0.jsonl", "_SUCCESS"):
+    ...     _ = open(os.path.join(d, name), "w").write("")
+    >>> [os.path.basename(p) for p in list_parts(d)]
+    ['part-0.jsonl', 'part-1.jsonl']
+    """
+    if path == "-" or not os.path.isdir(path):
+        return [path]
+    kind = fmt or _folder_format(path)
+    if kind == "txt":
+        return [path]
+    parts = _visible_files(path)
+    if fmt is None:
+        parts = [p for p in parts if _format_of_name(p) == kind]
+    if not parts:
+        raise FormatError(f"folder {path!r} holds no files to read as {kind}")
+    return parts
 
 
 def open_binary(path: str) -> IO[bytes]:
@@ -84,6 +160,39 @@ def open_binary(path: str) -> IO[bytes]:
         # GzipFile.readline is slow line by line; a large buffer in front of it is ~2x faster
         return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)
     return raw
+
+
+_OTHER_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def _head(f: IO[bytes], n: int) -> bytes:
+    peek = getattr(f, "peek", None)  # open_binary always gives a buffered reader
+    return b"" if peek is None else bytes(peek(n)[:n])
+
+
+def skip_bom(f: IO[bytes]) -> None:
+    """Skip a UTF-8 byte-order mark at the start of ``f`` (a buffered reader)."""
+    if _head(f, 3) == b"\xef\xbb\xbf":
+        f.read(3)
+
+
+def _check_bom(f: IO[bytes], path: str) -> None:
+    """Skip a UTF-8 byte-order mark; refuse UTF-16/32 (every line would be garbage)."""
+    head = _head(f, 4)
+    if head.startswith(b"\xef\xbb\xbf"):
+        f.read(3)
+        return
+    for bom, name in _OTHER_BOMS.items():
+        if head.startswith(bom):
+            raise InputError(
+                f"{path}: the file is {name} (byte-order mark); re-encode it as UTF-8, e.g. "
+                f"iconv -f {name} -t UTF-8"
+            )
 
 
 def _decode(line: bytes, where: str) -> str:
@@ -98,12 +207,21 @@ def _decode(line: bytes, where: str) -> str:
 def _iter_jsonl(path: str) -> Iterator[Row]:
     f = open_binary(path)
     try:
+        _check_bom(f, path)
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
             try:
-                rec = json.loads(_decode(line, where))
+                rec = _json.loads(line)
+            except UnicodeDecodeError as exc:
+                yield (
+                    where,
+                    InputError(
+                        f"{where}: invalid UTF-8 at byte {exc.start}: re-encode the file as UTF-8"
+                    ),
+                )
+                continue
             except json.JSONDecodeError as exc:
                 yield (
                     where,
@@ -126,23 +244,52 @@ def _iter_jsonl(path: str) -> Iterator[Row]:
             f.close()
 
 
+def _has_undecodable(values: list[str]) -> bool:
+    # surrogateescape maps each invalid UTF-8 byte to U+DC80..U+DCFF
+    return any(not v.isascii() and any("\udc80" <= c <= "\udcff" for c in v) for v in values)
+
+
 def _iter_csv(path: str) -> Iterator[Row]:
     f = open_binary(path)
-    text = io.TextIOWrapper(f, encoding="utf-8", newline="")
     try:
-        reader = csv.DictReader(text)
+        _check_bom(f, path)
+    except InputError:
+        if f is not sys.stdin.buffer:
+            f.close()
+        raise
+    # surrogateescape: an invalid byte spoils only its own row (skippable), not the file
+    text = io.TextIOWrapper(f, encoding="utf-8", errors="surrogateescape", newline="")
+    try:
+        # strict: an unterminated quote is an error at the end of the file, not one huge field
+        reader = csv.reader(text, strict=True)
+        header = next(reader, None)
+        if header is None:
+            return
+        if _has_undecodable(header):
+            raise InputError(f"{path}:1: invalid UTF-8 in the header; re-encode as UTF-8")
         while True:
+            start = reader.line_num + 1
             try:
                 row = next(reader)
             except StopIteration:
                 return
-            except UnicodeDecodeError:
-                raise InputError(
-                    f"{path}:{reader.line_num + 1}: invalid UTF-8; re-encode the file as UTF-8"
-                ) from None
             except csv.Error as exc:
-                raise InputError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
-            yield f"{path}:{reader.line_num}", dict(row)
+                raise InputError(
+                    f"{path}:{start}: malformed CSV ({exc}); an unterminated quote runs from "
+                    "here to the end of the file"
+                    if "end of data" in str(exc)
+                    else f"{path}:{start}: malformed CSV ({exc})"
+                ) from None
+            where = f"{path}:{start}"
+            if not row:
+                continue
+            if len(row) != len(header):
+                msg = f"{len(row)} fields, the header has {len(header)}"
+                yield where, InputError(f"{where}: malformed CSV row ({msg}); quote the text")
+            elif _has_undecodable(row):
+                yield where, InputError(f"{where}: invalid UTF-8; re-encode the file as UTF-8")
+            else:
+                yield where, dict(zip(header, row, strict=True))
     finally:
         if f is not sys.stdin.buffer:
             text.close()
@@ -156,8 +303,16 @@ def _iter_parquet(path: str) -> Iterator[Row]:
     except Exception as exc:  # pyarrow raises several types for bad files
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
     row = 0
-    for batch in pf.iter_batches(batch_size=8192):
-        for rec in batch.to_pylist():
+    batches = pf.iter_batches(batch_size=8192)
+    while True:
+        try:
+            batch = next(batches, None)
+            recs = [] if batch is None else batch.to_pylist()
+        except Exception as exc:  # a damaged page or a value Python cannot hold
+            raise InputError(f"{path}: unreadable Parquet data after row {row} ({exc})") from None
+        if batch is None:
+            return
+        for rec in recs:
             row += 1
             yield f"{path}:row {row}", rec
 
@@ -172,7 +327,12 @@ def _iter_txt_folder(path: str) -> Iterator[Row]:
         rel = file.relative_to(root).as_posix()
         where = str(file)
         data = file.read_bytes()
-        yield where, {"id": rel, "text": _decode(data, where)}
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        try:
+            yield where, {"id": rel, "text": _decode(data, where)}
+        except InputError as exc:
+            yield where, exc
 
 
 def iter_records(path: str, fmt: str | None = None) -> Iterator[Row]:
@@ -186,6 +346,9 @@ def iter_records(path: str, fmt: str | None = None) -> Iterator[Row]:
         raise FileNotFoundError(f"input file {path!r} does not exist")
     if kind == "parquet" and path == "-":
         raise FormatError("Parquet cannot be read from stdin; pass a file path")
+    parts = list_parts(path, fmt)
+    if len(parts) > 1 or parts[0] != path:
+        return chain.from_iterable(iter_records(p, kind) for p in parts)
     readers = {
         "jsonl": _iter_jsonl,
         "csv": _iter_csv,

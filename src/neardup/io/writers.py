@@ -2,7 +2,13 @@
 
 The file appears only when the writer closes without error: rows go to a temporary file in the
 same directory, renamed over the target with :func:`os.replace`. An exception inside the
-``with`` block removes the temporary file, so an interrupted run leaves no half-written output.
+``with`` block, or in the final flush, removes the temporary file, so an interrupted run leaves
+no half-written output. Temporary files are named ``.NAME.neardup-HOST-PID-RANDOM.tmp``; one
+left by a killed run (``kill -9``: no code runs) is removed by the next writer of the same
+output once its process is gone (same host, PID not alive).
+
+A symlinked output is written through: the link's target is replaced and the link stays. A new
+file gets ``0666 & ~umask``; a replaced one keeps its permission bits.
 
 >>> import tempfile, os, json
 >>> p = os.path.join(tempfile.mkdtemp(), "out.jsonl")
@@ -14,9 +20,13 @@ same directory, renamed over the target with :func:`os.replace`. An exception in
 
 from __future__ import annotations
 
+import contextlib
+import decimal
 import gzip
 import json
 import os
+import re
+import socket
 import sys
 import tempfile
 from types import TracebackType
@@ -28,12 +38,84 @@ WRITE_FORMATS = ("jsonl", "parquet")
 
 
 def _default(obj: Any) -> Any:
-    # numpy scalars and dates from Parquet inputs
+    # numpy scalars, dates, decimals and bytes from Parquet inputs
     if hasattr(obj, "item"):
         return obj.item()
     if hasattr(obj, "isoformat"):
         return obj.isoformat()
+    if isinstance(obj, decimal.Decimal):  # exact: the decimal's text, not a rounded float
+        return str(obj)
+    if isinstance(obj, bytes | bytearray):
+        return obj.decode("utf-8", "replace")
     raise TypeError(f"cannot write {type(obj).__name__} value {obj!r} as JSON")
+
+
+def dumps_utf8(value: Any) -> bytes:
+    """JSON of ``value`` as UTF-8; strings with lone surrogates are written as ``\\ud800``
+    escapes (lossless: what the input had), since they have no UTF-8 encoding.
+
+    >>> dumps_utf8({"t": "é\\ud800"})
+    b'{"t": "\\\\u00e9\\\\ud800"}'
+    """
+    text = json.dumps(value, ensure_ascii=False, default=_default)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, default=_default).encode("ascii")
+
+
+_TMP_RE = re.compile(r"\.neardup-(?P<host>\w+)-(?P<pid>\d+)-\w+(\.\w+)*$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:40] or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def remove_stale_temps(directory: str, prefix: str) -> int:
+    """Remove ``prefix.neardup-HOST-PID-*`` files (see :func:`make_temp`) of dead processes.
+
+    Returns how many were removed. Files of other hosts (a shared folder) are left alone.
+    """
+    removed = 0
+    host = _host()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        m = _TMP_RE.search(name) if name.startswith(prefix) else None
+        if m is None or m.group("host") != host or _pid_alive(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+            removed += 1
+    return removed
+
+
+def make_temp(directory: str, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:
+    """``mkstemp`` with a name that says which process owns it (see :func:`remove_stale_temps`)."""
+    return tempfile.mkstemp(
+        dir=directory, prefix=f"{prefix}.neardup-{_host()}-{os.getpid()}-", suffix=suffix
+    )
+
+
+def _mode_for(target: str) -> int:
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 class OutputClosed(Exception):
@@ -70,6 +152,7 @@ class RecordWriter:
         *,
         type_hints: dict[str, Any] | None = None,
         batch_rows: int = 8192,
+        notes: list[str] | None = None,
     ) -> None:
         self.path = path
         self.fmt = fmt
@@ -78,18 +161,31 @@ class RecordWriter:
         self.rows_written = 0
         self._tmp: str | None = None
         self._fh: IO[bytes] | None = None
-        self._batch: list[Record] = []
-        self._pq_writer: Any = None
         self._raw: IO[bytes] | None = None
+        self._parquet: Any = None
+        self._spool: str | None = None
+        self.notes: list[str] = [] if notes is None else notes
         if path == "-":
             self._fh = _StdoutSink()  # type: ignore[assignment]
             return
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, self._tmp = tempfile.mkstemp(
-            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-        )
+        # through a symlink to its target, so the link stays a link (like `>` in a shell)
+        self.target = os.path.realpath(path)
+        directory, name = os.path.split(self.target)
+        remove_stale_temps(directory, f".{name}.")
+        fd, self._tmp = make_temp(directory, f".{name}")
+        os.fchmod(fd, _mode_for(self.target))
         raw = os.fdopen(fd, "wb")
-        if fmt == "jsonl" and path.endswith(".gz"):
+        if fmt == "parquet":
+            from neardup.io.parquet_out import SpooledParquet
+
+            self._raw = raw  # the Parquet file, written at close from the spool
+            sfd, spool = make_temp(directory, f".{name}", ".spool.tmp")
+            self._spool = spool
+            self._fh = os.fdopen(sfd, "w+b")
+            self._parquet = SpooledParquet(
+                self._fh, type_hints=self.type_hints, batch_rows=batch_rows
+            )
+        elif path.endswith(".gz"):
             self._fh = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
             self._raw = raw
         else:
@@ -99,12 +195,9 @@ class RecordWriter:
         """Append one record."""
         if self.fmt == "jsonl":
             assert self._fh is not None
-            line = json.dumps(record, ensure_ascii=False, default=_default)
-            self._fh.write(line.encode("utf-8") + b"\n")
+            self._fh.write(dumps_utf8(record) + b"\n")
         else:
-            self._batch.append(record)
-            if len(self._batch) >= self.batch_rows:
-                self._flush_parquet()
+            self._parquet.write(record)
         self.rows_written += 1
 
     def write_jsonl_line(self, line: bytes) -> None:
@@ -115,61 +208,48 @@ class RecordWriter:
         self._fh.write(line)
         self.rows_written += 1
 
-    def _flush_parquet(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if not self._batch:
-            return
-        if self._pq_writer is None:
-            table = pa.Table.from_pylist(self._batch)
-            fields = [
-                pa.field(f.name, self.type_hints.get(f.name, pa.string()))
-                if pa.types.is_null(f.type)
-                else f
-                for f in table.schema
-            ]
-            self._schema = pa.schema(fields)
-            assert self._fh is not None
-            self._pq_writer = pq.ParquetWriter(self._fh, self._schema)
-        table = pa.Table.from_pylist(self._batch, schema=self._schema)
-        self._pq_writer.write_table(table)
-        self._batch = []
-
     def close(self) -> None:
-        """Finish the file and move it into place."""
-        if self.fmt == "parquet":
-            self._flush_parquet()
-            if self._pq_writer is not None:
-                self._pq_writer.close()
-            elif self._fh is not None:  # zero rows: still a valid, empty Parquet file
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-
-                pq.write_table(pa.table({}), self._fh)
+        """Finish the file and move it into place (on any error: remove it and re-raise)."""
         assert self._fh is not None
         if self._tmp is None:  # stdout
             self._fh.flush()
             return
-        self._fh.close()
-        if self._raw is not None:
-            self._raw.close()
-        os.replace(self._tmp, self.path)
+        try:
+            if self._parquet is not None:
+                assert self._raw is not None
+                self._parquet.finish(self._raw)
+                self.notes += self._parquet.notes
+            self._fh.close()
+            if self._raw is not None:
+                self._raw.close()
+            os.replace(self._tmp, self.target)
+        except BaseException:
+            self.abort()
+            raise
         self._tmp = None
+        self._drop_spool()
+
+    def _drop_spool(self) -> None:
+        spool = self._spool
+        if spool is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(spool)
+            self._spool = None
 
     def abort(self) -> None:
         """Drop the partial output (called on error)."""
         if self._tmp is None:
             return
         try:
-            if self._fh is not None:
-                self._fh.close()
-            if self._raw is not None:
-                self._raw.close()
+            for fh in (self._fh, self._raw):
+                if fh is not None:
+                    with contextlib.suppress(Exception):
+                        fh.close()
         finally:
-            if os.path.exists(self._tmp):
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._tmp)
             self._tmp = None
+            self._drop_spool()
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -204,12 +284,17 @@ def detect_output_format(path: str) -> str:
 
 
 def open_writer(
-    path: str, fmt: str | None = None, *, type_hints: dict[str, Any] | None = None
+    path: str,
+    fmt: str | None = None,
+    *,
+    type_hints: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
 ) -> RecordWriter:
     """Open an atomic writer for ``path``; format from ``fmt`` or the extension (default JSONL).
 
-    ``type_hints`` maps column names to pyarrow types for Parquet columns that are all null in
-    the first batch (otherwise they would be typed ``null``).
+    ``type_hints`` maps column names to pyarrow types for Parquet columns that are null in
+    every row (otherwise they would be typed ``null``). ``notes`` collects what the writer had
+    to adapt (Parquet columns of mixed types written as strings).
     """
     fmt = detect_output_format(path) if fmt is None else fmt
     if fmt not in WRITE_FORMATS:
@@ -218,4 +303,4 @@ def open_writer(
         )
     if fmt == "parquet" and path == "-":
         raise FormatError("Parquet cannot be written to stdout; give a file path with --out")
-    return RecordWriter(path, fmt, type_hints=type_hints)
+    return RecordWriter(path, fmt, type_hints=type_hints, notes=notes)

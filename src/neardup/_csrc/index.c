@@ -1,0 +1,455 @@
+/* Index kernels: permutation, bucketed table build, batched probe search, self-joins.
+ * Port of neardup/_numba/index.py (same conventions: resumable kernels fill caller-given
+ * int64 buffers and return (rows written, unit to resume from)). 2-D arrays are row-major:
+ * keys/pos are (tables, n), offsets (tables, buckets + 1), rsh/msk/lsh (tables, blocks). */
+#include <stdlib.h>
+
+#include "kernels.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* one build for every x86-64 CPU: the hot loops get a POPCNT clone chosen at load time */
+#define ND_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define ND_CLONES
+#endif
+
+/* The top `bits` bits of x (0 bits: 0; a shift by 64 is undefined in C). */
+static inline int64_t top_bits(uint64_t x, int64_t bits) {
+    return bits == 0 ? 0 : (int64_t)(x >> (64 - bits));
+}
+
+static inline int64_t popcount(uint64_t x) { return __builtin_popcountll(x); }
+
+static inline uint64_t permute(uint64_t x, const nd_perm *pm, int64_t t) {
+    uint64_t out = 0;
+    const uint64_t *r = pm->rsh + t * pm->blocks, *m = pm->msk + t * pm->blocks,
+                   *l = pm->lsh + t * pm->blocks;
+    for (int64_t i = 0; i < pm->blocks; i++) out |= ((x >> r[i]) & m[i]) << l[i];
+    return out;
+}
+
+static inline int earlier(uint64_t diff, const uint64_t *dedup, int64_t ntab, int64_t t,
+                          int64_t radius) {
+    for (int64_t u = 0; u < t; u++)
+        if (popcount(diff & dedup[t * ntab + u]) <= radius) return 1;
+    return 0;
+}
+
+
+static void insertion_u64(uint64_t *a, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        uint64_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && a[j - 1] > x) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+/* Ascending sort of uint64: quicksort (median of three, smaller side first) with insertion
+ * sort below 24 elements, heapsort-free but depth-bounded by recursing on the smaller side. */
+void nd_sort_u64(uint64_t *a, int64_t n) {
+    while (n > 24) {
+        uint64_t x = a[0], y = a[n / 2], z = a[n - 1];
+        uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i >= j) break;
+            uint64_t t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        int64_t left = j + 1; /* a[0:left] <= pivot <= a[left:n] */
+        if (left < n - left) {
+            nd_sort_u64(a, left);
+            a += left;
+            n -= left;
+        } else {
+            nd_sort_u64(a + left, n - left);
+            n = left;
+        }
+    }
+    insertion_u64(a, n);
+}
+
+void nd_top_counts(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
+                   int64_t t, int64_t top, int64_t *counts) {
+    int64_t ng = (int64_t)1 << top;
+    for (int64_t g = 0; g <= ng; g++) counts[g] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = fps[positions ? positions[i] : (uint64_t)i];
+        counts[top_bits(permute(x, pm, t), top) + 1]++;
+    }
+    for (int64_t g = 0; g < ng; g++) counts[g + 1] += counts[g];
+}
+
+int nd_scatter_top(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
+                   int64_t t, int64_t top, const int64_t *starts, uint64_t *keys, uint32_t *pos) {
+    int64_t ng = (int64_t)1 << top;
+    int64_t *nxt = malloc(sizeof(int64_t) * (size_t)(ng + 1));
+    if (!nxt) return -1;
+    memcpy(nxt, starts, sizeof(int64_t) * (size_t)(ng + 1));
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t p = positions ? positions[i] : (uint32_t)i;
+        uint64_t key = permute(fps[p], pm, t);
+        int64_t j = nxt[top_bits(key, top)]++;
+        keys[j] = key;
+        pos[j] = p;
+    }
+    free(nxt);
+    return 0;
+}
+
+int nd_bucket_segments(uint64_t *keys, uint32_t *pos, int64_t n, int64_t q, int64_t top,
+                       const int64_t *starts, uint32_t *offsets) {
+    int64_t ng = (int64_t)1 << top, low = q - top;
+    if (low == 0) {
+        for (int64_t g = 0; g <= ng; g++) offsets[g] = (uint32_t)starts[g];
+        return 0;
+    }
+    int64_t biggest = 0;
+    for (int64_t g = 0; g < ng; g++)
+        if (starts[g + 1] - starts[g] > biggest) biggest = starts[g + 1] - starts[g];
+    uint64_t *tk = malloc(sizeof(uint64_t) * (size_t)(biggest + 1));
+    uint32_t *tp = malloc(sizeof(uint32_t) * (size_t)(biggest + 1));
+    int64_t *local = malloc(sizeof(int64_t) * (size_t)(((int64_t)1 << low) + 1));
+    if (!tk || !tp || !local) {
+        free(tk);
+        free(tp);
+        free(local);
+        return -1;
+    }
+    int shift2 = (int)(64 - q);
+    uint64_t lmask = ((uint64_t)1 << low) - 1;
+    int64_t nl = (int64_t)1 << low;
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t lo = starts[g], m = starts[g + 1] - lo;
+        memcpy(tk, keys + lo, sizeof(uint64_t) * (size_t)m);
+        memcpy(tp, pos + lo, sizeof(uint32_t) * (size_t)m);
+        memset(local, 0, sizeof(int64_t) * (size_t)(nl + 1));
+        for (int64_t j = 0; j < m; j++) local[(int64_t)((tk[j] >> shift2) & lmask) + 1]++;
+        int64_t base = g << low, acc = lo;
+        for (int64_t b = 0; b < nl; b++) {
+            offsets[base + b] = (uint32_t)acc;
+            acc += local[b + 1];
+            local[b + 1] = offsets[base + b];
+        }
+        for (int64_t j = 0; j < m; j++) {
+            int64_t c = (int64_t)((tk[j] >> shift2) & lmask);
+            int64_t d = local[c + 1]++;
+            keys[d] = tk[j];
+            pos[d] = tp[j];
+        }
+    }
+    offsets[(int64_t)1 << q] = (uint32_t)n;
+    free(tk);
+    free(tp);
+    free(local);
+    return 0;
+}
+
+void nd_offsets_from_sorted(const uint64_t *keys, int64_t n, int64_t q, uint32_t *offsets,
+                            int64_t noff) {
+    int64_t b = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = top_bits(keys[i], q);
+        while (b <= c) offsets[b++] = (uint32_t)i;
+    }
+    while (b < noff) offsets[b++] = (uint32_t)n;
+}
+
+#define ND_BLOCK 16 /* queries in flight: their memory loads overlap */
+
+ND_CLONES
+int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t k,
+                     const nd_tables *tb, const nd_perm *pm, const int64_t *probes,
+                     int64_t nprobes, const uint64_t *dedup, int64_t radius, const uint8_t *alive,
+                     int64_t nalive, nd_out *o, int64_t *resume) {
+    int64_t ntab = tb->ntab, nkeys = tb->nkeys, nbo = tb->nbuckets + 1;
+    int64_t per = ntab * nprobes; /* bucket ranges per query */
+    int64_t block = per * ND_BLOCK <= (1 << 16) ? ND_BLOCK : 1;
+    uint64_t *pq = malloc(sizeof(uint64_t) * (size_t)(ntab * block));
+    int64_t *bk = malloc(sizeof(int64_t) * (size_t)(per * block));
+    if (!pq || !bk) {
+        free(pq);
+        free(bk);
+        return -1;
+    }
+    int64_t m = 0;
+    *resume = nq;
+    for (int64_t q0 = start; q0 < nq; q0 += block) {
+        int64_t q1 = q0 + block < nq ? q0 + block : nq;
+        /* stage 1: bucket of every (query, table, probe) of the block; prefetch its offsets */
+        for (int64_t qi = q0; qi < q1; qi++) {
+            for (int64_t t = 0; t < ntab; t++) {
+                uint64_t px = permute(queries[qi], pm, t);
+                pq[(qi - q0) * ntab + t] = px;
+                int64_t b0 = top_bits(px, tb->q);
+                for (int64_t pi = 0; pi < nprobes; pi++) {
+                    int64_t b = b0 ^ probes[pi];
+                    bk[(qi - q0) * per + t * nprobes + pi] = b;
+                    __builtin_prefetch(tb->offsets + t * nbo + b);
+                }
+            }
+        }
+        /* stage 2: the offsets have arrived; prefetch the first keys of every range */
+        for (int64_t i = 0; i < (q1 - q0) * per; i++) {
+            int64_t t = (i % per) / nprobes;
+            const uint32_t *off = tb->offsets + t * nbo;
+            int64_t l = off[bk[i]] < nkeys ? off[bk[i]] : nkeys;
+            __builtin_prefetch(tb->keys + t * nkeys + l);
+        }
+        /* stage 3: scan and verify, query by query (resumable at any query) */
+        for (int64_t qi = q0; qi < q1; qi++) {
+            int64_t m0 = m;
+            for (int64_t t = 0; t < ntab; t++) {
+                uint64_t px = pq[(qi - q0) * ntab + t];
+                const uint32_t *off = tb->offsets + t * nbo;
+                const uint64_t *keys = tb->keys + t * nkeys;
+                const uint32_t *pos = tb->pos + t * nkeys;
+                for (int64_t pi = 0; pi < nprobes; pi++) {
+                    int64_t b = bk[(qi - q0) * per + t * nprobes + pi];
+                    /* clamped: unverified files opened with verify=False must not crash */
+                    int64_t lo = off[b] < nkeys ? off[b] : nkeys;
+                    int64_t hi = off[b + 1] < nkeys ? off[b + 1] : nkeys;
+                    for (int64_t j = lo; j < hi; j++) {
+                        uint64_t diff = px ^ keys[j];
+                        int64_t d = popcount(diff);
+                        if (d > k) continue;
+                        if (earlier(diff, dedup, ntab, t, radius)) continue;
+                        int64_t p = pos[j];
+                        if (p >= nalive || alive[p] == 0) continue;
+                        if (m == o->cap) {
+                            *resume = qi;
+                            m = m0;
+                            goto done;
+                        }
+                        o->a[m] = qi;
+                        o->b[m] = p;
+                        o->d[m] = d;
+                        m++;
+                    }
+                }
+            }
+        }
+    }
+done:
+    free(pq);
+    free(bk);
+    o->written = m;
+    return 0;
+}
+
+ND_CLONES
+void nd_scan_range(int64_t start, const uint64_t *queries, int64_t nq, int64_t k,
+                   const uint64_t *fps, int64_t lo, int64_t hi, const uint8_t *alive, nd_out *o,
+                   int64_t *resume) {
+    int64_t m = 0;
+    *resume = nq;
+    for (int64_t qi = start; qi < nq; qi++) {
+        int64_t m0 = m;
+        uint64_t x = queries[qi];
+        for (int64_t p = lo; p < hi; p++) {
+            int64_t d = popcount(x ^ fps[p]);
+            if (d <= k && alive[p] != 0) {
+                if (m == o->cap) {
+                    *resume = qi;
+                    o->written = m0;
+                    return;
+                }
+                o->a[m] = qi;
+                o->b[m] = p;
+                o->d[m] = d;
+                m++;
+            }
+        }
+    }
+    o->written = m;
+}
+
+ND_CLONES
+void nd_brute_pairs(int64_t start, const uint64_t *fps, int64_t n, int64_t k, nd_out *o,
+                    int64_t *resume) {
+    int64_t m = 0;
+    *resume = n;
+    for (int64_t i = start; i < n; i++) {
+        int64_t m0 = m;
+        for (int64_t j = i + 1; j < n; j++) {
+            int64_t d = popcount(fps[i] ^ fps[j]);
+            if (d <= k) {
+                if (m == o->cap) {
+                    *resume = i;
+                    o->written = m0;
+                    return;
+                }
+                o->a[m] = i;
+                o->b[m] = j;
+                o->d[m] = d;
+                m++;
+            }
+        }
+    }
+    o->written = m;
+}
+
+ND_CLONES
+void nd_join_tables(int64_t start, int64_t k, const nd_tables *tb, const int64_t *probes,
+                    int64_t nprobes, const uint64_t *dedup, int64_t radius, nd_out *o,
+                    int64_t *resume) {
+    int64_t ntab = tb->ntab, nb = tb->nbuckets, nbo = nb + 1, nkeys = tb->nkeys;
+    int64_t m = 0;
+    *resume = ntab * nb;
+    for (int64_t unit = start; unit < ntab * nb; unit++) {
+        int64_t t = unit / nb, a = unit - t * nb;
+        const uint32_t *off = tb->offsets + t * nbo;
+        const uint64_t *keys = tb->keys + t * nkeys;
+        const uint32_t *pos = tb->pos + t * nkeys;
+        int64_t lo_a = off[a], hi_a = off[a + 1];
+        if (lo_a == hi_a) continue;
+        int64_t m0 = m;
+        for (int64_t pi = 0; pi < nprobes; pi++) {
+            int64_t b = a ^ probes[pi];
+            if (b < a) continue;
+            int64_t hi_b = off[b + 1];
+            for (int64_t x = lo_a; x < hi_a; x++) {
+                uint64_t kx = keys[x];
+                int64_t first = b == a ? x + 1 : (int64_t)off[b];
+                for (int64_t y = first; y < hi_b; y++) {
+                    uint64_t diff = kx ^ keys[y];
+                    int64_t d = popcount(diff);
+                    if (d > k) continue;
+                    if (earlier(diff, dedup, ntab, t, radius)) continue;
+                    if (m == o->cap) {
+                        *resume = unit;
+                        o->written = m0;
+                        return;
+                    }
+                    o->a[m] = pos[x];
+                    o->b[m] = pos[y];
+                    o->d[m] = d;
+                    m++;
+                }
+            }
+        }
+    }
+    o->written = m;
+}
+
+ND_CLONES
+void nd_join_tables_r0(int64_t start, int64_t k, const nd_tables *tb, const uint64_t *dedup,
+                       int64_t hot, nd_out *o, int64_t *resume) {
+    int64_t ntab = tb->ntab, nb = tb->nbuckets, nbo = nb + 1, nkeys = tb->nkeys;
+    int64_t m = 0;
+    *resume = ntab * nb;
+    for (int64_t t = start / nb; t < ntab; t++) {
+        const uint32_t *off = tb->offsets + t * nbo;
+        const uint64_t *keys = tb->keys + t * nkeys;
+        const uint32_t *pos = tb->pos + t * nkeys;
+        for (int64_t a = (t == start / nb ? start % nb : 0); a < nb; a++) {
+            int64_t lo = off[a], hi = off[a + 1];
+            if (hi - lo > hot) continue;
+            int64_t m0 = m;
+            for (int64_t x = lo; x < hi; x++) {
+                uint64_t kx = keys[x];
+                for (int64_t y = x + 1; y < hi; y++) {
+                    uint64_t diff = kx ^ keys[y];
+                    int64_t d = popcount(diff);
+                    if (d > k) continue;
+                    if (earlier(diff, dedup, ntab, t, 0)) continue;
+                    if (m == o->cap) {
+                        *resume = t * nb + a;
+                        o->written = m0;
+                        return;
+                    }
+                    o->a[m] = pos[x];
+                    o->b[m] = pos[y];
+                    o->d[m] = d;
+                    m++;
+                }
+            }
+        }
+    }
+    o->written = m;
+}
+
+typedef struct {
+    uint64_t key;
+    uint32_t pos;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+    uint64_t x = ((const keyed *)a)->key, y = ((const keyed *)b)->key;
+    return (x > y) - (x < y);
+}
+
+int nd_sort_buckets(uint64_t *keys, uint32_t *pos, const uint32_t *offsets, int64_t nbuckets) {
+    keyed *tmp = NULL;
+    int64_t cap = 0;
+    for (int64_t b = 0; b < nbuckets; b++) {
+        int64_t lo = offsets[b], hi = offsets[b + 1];
+        if (hi - lo > 32) { /* order within equal keys is irrelevant to the callers */
+            if (hi - lo > cap) {
+                free(tmp);
+                cap = hi - lo;
+                tmp = malloc(sizeof(keyed) * (size_t)cap);
+                if (!tmp) return -1;
+            }
+            for (int64_t i = lo; i < hi; i++) {
+                tmp[i - lo].key = keys[i];
+                tmp[i - lo].pos = pos[i];
+            }
+            qsort(tmp, (size_t)(hi - lo), sizeof(keyed), cmp_keyed);
+            for (int64_t i = lo; i < hi; i++) {
+                keys[i] = tmp[i - lo].key;
+                pos[i] = tmp[i - lo].pos;
+            }
+            continue;
+        }
+        for (int64_t i = lo + 1; i < hi; i++) {
+            uint64_t kk = keys[i];
+            uint32_t p = pos[i];
+            int64_t j = i;
+            while (j > lo && keys[j - 1] > kk) {
+                keys[j] = keys[j - 1];
+                pos[j] = pos[j - 1];
+                j--;
+            }
+            keys[j] = kk;
+            pos[j] = p;
+        }
+    }
+    free(tmp);
+    return 0;
+}
+
+void nd_expand_pairs(const int64_t *a, const int64_t *b, const int64_t *dist, int64_t ne,
+                     const int64_t *order, const int64_t *starts, const int64_t *counts,
+                     int64_t ng, int64_t *oi, int64_t *oj, int64_t *od) {
+    int64_t m = 0;
+    for (int64_t e = 0; e < ne; e++)
+        for (int64_t x = starts[a[e]]; x < starts[a[e] + 1]; x++)
+            for (int64_t y = starts[b[e]]; y < starts[b[e] + 1]; y++) {
+                int64_t u = order[x], v = order[y];
+                oi[m] = u < v ? u : v;
+                oj[m] = u < v ? v : u;
+                od[m] = dist[e];
+                m++;
+            }
+    for (int64_t g = 0; g < ng; g++) {
+        if (counts[g] < 2) continue;
+        for (int64_t x = starts[g]; x < starts[g + 1]; x++)
+            for (int64_t y = x + 1; y < starts[g + 1]; y++) {
+                int64_t u = order[x], v = order[y];
+                oi[m] = u < v ? u : v;
+                oj[m] = u < v ? v : u;
+                od[m] = 0;
+                m++;
+            }
+    }
+}

@@ -1,0 +1,355 @@
+/* neardup._native: thin CPython bindings over the plain C kernels (kernels.h).
+ *
+ * Arrays arrive through the buffer protocol (numpy arrays, memmaps); each one is checked for
+ * C-contiguity, element kind and size, dimensions and writability, so a wrong dtype gives a
+ * TypeError naming the argument instead of reading garbage. Signatures mirror the numba
+ * kernels they replace; the GIL is released around every loop. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "kernels.h"
+#include "xxh3.h"
+
+#define MAXB 16
+
+typedef struct {
+    Py_buffer b[MAXB];
+    int n;
+} bufs;
+
+static void release(bufs *bs) {
+    for (int i = 0; i < bs->n; i++) PyBuffer_Release(&bs->b[i]);
+    bs->n = 0;
+}
+
+/* kind: 'u' unsigned int, 'i' signed int, 'f' float, 'b' one byte (bool or uint8). */
+static Py_buffer *get(bufs *bs, PyObject *o, char kind, Py_ssize_t size, int writable, int ndim,
+                      const char *name) {
+    if (bs->n == MAXB) {
+        PyErr_SetString(PyExc_RuntimeError, "neardup._native: too many array arguments");
+        return NULL;
+    }
+    Py_buffer *v = &bs->b[bs->n];
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(o, v, flags) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous%s array", name,
+                     writable ? " writable" : "");
+        return NULL;
+    }
+    bs->n++;
+    const char *f = v->format ? v->format : "B";
+    while (*f == '@' || *f == '=' || *f == '<') f++;
+    const char *ok = kind == 'u' ? "BHILQ" : kind == 'i' ? "bhilq" : kind == 'f' ? "d" : "?Bb";
+    if (f[0] == 0 || f[1] != 0 || strchr(ok, f[0]) == NULL || v->itemsize != size ||
+        (ndim >= 0 && v->ndim != ndim)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a %d-d array of %s%d, got format '%s' (%zd bytes)",
+                     name, ndim, kind == 'u' ? "uint" : kind == 'i' ? "int" : kind == 'f' ? "float" : "bool/uint",
+                     (int)size * 8, v->format ? v->format : "B", v->itemsize);
+        return NULL;
+    }
+    return v;
+}
+
+#define LEN(v) ((v)->itemsize ? (int64_t)((v)->len / (v)->itemsize) : 0)
+#define DIM(v, i) ((int64_t)(v)->shape[i])
+#define GET(var, obj, kind, size, w, nd)                       \
+    Py_buffer *var = get(&bs, obj, kind, size, w, nd, #obj); \
+    if (!var) goto fail
+#define FAIL(exc, ...)                      \
+    do {                                    \
+        PyErr_Format(exc, __VA_ARGS__);     \
+        goto fail;                          \
+    } while (0)
+
+/* "O&" converter: any integer (numpy scalars too) to uint64, modulo 2**64. */
+static int to_u64(PyObject *o, void *out) {
+    PyObject *i = PyNumber_Index(o);
+    if (!i) return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLongMask(i);
+    Py_DECREF(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return 0;
+    *(uint64_t *)out = v;
+    return 1;
+}
+
+static PyObject *py_xxh3_64(PyObject *self, PyObject *args) {
+    PyObject *data;
+    Py_ssize_t start, n;
+    uint64_t seed = 0;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "Onn|O&", &data, &start, &n, to_u64, &seed)) return NULL;
+    GET(v, data, 'b', 1, 0, 1);
+    if (start < 0 || n < 0 || start + n > LEN(v)) FAIL(PyExc_IndexError, "range out of bounds");
+    uint64_t h = nd_xxh3_64((const uint8_t *)v->buf + start, (size_t)n, seed);
+    release(&bs);
+    return PyLong_FromUnsignedLongLong(h);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_mix64(PyObject *self, PyObject *arg) {
+    uint64_t x;
+    if (!to_u64(arg, &x)) return NULL;
+    return PyLong_FromUnsignedLongLong(nd_mix64(x));
+}
+
+static int check_text(Py_buffer *buf, Py_buffer *cls, int64_t lo, int64_t hi) {
+    if (LEN(cls) < 0x110000) {
+        PyErr_SetString(PyExc_ValueError, "cls must be the 0x110000-entry class table");
+        return -1;
+    }
+    if (lo < 0 || hi < lo || hi > LEN(buf)) {
+        PyErr_SetString(PyExc_IndexError, "text range out of bounds");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_token_spans(PyObject *self, PyObject *args) {
+    PyObject *buf, *cls, *starts, *ends;
+    Py_ssize_t lo, hi;
+    int han_single;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnnOpOO", &buf, &lo, &hi, &cls, &han_single, &starts, &ends))
+        return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    GET(s, starts, 'i', 8, 1, 1);
+    GET(e, ends, 'i', 8, 1, 1);
+    if (check_text(b, c, lo, hi) < 0) goto fail;
+    if (LEN(s) < hi - lo + 1 || LEN(e) < hi - lo + 1) FAIL(PyExc_ValueError, "starts/ends too small");
+    int64_t n = nd_token_spans(b->buf, lo, hi, c->buf, han_single, s->buf, e->buf);
+    release(&bs);
+    return PyLong_FromLongLong(n);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_is_cjk(PyObject *self, PyObject *args) {
+    PyObject *buf, *cls;
+    Py_ssize_t lo, hi;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnnO", &buf, &lo, &hi, &cls)) return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    if (check_text(b, c, lo, hi) < 0) goto fail;
+    int r = nd_is_cjk(b->buf, lo, hi, c->buf);
+    release(&bs);
+    return PyBool_FromLong(r);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_char_stream(PyObject *self, PyObject *args) {
+    PyObject *buf, *cls, *out, *cps;
+    Py_ssize_t lo, hi;
+    int joined = 0;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnnOOO|p", &buf, &lo, &hi, &cls, &out, &cps, &joined)) return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    GET(o, out, 'u', 1, 1, 1);
+    GET(p, cps, 'i', 8, 1, 1);
+    if (check_text(b, c, lo, hi) < 0) goto fail;
+    if (LEN(o) < hi - lo || LEN(p) < hi - lo + 1) FAIL(PyExc_ValueError, "out/cp_starts too small");
+    int64_t nb, ncp;
+    nd_char_stream(b->buf, lo, hi, c->buf, o->buf, p->buf, joined, &nb, &ncp);
+    release(&bs);
+    return Py_BuildValue("LL", (long long)nb, (long long)ncp);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_feature_keys(PyObject *self, PyObject *args) {
+    PyObject *buf, *cls, *stop, *scratch, *starts, *ends, *keys;
+    Py_ssize_t lo, hi, n, n_cjk = 5;
+    int mode, han_single;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnnOinpOOOOO|n", &buf, &lo, &hi, &cls, &mode, &n, &han_single,
+                          &stop, &scratch, &starts, &ends, &keys, &n_cjk))
+        return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    GET(st, stop, 'u', 8, 0, 1);
+    GET(sc, scratch, 'u', 1, 1, 1);
+    GET(s, starts, 'i', 8, 1, 1);
+    GET(e, ends, 'i', 8, 1, 1);
+    GET(k, keys, 'u', 8, 1, 1);
+    if (check_text(b, c, lo, hi) < 0) goto fail;
+    int64_t m = hi - lo;
+    if (LEN(sc) < 2 * m + 8 || LEN(s) < m + 1 || LEN(e) < m + 1 || LEN(k) < m + 1)
+        FAIL(PyExc_ValueError, "scratch must hold 2*len+8 bytes, starts/ends/keys len+1");
+    int64_t r = nd_feature_keys(b->buf, lo, hi, c->buf, mode, n, han_single, st->buf, LEN(st),
+                                sc->buf, s->buf, e->buf, k->buf, n_cjk);
+    release(&bs);
+    return PyLong_FromLongLong(r);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_simhash_words(PyObject *self, PyObject *args) {
+    PyObject *keys, *weights, *out;
+    int unit;
+    uint64_t seed;
+    Py_ssize_t words;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOpO&nO", &keys, &weights, &unit, to_u64, &seed, &words, &out)) return NULL;
+    GET(k, keys, 'u', 8, 0, 1);
+    GET(w, weights, 'f', 8, 0, 1);
+    GET(o, out, 'u', 8, 1, 1);
+    if (LEN(o) < words || (!unit && LEN(w) < LEN(k))) FAIL(PyExc_ValueError, "out or weights too small");
+    nd_simhash_words(k->buf, w->buf, LEN(k), unit, seed, words, o->buf);
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static int check_offsets(Py_buffer *off, int64_t nbuf) {
+    const int64_t *o = off->buf;
+    int64_t n = LEN(off);
+    if (n < 1 || o[0] < 0 || o[n - 1] > nbuf) goto bad;
+    for (int64_t i = 1; i < n; i++)
+        if (o[i] < o[i - 1]) goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "offsets must be non-decreasing within the buffer");
+    return -1;
+}
+
+static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
+    PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *out, *empty;
+    int mode, han_single, weighting;
+    Py_ssize_t n, top_n, n_cjk = 5;
+    double idf_default;
+    uint64_t seed;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOinpOinOOdO&OO|n", &buf, &offsets, &cls, &mode, &n, &han_single,
+                          &stop, &weighting, &top_n, &idf_keys, &idf_vals, &idf_default, to_u64, &seed,
+                          &out, &empty, &n_cjk))
+        return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(of, offsets, 'i', 8, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    GET(st, stop, 'u', 8, 0, 1);
+    GET(ik, idf_keys, 'u', 8, 0, 1);
+    GET(iv, idf_vals, 'f', 8, 0, 1);
+    GET(o, out, 'u', 8, 1, 2);
+    GET(em, empty, 'b', 1, 1, 1);
+    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
+    int64_t ndoc = LEN(of) - 1;
+    if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
+    if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = nd_fingerprint_batch(b->buf, of->buf, ndoc, c->buf, mode, n, han_single, st->buf,
+                              LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik), idf_default,
+                              seed, o->buf, DIM(o, 1), em->buf, n_cjk);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_shingles(PyObject *self, PyObject *args) {
+    PyObject *buf, *offsets, *modes, *cls, *flat, *out_off;
+    Py_ssize_t n;
+    uint64_t seed;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &flat, &out_off))
+        return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(of, offsets, 'i', 8, 0, 1);
+    GET(md, modes, 'i', 1, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    GET(fl, flat, 'u', 8, 1, 1);
+    GET(oo, out_off, 'i', 8, 1, 1);
+    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
+    int64_t ndoc = LEN(of) - 1;
+    if (LEN(md) < ndoc || LEN(oo) < ndoc + 1 || LEN(fl) < LEN(b) + ndoc + 1)
+        FAIL(PyExc_ValueError, "modes/out_off/flat too small");
+    int64_t pos;
+    Py_BEGIN_ALLOW_THREADS;
+    pos = nd_shingles(b->buf, LEN(b), of->buf, ndoc, md->buf, c->buf, n, seed, fl->buf, oo->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (pos < 0) return PyErr_NoMemory();
+    return PyLong_FromLongLong(pos);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_minhash(PyObject *self, PyObject *args) {
+    PyObject *flat, *offsets, *salts, *out;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOO", &flat, &offsets, &salts, &out)) return NULL;
+    GET(fl, flat, 'u', 8, 0, 1);
+    GET(of, offsets, 'i', 8, 0, 1);
+    GET(sa, salts, 'u', 8, 0, 1);
+    GET(o, out, 'u', 8, 1, 2);
+    if (check_offsets(of, LEN(fl)) < 0) goto fail;
+    int64_t ndoc = LEN(of) - 1;
+    if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_minhash(fl->buf, of->buf, ndoc, sa->buf, LEN(sa), o->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* collapse_spaces(buf, offsets, out, out_off): " ".join(t.split()) per document, in bytes. */
+static PyObject *py_collapse_spaces(PyObject *self, PyObject *args) {
+    PyObject *buf, *offsets, *out, *out_off;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOO", &buf, &offsets, &out, &out_off)) return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(of, offsets, 'i', 8, 0, 1);
+    GET(o, out, 'u', 1, 1, 1);
+    GET(oo, out_off, 'i', 8, 1, 1);
+    if (check_offsets(of, LEN(b)) < 0) goto fail;
+    if (LEN(o) < LEN(b) || LEN(oo) != LEN(of)) FAIL(PyExc_ValueError, "out or out_off too small");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_collapse_spaces(b->buf, of->buf, LEN(of) - 1, o->buf, oo->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+#include "module_index.h"
+
+static PyMethodDef methods[] = {
+    {"xxh3_64", py_xxh3_64, METH_VARARGS, "XXH3-64 of data[start:start+n] with a seed."},
+    {"mix64", py_mix64, METH_O, "splitmix64 finaliser."},
+    {"token_spans", py_token_spans, METH_VARARGS, "Byte spans of the tokens."},
+    {"is_cjk", py_is_cjk, METH_VARARGS, "Whether a text is mostly CJK."},
+    {"char_stream", py_char_stream, METH_VARARGS, "Text with separator runs collapsed."},
+    {"feature_keys", py_feature_keys, METH_VARARGS, "Feature keys of one text."},
+    {"simhash_words", py_simhash_words, METH_VARARGS, "SimHash of weighted keys."},
+    {"fingerprint_batch", py_fingerprint_batch, METH_VARARGS, "Fingerprints of many texts."},
+    {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
+    {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
+    {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
+    INDEX_METHODS{NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
+                                       "neardup's compiled kernels (see neardup/_native/).", -1,
+                                       methods};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&moduledef); }

@@ -1,0 +1,387 @@
+/* Bindings of the index kernels (included by module.c). */
+
+static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_perm *pm,
+                    int64_t *ntab) {
+    Py_buffer *r = get(bs, rsh, 'u', 8, 0, 2, "rsh");
+    if (!r) return -1;
+    Py_buffer *m = get(bs, msk, 'u', 8, 0, 2, "msk");
+    if (!m) return -1;
+    Py_buffer *l = get(bs, lsh, 'u', 8, 0, 2, "lsh");
+    if (!l) return -1;
+    if (m->len != r->len || l->len != r->len || DIM(m, 1) != DIM(r, 1)) {
+        PyErr_SetString(PyExc_ValueError, "rsh, msk, lsh must have one shape");
+        return -1;
+    }
+    pm->rsh = r->buf;
+    pm->msk = m->buf;
+    pm->lsh = l->buf;
+    pm->blocks = DIM(r, 1);
+    *ntab = DIM(r, 0);
+    return 0;
+}
+
+static int get_out(bufs *bs, PyObject *a, PyObject *b, PyObject *d, nd_out *o) {
+    Py_buffer *va = get(bs, a, 'i', 8, 1, 1, "out_a");
+    if (!va) return -1;
+    Py_buffer *vb = get(bs, b, 'i', 8, 1, 1, "out_b");
+    if (!vb) return -1;
+    Py_buffer *vd = get(bs, d, 'i', 8, 1, 1, "out_d");
+    if (!vd) return -1;
+    o->a = va->buf;
+    o->b = vb->buf;
+    o->d = vd->buf;
+    o->cap = LEN(va) < LEN(vb) ? LEN(va) : LEN(vb);
+    o->cap = LEN(vd) < o->cap ? LEN(vd) : o->cap;
+    o->written = 0;
+    return 0;
+}
+
+/* keys/pos (tables, n), offsets (tables, 2**q + 1): the StaticTables arrays. */
+static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets, nd_tables *tb) {
+    Py_buffer *k = get(bs, keys, 'u', 8, 0, 2, "keys");
+    if (!k) return -1;
+    Py_buffer *p = get(bs, pos, 'u', 4, 0, 2, "pos");
+    if (!p) return -1;
+    Py_buffer *o = get(bs, offsets, 'u', 4, 0, 2, "offsets");
+    if (!o) return -1;
+    if (DIM(p, 0) != DIM(k, 0) || DIM(p, 1) != DIM(k, 1) || DIM(o, 0) != DIM(k, 0) ||
+        DIM(o, 1) < 2) {
+        PyErr_SetString(PyExc_ValueError, "keys, pos and offsets disagree in shape");
+        return -1;
+    }
+    tb->keys = k->buf;
+    tb->pos = p->buf;
+    tb->offsets = o->buf;
+    tb->ntab = DIM(k, 0);
+    tb->nkeys = DIM(k, 1);
+    tb->nbuckets = DIM(o, 1) - 1;
+    tb->q = 0;
+    while (((int64_t)1 << tb->q) < tb->nbuckets) tb->q++;
+    if (((int64_t)1 << tb->q) != tb->nbuckets) {
+        PyErr_SetString(PyExc_ValueError, "offsets must have 2**q + 1 columns");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_probes(Py_buffer *pr, int64_t nprobes, int64_t nbuckets) {
+    const int64_t *p = pr->buf;
+    if (nprobes < 0 || nprobes > LEN(pr)) goto bad;
+    for (int64_t i = 0; i < nprobes; i++)
+        if (p[i] < 0 || p[i] >= nbuckets) goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "probes must be bucket xors below 2**q");
+    return -1;
+}
+
+static PyObject *py_search_tables(PyObject *self, PyObject *args) {
+    PyObject *queries, *keys, *pos, *offsets, *rsh, *msk, *lsh, *probes, *dedup, *alive, *oq, *op,
+        *od;
+    Py_ssize_t start, k, q, nprobes, radius;
+    bufs bs = {.n = 0};
+    nd_perm pm;
+    nd_tables tb;
+    nd_out o;
+    int64_t ntab, resume;
+    if (!PyArg_ParseTuple(args, "nOnOOOnOOOOnOnOOOO", &start, &queries, &k, &keys, &pos, &offsets,
+                          &q, &rsh, &msk, &lsh, &probes, &nprobes, &dedup, &radius, &alive, &oq,
+                          &op, &od))
+        return NULL;
+    GET(qs, queries, 'u', 8, 0, 1);
+    GET(pr, probes, 'i', 8, 0, 1);
+    GET(dd, dedup, 'u', 8, 0, 2);
+    GET(al, alive, 'b', 1, 0, 1);
+    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0 || get_tables(&bs, keys, pos, offsets, &tb) < 0 ||
+        get_out(&bs, oq, op, od, &o) < 0)
+        goto fail;
+    if (tb.q != q || ntab != tb.ntab || DIM(dd, 0) != ntab || DIM(dd, 1) != ntab)
+        FAIL(PyExc_ValueError, "tables, permutation and dedup masks disagree");
+    if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr->buf, nprobes, dd->buf, radius,
+                          al->buf, LEN(al), &o, &resume);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (rc < 0) return PyErr_NoMemory();
+    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_scan_range(PyObject *self, PyObject *args) {
+    PyObject *queries, *fps, *alive, *oq, *op, *od;
+    Py_ssize_t start, k, lo, hi;
+    bufs bs = {.n = 0};
+    nd_out o;
+    int64_t resume;
+    if (!PyArg_ParseTuple(args, "nOnOnnOOOO", &start, &queries, &k, &fps, &lo, &hi, &alive, &oq,
+                          &op, &od))
+        return NULL;
+    GET(qs, queries, 'u', 8, 0, 1);
+    GET(f, fps, 'u', 8, 0, 1);
+    GET(al, alive, 'b', 1, 0, 1);
+    if (get_out(&bs, oq, op, od, &o) < 0) goto fail;
+    if (lo < 0 || hi > LEN(f) || hi > LEN(al)) FAIL(PyExc_IndexError, "scan range out of bounds");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_scan_range(start, qs->buf, LEN(qs), k, f->buf, lo, hi, al->buf, &o, &resume);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
+    PyObject *fps, *oi, *oj, *od;
+    Py_ssize_t start, k;
+    bufs bs = {.n = 0};
+    nd_out o;
+    int64_t resume;
+    if (!PyArg_ParseTuple(args, "nOnOOO", &start, &fps, &k, &oi, &oj, &od)) return NULL;
+    GET(f, fps, 'u', 8, 0, 1);
+    if (get_out(&bs, oi, oj, od, &o) < 0) goto fail;
+    Py_BEGIN_ALLOW_THREADS;
+    nd_brute_pairs(start, f->buf, LEN(f), k, &o, &resume);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_join_tables(PyObject *self, PyObject *args) {
+    PyObject *keys, *pos, *offsets, *probes, *dedup, *oi, *oj, *od;
+    Py_ssize_t start, k, nprobes, radius;
+    bufs bs = {.n = 0};
+    nd_tables tb;
+    nd_out o;
+    int64_t resume;
+    if (!PyArg_ParseTuple(args, "nnOOOOnOnOOO", &start, &k, &keys, &pos, &offsets, &probes,
+                          &nprobes, &dedup, &radius, &oi, &oj, &od))
+        return NULL;
+    GET(pr, probes, 'i', 8, 0, 1);
+    GET(dd, dedup, 'u', 8, 0, 2);
+    if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
+    if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
+    if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
+    Py_BEGIN_ALLOW_THREADS;
+    nd_join_tables(start, k, &tb, pr->buf, nprobes, dd->buf, radius, &o, &resume);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
+    PyObject *keys, *pos, *offsets, *dedup, *oi, *oj, *od;
+    Py_ssize_t start, k;
+    long long hot;
+    bufs bs = {.n = 0};
+    nd_tables tb;
+    nd_out o;
+    int64_t resume;
+    if (!PyArg_ParseTuple(args, "nnOOOOLOOO", &start, &k, &keys, &pos, &offsets, &dedup, &hot, &oi,
+                          &oj, &od))
+        return NULL;
+    GET(dd, dedup, 'u', 8, 0, 2);
+    if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
+    if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_join_tables_r0(start, k, &tb, dd->buf, hot, &o, &resume);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* top_counts(fps, positions or None, rsh, msk, lsh, t, top, counts) */
+static PyObject *py_top_counts(PyObject *self, PyObject *args) {
+    PyObject *fps, *positions, *rsh, *msk, *lsh, *counts;
+    Py_ssize_t t, top;
+    bufs bs = {.n = 0};
+    nd_perm pm;
+    int64_t ntab, n;
+    const uint32_t *pp = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOnnO", &fps, &positions, &rsh, &msk, &lsh, &t, &top, &counts))
+        return NULL;
+    GET(f, fps, 'u', 8, 0, 1);
+    GET(c, counts, 'i', 8, 1, 1);
+    n = LEN(f);
+    if (positions != Py_None) {
+        GET(p, positions, 'u', 4, 0, 1);
+        pp = p->buf;
+        n = LEN(p);
+    }
+    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
+    if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(c) != ((int64_t)1 << top) + 1)
+        FAIL(PyExc_ValueError, "bad table, top bits or counts size");
+    Py_BEGIN_ALLOW_THREADS;
+    nd_top_counts(f->buf, pp, n, &pm, t, top, c->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* scatter_top(fps, positions or None, rsh, msk, lsh, t, top, starts, keys, pos) */
+static PyObject *py_scatter_top(PyObject *self, PyObject *args) {
+    PyObject *fps, *positions, *rsh, *msk, *lsh, *starts, *keys, *pos;
+    Py_ssize_t t, top;
+    bufs bs = {.n = 0};
+    nd_perm pm;
+    int64_t ntab, n;
+    const uint32_t *pp = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOnnOOO", &fps, &positions, &rsh, &msk, &lsh, &t, &top,
+                          &starts, &keys, &pos))
+        return NULL;
+    GET(f, fps, 'u', 8, 0, 1);
+    GET(s, starts, 'i', 8, 0, 1);
+    GET(k, keys, 'u', 8, 1, 1);
+    GET(ps, pos, 'u', 4, 1, 1);
+    n = LEN(f);
+    if (positions != Py_None) {
+        GET(p, positions, 'u', 4, 0, 1);
+        pp = p->buf;
+        n = LEN(p);
+    }
+    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
+    if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(s) != ((int64_t)1 << top) + 1 ||
+        LEN(k) < n || LEN(ps) < n)
+        FAIL(PyExc_ValueError, "bad table, top bits, starts or output size");
+    if (pp && n > 0) {
+        for (int64_t i = 0; i < n; i++)
+            if (pp[i] >= (uint64_t)LEN(f)) FAIL(PyExc_IndexError, "position out of bounds");
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = nd_scatter_top(f->buf, pp, n, &pm, t, top, s->buf, k->buf, ps->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
+    PyObject *keys, *pos, *starts, *offsets;
+    Py_ssize_t q, top;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOnnOO", &keys, &pos, &q, &top, &starts, &offsets)) return NULL;
+    GET(k, keys, 'u', 8, 1, 1);
+    GET(p, pos, 'u', 4, 1, 1);
+    GET(s, starts, 'i', 8, 0, 1);
+    GET(o, offsets, 'u', 4, 1, 1);
+    if (top < 0 || q < top || q > 32 || LEN(s) != ((int64_t)1 << top) + 1 ||
+        LEN(o) != ((int64_t)1 << q) + 1 || LEN(p) != LEN(k))
+        FAIL(PyExc_ValueError, "bad q, top, starts or offsets size");
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = nd_bucket_segments(k->buf, p->buf, LEN(k), q, top, s->buf, o->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
+    PyObject *keys, *offsets;
+    Py_ssize_t q;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnO", &keys, &q, &offsets)) return NULL;
+    GET(k, keys, 'u', 8, 0, 1);
+    GET(o, offsets, 'u', 4, 1, 1);
+    if (q < 0 || q > 32 || LEN(o) < ((int64_t)1 << q) + 1) FAIL(PyExc_ValueError, "offsets too small");
+    nd_offsets_from_sorted(k->buf, LEN(k), q, o->buf, LEN(o));
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
+    PyObject *keys, *pos, *offsets;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOO", &keys, &pos, &offsets)) return NULL;
+    GET(k, keys, 'u', 8, 1, 1);
+    GET(p, pos, 'u', 4, 1, 1);
+    GET(o, offsets, 'u', 4, 0, 1);
+    if (LEN(p) != LEN(k) || LEN(o) < 1 || ((uint32_t *)o->buf)[LEN(o) - 1] > LEN(k))
+        FAIL(PyExc_ValueError, "keys, pos and offsets disagree");
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = nd_sort_buckets(k->buf, p->buf, o->buf, LEN(o) - 1);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* expand_pairs(a, b, dist, order, starts, counts, out_i, out_j, out_d): outputs pre-sized. */
+static PyObject *py_expand_pairs(PyObject *self, PyObject *args) {
+    PyObject *a, *b, *dist, *order, *starts, *counts, *oi, *oj, *od;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &a, &b, &dist, &order, &starts, &counts, &oi, &oj, &od))
+        return NULL;
+    GET(va, a, 'i', 8, 0, 1);
+    GET(vb, b, 'i', 8, 0, 1);
+    GET(vd, dist, 'i', 8, 0, 1);
+    GET(vo, order, 'i', 8, 0, 1);
+    GET(vs, starts, 'i', 8, 0, 1);
+    GET(vc, counts, 'i', 8, 0, 1);
+    GET(wi, oi, 'i', 8, 1, 1);
+    GET(wj, oj, 'i', 8, 1, 1);
+    GET(wd, od, 'i', 8, 1, 1);
+    const int64_t *pa = va->buf, *pb = vb->buf, *pc = vc->buf;
+    int64_t ng = LEN(vc), total = 0;
+    if (LEN(vs) != ng + 1 || LEN(vb) != LEN(va) || LEN(vd) != LEN(va))
+        FAIL(PyExc_ValueError, "pairs or groups disagree in length");
+    for (int64_t e = 0; e < LEN(va); e++) {
+        if (pa[e] < 0 || pa[e] >= ng || pb[e] < 0 || pb[e] >= ng)
+            FAIL(PyExc_IndexError, "group out of range");
+        total += pc[pa[e]] * pc[pb[e]];
+    }
+    for (int64_t g = 0; g < ng; g++) total += pc[g] * (pc[g] - 1) / 2;
+    if (LEN(wi) != total || LEN(wj) != total || LEN(wd) != total)
+        FAIL(PyExc_ValueError, "outputs must hold exactly %lld pairs", (long long)total);
+    Py_BEGIN_ALLOW_THREADS;
+    nd_expand_pairs(pa, pb, vd->buf, LEN(va), vo->buf, vs->buf, pc, ng, wi->buf, wj->buf, wd->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+#define INDEX_METHODS                                                                       \
+    {"search_tables", py_search_tables, METH_VARARGS, "Batched probe search of one run."},  \
+    {"scan_range", py_scan_range, METH_VARARGS, "Brute-force scan of store positions."},   \
+    {"brute_pairs", py_brute_pairs, METH_VARARGS, "All pairs within k (tiny inputs)."},    \
+    {"join_tables", py_join_tables, METH_VARARGS, "Self-join of bucketed tables."},        \
+    {"join_tables_r0", py_join_tables_r0, METH_VARARGS, "Self-join, radius 0."},          \
+    {"top_counts", py_top_counts, METH_VARARGS, "Group starts on the top key bits."},      \
+    {"scatter_top", py_scatter_top, METH_VARARGS, "Scatter permuted keys into groups."},   \
+    {"bucket_segments", py_bucket_segments, METH_VARARGS, "Finish bucketing."},            \
+    {"offsets_from_sorted", py_offsets_from_sorted, METH_VARARGS, "Bucket starts."},       \
+    {"sort_buckets", py_sort_buckets, METH_VARARGS, "Sort each bucket by key."},           \
+    {"expand_pairs", py_expand_pairs, METH_VARARGS, "Distinct-value pairs to positions."},

@@ -1,0 +1,92 @@
+/* The verifier's kernels: shingle hash sets and the MinHash sketch (neardup/verify.py).
+ * Port of the numba kernels in neardup/_numba/verify.py; the sketch definition is frozen
+ * (docs/ACCURACY.md depends on it) and tests compare both paths bit for bit. */
+#include <stdlib.h>
+
+#include "kernels.h"
+#include "xxh3.h"
+
+static int64_t units_of(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls, int mode,
+                        uint64_t seed, int64_t *starts, int64_t *ends, uint64_t *units) {
+    int64_t spans = nd_token_spans(buf, lo, hi, cls, 0, starts, ends);
+    int char_mode = mode == 2 || (mode == 0 && nd_is_cjk(buf, lo, hi, cls));
+    int64_t u = 0;
+    for (int64_t t = 0; t < spans; t++) {
+        if (!char_mode) {
+            units[u++] = nd_xxh3_64(buf + starts[t], (size_t)(ends[t] - starts[t]), seed);
+            continue;
+        }
+        int64_t p = starts[t];
+        while (p < ends[t]) {
+            int64_t q = p + 1;
+            while (q < ends[t] && (buf[q] & 0xC0) == 0x80) q++;
+            units[u++] = nd_xxh3_64(buf + p, (size_t)(q - p), seed);
+            p = q;
+        }
+    }
+    return u;
+}
+
+/* Sorted unique shingle hashes per document into flat (capacity: len(buf) + ndoc + 1) and
+ * out_off (ndoc + 1); returns the number of values, or -1 when out of memory. */
+int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, int64_t ndoc,
+                    const int8_t *modes, const uint8_t *cls, int64_t n, uint64_t seed,
+                    uint64_t *flat, int64_t *out_off) {
+    uint64_t *units = malloc(sizeof(uint64_t) * (size_t)(nbuf + 1));
+    int64_t *starts = malloc(sizeof(int64_t) * (size_t)(nbuf + 2));
+    int64_t *ends = malloc(sizeof(int64_t) * (size_t)(nbuf + 2));
+    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
+    int64_t pos = 0;
+    if (!units || !starts || !ends) {
+        pos = -1;
+        goto done;
+    }
+    out_off[0] = 0;
+    for (int64_t d = 0; d < ndoc; d++) {
+        int64_t u = units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends,
+                             units);
+        int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
+        int64_t width = n < u ? n : u;
+        uint64_t *seg = flat + pos;
+        for (int64_t s = 0; s < count; s++) {
+            uint64_t acc = units[s];
+            for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
+            seg[s] = nd_mix64(acc);
+        }
+        nd_sort_u64(seg, count);
+        int64_t m = 0;
+        for (int64_t s = 0; s < count; s++)
+            if (s == 0 || seg[s] != seg[m - 1]) seg[m++] = seg[s];
+        pos += m;
+        out_off[d + 1] = pos;
+    }
+done:
+    free(units);
+    free(starts);
+    free(ends);
+    return pos;
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* the salt loop vectorises: AVX-512 / AVX2 clones, chosen when the module loads */
+#define ND_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ND_SIMD_CLONES
+#endif
+
+/* Per document d and salt s: min over its shingles x of mix64(x ^ salts[s]) into out[d, s]. */
+ND_SIMD_CLONES
+void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, const uint64_t *salts,
+                int64_t k, uint64_t *out) {
+    for (int64_t d = 0; d < ndoc; d++) {
+        uint64_t *row = out + d * k;
+        for (int64_t s = 0; s < k; s++) row[s] = ~0ULL;
+        for (int64_t p = offsets[d]; p < offsets[d + 1]; p++) {
+            uint64_t x = flat[p];
+            for (int64_t s = 0; s < k; s++) {
+                uint64_t z = nd_mix64(x ^ salts[s]);
+                row[s] = z < row[s] ? z : row[s];
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+"""Read-only configuration: parameters cannot change after construction.
+
+Every fingerprint, sketch, index and dedup state carries the config id of the object that made
+it. If a parameter could be reassigned (``fp.stopwords = "en"``) the cached derived state and
+the config id would disagree with each other or with what was already stored, and the id would
+lie. So the classes that define a configuration (:class:`~neardup.Fingerprinter`,
+:class:`~neardup.MinHashVerifier`, :class:`~neardup.Deduplicator`, :class:`~neardup.IdfTable`)
+freeze their public attributes at the end of construction; a changed configuration is a new
+object, made with :meth:`FrozenParams.replace`.
+
+Conventions (scikit-learn's): constructor parameters are stored under their own names, as given
+(an iterable of stop words is stored as a tuple, so that it cannot change either); values
+resolved or learned from them end with ``_`` (``ngram_size_``); a leading ``_`` marks private
+working state, which stays writable (a Deduplicator's decisions grow as documents arrive).
+
+>>> class Box(FrozenParams):
+...     def __init__(self, *, size: int = 1) -> None:
+...         self.size = size
+...         self._freeze()
+>>> box = Box(size=2)
+>>> box.size = 3
+Traceback (most recent call last):
+...
+AttributeError: Box.size is read-only: make a new object with .replace(size=...)
+>>> box.replace(size=3).size, box.size
+(3, 2)
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Self
+
+
+class FrozenParams:
+    """Mixin: public attributes are read-only once ``_freeze()`` has run (end of ``__init__``).
+
+    Pickling and copying keep working (they restore ``__dict__`` without ``__setattr__``), so
+    frozen objects still ship to worker processes and Spark executors.
+    """
+
+    def _freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and self.__dict__.get("_frozen", False):
+            # the configuration (and the config id stored with every result) depends on it
+            raise AttributeError(
+                f"{type(self).__name__}.{name} is read-only: make a new object with "
+                f".replace({name}=...)"
+            )
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("_") and self.__dict__.get("_frozen", False):
+            raise AttributeError(f"{type(self).__name__}.{name} cannot be deleted")
+        object.__delattr__(self, name)
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return [p.name for p in list(sig.parameters.values())[1:] if p.kind in kinds]
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's keyword parameters of this object, as stored."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def replace(self, **changes: Any) -> Self:
+        """A new object with the same parameters except ``changes`` (validated again).
+
+        For a stateful object (a :class:`~neardup.Deduplicator`) the new one starts empty.
+        """
+        names = self._param_names()
+        unknown = sorted(set(changes) - set(names))
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} has no parameter {unknown[0]!r}; parameters: {names}"
+            )
+        return type(self)(**{**self.get_params(), **changes})
