@@ -40,6 +40,7 @@ from neardup.io import (
     iter_records,
     parse_window,
 )
+from neardup.spark.cli import dedup_on_engine, engine_options
 
 EXAMPLES = """
 \b
@@ -133,6 +134,7 @@ class _Run:
 )
 @click.option("--chunk-size", default=16384, hidden=True, type=click.IntRange(1))
 @fingerprinter_options
+@engine_options
 def dedup_command(
     inputs: tuple[str, ...],
     out: str,
@@ -152,6 +154,8 @@ def dedup_command(
     chunk_size: int,
     config_path: str | None,
     idf_path: str | None,
+    engine: str,
+    spark_master: str | None,
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
@@ -180,6 +184,8 @@ def dedup_command(
     )
     start = time.perf_counter()
     with materialized_stdin(files) as paths:
+        if dedup_on_engine(engine, dd, paths, out, locals()):
+            return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
         try:
             decisions = _decide(run, dd, chunk_size)

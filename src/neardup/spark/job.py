@@ -89,7 +89,7 @@ def write_output(spark: SparkSession, joined: DataFrame, out: str) -> None:
     if kind == "jsonl-dir":
         lines.saveAsTextFile(out.rstrip("/"))
         return
-    spark.read.json(lines).write.mode("errorifexists").parquet(out)
+    spark.read.json(lines).write.mode("overwrite").parquet(out)
 
 
 def _parquet_hints(int_ids: bool) -> dict[str, Any]:
@@ -105,20 +105,21 @@ def run_job(
     out: str,
     *,
     fmt: str | None = None,
-    fields: Fields = Fields(),
+    fields: Fields | None = None,
     on_error: str = "fail",
     drop_duplicates: bool = False,
 ) -> JobResult:
     """Read ``inputs``, decide with ``dd``'s configuration, write ``out``; raises InputError."""
     start = time.perf_counter()
-    docs, stats = read_documents(spark, inputs, fmt, fields, on_error)
+    docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
     docs = docs.persist()
     decisions, info = decide(docs, dd)
     counted = decisions.groupBy("status").count().collect()
     counts = {name: 0 for name in STATUS_NAMES}
     counts.update({STATUS_NAMES[r["status"]]: r["count"] for r in counted})
     stats.documents = sum(counts.values())
-    stats.bytes = int(docs.agg(F.sum(F.octet_length("text"))).first()[0] or 0)
+    total: Any = docs.agg(F.sum(F.octet_length("text"))).first()
+    stats.bytes = int(total[0] or 0)
     write_output(spark, _with_decisions(docs, decisions, drop_duplicates), out)
     decisions.unpersist()
     docs.unpersist()

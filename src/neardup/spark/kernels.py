@@ -86,7 +86,8 @@ def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Reco
     texts = batch.column("text").to_pylist()
     ts_col = batch.column("ts").to_numpy(zero_copy_only=False)
     ts = np.asarray(ts_col, np.float64)  # nulls -> nan
-    chunk = dd.prepare(texts, ts if (dd.window is not None or dd.keep == "newest") else None)
+    timed = dd.window is not None or dd.keep == "newest"
+    chunk = dd.prepare(texts, ts.tolist() if timed else None)
     n = len(texts)
     live = np.flatnonzero(~chunk.empty)
     sketches = chunk.sketches
@@ -263,4 +264,3 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
         },
         schema=DECIDED,
     )
-

@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from neardup.io import InputError, ReadStats, detect_format, record_to_document
+from neardup.io.readers import jsonl_record
 
 SPARK_FORMATS = ("jsonl", "parquet")
 DOCS_SCHEMA = "pos long, id string, text string, ts double, record string"
@@ -33,49 +34,52 @@ class Fields:
     text: str = "text"
     id: str = "id"
     time: str | None = None
-
-
-def _parse_line(raw: bytes, where: str) -> dict[str, Any]:
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{where}: invalid UTF-8 at byte {exc.start}: re-encode the file as UTF-8"
-        ) from None
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(rec, dict):
-        raise InputError(f"{where}: expected a JSON object per line, got {type(rec).__name__}")
-    return rec
+    epoch_unit: str = "s"
 
 
 def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
-    """``(where, raw)`` -> ``(error, id_json, text, ts, record_json)``; error is None when valid."""
+    """``(where, raw)`` -> ``(error, id_json, text, ts, record_json)``; error is None when valid.
+
+    The local engine's rules: :func:`neardup.io.readers.jsonl_record` for a line,
+    :func:`neardup.io.record_to_document` for a record (a missing or null id becomes the
+    position, filled in once positions are known).
+    """
     where, raw = item
     try:
         if isinstance(raw, bytes | bytearray):
-            rec = _parse_line(bytes(raw), where)
-            record = bytes(raw).decode("utf-8").strip()
+            rec = jsonl_record(bytes(raw), where)
+            if isinstance(rec, InputError):
+                raise rec
         else:
             rec = raw
-            record = json.dumps(rec, ensure_ascii=False, default=str)
         doc = record_to_document(
-            rec, 0, where, text_field=fields.text, id_field=fields.id, time_field=fields.time
+            rec,
+            0,
+            where,
+            text_field=fields.text,
+            id_field=fields.id,
+            time_field=fields.time,
+            epoch_unit=fields.epoch_unit,  # type: ignore[arg-type]
         )
     except InputError as exc:
-        return (str(exc), None, None, None, None)
-    has_id = fields.id in rec
+        return (str(exc), where, None, None, None)
+    has_id = rec.get(fields.id) is not None
     id_json = json.dumps(doc.id, ensure_ascii=False, default=str) if has_id else None
+    record = json.dumps(rec, ensure_ascii=False, default=str)
     return (None, id_json, doc.text, doc.timestamp, record)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _line_row(path: str, line: bytes, index: int) -> tuple[str, bytes]:
+    """``(where, line)`` with the local reader's 1-based line number (a UTF-8 BOM dropped)."""
+    return f"{path}:{index + 1}", line.removeprefix(_BOM) if index == 0 else line
+
+
 def _jsonl_rows(spark: SparkSession, path: str) -> Any:
-    lines = spark.sparkContext.textFile(path, use_unicode=False).zipWithIndex()
-    return lines.filter(lambda x: x[0].strip() != b"").map(
-        lambda x: (f"{path}:{x[1] + 1}", x[0])
-    )
+    lines: Any = spark.sparkContext.textFile(path, use_unicode=False).zipWithIndex()
+    return lines.filter(lambda x: x[0].strip()).map(lambda x: _line_row(path, x[0], x[1]))
 
 
 def _parquet_rows(spark: SparkSession, path: str) -> Any:
@@ -119,12 +123,12 @@ def read_documents(
     parsed = rows.map(lambda item: _validate(item, fields)).cache()
     stats = ReadStats()
     bad = parsed.filter(lambda r: r[0] is not None)
-    first = bad.map(lambda r: r[0]).take(1 if on_error == "fail" else 20)
+    first = bad.map(lambda r: (r[0], r[1])).take(1 if on_error == "fail" else 20)
     if first and on_error == "fail":
         parsed.unpersist()
-        raise InputError(first[0])
-    for message in first:
-        stats.skip(message)
+        raise InputError(first[0][0])
+    for message, where in first:
+        stats.skip(message, where)
     stats.skipped = bad.count() if first else 0
     good = parsed.filter(lambda r: r[0] is None).zipWithIndex()
     docs = spark.createDataFrame(good.map(_positioned), DOCS_SCHEMA)
