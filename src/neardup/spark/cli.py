@@ -7,6 +7,7 @@ it). On a cluster, ``spark-submit`` runs the same job through ``python -m neardu
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -69,7 +70,10 @@ def dedup_on_engine(
     fields = Fields(
         options["text_field"], options["id_field"], options["time_field"], options["epoch_unit"]
     )
-    spark = spark_session(options.get("spark_master") or "local[*]")
+    master = options.get("spark_master")
+    if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
+        master = "local[*]"  # under spark-submit (python -m neardup.spark) the submitted one
+    spark = spark_session(master)
     try:
         result = run_job(
             spark,
