@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from neardup import Deduplicator
 from neardup.spark.engine import decide
 
-SAMPLE = "examples/sample_news.jsonl"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_news.jsonl"
 
 
 def spark_decisions(spark: Any, texts: list[str], ts: list[float] | None, **opts: Any) -> Any:

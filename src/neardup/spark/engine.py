@@ -6,7 +6,7 @@ Stages (``docs`` is ``(pos, text, ts)``, ``pos`` the input position):
    executors with :func:`neardup.spark.kernels.prepare_batch` (``mapInArrow``);
 2. nodes: documents with the same exact key, fingerprint and sketch are one node (id = its
    smallest position): identical texts never meet in the key join, so no hot keys from copies;
-3. candidate pairs of nodes by an equi-join on ``(key index, key)``, then the accept predicate
+3. candidate pairs of nodes by an equi-join on the candidate key, then the accept predicate
    without the window (:func:`~neardup.spark.kernels.accept_pairs`);
 4. connected components of the accepted node graph plus "same exact key" links
    (:mod:`neardup.spark.components`);
@@ -62,10 +62,11 @@ def prepare(docs: DataFrame, dd: Deduplicator) -> DataFrame:
 
 def _accepted_edges(nodes: DataFrame, dd: Deduplicator) -> DataFrame:
     """Stage 3: node pairs sharing a candidate key (and each copied node with itself), accepted."""
-    keys = nodes.select("node", F.posexplode("keys").alias("t", "key"))
+    # on the key alone, as the local KeyTable / pairs_sharing_keys match keys of any column
+    keys = nodes.select("node", F.explode("keys").alias("key"))
     pairs = (
         keys.alias("x")
-        .join(keys.alias("y"), ["t", "key"])
+        .join(keys.alias("y"), "key")
         .where(F.col("x.node") < F.col("y.node"))
         .select(F.col("x.node").alias("a"), F.col("y.node").alias("b"))
         .distinct()
