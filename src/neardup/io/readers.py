@@ -257,7 +257,10 @@ def _iter_csv(path: str) -> Iterator[Row]:
     try:
         # strict: an unterminated quote is an error at the end of the file, not one huge field
         reader = csv.reader(text, strict=True)
-        header = next(reader, None)
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:  # e.g. an unterminated quote in the header line
+            raise InputError(f"{path}:1: malformed CSV header ({exc})") from None
         if header is None:
             return
         if _has_undecodable(header):
