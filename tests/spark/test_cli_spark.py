@@ -51,3 +51,27 @@ def test_cli_bad_rows_same_errors(spark: Any, tmp_path: Path) -> None:
         assert a.exit_code == b.exit_code
         assert a.output.splitlines()[0] == b.output.splitlines()[0]
     assert "bad.jsonl:3: field 'text' must be a string" in b.output or b.exit_code == 0
+
+
+def test_cli_parquet_input_and_output(spark: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = Path(__file__).resolve().parents[2].joinpath("examples", "sample_news.jsonl")
+    recs = [json.loads(line) for line in lines.read_text().splitlines()]
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pylist(recs[:13]), folder / "part-0.parquet")
+    pq.write_table(pa.Table.from_pylist(recs[13:] + recs[:3]), folder / "part-1.parquet")
+    local, remote = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
+    assert run([str(folder), "--out", str(local)]).exit_code == 0
+    b = run([str(folder), "--out", str(remote), "--engine", "spark"])
+    assert b.exit_code == 0, b.output
+    assert records(remote) == records(local)
+    out_dir = tmp_path / "marked.parquet"
+    c = run([str(folder), "--out", str(out_dir), "--engine", "spark"])
+    assert c.exit_code == 0, c.output
+    table = pq.read_table(out_dir).to_pylist()
+    fields = ("id", "status", "duplicate_of", "distance", "cluster_id")
+    got = sorted(tuple(str(r[f]) for f in fields) for r in table)
+    assert got == sorted(tuple(str(r[f]) for f in fields) for r in records(local))
