@@ -41,6 +41,7 @@ from neardup.io import (
     iter_records,
     parse_window,
 )
+from neardup.spark.cli import dedup_on_engine, engine_options
 
 EXAMPLES = """
 \b
@@ -143,6 +144,7 @@ class _Run:
     "state (created on the first run, updated atomically; runs on one state are serialised).",
 )
 @fingerprinter_options
+@engine_options
 def dedup_command(
     inputs: tuple[str, ...],
     out: str,
@@ -163,6 +165,8 @@ def dedup_command(
     config_path: str | None,
     idf_path: str | None,
     state_dir: str | None,
+    engine: str,
+    spark_master: str | None,
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
@@ -195,7 +199,11 @@ def dedup_command(
         verifier=None if no_verify else "default",
     )
     start = time.perf_counter()
+    if engine == "spark" and state_dir is not None:
+        raise usage_error("--state works with the local engine only; drop --engine spark")
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
+        if dedup_on_engine(engine, dd, paths, out, locals()):
+            return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
         try:
             if state is not None:

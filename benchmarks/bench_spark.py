@@ -1,0 +1,113 @@
+"""neardup on Spark vs Spark MLlib ``MinHashLSH.approxSimilarityJoin`` on Reuters-21578.
+
+Same Spark session (local mode), same documents, same run. Each method's clusters are scored
+with :func:`neardup.eval.metrics.score` against the exact shingle-Jaccard ground truth
+(:class:`neardup.eval.groundtruth.GroundTruth`: a predicted pair is correct at Jaccard >= 0.5,
+recall counts the pairs at Jaccard >= 0.8), as in docs/ACCURACY.md.
+
+- ``neardup-spark``: :func:`neardup.spark.engine.decide` with the default ``Deduplicator()``
+  (fingerprints, sketches and band keys on executors, key join, accept, connected components,
+  the greedy rule per component); timed from the DataFrame of texts to the cached decisions.
+- ``neardup-local``: ``Deduplicator().run`` in this process (the reference: decisions must be
+  identical, the script checks it).
+- ``mllib-minhash``: word 5-shingles (``RegexTokenizer`` + ``NGram``), ``HashingTF`` (2^20,
+  binary), ``MinHashLSH`` (``--tables`` hash tables), ``approxSimilarityJoin`` at Jaccard
+  distance < 0.5 (similarity > 0.5), clusters = connected components of the joined pairs.
+  Texts with fewer than five words have no shingle (MLlib refuses empty vectors): singletons.
+
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_spark.py --master 'local[2]'
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import click
+import numpy as np
+
+from neardup import Deduplicator
+from neardup.dedup.clusters import connected_components
+from neardup.eval.corpora import load_corpus
+from neardup.eval.groundtruth import GroundTruth
+from neardup.eval.metrics import score
+from neardup.spark.engine import decide
+from neardup.spark.session import spark_session
+
+
+def neardup_spark(spark: Any, texts: list[str]) -> tuple[np.ndarray, float, dict[str, Any]]:
+    """Cluster labels from the Spark engine, wall seconds, engine counters."""
+    rows = [(i, t, None) for i, t in enumerate(texts)]
+    docs = spark.createDataFrame(rows, "pos long, text string, ts double").persist()
+    docs.count()
+    start = time.perf_counter()
+    out, info = decide(docs, Deduplicator())
+    got = sorted((r["pos"], r["cluster_id"]) for r in out.select("pos", "cluster_id").collect())
+    seconds = time.perf_counter() - start
+    out.unpersist()
+    docs.unpersist()
+    return np.array([c for _, c in got]), seconds, info
+
+
+def mllib_minhash(spark: Any, texts: list[str], tables: int) -> tuple[np.ndarray, float, int]:
+    """Cluster labels from MLlib MinHashLSH, wall seconds, joined pairs."""
+    from pyspark.ml.feature import HashingTF, MinHashLSH, NGram, RegexTokenizer
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(list(enumerate(texts)), "pos long, text string").persist()
+    df.count()
+    start = time.perf_counter()
+    words = RegexTokenizer(inputCol="text", outputCol="w", pattern="\\W+").transform(df)
+    grams = NGram(n=5, inputCol="w", outputCol="g").transform(words)
+    vec = HashingTF(inputCol="g", outputCol="v", numFeatures=1 << 20, binary=True).transform(grams)
+    vec = vec.where(F.size("g") > 0).select("pos", "v").persist()
+    model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=tables, seed=1).fit(vec)
+    pairs = (
+        model.approxSimilarityJoin(vec, vec, 0.5, distCol="d")
+        .where(F.col("datasetA.pos") < F.col("datasetB.pos"))
+        .select(F.col("datasetA.pos").alias("a"), F.col("datasetB.pos").alias("b"))
+        .collect()
+    )
+    i = np.array([p["a"] for p in pairs], np.int64)
+    j = np.array([p["b"] for p in pairs], np.int64)
+    labels = connected_components(len(texts), i, j)
+    seconds = time.perf_counter() - start
+    vec.unpersist()
+    df.unpersist()
+    return labels, seconds, len(pairs)
+
+
+@click.command()
+@click.option("--master", default="local[2]", show_default=True)
+@click.option("--limit", default=None, type=int, help="First N Reuters documents (default all).")
+@click.option("--tables", default=5, show_default=True, help="MinHashLSH hash tables.")
+def main(master: str, limit: int | None, tables: int) -> None:
+    _, texts = load_corpus("reuters", limit)
+    gt = GroundTruth.from_texts(texts)
+    spark = spark_session(master)
+    rows: list[dict[str, Any]] = []
+
+    start = time.perf_counter()
+    local = Deduplicator().run(texts)
+    rows.append({"method": "neardup-local", "seconds": time.perf_counter() - start})
+    rows[-1].update(score(local.cluster_id, gt).as_dict())
+
+    labels, seconds, info = neardup_spark(spark, texts)
+    same = bool((labels == local.cluster_id).all())
+    rows.append({"method": "neardup-spark", "seconds": seconds, "same_as_local": same})
+    rows[-1].update(score(labels, gt).as_dict())
+    rows[-1]["engine"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in info.items()}
+
+    labels, seconds, n_pairs = mllib_minhash(spark, texts, tables)
+    rows.append({"method": f"mllib-minhash-{tables}t", "seconds": seconds, "pairs": n_pairs})
+    rows[-1].update(score(labels, gt).as_dict())
+
+    print(f"documents: {len(texts):,}  master: {master}")
+    for r in rows:
+        print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

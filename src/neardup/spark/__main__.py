@@ -1,0 +1,20 @@
+"""Entry for ``spark-submit``: ``neardup dedup ... --engine spark`` on the submitted master.
+
+    ENTRY=$(python -c 'import neardup.spark.__main__ as m; print(m.__file__)')
+    spark-submit --master yarn "$ENTRY" s3a://bucket/crawl/ --out s3a://bucket/marked.parquet
+
+The arguments are those of ``neardup dedup`` (``--engine spark`` is implied); the master and
+the executors' resources come from spark-submit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from neardup.cli import main
+
+if __name__ == "__main__":
+    os.environ["NEARDUP_SPARK_SUBMITTED"] = "1"
+    sys.argv = [sys.argv[0], "dedup", *sys.argv[1:], "--engine", "spark"]
+    main()

@@ -1,0 +1,178 @@
+"""The dedup decisions of :meth:`neardup.Deduplicator.run` as a Spark plan.
+
+Stages (``docs`` is ``(pos, text, ts)``, ``pos`` the input position):
+
+1. prepare: fingerprints, empty mask, exact keys, sketches, lengths and candidate keys, on
+   executors with :func:`neardup.spark.kernels.prepare_batch` (``mapInArrow``);
+2. nodes: documents with the same exact key, fingerprint and sketch are one node (id = its
+   smallest position): identical texts never meet in the key join, so no hot keys from copies;
+3. candidate pairs of nodes by an equi-join on the candidate key, then the accept predicate
+   without the window (:func:`~neardup.spark.kernels.accept_pairs`);
+4. connected components of the accepted node graph plus "same exact key" links
+   (:mod:`neardup.spark.components`);
+5. the greedy rule over whole components (:func:`~neardup.spark.kernels.decide_group`),
+   components hashed into buckets so one Python call decides many; documents alone in their
+   component are ``unique`` without that round trip, texts without features ``empty``;
+6. cluster ids: rank of each kept document in processing order (global).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from neardup.dedup.pipeline import Deduplicator
+from neardup.dedup.state import EMPTY, UNIQUE
+from neardup.spark import kernels
+from neardup.spark.components import connected_components
+
+DECISIONS = T.StructType(
+    [
+        T.StructField("pos", T.LongType()),
+        T.StructField("status", T.ByteType()),
+        T.StructField("rep", T.LongType()),
+        T.StructField("distance", T.ShortType()),
+    ]
+)
+
+
+def _spark_schema(schema: pa.Schema) -> T.StructType:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    out: T.StructType = from_arrow_schema(schema)
+    return out
+
+
+def prepare(docs: DataFrame, dd: Deduplicator) -> DataFrame:
+    """Stage 1: ``(pos, text, ts)`` -> :data:`neardup.spark.kernels.PREPARED` rows."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield kernels.prepare_batch(dd, batch)
+
+    return docs.select("pos", "text", "ts").mapInArrow(run, _spark_schema(kernels.PREPARED))
+
+
+def _accepted_edges(nodes: DataFrame, dd: Deduplicator) -> DataFrame:
+    """Stage 3: node pairs sharing a candidate key (and each copied node with itself), accepted."""
+    # on the key alone, as the local KeyTable / pairs_sharing_keys match keys of any column
+    keys = nodes.select("node", F.explode("keys").alias("key"))
+    pairs = (
+        keys.alias("x")
+        .join(keys.alias("y"), "key")
+        .where(F.col("x.node") < F.col("y.node"))
+        .select(F.col("x.node").alias("a"), F.col("y.node").alias("b"))
+        .distinct()
+    )
+    selfs = nodes.where((F.col("n") > 1) & (F.size("keys") > 0)).select(
+        F.col("node").alias("a"), F.col("node").alias("b")
+    )
+    attrs = nodes.select("node", "fp", "sketch")
+    full = (
+        pairs.unionByName(selfs)
+        .join(attrs.toDF("a", "fp_a", "sk_a"), "a")
+        .join(attrs.toDF("b", "fp_b", "sk_b"), "b")
+    )
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield kernels.accept_pairs(dd, batch)
+
+    cols = full.select("a", "b", "fp_a", "fp_b", "sk_a", "sk_b")
+    return cols.mapInArrow(run, _spark_schema(kernels.ACCEPTED))
+
+
+def _decide_components(
+    docs: DataFrame, edges: DataFrame, dd: Deduplicator, buckets: int
+) -> DataFrame:
+    """Stage 5: the greedy rule over whole components, many components per Python call."""
+
+    def run(left: pa.Table, right: pa.Table) -> pa.Table:
+        return kernels.decide_group(dd, left, right)
+
+    bucket = F.pmod(F.xxhash64("comp"), F.lit(buckets))
+    d = docs.withColumn("bucket", bucket).select("bucket", "pos", "node", "ekey", "ts", "length")
+    e = edges.withColumn("bucket", bucket).select("bucket", "a", "b", "dist")
+    return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
+
+
+def decide(
+    docs: DataFrame, dd: Deduplicator, *, buckets: int | None = None
+) -> tuple[DataFrame, dict[str, Any]]:
+    """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
+
+    ``rep`` is the position of the kept document (the document itself when kept). Also returns
+    counts and stage timings. The result is cached; unpersist it when done.
+    """
+    spark = docs.sparkSession
+    buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    info: dict[str, Any] = {}
+    start = time.perf_counter()
+    prep = prepare(docs, dd).persist()
+    info["documents"] = prep.count()
+    info["prepare_s"] = time.perf_counter() - start
+    live = prep.where(~F.col("empty"))
+    same = Window.partitionBy("ekey", "fp", "sketch")
+    live = live.withColumn("node", F.min("pos").over(same)).withColumn("n", F.count("*").over(same))
+    live = live.withColumn("first", F.min("node").over(Window.partitionBy("ekey"))).persist()
+    nodes = live.where(F.col("pos") == F.col("node")).select("node", "n", "fp", "sketch", "keys")
+    edges = _accepted_edges(nodes, dd).persist()
+    info["accepted_pairs"] = edges.where(F.col("a") != F.col("b")).count()
+    info["pairs_s"] = time.perf_counter() - start - info["prepare_s"]
+    links = live.where(F.col("node") == F.col("pos")).where(F.col("first") != F.col("node"))
+    graph = edges.select("a", "b").unionByName(
+        links.select(F.col("node").alias("a"), F.col("first").alias("b"))
+    )
+    comps, rounds = connected_components(graph)
+    info["cc_rounds"] = rounds
+    comps = comps.persist()
+    grouped = live.join(comps, "node", "left")
+    alone = F.col("comp").isNull() & (F.col("n") == 1)
+    singles = grouped.where(alone).select(
+        "pos",
+        F.lit(UNIQUE).cast("byte").alias("status"),
+        F.col("pos").alias("rep"),
+        F.lit(-1).cast("short").alias("distance"),
+    )
+    multi = grouped.where(~alone).withColumn("comp", F.coalesce("comp", "node"))
+    edge_comp = edges.join(comps.withColumnRenamed("node", "a"), "a")
+    decided = _decide_components(multi, edge_comp, dd, buckets)
+    empty = prep.where(F.col("empty")).select(
+        "pos",
+        F.lit(EMPTY).cast("byte").alias("status"),
+        F.col("pos").alias("rep"),
+        F.lit(-1).cast("short").alias("distance"),
+    )
+    decisions = singles.unionByName(decided).unionByName(empty)
+    out = _cluster_ids(decisions, prep, dd.keep).persist()
+    info["decided"] = out.count()
+    info["total_s"] = time.perf_counter() - start
+    for df in (live, edges, comps):
+        df.unpersist()
+    prep.unpersist()
+    return out, info
+
+
+def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> DataFrame:
+    """Stage 6: cluster id = rank of the cluster's kept document in processing order."""
+    kept = decisions.where(F.col("rep") == F.col("pos")).join(
+        prep.select("pos", "length", "ts"), "pos"
+    )
+    if keep == "longest":
+        kept = kept.orderBy(F.col("length").desc(), "pos")
+    elif keep == "newest":
+        kept = kept.orderBy(F.col("ts").desc(), "pos")
+    else:
+        kept = kept.orderBy("pos")
+    spark: SparkSession = decisions.sparkSession
+    ranked = kept.select("pos").rdd.map(lambda r: r[0]).zipWithIndex()
+    ids = spark.createDataFrame(ranked, "rep long, cluster_id long")
+    return decisions.join(ids, "rep").select("pos", "status", "rep", "distance", "cluster_id")

@@ -1,0 +1,266 @@
+"""Executor-side work on Arrow batches, with the library's own code (no PySpark import here).
+
+Three functions run inside Spark's Python workers: :func:`prepare_batch` (fingerprints, exact
+keys, verifier sketches and candidate keys through :meth:`Deduplicator.prepare`),
+:func:`accept_pairs` (the accept predicate minus the window, on candidate pairs of nodes) and
+:func:`decide_group` (the greedy rule, :func:`~neardup.dedup.greedy.decide_in_order`, over the
+documents of whole connected components). They take and return ``pyarrow`` tables, so they are
+tested without Spark and the Spark engine stays a thin plan around them.
+
+The one place that pays the numba JIT cost per Python worker is :func:`warm`: the first batch a
+worker sees loads the compiled kernels from numba's cache (``NUMBA_CACHE_DIR`` when set, else
+``__pycache__`` next to the installed sources) or compiles them once.
+
+>>> import pyarrow as pa
+>>> from neardup import Deduplicator
+>>> dd = Deduplicator(k=3, verifier=None)
+>>> t = pa.table({"pos": [0, 1, 2], "text": ["a b c d e", "A b c d e", ""], "ts": [None] * 3})
+>>> out = prepare_batch(dd, t)
+>>> out.column("empty").to_pylist(), out.column("ekey")[0].as_py() == out.column("ekey")[1].as_py()
+([False, False, True], True)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from neardup.dedup.greedy import Ledger, decide_in_order
+from neardup.dedup.pipeline import Deduplicator
+
+_WARM: dict[str, float] = {}
+
+PREPARED = pa.schema(
+    [
+        ("pos", pa.int64()),
+        ("fp", pa.int64()),
+        ("empty", pa.bool_()),
+        ("ekey", pa.binary()),
+        ("sketch", pa.binary()),
+        ("length", pa.int64()),
+        ("ts", pa.float64()),
+        ("keys", pa.list_(pa.int64())),
+    ]
+)
+ACCEPTED = pa.schema([("a", pa.int64()), ("b", pa.int64()), ("dist", pa.int64())])
+DECIDED = pa.schema(
+    [
+        ("pos", pa.int64()),
+        ("status", pa.int8()),
+        ("rep", pa.int64()),
+        ("distance", pa.int16()),
+    ]
+)
+
+
+def warm(dd: Deduplicator) -> float:
+    """Load (or compile) the numba kernels in this worker once; returns the seconds it took."""
+    name = dd.fingerprinter.config_id
+    if name not in _WARM:
+        start = time.perf_counter()
+        dd.prepare(["warm up the kernels", ""], [0.0, 0.0])
+        _WARM[name] = time.perf_counter() - start
+    return _WARM[name]
+
+
+def candidate_keys(
+    dd: Deduplicator, fps: npt.NDArray[np.uint64], sketches: npt.NDArray[Any] | None
+) -> npt.NDArray[np.uint64]:
+    """The candidate join keys ``(n, m)`` of the Deduplicator's own candidate design."""
+    design = getattr(dd, "candidates", None) or dd._candidates
+    return np.asarray(design.keys(fps, sketches), np.uint64).reshape(len(fps), -1)
+
+
+def accept_radius(dd: Deduplicator) -> int:
+    """The Hamming bound of the accept predicate (what ``Deduplicator`` filters on)."""
+    return int(dd.candidate_k_)
+
+
+def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
+    """``(pos, text, ts)`` -> :data:`PREPARED`: the per-document data every engine decides on."""
+    warm(dd)
+    texts = batch.column("text").to_pylist()
+    ts_col = batch.column("ts").to_numpy(zero_copy_only=False)
+    ts = np.asarray(ts_col, np.float64)  # nulls -> nan
+    timed = dd.window is not None or dd.keep == "newest"
+    chunk = dd.prepare(texts, ts.tolist() if timed else None)
+    n = len(texts)
+    live = np.flatnonzero(~chunk.empty)
+    sketches = chunk.sketches
+    keys: list[list[int] | None] = [None] * n
+    if live.size:
+        sk = None if sketches is None else sketches[live]
+        k = candidate_keys(dd, chunk.fps[live], sk).view(np.int64)
+        for row, values in zip(live.tolist(), k.tolist(), strict=True):
+            keys[row] = values
+    sk_bytes = (
+        [b""] * n if sketches is None else [row.tobytes() for row in np.ascontiguousarray(sketches)]
+    )
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(batch.column("pos").to_numpy(), pa.int64()),
+            pa.array(chunk.fps.view(np.int64)),
+            pa.array(chunk.empty),
+            pa.array([int(key).to_bytes(16, "big") for key in chunk.keys], pa.binary()),
+            pa.array(sk_bytes, pa.binary()),
+            pa.array(chunk.lengths),
+            pa.array(ts, pa.float64()),
+            pa.array(keys, pa.list_(pa.int64())),
+        ],
+        schema=PREPARED,
+    )
+
+
+def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArray[Any]:
+    assert dd.verifier is not None
+    dtype = getattr(dd.verifier, "dtype", np.uint8)
+    raw = b"".join(col.to_pylist())
+    return np.frombuffer(raw, dtype=dtype).reshape(len(col), -1)
+
+
+def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
+    """Node pairs ``(a, b, fp_a, fp_b, sk_a, sk_b)`` -> the accepted ones ``(a, b, dist)``.
+
+    Accept = Hamming distance within the radius and, with a verifier, similarity at or above
+    its threshold; the time window is applied per document pair in :func:`decide_group`.
+    """
+    fa = batch.column("fp_a").to_numpy().view(np.uint64)
+    fb = batch.column("fp_b").to_numpy().view(np.uint64)
+    dist = np.bitwise_count(fa ^ fb).astype(np.int64)
+    keep = dist <= accept_radius(dd)
+    if dd.verifier is not None and keep.any():
+        rows = np.flatnonzero(keep)
+        sa = _sketch_rows(dd, batch.column("sk_a").take(pa.array(rows)))
+        sb = _sketch_rows(dd, batch.column("sk_b").take(pa.array(rows)))
+        sim = np.asarray(dd.verifier.similarity(sa, sb), np.float64)
+        keep[rows] = sim >= dd.verifier.threshold
+    idx = pa.array(np.flatnonzero(keep))
+    return pa.RecordBatch.from_arrays(
+        [batch.column("a").take(idx), batch.column("b").take(idx), pa.array(dist[keep])],
+        schema=ACCEPTED,
+    )
+
+
+def processing_order(
+    keep: str, pos: npt.NDArray[np.int64], length: npt.NDArray[np.int64], ts: npt.NDArray[Any]
+) -> npt.NDArray[np.int64]:
+    """Rows in processing order: input position, longest first, or newest first (ties: position).
+
+    >>> processing_order("longest", np.array([0, 1, 2]), np.array([3, 9, 9]), np.zeros(3)).tolist()
+    [1, 2, 0]
+    """
+    if keep == "longest":
+        return np.lexsort((pos, -length))
+    if keep == "newest":
+        return np.lexsort((pos, -np.asarray(ts, np.float64)))
+    return np.argsort(pos, kind="stable")
+
+
+def _members(node: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]) -> dict[int, Any]:
+    """Node id -> the given local rows of that node (as an int64 array)."""
+    out: dict[int, list[int]] = {}
+    for r, nd in zip(rows.tolist(), node[rows].tolist(), strict=True):
+        out.setdefault(nd, []).append(r)
+    return {nd: np.asarray(rs, np.int64) for nd, rs in out.items()}
+
+
+def _searched_rows(
+    order: npt.NDArray[np.int64], ekeys: list[bytes], window: float | None
+) -> npt.NDArray[np.int64]:
+    """Rows that may take the Hamming path: all with a window, else the first copy of each text.
+
+    Without a window a later copy of a text always takes the exact path (its candidates are never
+    read) and is never kept (it is never anybody's candidate), as in the local engine.
+    """
+    if window is not None:
+        return np.sort(order)
+    seen: set[bytes] = set()
+    out = []
+    for r in order.tolist():
+        if ekeys[r] not in seen:
+            seen.add(ekeys[r])
+            out.append(r)
+    return np.sort(np.asarray(out, np.int64))
+
+
+def _candidate_lists(
+    members: dict[int, Any],
+    edges: tuple[list[int], list[int], list[int]],
+    ts: npt.NDArray[np.float64],
+    window: float | None,
+    m: int,
+) -> tuple[list[int], list[int], list[int]]:
+    """CSR candidate lists of ``m`` local rows from accepted node edges (both directions)."""
+    qs, ps, ds = [], [], []
+    none = np.zeros(0, np.int64)
+    for a, b, d in zip(*edges, strict=True):
+        left, right = members.get(a, none), members.get(b, none)
+        if not left.size or not right.size:
+            continue
+        q, p = np.repeat(left, right.size), np.tile(right, left.size)
+        if a == b:  # copies of one node accept each other
+            q, p = q[q != p], p[q != p]
+        else:
+            q, p = np.concatenate([q, p]), np.concatenate([p, q])
+        if window is not None:
+            ok = np.abs(ts[q] - ts[p]) <= window
+            q, p = q[ok], p[ok]
+        qs.append(q)
+        ps.append(p)
+        ds.append(np.full(q.size, d, np.int64))
+    q = np.concatenate(qs) if qs else none
+    p = np.concatenate(ps) if ps else none
+    dist = np.concatenate(ds) if ds else none
+    order = np.lexsort((p, dist, q))  # local rows are in input order: ties by position
+    ptr = np.searchsorted(q[order], np.arange(m + 1))
+    return ptr.tolist(), p[order].tolist(), dist[order].tolist()
+
+
+def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
+    """Decide whole connected components: ``docs (pos, node, ekey, ts, length)`` with their
+    accepted node ``edges (a, b, dist)`` -> :data:`DECIDED` (``rep`` is a global position).
+
+    Components never interact (a document's decision depends only on its candidates and the
+    copies of its text, all in its component), so one greedy pass over several components in
+    processing order decides each as the whole input would.
+    """
+    docs = docs.sort_by("pos")
+    pos = docs.column("pos").to_numpy()
+    m = len(pos)
+    node = docs.column("node").to_numpy()
+    ekeys = docs.column("ekey").to_pylist()
+    ts = np.asarray(docs.column("ts").to_numpy(zero_copy_only=False), np.float64)
+    length = docs.column("length").to_numpy()
+    order = processing_order(dd.keep, pos, length, ts)
+    members = _members(node, _searched_rows(order, ekeys, dd.window))
+    triple = (
+        edges.column("a").to_pylist(),
+        edges.column("b").to_pylist(),
+        edges.column("dist").to_pylist(),
+    )
+    ptr, cand, dist = _candidate_lists(members, triple, ts, dd.window, m)
+    ledger = Ledger.empty(m, ts if dd.window is not None else None)
+    decide_in_order(
+        ledger,
+        order.astype(np.int64),
+        base=0,
+        empty=[False] * m,
+        keys=[int.from_bytes(k, "big") for k in ekeys],
+        ptr=ptr,
+        pos=cand,
+        dist=dist,
+        window=dd.window,
+    )
+    return pa.table(
+        {
+            "pos": pos,
+            "status": ledger.status,
+            "rep": pos[ledger.rep],
+            "distance": ledger.distance,
+        },
+        schema=DECIDED,
+    )
