@@ -11,6 +11,7 @@ choice between them is a speed choice, not part of the fingerprint.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -53,6 +54,21 @@ def may_contain_han(encoded: bytes) -> bool:
     return any(probe in encoded for probe in _HAN_PROBES)
 
 
+# jieba's dictionary and HMM see only U+4E00-U+9FD5; it yields every other Han character (CJK
+# Extension A/B.., compatibility ideographs) as a word of its own, while rjieba may join them.
+# Splitting them off before either cutter runs gives both the same cuts (jieba's).
+_OUTSIDE_JIEBA = re.compile("([^\u4e00-\u9fd5])")
+
+
+def _cut_run(run: str, cut: Cutter) -> str:
+    """One Han run cut into words, characters outside jieba's range each a word of its own."""
+    words: list[str] = []
+    for i, piece in enumerate(_OUTSIDE_JIEBA.split(run)):
+        if piece:
+            words.extend([piece] if i % 2 else cut(piece))
+    return " ".join(words)
+
+
 def segment_han_runs(text: str, cut: Cutter) -> str:
     """Insert a space between the words of every Han run of ``text`` (other text unchanged)."""
     if text.isascii():  # O(1) in CPython; skips the regex scan for most non-Chinese text
@@ -61,6 +77,9 @@ def segment_han_runs(text: str, cut: Cutter) -> str:
     if len(parts) == 1:
         return text
     runs = parts[1::2]
+    if any(_OUTSIDE_JIEBA.search(run) for run in runs):  # rare: the run-by-run path
+        parts[1::2] = [_cut_run(run, cut) for run in runs]
+        return "".join(parts)
     cuts = " ".join(cut("\n".join(runs))).split(" \n ")
     if len(cuts) != len(runs):  # a segmenter that merged across the separator: cut run by run
         cuts = [" ".join(cut(run)) for run in runs]
