@@ -21,6 +21,8 @@ MISSING_EXTRA = "the Spark engine needs PySpark: pip install 'neardup[spark]' (a
 def require_pyspark() -> Any:
     """Import pyspark or raise ImportError naming the extra to install."""
     try:
+        import pandas  # noqa: F401  (pyspark's Arrow/pandas UDFs need them; the extra pulls both)
+        import pyarrow  # noqa: F401
         import pyspark
     except ImportError:
         raise ImportError(MISSING_EXTRA) from None
