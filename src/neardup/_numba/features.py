@@ -1,22 +1,7 @@
 """numba kernels: UTF-8 bytes -> tokens -> feature keys -> SimHash bit words (C: features.c).
 
-Definitions (the fingerprint contract; the Python mirror in ``extract.py`` follows them):
-
-- A *token* is a maximal run of word characters (class 1), or a maximal run of Han characters
-  (class 2; a Han run arrives pre-segmented with spaces, or with ``han_single`` each Han
-  character is a token), or one class-3 character. Everything else separates tokens.
-- ``word`` features are the tokens minus stop words; ``shingle`` features are ``n`` consecutive
-  such tokens joined by one space (a text with fewer than ``n`` tokens yields them all, joined,
-  as one feature); ``char`` features are the ``n``-code-point windows of the text with every
-  separator run collapsed to one space and the ends trimmed (a shorter text: one feature).
-- ``auto`` features: a text whose CJK characters (Han, kana, Hangul syllables, and the other
-  class-3 scripts) are at least a third of its word characters gets ``char`` features over its
-  word characters only (separators dropped, ``n_cjk``-grams); any other text gets ``shingle``
-  features. Short CJK texts rarely share whole words but do share character runs.
-- A feature's key is XXH3-64 of its UTF-8 bytes. Weight: ``none`` 1 per distinct feature,
-  ``tf`` its count, ``tfidf`` count x idf(key). ``top_n`` keeps the heaviest features (ties:
-  smaller key first). Bit ``i`` of word ``j`` is set when the weight of features whose word ``j``
-  has bit ``i`` set is more than half the total weight.
+The fallback of the C kernels, bit for bit: the definitions (the fingerprint contract) and the
+signatures are written once, in :mod:`neardup.features.kernels`.
 """
 
 from __future__ import annotations
