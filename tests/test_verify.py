@@ -44,6 +44,20 @@ def test_kernel_matches_pure_python_reference() -> None:
     assert sk[:, -1].tolist() == [0, 1]  # short-text flag
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, M64), max_size=40), min_size=1, max_size=4),
+    st.sampled_from([1, 31, 32, 33, 64, 70, 128]),
+)
+def test_minhash_blocks_match_reference(sets: list[list[int]], num_hashes: int) -> None:
+    # the C kernel keeps 32 salts per register block plus a tail: every split of num_hashes
+    v = MinHashVerifier(num_hashes=num_hashes, bits=16)
+    arrays = [np.array(s, dtype=np.uint64) for s in sets]
+    sk = v.sketch_sets(arrays)
+    for row, s in zip(sk, sets, strict=True):
+        assert row[:-1].tolist() == reference_sketch(s, num_hashes, 16)
+
+
 def test_shingles_match_definition() -> None:
     # word 5-shingles; the hash is an order-sensitive combination of per-word xxh3 values
     words = ["a", "b", "c", "d", "e", "f"]

@@ -74,16 +74,37 @@ done:
 #define ND_SIMD_CLONES
 #endif
 
+/* Salts per register block: 32 running minima stay in registers (4 zmm / 8 ymm) while the
+ * document's shingles stream past, instead of a load and a store of row[s] per shingle. */
+#define ND_MH_BLOCK 32
+
 /* Per document d and salt s: min over its shingles x of mix64(x ^ salts[s]) into out[d, s]. */
 ND_SIMD_CLONES
 void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, const uint64_t *salts,
                 int64_t k, uint64_t *out) {
+    int64_t full = k - k % ND_MH_BLOCK;
     for (int64_t d = 0; d < ndoc; d++) {
         uint64_t *row = out + d * k;
-        for (int64_t s = 0; s < k; s++) row[s] = ~0ULL;
-        for (int64_t p = offsets[d]; p < offsets[d + 1]; p++) {
-            uint64_t x = flat[p];
-            for (int64_t s = 0; s < k; s++) {
+        const uint64_t *lo = flat + offsets[d], *hi = flat + offsets[d + 1];
+        for (int64_t b = 0; b < full; b += ND_MH_BLOCK) {
+            uint64_t acc[ND_MH_BLOCK], salt[ND_MH_BLOCK];
+            for (int s = 0; s < ND_MH_BLOCK; s++) {
+                acc[s] = ~0ULL;
+                salt[s] = salts[b + s];
+            }
+            for (const uint64_t *p = lo; p < hi; p++) {
+                uint64_t x = *p;
+                for (int s = 0; s < ND_MH_BLOCK; s++) {
+                    uint64_t z = nd_mix64(x ^ salt[s]);
+                    acc[s] = z < acc[s] ? z : acc[s];
+                }
+            }
+            for (int s = 0; s < ND_MH_BLOCK; s++) row[b + s] = acc[s];
+        }
+        for (int64_t s = full; s < k; s++) row[s] = ~0ULL; /* the last partial block */
+        for (const uint64_t *p = lo; p < hi && full < k; p++) {
+            uint64_t x = *p;
+            for (int64_t s = full; s < k; s++) {
                 uint64_t z = nd_mix64(x ^ salts[s]);
                 row[s] = z < row[s] ? z : row[s];
             }
