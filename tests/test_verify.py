@@ -58,6 +58,20 @@ def test_minhash_blocks_match_reference(sets: list[list[int]], num_hashes: int) 
         assert row[:-1].tolist() == reference_sketch(s, num_hashes, 16)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab cd\u4e00\u4e8c.Ａ", max_size=60), min_size=1, max_size=5),
+    st.sampled_from(["auto", "word", "char"]),
+    st.integers(1, 5),
+)
+def test_sketch_many_equals_minhash_of_shingle_sets(texts: list[str], mode: str, n: int) -> None:
+    # sketch_many fuses shingling and MinHash (no sorted, deduplicated set in between)
+    v = MinHashVerifier(num_hashes=40, ngram=n, mode=mode, bits=16)
+    sets = [shingle_hashes(t, n, mode=mode) for t in texts]
+    expect = v.sketch_sets(sets, lengths=[len(t) for t in texts])
+    assert v.sketch_many(texts).tolist() == expect.tolist()
+
+
 def test_shingles_match_definition() -> None:
     # word 5-shingles; the hash is an order-sensitive combination of per-word xxh3 values
     words = ["a", "b", "c", "d", "e", "f"]

@@ -38,6 +38,9 @@ int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, in
                     uint64_t *flat, int64_t *out_off);
 void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, const uint64_t *salts,
                 int64_t k, uint64_t *out);
+int nd_sketch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const int8_t *modes,
+              const uint8_t *cls, int64_t n, uint64_t seed, const uint64_t *salts, int64_t k,
+              uint64_t *out);
 
 /* index.c */
 typedef struct {

@@ -111,3 +111,43 @@ void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, cons
         }
     }
 }
+
+/* The sketch straight from the text: per document its shingle hashes (as nd_shingles, but
+ * neither sorted nor deduplicated: a minimum does not care) go through nd_minhash at once,
+ * so no flat array of every document's hashes is written, sorted and read back. Scratch is
+ * sized by the longest document. Returns 0, or -1 when out of memory. */
+int nd_sketch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const int8_t *modes,
+              const uint8_t *cls, int64_t n, uint64_t seed, const uint64_t *salts, int64_t k,
+              uint64_t *out) {
+    int64_t longest = 0;
+    for (int64_t d = 0; d < ndoc; d++)
+        if (offsets[d + 1] - offsets[d] > longest) longest = offsets[d + 1] - offsets[d];
+    size_t cap = (size_t)(longest + 2);
+    uint64_t *units = malloc(sizeof(uint64_t) * cap), *seg = malloc(sizeof(uint64_t) * cap);
+    int64_t *starts = malloc(sizeof(int64_t) * cap), *ends = malloc(sizeof(int64_t) * cap);
+    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
+    int rc = 0;
+    if (!units || !seg || !starts || !ends) {
+        rc = -1;
+        goto done;
+    }
+    for (int64_t d = 0; d < ndoc; d++) {
+        int64_t u = units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends,
+                             units);
+        int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
+        int64_t width = n < u ? n : u;
+        for (int64_t s = 0; s < count; s++) {
+            uint64_t acc = units[s];
+            for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
+            seg[s] = nd_mix64(acc);
+        }
+        int64_t range[2] = {0, count};
+        nd_minhash(seg, range, 1, salts, k, out + d * k);
+    }
+done:
+    free(units);
+    free(seg);
+    free(starts);
+    free(ends);
+    return rc;
+}
