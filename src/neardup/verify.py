@@ -36,7 +36,7 @@ import xxhash
 from neardup._backend import kernels
 from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes
-from neardup.features.normalize import prepare_many
+from neardup.features.normalize import pack_prepared
 
 __all__ = ["MinHashVerifier", "shingle_hashes", "shingle_hashes_many"]
 
@@ -51,11 +51,8 @@ def _packed(
         raise ValueError(f"shingle size n must be >= 1, got {n}")
     if mode not in _MODES:
         raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
-    encoded = [t.encode("utf-8", "surrogatepass") for t in prepare_many(texts)]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    return buf, offsets, np.full(len(encoded), _MODES[mode], dtype=np.int8)
+    buf, offsets = pack_prepared(texts)
+    return buf, offsets, np.full(len(offsets) - 1, _MODES[mode], dtype=np.int8)
 
 
 def shingle_hashes_many(
@@ -173,13 +170,21 @@ class MinHashVerifier(FrozenParams):
             raise TypeError(
                 "sketch_many expects a sequence of texts, got a single str; wrap it in a list"
             )
-        buf, offsets, modes = _packed(texts, self.ngram, self.mode)
-        mins = np.empty((len(texts), self.num_hashes), dtype=np.uint64)
+        buf, offsets, _ = _packed(texts, self.ngram, self.mode)
+        return self.sketch_packed(buf, offsets, [len(t) for t in texts])
+
+    def sketch_packed(
+        self, buf: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64], chars: Sequence[int]
+    ) -> npt.NDArray[np.unsignedinteger]:
+        """``sketch_many`` of texts already packed by
+        :func:`~neardup.features.normalize.pack_prepared`; ``chars``: their lengths."""
+        modes = np.full(len(offsets) - 1, _MODES[self.mode], dtype=np.int8)
+        mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
         # one pass per text (C: _csrc/verify.c nd_sketch): minhash() over shingle_hashes_many()
         kernels("verify").sketch(
             buf, offsets, modes, char_classes(), self.ngram, self.seed, self._salts(), mins
         )
-        return self._finish(mins, [len(t) for t in texts])
+        return self._finish(mins, chars)
 
     def sketch_sets(
         self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None

@@ -126,7 +126,7 @@ def _lines(src: Source) -> Iterator[bytes]:
         try:
             skip_bom(f)  # as the reader does
             for line in f:
-                if line.strip():
+                if not line.isspace():  # == line.strip() on a non-empty line, without the copy
                     yield line.rstrip()
         finally:
             f.close()

@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from neardup._backend import native
 from neardup._params import FrozenParams
 from neardup._persist import JsonColumn
 from neardup.dedup.candidates import (
@@ -62,6 +63,7 @@ from neardup.dedup.state import (
     Growable,
     concat_chunks,
 )
+from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
 
@@ -366,8 +368,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             texts, return_mask=True, n_jobs=self.n_jobs
         )
         live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
+        live_texts = [texts[i] for i in live]
+        # exact keys and MinHash sketches read the same prepared bytes: pack them once
+        packed = pack_prepared(live_texts) if native() is not None else None
         keys = [0] * len(texts)
-        for i, key in zip(live, exact_keys([texts[i] for i in live]), strict=True):
+        for i, key in zip(live, exact_keys(live_texts, packed=packed), strict=True):
             keys[i] = key
         if timestamps is None:
             if self.window is not None or self.keep == "newest":
@@ -380,7 +385,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         sketches = None
         if self.verifier is not None:  # sketch texts with features only; other rows stay 0
             rows = np.flatnonzero(~np.asarray(empty, bool))
-            part = np.asarray(self.verifier.sketch_many([texts[i] for i in rows.tolist()]))
+            if packed is not None and type(self.verifier) is MinHashVerifier:
+                part = self.verifier.sketch_packed(*packed, [len(t) for t in live_texts])
+            else:
+                part = np.asarray(self.verifier.sketch_many(live_texts))
             if part.ndim != 2 or part.shape[0] != rows.size:
                 raise ValueError(
                     f"verifier.sketch_many returned shape {part.shape} for "

@@ -228,7 +228,7 @@ def _iter_jsonl(path: str, keep: Callable[[bytes], object] | None = None) -> Ite
     try:
         _check_bom(f, path)
         for lineno, line in enumerate(f, 1):
-            if line.strip():
+            if not line.isspace():  # == line.strip() on a non-empty line, without the copy
                 if keep is not None:
                     keep(line.rstrip())
                 where = f"{path}:{lineno}"
