@@ -31,34 +31,40 @@ from neardup.io.readers import skip_bom
 from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
-OUR_FIELDS = ("cluster_id", "duplicate_of", "distance", "status")
+OUR_FIELDS = frozenset(("cluster_id", "duplicate_of", "distance", "status"))
 
 
 class LineSpool:
     """Pass 1's raw JSONL lines (right-stripped, blank lines left out), kept for the writer
     while they fit in ``budget`` bytes; past it nothing is kept (``lines`` is None) and the
-    writer reads the input again. ``conflicts``: positions of records that already have a
-    field of ours (those go through the generic record writer).
+    writer reads the input again. ``keep`` is the reader's callback (a list's append: no
+    Python call per line); :meth:`settle` after each chunk applies the budget. ``conflicts``:
+    positions of records that already have a field of ours (those go through the generic
+    record writer).
 
     >>> spool = LineSpool(budget=8)
-    >>> spool(b'{"a": 1}'), spool.lines
-    (None, [b'{"a": 1}'])
-    >>> spool(b'{"b": 2}'), spool.lines
-    (None, None)
+    >>> spool.keep(b'{"a": 1}'); spool.settle(); spool.lines
+    [b'{"a": 1}']
+    >>> spool.keep(b'{"b": 2}'); spool.settle(); spool.lines is None
+    True
     """
 
     def __init__(self, budget: int = 256 << 20) -> None:
         self.lines: list[bytes] | None = []
         self.conflicts: set[int] = set()
+        self._chunk: list[bytes] = []
+        self.keep = self._chunk.append
         self._left = budget
 
-    def __call__(self, line: bytes) -> None:
+    def settle(self) -> None:
+        """Move the lines read since the last call into ``lines`` (or drop all past budget)."""
         if self.lines is not None:
-            self._left -= len(line)
+            self._left -= sum(map(len, self._chunk))
             if self._left < 0:
                 self.lines = None
             else:
-                self.lines.append(line)
+                self.lines += self._chunk
+        self._chunk.clear()
 
 
 class Source(Protocol):
@@ -192,7 +198,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
 
 
 def _names_ours(line: bytes) -> bool:
-    return any(b'"%s"' % name.encode() in line for name in OUR_FIELDS)
+    return any(b'"%s"' % name.encode() in line for name in sorted(OUR_FIELDS))
 
 
 def _fields(plan: Plan, p: int) -> dict[str, Any]:

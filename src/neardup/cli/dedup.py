@@ -87,7 +87,7 @@ class _Run:
     _spooled: bool = False
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
-        keep = None if self._spooled else self.spool  # only the first pass feeds the spool
+        keep = None if self._spooled or self.spool is None else self.spool.keep  # pass 1 only
         self._spooled = True
         rows = chain.from_iterable(iter_records(p, self.fmt, keep=keep) for p in self.inputs)
         return iter_document_records(
@@ -253,12 +253,15 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
     """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
     docs = run.documents()
     timed = run.time_field is not None
-    conflicts = None if run.spool is None else run.spool.conflicts
+    spool = run.spool
     with progress("fingerprinting") as advance:
         while chunk := list(islice(docs, chunk_size)):
             texts = [d.text for d, _ in chunk]
-            if conflicts is not None:  # records with a field of ours: the generic writer
-                conflicts.update(d.position for d, rec in chunk if _has_ours(rec))
+            if spool is not None:  # records with a field of ours: the generic writer
+                spool.settle()
+                spool.conflicts.update(
+                    d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec)
+                )
             ts = [d.timestamp for d, _ in chunk] if timed else None
             if dd.keep == "first":
                 ids = [d.id for d, _ in chunk] if with_ids else None
@@ -267,10 +270,6 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
                 dd.collect(texts, ts)  # type: ignore[arg-type]
             advance(len(chunk))
     return dd.decisions() if dd.keep == "first" else dd.resolve()
-
-
-def _has_ours(rec: Record) -> bool:
-    return any(name in rec for name in OUR_FIELDS)
 
 
 def _size(nbytes: float) -> str:
