@@ -45,4 +45,3 @@ def exact_keys(
     view = out.data
     ends = out_off.tolist()
     return [digest(view[ends[i] : ends[i + 1]]) for i in range(offsets.size - 1)]
-

@@ -36,6 +36,7 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -364,16 +365,30 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
         keys, timestamps, lengths and verifier sketches (what every engine decides on)."""
         texts = list(texts)
-        fps, empty = self.fingerprinter.fingerprint_many(
-            texts, return_mask=True, n_jobs=self.n_jobs
-        )
+        # exact keys and MinHash sketches read the same prepared bytes: pack them once
+        packed = pack_prepared(texts) if native() is not None else None
+        minhash = packed is not None and type(self.verifier) is MinHashVerifier
+        every = None  # MinHash sketches of every text (rows of empty texts are dropped below)
+        if minhash and len(texts) >= OVERLAP_MIN and self.n_jobs == 1:  # (workers fork: no thread)
+            # the sketch kernel releases the GIL: on a second core it runs beside fingerprinting
+            with ThreadPoolExecutor(1) as pool:
+                side = pool.submit(_sketch_all, self.verifier, packed, texts)
+                fps, empty = self._fingerprints(texts)
+                every = side.result()
+        else:
+            fps, empty = self._fingerprints(texts)
+            if minhash:
+                every = _sketch_all(self.verifier, packed, texts)
         live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
         live_texts = [texts[i] for i in live]
-        # exact keys and MinHash sketches read the same prepared bytes: pack them once
-        packed = pack_prepared(live_texts) if native() is not None else None
         keys = [0] * len(texts)
-        for i, key in zip(live, exact_keys(live_texts, packed=packed), strict=True):
-            keys[i] = key
+        if packed is not None:
+            every_key = exact_keys(texts, packed=packed)
+            for i in live:
+                keys[i] = every_key[i]
+        else:
+            for i, key in zip(live, exact_keys(live_texts), strict=True):
+                keys[i] = key
         if timestamps is None:
             if self.window is not None or self.keep == "newest":
                 raise ValueError("timestamps are required with window=... or keep='newest'")
@@ -385,8 +400,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         sketches = None
         if self.verifier is not None:  # sketch texts with features only; other rows stay 0
             rows = np.flatnonzero(~np.asarray(empty, bool))
-            if packed is not None and type(self.verifier) is MinHashVerifier:
-                part = self.verifier.sketch_packed(*packed, [len(t) for t in live_texts])
+            if every is not None:
+                part = every[rows]
             else:
                 part = np.asarray(self.verifier.sketch_many(live_texts))
             if part.ndim != 2 or part.shape[0] != rows.size:
@@ -404,6 +419,12 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             np.fromiter(map(len, texts), np.int64, len(texts)),
             sketches,
         )
+
+    def _fingerprints(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        fps, empty = self.fingerprinter.fingerprint_many(
+            texts, return_mask=True, n_jobs=self.n_jobs
+        )
+        return np.asarray(fps), np.asarray(empty, bool)
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
@@ -565,6 +586,13 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._dist.view()[a:b].copy(),
             self._cluster.view()[a:b].copy(),
         )
+
+
+OVERLAP_MIN = 1024  # texts per prepare() from which the sketch runs on a second thread
+
+
+def _sketch_all(verifier: Any, packed: Any, texts: list[str]) -> Any:
+    return verifier.sketch_packed(*packed, [len(t) for t in texts])
 
 
 def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
