@@ -85,9 +85,7 @@ def prepare_many(texts: Sequence[str], *, markup: bool = False) -> list[str]:
     return out
 
 
-def pack_prepared(
-    texts: Sequence[str], *, prepared: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+def pack_prepared(texts: Sequence[str], *, prepared: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``prepare_many`` of the texts (``prepared=True``: the texts as given) as one UTF-8
     buffer plus offsets (int64, ``len + 1``): the input of the C kernels, made once when
     several of them read the same texts.
