@@ -365,7 +365,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
         keys, timestamps, lengths and verifier sketches (what every engine decides on)."""
         texts = list(texts)
-        # exact keys and MinHash sketches read the same prepared bytes: pack them once
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        # fingerprints, exact keys and MinHash sketches read the same prepared bytes: pack once
         packed = pack_prepared(texts) if native() is not None else None
         minhash = packed is not None and type(self.verifier) is MinHashVerifier
         every = None  # MinHash sketches of every text (rows of empty texts are dropped below)
@@ -373,10 +376,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             # the sketch kernel releases the GIL: on a second core it runs beside fingerprinting
             with ThreadPoolExecutor(1) as pool:
                 side = pool.submit(_sketch_all, self.verifier, packed, texts)
-                fps, empty = self._fingerprints(texts)
+                fps, empty = self._fingerprints(texts, packed)
                 every = side.result()
         else:
-            fps, empty = self._fingerprints(texts)
+            fps, empty = self._fingerprints(texts, packed)
             if minhash:
                 every = _sketch_all(self.verifier, packed, texts)
         live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
@@ -420,10 +423,16 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             sketches,
         )
 
-    def _fingerprints(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        fps, empty = self.fingerprinter.fingerprint_many(
-            texts, return_mask=True, n_jobs=self.n_jobs
-        )
+    def _fingerprints(
+        self, texts: list[str], packed: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        own = type(self.fingerprinter) is Fingerprinter  # (not a user's duck-typed one)
+        if packed is not None and self.n_jobs == 1 and own:  # prepared bytes packed already
+            fps, empty = self.fingerprinter._fingerprint_packed(texts, packed)
+        else:
+            fps, empty = self.fingerprinter.fingerprint_many(
+                texts, return_mask=True, n_jobs=self.n_jobs
+            )
         return np.asarray(fps), np.asarray(empty, bool)
 
     def _extend_state(self, chunk: Chunk) -> None:
