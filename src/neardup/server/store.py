@@ -149,9 +149,12 @@ class Store:
     def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
-    def insert(self, rows: Iterable[tuple[Any, ...]], state: dict[str, Any]) -> None:
-        """Inside a transaction: new document rows (``INSERT`` order) and the counters."""
+    def insert_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Inside a transaction: new document rows (``INSERT`` order)."""
         self.db.executemany(INSERT, rows)
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Inside a transaction: the library's counters after the last batch written."""
         self._set_meta({"state": json.dumps(state, sort_keys=True)})
 
     def tombstone(self, position: int) -> None:
