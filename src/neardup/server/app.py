@@ -134,6 +134,7 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         s = service()
         counts = s.counts()
         lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
+        lines += s.snapshot_seconds.lines()
         lines += gauge("neardup_documents", "Stored documents by status.", counts, "status")
         lines += gauge(
             "neardup_duplicates",

@@ -21,6 +21,7 @@ window``, so only expired documents go).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -34,6 +35,7 @@ import numpy as np
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
+from neardup.server.snapshot import load_state, write_snapshot
 from neardup.server.store import Store, to_i64
 from neardup.server.validate import Item
 from neardup.server.writer import GroupCommit, Pending, Turns
@@ -52,6 +54,7 @@ class Settings:
     max_batch: int = 1000
     max_body: int = 16 << 20
     token: str | None = None
+    snapshot_every: int = 100_000  # documents between snapshots (0: none; see snapshot.py)
 
 
 def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
@@ -82,24 +85,27 @@ class Service:
         self._config = dd.replace()  # an empty Deduplicator of these settings
         self.config_id = dd.config_id
         self.store.check_config(self.config_id, dd.state_config())
+        self.snapshot_dir = os.path.join(settings.data, "snapshot")
         self.dd = self._load()
+        self._snap_at = int(json.loads(self.store.meta("snapshot") or "{}").get("documents", 0))
         self.commit_seconds = Histogram(
-            "neardup_commit_seconds", "SQLite transaction time of one batch (write + commit)."
+            "neardup_commit_seconds", "SQLite transaction time of one group of batches."
+        )
+        self.snapshot_seconds = Histogram(
+            "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
         self._counts = self._count_rows()
         self._warm_up()
 
     def _load(self) -> Deduplicator:
         """The Deduplicator of the stored state (empty for a new directory)."""
-        meta = self.store.state_meta()
-        if meta is None:
-            return self._config.replace()
-        width = dtype = None
-        if self._config.verifier is not None:
-            probe = np.asarray(self._config.verifier.sketch_many(["width probe"]))
-            width, dtype = probe.shape[1], probe.dtype
-        cols = self.store.load(int(meta["documents"]), width, dtype)
-        return Deduplicator.from_state_columns(self._config, cols, meta)
+        return load_state(self.store, self._config, self.snapshot_dir)
+
+    def _snapshot(self) -> None:
+        """Write a snapshot of the state (call holding the commit lock and ``lock``, with
+        nothing undurable: the snapshot then covers exactly the durable rows)."""
+        self.snapshot_seconds.observe(write_snapshot(self.dd, self.store, self.snapshot_dir))
+        self._snap_at = self.dd.n_documents
 
     def _warm_up(self) -> None:
         """Load every kernel once (a dry run), so the first request is not the slow one."""
@@ -225,6 +231,9 @@ class Service:
                     self._counts[STATUS_NAMES[code]] += 1
             if purged:
                 self._counts = self._count_rows()
+            every = self.settings.snapshot_every
+            if every and not self._undurable and self.dd.n_documents - self._snap_at >= every:
+                self._snapshot()
 
     def _failed(self, group: Sequence[Pending]) -> None:
         """A group's transaction failed: memory goes back to what the store holds."""
@@ -334,7 +343,10 @@ class Service:
         return out
 
     def close(self) -> None:
+        """Write the last batches and a snapshot (the next start loads it), close the store."""
         with self.group.exclusive(), self.lock:
+            if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
+                self._snapshot()
             self.store.close()
 
 
