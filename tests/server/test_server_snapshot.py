@@ -98,3 +98,39 @@ def test_a_bad_snapshot_is_ignored_and_every_row_replayed(
     assert any("ignoring the snapshot" in r.getMessage() for r in caplog.records)
     assert again.ingest(items(texts[110:], 110), True) == expected
     crash(again)
+
+
+def test_concurrent_batches_share_commits_and_decide_in_arrival_order(tmp_path: Path) -> None:
+    """Four threads post at once: groups of batches share one transaction, and the stored
+    decisions are the library's on the documents in stored (arrival) order."""
+    import threading
+
+    texts = corpus("reuters", 300, seed=9)
+    svc = Service(Deduplicator(), Settings(str(tmp_path / "d")))
+    batches = [items(texts[i : i + 10], i) for i in range(0, len(texts), 10)]
+    answers: dict[str, dict[str, object]] = {}
+
+    def client(mine: list[list[Item]]) -> None:
+        for b in mine:
+            for it, r in zip(b, svc.ingest(b, False), strict=True):
+                answers[it.id] = r
+
+    threads = [threading.Thread(target=client, args=(batches[k::4],)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = svc.store.db.execute(
+        "SELECT position, id, status, duplicate_of, cluster_id FROM documents ORDER BY position"
+    ).fetchall()
+    assert [r[0] for r in rows] == list(range(len(texts)))
+    by_id = {it.id: it.text for b in batches for it in b}
+    want = Deduplicator().feed([by_id[r[1]] for r in rows])
+    assert [r[2] for r in rows] == want.status.tolist()
+    assert [-1 if r[3] is None else r[3] for r in rows] == want.duplicate_of.tolist()
+    assert [r[4] for r in rows] == want.cluster_id.tolist()
+    for r in rows:  # every answer is what was stored
+        assert answers[r[1]]["cluster_id"] == r[4]
+    commits = sum(svc.commit_seconds._counts[()])
+    assert commits <= len(batches)
+    svc.close()
