@@ -68,6 +68,12 @@ def start(data: Path, port: int, *options: str) -> tuple[subprocess.Popen[bytes]
             raise RuntimeError(f"server exited {proc.returncode}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_bytes(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -137,7 +143,10 @@ def bench_ingest(
     data = tmp / f"ingest-{sync}-{inflight}"
     proc, _ = start(data, port, "--sync", sync)
     try:
+        cpu0, own0 = cpu_seconds(proc.pid), time.process_time()
         wall = post_all(url + "/v1/documents", bodies, inflight)
+        cpu = cpu_seconds(proc.pid) - cpu0  # the server's: the client is the user's pipeline
+        client_cpu = time.process_time() - own0
         lat = latencies(url + "/v1/documents", probes, "p", False) if probes else []
         m = httpx.get(url + "/metrics").text
     finally:
@@ -147,17 +156,20 @@ def bench_ingest(
     commits = metric(m, "neardup_commit_seconds_count")
     return {
         "docs_per_s": n / wall,
+        "docs_per_cpu_s": n / cpu,
+        "client_cpu_ms_per_batch": 1000 * client_cpu / len(bodies),
         "batches_per_commit": len(bodies) / max(1.0, commits - len(probes)),
         "p50_ms": pct(lat, 0.5) if lat else None,
         "p99_ms": pct(lat, 0.99) if lat else None,
     }
 
 
-def bench_datasketch(texts: list[str]) -> float:
+def bench_datasketch(texts: list[str]) -> tuple[float, float]:
+    """Documents per wall second and per CPU second."""
     from datasketch import MinHash, MinHashLSH
 
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i, text in enumerate(texts):
         words = text.lower().split()
         shingles = {" ".join(words[j : j + 4]) for j in range(max(1, len(words) - 3))}
@@ -165,7 +177,7 @@ def bench_datasketch(texts: list[str]) -> float:
         m.update_batch([s.encode() for s in shingles])
         lsh.query(m)
         lsh.insert(str(i), m)
-    return len(texts) / (time.perf_counter() - t0)
+    return len(texts) / (time.perf_counter() - t0), len(texts) / (time.process_time() - c0)
 
 
 def run_ingest(args: argparse.Namespace, tmp: Path) -> None:
@@ -184,23 +196,31 @@ def run_ingest(args: argparse.Namespace, tmp: Path) -> None:
     )
     settings = [("full", k) for k in args.inflight] + [("normal", 1)]
     ratios: dict[tuple[str, int], list[float]] = {s: [] for s in settings}
+    cpu_ratios: dict[tuple[str, int], list[float]] = {s: [] for s in settings}
     for rep in range(args.reps):
-        ds = bench_datasketch(texts[:n])
-        line = [f"rep {rep}: datasketch {ds:,.0f} docs/s"]
+        ds, ds_cpu = bench_datasketch(texts[:n])
+        line = [f"rep {rep}: datasketch {ds:,.0f} docs/s ({ds_cpu:,.0f}/CPU s)"]
         for sync, k in settings:
             r = bench_ingest(tmp, bodies, n, sync, k, probes if rep == 0 and k == 1 else [])
             ratios[(sync, k)].append(r["docs_per_s"] / ds)
+            cpu_ratios[(sync, k)].append(r["docs_per_cpu_s"] / ds_cpu)
             line.append(
                 f"{sync}/{k} in flight {r['docs_per_s']:,.0f} docs/s "
-                f"({r['docs_per_s'] / ds:.2f}x, {r['batches_per_commit']:.2f} batches/commit)"
+                f"({r['docs_per_s'] / ds:.2f}x; {r['docs_per_cpu_s']:,.0f}/server CPU s, "
+                f"{r['docs_per_cpu_s'] / ds_cpu:.2f}x; client "
+                f"{r['client_cpu_ms_per_batch']:.1f} CPU ms/batch; "
+                f"{r['batches_per_commit']:.2f} batches/commit)"
             )
             if r["p50_ms"] is not None:
                 line.append(f"[{sync} single p50 {r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms]")
         print("; ".join(line), flush=True)
     for (sync, k), values in ratios.items():
+        c = cpu_ratios[(sync, k)]
         print(
-            f"--sync {sync}, {k} in flight: median {statistics.median(values):.2f}x datasketch "
-            f"(min {min(values):.2f}x, max {max(values):.2f}x over {len(values)} reps)"
+            f"--sync {sync}, {k} in flight: wall median {statistics.median(values):.2f}x "
+            f"datasketch (min {min(values):.2f}x, max {max(values):.2f}x over {len(values)} "
+            f"reps); per server CPU second median {statistics.median(c):.2f}x "
+            f"(min {min(c):.2f}x, max {max(c):.2f}x)"
         )
 
 
