@@ -1,12 +1,14 @@
 """The service without HTTP: the library's Deduplicator (in memory) and the store (SQLite),
 kept in step.
 
-One writer: every call that changes the Deduplicator or the store holds ``lock``; FastAPI runs
-these blocking calls in its thread pool, off the event loop. A batch is decided by
-``Deduplicator.feed`` (every decision comes from the library), its rows
-(:meth:`Deduplicator.state_columns`) are written in one transaction, and the answer leaves only
-after ``COMMIT`` returned. If the write fails, the Deduplicator is rebuilt from the store, so
-memory never runs ahead of what is durable. A dry run is ``feed(..., commit=False)``.
+FastAPI runs these blocking calls in its thread pool, off the event loop. A batch takes an
+arrival ticket, is prepared (:meth:`Deduplicator.prepare`: no shared state) without a lock, and
+is decided in ticket order holding ``lock`` (:meth:`Deduplicator.feed_prepared`: every decision
+comes from the library); its rows (:meth:`Deduplicator.state_columns`) are then written by
+group commit (:mod:`neardup.server.writer`) and the answer leaves only after their ``COMMIT``
+returned. If a write fails, every batch not yet durable fails and the Deduplicator is rebuilt
+from the store. A dry run is ``feed_prepared(..., commit=False)``. Restarts load a snapshot
+(:mod:`neardup.server.snapshot`).
 
 A deleted document is forgotten (:meth:`Deduplicator.forget`): it leaves the candidate index and
 the exact-text map, so it no longer attracts new duplicates (neither near nor exact copies); its
