@@ -68,7 +68,7 @@ def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path) -> None:
     db_path = tmp_path / "d" / "neardup.db"
     try:
         for _ in range(KILLS):
-            time.sleep(rng.uniform(0.05, 0.6))
+            time.sleep(rng.uniform(0.03, 0.4))
             acked = dict(client.answers)  # everything acknowledged before this kill
             server.kill()
             db = sqlite3.connect(db_path)

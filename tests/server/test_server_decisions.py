@@ -85,7 +85,8 @@ def test_reuters_equals_library_and_cli_across_kill_restarts(tmp_path: Path) -> 
     want = library(texts, ids, None)
     assert sum(r["status"] == "duplicate" for r in want) >= 30  # the planted copies are found
     assert want == command_line(tmp_path, docs)
-    with Server(tmp_path / "d") as s:
+    # snapshots every 40 documents: each restart loads one and replays the rows after it
+    with Server(tmp_path / "d", "--snapshot-every", "40") as s:
         got = ingest(s, docs, random.Random(2), restarts=2)
         assert got == want
         # stored decisions equal the answers, after a restart too
@@ -105,7 +106,8 @@ def test_chinese_reviews_with_window_and_retention(tmp_path: Path) -> None:
     plain = library(texts, ids, None)
     assert want != plain  # the window changes decisions on this slice
     assert want == command_line(tmp_path, docs, "--time-field", "timestamp", "--window", "1d")
-    with Server(tmp_path / "d", "--window", "1d", "--retention", "2d") as s:
+    options = ("--window", "1d", "--retention", "2d", "--snapshot-every", "64")
+    with Server(tmp_path / "d", *options) as s:
         got = ingest(s, docs, random.Random(4), restarts=1)
         assert got == want
         metrics = httpx.get(s.url + "/metrics").text

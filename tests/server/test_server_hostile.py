@@ -63,7 +63,7 @@ def check(server: Server, body: bytes) -> None:
         assert isinstance(answer["error"], str) and answer["error"], answer
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=BODY)
 def test_hostile_structured_bodies(server: Server, body: dict[str, Any]) -> None:
     check(server, encode(body))

@@ -69,6 +69,14 @@ Examples:
     type=click.IntRange(1),
     help="Request body limit in bytes (413 above it).",
 )
+@click.option(
+    "--snapshot-every",
+    default=100_000,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Snapshot the in-memory state every N documents and at shutdown, so that a restart "
+    "loads it instead of rebuilding from every row (0: never).",
+)
 @click.option("--log-level", default="warning", show_default=True)
 @fingerprinter_options
 def serve_command(
@@ -85,6 +93,7 @@ def serve_command(
     synchronous: str,
     max_batch: int,
     max_body: int,
+    snapshot_every: int,
     log_level: str,
     config_path: str | None,
     idf_path: str | None,
@@ -120,7 +129,14 @@ def serve_command(
         fingerprinter=fingerprinter, k=k, window=seconds, verifier=None if no_verify else "default"
     )
     settings = Settings(
-        os.path.abspath(data), synchronous.upper(), store_text, keep, max_batch, max_body, token
+        os.path.abspath(data),
+        synchronous.upper(),
+        store_text,
+        keep,
+        max_batch,
+        max_body,
+        token,
+        snapshot_every,
     )
     from neardup.server.store import ConfigMismatch
 

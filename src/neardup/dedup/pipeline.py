@@ -52,7 +52,7 @@ from neardup.dedup.candidates import (
     HammingCandidates,
     bands_fit,
 )
-from neardup.dedup.columns import SEARCHED, ExactMap
+from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.greedy import Ledger, decide_in_order
 from neardup.dedup.persist import StateMixin
@@ -251,18 +251,27 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         >>> dd.feed(["the cat sat on the mat today"], commit=False).statuses, dd.n_documents
         (['exact_duplicate'], 1)
         """
-        if self.keep != "first":
-            raise ValueError(
-                f"keep={self.keep!r} needs the whole input: use run(), or "
-                "keep='first' for streaming"
-            )
-        if self._pending:
-            raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
+        self._check_streaming()
         if ids is not None and len(ids) != len(texts):
             raise ValueError(f"got {len(ids)} ids for {len(texts)} texts")
+        return self.feed_prepared(self.prepare(texts, timestamps), ids=ids, commit=commit)
+
+    def feed_prepared(
+        self, chunk: Chunk, *, ids: Sequence[Any] | None = None, commit: bool = True
+    ) -> Decisions:
+        """:meth:`feed` on a chunk from :meth:`prepare` (same decisions): a service prepares
+        the next chunk (fingerprints, sketches: no state) while the previous one is decided.
+
+        >>> dd = Deduplicator()
+        >>> chunk = dd.prepare(["the cat sat on the mat today"] * 2)
+        >>> dd.feed_prepared(chunk).statuses
+        ['unique', 'exact_duplicate']
+        """
+        self._check_streaming()
+        if ids is not None and len(ids) != len(chunk.fps):
+            raise ValueError(f"got {len(ids)} ids for {len(chunk.fps)} texts")
         self._index_unindexed()
-        chunk = self.prepare(texts, timestamps)
-        base, n = self.n_documents, len(texts)
+        base, n = self.n_documents, len(chunk.fps)
         saved = (self._n_clusters, self._max_ts)
         self._extend_state(chunk)
         live = self._hamming_rows(chunk, np.arange(n))
@@ -280,6 +289,66 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._commit_chunk(base, chunk, ids)
         self._index_new(base, new, chunk)
         return out
+
+    def extend_state_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Append rows decided earlier (:meth:`state_columns` of positions ``n_documents``..
+        ``meta["documents"] - 1``, e.g. a store's rows written after a snapshot) without deciding
+        them again: afterwards this state is the one that fed those documents. ``meta`` is the
+        :meth:`state_meta` after the last row. Forgotten rows are forgotten again.
+
+        >>> a, b = Deduplicator(), Deduplicator()
+        >>> _ = a.feed(["storm hits the coast tonight", "cats and dogs", "a third one here"])
+        >>> b.extend_state_columns(a.state_columns(0, 3), a.state_meta())
+        >>> later = ["storm hits the coast tonight", "cats and dogs!", "new"]
+        >>> b.feed(later).statuses == a.feed(later).statuses, b.n_documents
+        (True, 6)
+        """
+        self._check_streaming()
+        self._index_unindexed()
+        base, stop = self.n_documents, int(meta["documents"])
+        pos = np.asarray(columns["position"], np.int64)
+        if not np.array_equal(pos, np.arange(base, stop)):
+            raise ValueError(f"state columns must hold positions {base}..{stop - 1}, in order")
+        status = np.asarray(columns["status"], np.int8)
+        hi = np.asarray(columns["exact_key_hi"], np.uint64).tolist()
+        lo = np.asarray(columns["exact_key_lo"], np.uint64).tolist()
+        sketches = columns.get("sketch") if self.verifier is not None else None
+        chunk = Chunk(
+            np.asarray(columns["fingerprint"], np.uint64),
+            status == STATUS_NAMES.index("empty"),
+            [(h << 64) | x for h, x in zip(hi, lo, strict=True)],
+            np.asarray(columns["timestamp"], np.float64),
+            np.zeros(pos.size, np.int64),
+            None if sketches is None else np.asarray(sketches),
+        )
+        self._extend_state(chunk)
+        rows = slice(base - self._origin, stop - self._origin)
+        dup = np.asarray(columns["duplicate_of"], np.int64)
+        searched = np.asarray(columns["searched"], bool)
+        forgotten = np.asarray(columns["forgotten"], bool)
+        self._rep.writable()[rows] = np.where(dup < 0, pos, dup)
+        self._dist.writable()[rows] = columns["distance"]
+        self._cluster.writable()[rows] = columns["cluster_id"]
+        self._status.writable()[rows] = status
+        self._flags.writable()[rows] = searched * SEARCHED
+        keys = np.array(chunk.keys, dtype=object)[searched].tolist()
+        for key, p in zip(keys, pos[searched].tolist(), strict=True):
+            self._exact[key] = p  # the last searched document of each key, in order
+        self._n_clusters = int(meta["clusters"])
+        self._late = int(meta.get("late_documents", 0))
+        kept = np.flatnonzero((status == UNIQUE) & ~forgotten)
+        self._index_new(base, kept.tolist(), chunk)
+        if forgotten.any():
+            self.forget(pos[forgotten])
+
+    def _check_streaming(self) -> None:
+        if self.keep != "first":
+            raise ValueError(
+                f"keep={self.keep!r} needs the whole input: use run(), or "
+                "keep='first' for streaming"
+            )
+        if self._pending:
+            raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
 
     def _commit_chunk(self, base: int, chunk: Chunk, ids: Sequence[Any] | None) -> None:
         """Bookkeeping of a decided chunk: searched flags, late count, external ids."""

@@ -1,12 +1,14 @@
 """The service without HTTP: the library's Deduplicator (in memory) and the store (SQLite),
 kept in step.
 
-One writer: every call that changes the Deduplicator or the store holds ``lock``; FastAPI runs
-these blocking calls in its thread pool, off the event loop. A batch is decided by
-``Deduplicator.feed`` (every decision comes from the library), its rows
-(:meth:`Deduplicator.state_columns`) are written in one transaction, and the answer leaves only
-after ``COMMIT`` returned. If the write fails, the Deduplicator is rebuilt from the store, so
-memory never runs ahead of what is durable. A dry run is ``feed(..., commit=False)``.
+FastAPI runs these blocking calls in its thread pool, off the event loop. A batch takes an
+arrival ticket, is prepared (:meth:`Deduplicator.prepare`: no shared state) without a lock, and
+is decided in ticket order holding ``lock`` (:meth:`Deduplicator.feed_prepared`: every decision
+comes from the library); its rows (:meth:`Deduplicator.state_columns`) are then written by
+group commit (:mod:`neardup.server.writer`) and the answer leaves only after their ``COMMIT``
+returned. If a write fails, every batch not yet durable fails and the Deduplicator is rebuilt
+from the store. A dry run is ``feed_prepared(..., commit=False)``. Restarts load a snapshot
+(:mod:`neardup.server.snapshot`).
 
 A deleted document is forgotten (:meth:`Deduplicator.forget`): it leaves the candidate index and
 the exact-text map, so it no longer attracts new duplicates (neither near nor exact copies); its
@@ -21,20 +23,24 @@ window``, so only expired documents go).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from neardup.dedup import Deduplicator
-from neardup.dedup.state import STATUS_NAMES, Decisions
+from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
+from neardup.server.snapshot import load_state, write_snapshot
 from neardup.server.store import Store, to_i64
 from neardup.server.validate import Item
+from neardup.server.writer import GroupCommit, Pending, Turns
 
 EMPTY = STATUS_NAMES.index("empty")
 
@@ -50,6 +56,7 @@ class Settings:
     max_batch: int = 1000
     max_body: int = 16 << 20
     token: str | None = None
+    snapshot_every: int = 100_000  # documents between snapshots (0: none; see snapshot.py)
 
 
 def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
@@ -71,29 +78,36 @@ class Service:
             raise ValueError("the service decides in arrival order: keep must be 'first'")
         os.makedirs(settings.data, exist_ok=True)
         self.settings = settings
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the Deduplicator and the undurable maps below
+        self.turns = Turns()
+        self.group = GroupCommit(self._write, self._failed, self.lock)
+        self._undurable: dict[str, tuple[Any, ...]] = {}  # id -> ROW, decided, not yet on disk
+        self._undurable_ids: dict[int, str] = {}  # position -> id of those
         self.store = Store(os.path.join(settings.data, "neardup.db"), settings.synchronous)
         self._config = dd.replace()  # an empty Deduplicator of these settings
         self.config_id = dd.config_id
         self.store.check_config(self.config_id, dd.state_config())
+        self.snapshot_dir = os.path.join(settings.data, "snapshot")
         self.dd = self._load()
+        self._snap_at = int(json.loads(self.store.meta("snapshot") or "{}").get("documents", 0))
         self.commit_seconds = Histogram(
-            "neardup_commit_seconds", "SQLite transaction time of one batch (write + commit)."
+            "neardup_commit_seconds", "SQLite transaction time of one group of batches."
+        )
+        self.snapshot_seconds = Histogram(
+            "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
         self._counts = self._count_rows()
         self._warm_up()
 
     def _load(self) -> Deduplicator:
         """The Deduplicator of the stored state (empty for a new directory)."""
-        meta = self.store.state_meta()
-        if meta is None:
-            return self._config.replace()
-        width = dtype = None
-        if self._config.verifier is not None:
-            probe = np.asarray(self._config.verifier.sketch_many(["width probe"]))
-            width, dtype = probe.shape[1], probe.dtype
-        cols = self.store.load(int(meta["documents"]), width, dtype)
-        return Deduplicator.from_state_columns(self._config, cols, meta)
+        return load_state(self.store, self._config, self.snapshot_dir)
+
+    def _snapshot(self) -> None:
+        """Write a snapshot of the state (call holding the commit lock and ``lock``, with
+        nothing undurable: the snapshot then covers exactly the durable rows)."""
+        self.snapshot_seconds.observe(write_snapshot(self.dd, self.store, self.snapshot_dir))
+        self._snap_at = self.dd.n_documents
 
     def _warm_up(self) -> None:
         """Load every kernel once (a dry run), so the first request is not the slow one."""
@@ -103,17 +117,82 @@ class Service:
 
     # ------------------------------------------------------------------ ingest
     def ingest(self, items: list[Item], dry_run: bool) -> list[dict[str, Any]]:
-        with self.lock:
-            known = self.store.lookup_ids([it.id for it in items])
-            new = [it for it in items if it.id not in known]
-            decided = self._decide(new, dry_run) if new else None
-            ids: dict[int, str] = {}
-            if decided is not None:
-                ids = {int(p): it.id for p, it in zip(decided.position, new, strict=True)}
-            want = [r[5] for r in known.values() if r[5] is not None]
-            if decided is not None:
-                want += [int(p) for p in decided.duplicate_of if p >= 0 and int(p) not in ids]
-            ids.update(self.store.ids_of(want))
+        """Decide a batch in arrival order; return when it is durable (see writer.py)."""
+        if not items:
+            return []
+        ticket = self.turns.ticket()
+        prepared: Chunk | Exception
+        try:  # no shared state: runs while earlier batches are decided or committed
+            prepared = self._prepare(items)
+        except Exception as exc:
+            prepared = exc
+        with self.turns.turn(ticket), self.lock:
+            if isinstance(prepared, Exception):
+                raise prepared
+            known = self._known([it.id for it in items])
+            rows = [i for i, it in enumerate(items) if it.id not in known]
+            new = [items[i] for i in rows]
+            decided = batch = None
+            if new:
+                chunk = prepared if len(rows) == len(items) else _take(prepared, rows)
+                decided = self.dd.feed_prepared(chunk, commit=not dry_run)
+                if not dry_run:
+                    batch = self._submit(new, decided)
+            out = self._results(items, known, new, decided)
+        if batch is not None:
+            self.group.wait(batch)
+        return out
+
+    def _prepare(self, items: list[Item]) -> Chunk:
+        ts = [it.timestamp for it in items]
+        times = None
+        if any(t is not None for t in ts):
+            times = [math.nan if t is None else t for t in ts]
+        return self.dd.prepare([it.text for it in items], times)
+
+    def _known(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        """Rows (``ROW`` order) of the ids already decided: durable ones, then batches still
+        on their way to disk (a re-post of those must not be decided twice)."""
+        known = self.store.lookup_ids(ids)
+        for i in ids:
+            row = self._undurable.get(i)
+            if row is not None:
+                known[i] = row
+        return known
+
+    def _submit(self, new: list[Item], decided: Decisions) -> Pending:
+        rows = self._rows(new, decided)
+        batch = Pending(
+            rows,
+            self.dd.state_meta(),
+            ids={r[0]: r[1] for r in rows},
+            statuses=decided.status.tolist(),
+        )
+        for r in rows:  # ROW order: position, id, timestamp, fingerprint, status, dup, ...
+            self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10])
+        self._undurable_ids.update(batch.ids)
+        return self.group.submit(batch)
+
+    def _results(
+        self,
+        items: list[Item],
+        known: dict[str, tuple[Any, ...]],
+        new: list[Item],
+        decided: Decisions | None,
+    ) -> list[dict[str, Any]]:
+        """The answers in input order: stored decisions for known ids, new ones otherwise."""
+        ids: dict[int, str] = {}
+        want = [r[5] for r in known.values() if r[5] is not None]
+        if decided is not None:
+            ids = {int(p): it.id for p, it in zip(decided.position, new, strict=True)}
+            want += [int(p) for p in decided.duplicate_of if p >= 0 and int(p) not in ids]
+        missing = []
+        for p in want:
+            if p in self._undurable_ids:
+                ids[p] = self._undurable_ids[p]
+            elif p not in ids:
+                missing.append(p)
+        ids.update(self.store.ids_of(missing))
         out: list[dict[str, Any]] = []
         fresh = iter(range(len(new)))
         for it in items:
@@ -135,29 +214,34 @@ class Service:
             )
         return out
 
-    def _decide(self, new: list[Item], dry_run: bool) -> Decisions:
-        texts = [it.text for it in new]
-        ts = [it.timestamp for it in new]
-        times = None
-        if any(t is not None for t in ts):
-            times = [math.nan if t is None else t for t in ts]
-        decided = self.dd.feed(texts, times, commit=not dry_run)
-        if dry_run:
-            return decided
+    def _write(self, group: Sequence[Pending]) -> None:
+        """One transaction for a group of decided batches (GroupCommit's writer)."""
         start = time.perf_counter()
-        try:
-            with self.store.transaction():
-                self.store.insert(self._rows(new, decided), self.dd.state_meta())
-                purged = self._retention()
-        except BaseException:
-            self.dd = self._load()  # memory goes back to what the store holds
-            raise
+        meta = group[-1].meta  # the state after the group's last batch
+        with self.store.transaction():
+            for b in group:
+                self.store.insert_rows(b.rows)
+            self.store.set_state(meta)
+            purged = self._retention(meta["max_timestamp"])
         self.commit_seconds.observe(time.perf_counter() - start)
-        for code in decided.status.tolist():
-            self._counts[STATUS_NAMES[code]] += 1
-        if purged:
-            self._counts = self._count_rows()
-        return decided
+        with self.lock:
+            for b in group:
+                for pos, doc_id in b.ids.items():
+                    self._undurable_ids.pop(pos, None)
+                    self._undurable.pop(doc_id, None)
+                for code in b.statuses:
+                    self._counts[STATUS_NAMES[code]] += 1
+            if purged:
+                self._counts = self._count_rows()
+            every = self.settings.snapshot_every
+            if every and not self._undurable and self.dd.n_documents - self._snap_at >= every:
+                self._snapshot()
+
+    def _failed(self, group: Sequence[Pending]) -> None:
+        """A group's transaction failed: memory goes back to what the store holds."""
+        self._undurable.clear()
+        self._undurable_ids.clear()
+        self.dd = self._load()
 
     def _rows(self, new: list[Item], d: Decisions) -> list[tuple[Any, ...]]:
         """The batch's rows from the library's state columns, in ``store.INSERT`` order."""
@@ -191,9 +275,8 @@ class Service:
             )
         return rows
 
-    def _retention(self) -> int:
+    def _retention(self, newest: float | None) -> int:
         keep = self.settings.retention
-        newest = self.dd.state_meta()["max_timestamp"]
         if keep is None or newest is None:
             return 0
         return self.store.purge_before(math.floor(newest - keep))
@@ -211,7 +294,9 @@ class Service:
         return out
 
     def delete(self, doc_id: str) -> dict[str, Any] | None:
-        with self.lock:
+        """Forget a document, in arrival order with the batches (after every earlier batch is
+        durable: the document may be in one of them)."""
+        with self.turns.turn(self.turns.ticket()), self.group.exclusive(), self.lock:
             row = self.store.lookup_ids([doc_id]).get(doc_id)
             if row is None:
                 return None
@@ -260,5 +345,22 @@ class Service:
         return out
 
     def close(self) -> None:
-        with self.lock:
+        """Write the last batches and a snapshot (the next start loads it), close the store."""
+        with self.group.exclusive(), self.lock:
+            if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
+                self._snapshot()
             self.store.close()
+
+
+def _take(chunk: Chunk, rows: list[int]) -> Chunk:
+    """The prepared rows of the documents that are new (known ids are not decided again)."""
+    r = np.asarray(rows, np.int64)
+    sk = None if chunk.sketches is None else chunk.sketches[r]
+    return Chunk(
+        chunk.fps[r],
+        chunk.empty[r],
+        [chunk.keys[i] for i in rows],
+        chunk.ts[r],
+        chunk.lengths[r],
+        sk,
+    )

@@ -121,7 +121,7 @@ class Store:
         stored = self.meta("config_id")
         if stored is None:
             with self.transaction():
-                self._set_meta(
+                self.set_meta(
                     {
                         "format": FORMAT,
                         "config_id": config_id,
@@ -140,7 +140,7 @@ class Store:
                 f"({self.meta('settings')}) or use another --data directory"
             )
 
-    def _set_meta(self, values: dict[str, str]) -> None:
+    def set_meta(self, values: dict[str, str]) -> None:
         self.db.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(values.items())
         )
@@ -149,10 +149,13 @@ class Store:
     def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
-    def insert(self, rows: Iterable[tuple[Any, ...]], state: dict[str, Any]) -> None:
-        """Inside a transaction: new document rows (``INSERT`` order) and the counters."""
+    def insert_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Inside a transaction: new document rows (``INSERT`` order)."""
         self.db.executemany(INSERT, rows)
-        self._set_meta({"state": json.dumps(state, sort_keys=True)})
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Inside a transaction: the library's counters after the last batch written."""
+        self.set_meta({"state": json.dumps(state, sort_keys=True)})
 
     def tombstone(self, position: int) -> None:
         """Inside a transaction: mark a document forgotten (its text goes too)."""
@@ -209,14 +212,19 @@ class Store:
         row = self.reader().execute(q, (position,)).fetchone()
         return None if row is None else row[0]
 
-    def load(self, n: int, width: int | None, sketch_dtype: Any) -> dict[str, npt.NDArray[Any]]:
-        """The state columns of positions ``0..n-1`` for :meth:`Deduplicator.from_state_columns`.
+    def load(
+        self, start: int, stop: int, width: int | None, sketch_dtype: Any
+    ) -> dict[str, npt.NDArray[Any]]:
+        """The state columns of positions ``start..stop-1`` for
+        :meth:`Deduplicator.from_state_columns` (``start`` 0) or
+        :meth:`Deduplicator.extend_state_columns` (the rows after a snapshot).
 
         Rows the retention deleted come back as expired, forgotten kept documents (timestamp
         -inf, never searched): nothing can match them or reach them by the exact path, which
         is what the library's expiry gives them too."""
+        n = stop - start
         cols: dict[str, npt.NDArray[Any]] = {
-            "position": np.arange(n, dtype=np.int64),
+            "position": np.arange(start, stop, dtype=np.int64),
             "timestamp": np.full(n, -np.inf),
             "fingerprint": np.zeros(n, np.int64),
             "exact_key_hi": np.zeros(n, np.int64),
@@ -233,21 +241,26 @@ class Store:
         cur = self.db.execute(
             "SELECT position, ifnull(timestamp, 'nan'), fingerprint, exact_key_hi, exact_key_lo, "
             "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, sketch "
-            "FROM documents WHERE position < ? ORDER BY position",
-            (n,),
+            "FROM documents WHERE position >= ? AND position < ? ORDER BY position",
+            (start, stop),
         )
         while rows := cur.fetchmany(65536):
-            _load_rows(cols, rows, width, sketch_dtype)
+            _load_rows(cols, rows, start, width, sketch_dtype)
         for name in ("fingerprint", "exact_key_hi", "exact_key_lo"):
             cols[name] = cols[name].view(np.uint64)
         return cols
 
+    def forgotten_before(self, stop: int) -> list[int]:
+        """Positions below ``stop`` deleted through the API (tombstones)."""
+        q = "SELECT position FROM documents WHERE forgotten = 1 AND position < ?"
+        return [int(r[0]) for r in self.db.execute(q, (stop,))]
+
 
 def _load_rows(
-    cols: dict[str, npt.NDArray[Any]], rows: list[Any], width: int | None, dtype: Any
+    cols: dict[str, npt.NDArray[Any]], rows: list[Any], start: int, width: int | None, dtype: Any
 ) -> None:
     pos, *values, sk = zip(*rows, strict=True)
-    p = np.asarray(pos, np.int64)
+    p = np.asarray(pos, np.int64) - start
     names = (
         "timestamp",
         "fingerprint",

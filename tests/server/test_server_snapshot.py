@@ -1,0 +1,136 @@
+"""Restarts from a snapshot: snapshot + the rows after it gives the state every row gives; a
+snapshot of another configuration or with a bad checksum is ignored (log line) and every row is
+replayed. In-process (real SQLite files and snapshot directories; HTTP restarts with snapshots
+are in test_server_decisions.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_server_decisions import corpus
+
+from neardup.dedup import Deduplicator
+from neardup.server.service import Service, Settings
+from neardup.server.snapshot import load_state
+from neardup.server.validate import Item
+
+pytest.importorskip("fastapi")
+
+
+def items(texts: list[str], start: int = 0) -> list[Item]:
+    return [Item(f"d{start + i}", t, None) for i, t in enumerate(texts)]
+
+
+def crash(svc: Service) -> None:
+    """Drop the service without its shutdown snapshot (as kill -9 would)."""
+    svc.store.db.close()
+
+
+def assert_same_state(a: Deduplicator, b: Deduplicator) -> None:
+    """Equal state columns; sketches compared where they are used (kept, not deleted)."""
+    x, y = a.state_columns(), b.state_columns()
+    assert x.keys() == y.keys()
+    live = (x["status"] == 0) & ~x["forgotten"]
+    for name in x:
+        if name == "sketch":
+            assert np.array_equal(x[name][live], y[name][live])
+        else:
+            assert np.array_equal(x[name], y[name], equal_nan=name == "timestamp"), name
+
+
+def test_snapshot_plus_later_rows_equals_every_row(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    texts = corpus("reuters", 260, seed=5)
+    data = tmp_path / "d"
+    svc = Service(Deduplicator(), Settings(str(data), snapshot_every=100))
+    rng = random.Random(6)
+    i = 0
+    while i < 250:
+        n = rng.randint(1, 30)
+        svc.ingest(items(texts[i : i + n], i), False)
+        i += n
+        if i > 120:
+            svc.delete(f"d{rng.randrange(i)}")  # tombstones before and after the snapshot
+    snapped = json.loads(svc.store.meta("snapshot") or "{}")["documents"]
+    assert 100 <= snapped < svc.dd.n_documents  # a tail of rows after the snapshot
+    uninterrupted = svc.ingest(items(texts[250:], 250), True)  # dry run: what comes next
+    crash(svc)
+    with caplog.at_level(logging.INFO, logger="neardup.server"):
+        fast = Service(Deduplicator(), Settings(str(data)))
+    assert f"snapshot of {snapped} documents + " in caplog.text
+    full = load_state(fast.store, fast._config, str(tmp_path / "no-snapshot"))  # every row
+    assert_same_state(fast.dd, full)
+    assert fast.ingest(items(texts[250:], 250), True) == uninterrupted
+    crash(fast)
+
+
+@pytest.mark.parametrize("damage", ["config", "checksum"])
+def test_a_bad_snapshot_is_ignored_and_every_row_replayed(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    texts = corpus("reuters", 120, seed=7)
+    data = tmp_path / "d"
+    svc = Service(Deduplicator(), Settings(str(data), snapshot_every=50))
+    svc.ingest(items(texts[:110]), False)
+    svc.close()  # a snapshot covering every row
+    want = Service(Deduplicator(), Settings(str(data)))
+    expected = want.ingest(items(texts[110:], 110), True)
+    crash(want)
+    snap = data / "snapshot"
+    if damage == "config":  # another configuration's state where the snapshot was
+        other = Deduplicator(k=3, verifier=None)
+        other.feed(texts[:110])
+        other.save(snap)
+    else:
+        version = snap / (snap / "CURRENT").read_text().strip()
+        victim = max(version.glob("*.npy"), key=lambda p: p.stat().st_size)
+        raw = bytearray(victim.read_bytes())
+        raw[-1] ^= 0xFF
+        victim.write_bytes(bytes(raw))
+    with caplog.at_level(logging.WARNING, logger="neardup.server"):
+        again = Service(Deduplicator(), Settings(str(data)))
+    assert any("ignoring the snapshot" in r.getMessage() for r in caplog.records)
+    assert again.ingest(items(texts[110:], 110), True) == expected
+    crash(again)
+
+
+def test_concurrent_batches_share_commits_and_decide_in_arrival_order(tmp_path: Path) -> None:
+    """Four threads post at once: groups of batches share one transaction, and the stored
+    decisions are the library's on the documents in stored (arrival) order."""
+    import threading
+
+    texts = corpus("reuters", 300, seed=9)
+    svc = Service(Deduplicator(), Settings(str(tmp_path / "d")))
+    batches = [items(texts[i : i + 10], i) for i in range(0, len(texts), 10)]
+    answers: dict[str, dict[str, object]] = {}
+
+    def client(mine: list[list[Item]]) -> None:
+        for b in mine:
+            for it, r in zip(b, svc.ingest(b, False), strict=True):
+                answers[it.id] = r
+
+    threads = [threading.Thread(target=client, args=(batches[k::4],)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = svc.store.db.execute(
+        "SELECT position, id, status, duplicate_of, cluster_id FROM documents ORDER BY position"
+    ).fetchall()
+    assert [r[0] for r in rows] == list(range(len(texts)))
+    by_id = {it.id: it.text for b in batches for it in b}
+    want = Deduplicator().feed([by_id[r[1]] for r in rows])
+    assert [r[2] for r in rows] == want.status.tolist()
+    assert [-1 if r[3] is None else r[3] for r in rows] == want.duplicate_of.tolist()
+    assert [r[4] for r in rows] == want.cluster_id.tolist()
+    for r in rows:  # every answer is what was stored
+        assert answers[r[1]]["cluster_id"] == r[4]
+    commits = sum(svc.commit_seconds._counts[()])
+    assert commits <= len(batches)
+    svc.close()
