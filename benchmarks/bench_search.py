@@ -2,10 +2,10 @@
 
 One ``HammingIndex(k)`` over N random fingerprints; one batch of ``--queries`` queries (each a
 stored fingerprint with 0..k+1 bits flipped, so matches exist); ``index.search`` timed with
-the C ``search_tables`` on one thread (the default) and on ``NEARDUP_THREADS`` threads (at
-least 2), and with the numba one (swapped in ``neardup.index.kernels``) on one thread, the
-previous implementation; interleaved, best of ``--repeat``, after one warm-up call each
-(numba's compile excluded).
+the C kernels on one thread (the default: table by table over queries sorted per table) and
+on ``NEARDUP_THREADS`` threads (at least 2), the C kernel in one pass over all tables (the
+previous default), and the numba one (swapped in ``neardup.index.kernels``) on one thread;
+interleaved, best of ``--repeat``, after one warm-up call each (numba's compile excluded).
 
     python benchmarks/bench_search.py --n 10000000            # ~2 GiB, ~2 minutes
     python benchmarks/bench_search.py --n 100000000           # ~9 GiB peak: a free machine only
@@ -70,25 +70,27 @@ def measure(n: int, k: int, nq: int, repeat: int, with_faiss: bool = False) -> d
     import neardup._numba.index as nb
 
     threads = max(2, kernels.search_threads())
-    impls = {  # name: (kernel, NEARDUP_THREADS)
-        "native_threads": (kernels.search_tables, str(threads)),
-        "native_1thread": (kernels.search_tables, "1"),
-        "numba_1thread": (nb.search_tables, "1"),
+    ranged = kernels.search_tables_range
+    impls = {  # name: (kernel, table-by-table kernel or None: one pass, NEARDUP_THREADS)
+        "native_threads": (kernels.search_tables, ranged, str(threads)),
+        "native_1thread": (kernels.search_tables, ranged, "1"),
+        "native_1thread_one_pass": (kernels.search_tables, None, "1"),
+        "numba_1thread": (nb.search_tables, None, "1"),
     }
     best = {name: float("inf") for name in impls}
     matches = {}
-    for fn, _ in impls.values():  # warm-up (numba compiles here)
-        kernels.search_tables = fn
+    for fn, rfn, _ in impls.values():  # warm-up (numba compiles here)
+        kernels.search_tables, kernels.search_tables_range = fn, rfn
         index.search(queries[:100])
     for _ in range(repeat):
-        for name, (fn, nt) in impls.items():
-            kernels.search_tables = fn
+        for name, (fn, rfn, nt) in impls.items():
+            kernels.search_tables, kernels.search_tables_range = fn, rfn
             os.environ["NEARDUP_THREADS"] = nt
             t = time.perf_counter()
             m = index.search(queries)
             best[name] = min(best[name], time.perf_counter() - t)
             matches[name] = len(m)
-    kernels.search_tables = impls["native_1thread"][0]
+    kernels.search_tables, kernels.search_tables_range = impls["native_1thread"][:2]
     if len(set(matches.values())) != 1:
         raise RuntimeError(f"kernels disagree: {matches}")
     extra: dict[str, Any] = {}
@@ -109,6 +111,10 @@ def measure(n: int, k: int, nq: int, repeat: int, with_faiss: bool = False) -> d
         "design": str(index.describe()["design"]),
         "native_threads_qps": round(nq / best["native_threads"]),
         "native_1thread_qps": round(nq / best["native_1thread"]),
+        "native_1thread_one_pass_qps": round(nq / best["native_1thread_one_pass"]),
+        "table_by_table_vs_one_pass": round(
+            best["native_1thread_one_pass"] / best["native_1thread"], 2
+        ),
         "numba_1thread_qps": round(nq / best["numba_1thread"]),
         "speedup_1thread_vs_numba": round(best["numba_1thread"] / best["native_1thread"], 2),
         "matches": matches["native_1thread"],

@@ -338,3 +338,21 @@ def test_auto_analyzer_switches_by_script():
     assert fp.get_config()["cjk_ngram_size"] == 5
     assert "cjk_ngram_size" not in Fingerprinter(analyzer="word").get_config()
     assert Fingerprinter.from_config(fp.get_config()).config_id == fp.config_id
+
+
+@pytest.mark.parametrize("markup", [False, True])
+def test_fingerprint_packed_equals_fingerprint_many(markup: bool) -> None:
+    # the dedup pipeline fingerprints slices of its packed prepared buffer; texts with Han
+    # characters (segmented first) and markup fall back to the per-chunk path
+    from neardup.features.normalize import pack_prepared
+
+    words = ["Oil", "prices", "ROSE", "<b>bank</b>", "市场经济", "Ｆｅｄ", "straße", "", "!!"]
+    rng = np.random.default_rng(3)
+    texts = [" ".join(rng.choice(words, rng.integers(0, 30))) for _ in range(5000)]
+    fp = Fingerprinter(markup=markup)
+    want = fp.fingerprint_many(texts, return_mask=True)
+    got = fp._fingerprint_packed(texts, pack_prepared(texts))
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    ascii_only = [t for t in texts if t.isascii()]
+    got = fp._fingerprint_packed(ascii_only, pack_prepared(ascii_only))
+    assert np.array_equal(got[0], fp.fingerprint_many(ascii_only, return_mask=True)[0])

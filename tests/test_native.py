@@ -192,6 +192,9 @@ def test_verifier_kernels_c_equal_numba(
         salts = np.random.default_rng(num_hashes).integers(0, 2**64, num_hashes, dtype=np.uint64)
         mins = np.zeros((len(chunks), num_hashes), np.uint64)
         mod.minhash(flat[:size].copy(), off, salts, mins)
+        fused = np.zeros_like(mins)
+        mod.sketch(buf, offsets, modes, char_classes(), n, seed, salts, fused)
+        assert fused.tolist() == mins.tolist()  # the fused kernel: minhash over shingles
         results.append((flat[:size].tolist(), off.tolist(), mins.tolist()))
     assert results[0] == results[1]
 

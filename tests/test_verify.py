@@ -44,6 +44,34 @@ def test_kernel_matches_pure_python_reference() -> None:
     assert sk[:, -1].tolist() == [0, 1]  # short-text flag
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, M64), max_size=40), min_size=1, max_size=4),
+    st.sampled_from([1, 31, 32, 33, 64, 70, 128]),
+)
+def test_minhash_blocks_match_reference(sets: list[list[int]], num_hashes: int) -> None:
+    # the C kernel keeps 32 salts per register block plus a tail: every split of num_hashes
+    v = MinHashVerifier(num_hashes=num_hashes, bits=16)
+    arrays = [np.array(s, dtype=np.uint64) for s in sets]
+    sk = v.sketch_sets(arrays)
+    for row, s in zip(sk, sets, strict=True):
+        assert row[:-1].tolist() == reference_sketch(s, num_hashes, 16)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab cd\u4e00\u4e8c.Ａ", max_size=60), min_size=1, max_size=5),
+    st.sampled_from(["auto", "word", "char"]),
+    st.integers(1, 5),
+)
+def test_sketch_many_equals_minhash_of_shingle_sets(texts: list[str], mode: str, n: int) -> None:
+    # sketch_many fuses shingling and MinHash (no sorted, deduplicated set in between)
+    v = MinHashVerifier(num_hashes=40, ngram=n, mode=mode, bits=16)
+    sets = [shingle_hashes(t, n, mode=mode) for t in texts]
+    expect = v.sketch_sets(sets, lengths=[len(t) for t in texts])
+    assert v.sketch_many(texts).tolist() == expect.tolist()
+
+
 def test_shingles_match_definition() -> None:
     # word 5-shingles; the hash is an order-sensitive combination of per-word xxh3 values
     words = ["a", "b", "c", "d", "e", "f"]

@@ -423,20 +423,46 @@ class Fingerprinter(FrozenParams):
                 fps[lo:hi], empty[lo:hi] = fut.result()
         return fps, empty
 
-    def _run_chunk(
-        self, texts: Sequence[str], lo: int, hi: int, fps: np.ndarray, empty: np.ndarray
-    ) -> None:
-        prepared = prepare_many(texts[lo:hi], markup=self.markup)
-        encoded = [t.encode("utf-8", "surrogatepass") for t in prepared]
+    def _fingerprint_packed(
+        self, texts: Sequence[str], packed: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``fingerprint_many(texts, return_mask=True)`` when the caller already holds
+        ``pack_prepared(texts)`` (the dedup pipeline: its exact keys and sketches read it):
+        chunks slice that buffer instead of normalising and encoding the texts again."""
+        if callable(self.analyzer) or self.markup:
+            return self.fingerprint_many(texts, return_mask=True)
+        n = len(texts)
+        fps = np.zeros((n, self.bits // 64), dtype=np.uint64)
+        empty = np.zeros(n, dtype=bool)
+        for lo in range(0, n, 2048):
+            self._run_chunk(texts, lo, min(lo + 2048, n), fps, empty, packed)
+        return (fps[:, 0] if self.bits == 64 else fps), empty
+
+    def _from_packed(
+        self, texts: Sequence[str], lo: int, hi: int, packed: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """This chunk's slice of a packed buffer, or None when a text needs segmenting."""
+        buf, off = packed
         if self._segment:
-            for i, data in enumerate(encoded):
-                if not prepared[i].isascii() and may_contain_han(data):
-                    seg = self._segmented(prepared[i])
-                    if seg is not prepared[i]:
-                        encoded[i] = seg.encode("utf-8", "surrogatepass")
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            for i in range(lo, hi):
+                if not texts[i].isascii() and may_contain_han(buf[off[i] : off[i + 1]].tobytes()):
+                    return None
+        return buf[off[lo] : off[hi]], off[lo : hi + 1] - off[lo]
+
+    def _run_chunk(
+        self,
+        texts: Sequence[str],
+        lo: int,
+        hi: int,
+        fps: np.ndarray,
+        empty: np.ndarray,
+        packed: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        sliced = None if packed is None else self._from_packed(texts, lo, hi, packed)
+        if sliced is not None:
+            buf, offsets = sliced
+        else:
+            buf, offsets = self._encoded(texts[lo:hi])
         fingerprint_batch(
             buf,
             offsets,
@@ -455,6 +481,19 @@ class Fingerprinter(FrozenParams):
             empty[lo:hi],
             self.cjk_ngram_size,
         )
+
+    def _encoded(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        prepared = prepare_many(texts, markup=self.markup)
+        encoded = [t.encode("utf-8", "surrogatepass") for t in prepared]
+        if self._segment:
+            for i, data in enumerate(encoded):
+                if not prepared[i].isascii() and may_contain_han(data):
+                    seg = self._segmented(prepared[i])
+                    if seg is not prepared[i]:
+                        encoded[i] = seg.encode("utf-8", "surrogatepass")
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
 
     def _to_int(self, words: np.ndarray) -> int:
         return int(words[0]) if self.bits == 64 else (int(words[0]) << 64) | int(words[1])

@@ -36,11 +36,23 @@ import xxhash
 from neardup._backend import kernels
 from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes
-from neardup.features.normalize import prepare_many
+from neardup.features.normalize import pack_prepared
 
 __all__ = ["MinHashVerifier", "shingle_hashes", "shingle_hashes_many"]
 
 _MODES = {"auto": 0, "word": 1, "char": 2}
+
+
+def _packed(
+    texts: Sequence[str], n: int, mode: str
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+    """The kernels' input: prepared texts as one UTF-8 buffer, offsets, per-text modes."""
+    if n < 1:
+        raise ValueError(f"shingle size n must be >= 1, got {n}")
+    if mode not in _MODES:
+        raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
+    buf, offsets = pack_prepared(texts)
+    return buf, offsets, np.full(len(offsets) - 1, _MODES[mode], dtype=np.int8)
 
 
 def shingle_hashes_many(
@@ -52,17 +64,9 @@ def shingle_hashes_many(
     >>> np.diff(off).tolist()
     [2, 0, 1]
     """
-    if n < 1:
-        raise ValueError(f"shingle size n must be >= 1, got {n}")
-    if mode not in _MODES:
-        raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
-    encoded = [t.encode("utf-8", "surrogatepass") for t in prepare_many(texts)]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    modes = np.full(len(encoded), _MODES[mode], dtype=np.int8)
-    flat = np.empty(buf.shape[0] + len(encoded) + 1, dtype=np.uint64)
-    out_off = np.empty(len(encoded) + 1, dtype=np.int64)
+    buf, offsets, modes = _packed(texts, n, mode)
+    flat = np.empty(buf.shape[0] + len(offsets), dtype=np.uint64)
+    out_off = np.empty(len(offsets), dtype=np.int64)
     # kernels: C (_csrc/verify.c) or numba (neardup._numba.verify), bit-identical
     size = kernels("verify").shingles(buf, offsets, modes, char_classes(), n, seed, flat, out_off)
     return flat[:size].copy(), out_off
@@ -166,8 +170,21 @@ class MinHashVerifier(FrozenParams):
             raise TypeError(
                 "sketch_many expects a sequence of texts, got a single str; wrap it in a list"
             )
-        flat, offsets = shingle_hashes_many(texts, self.ngram, mode=self.mode, seed=self.seed)
-        return self._sketch_flat(flat, offsets, [len(t) for t in texts])
+        buf, offsets, _ = _packed(texts, self.ngram, self.mode)
+        return self.sketch_packed(buf, offsets, [len(t) for t in texts])
+
+    def sketch_packed(
+        self, buf: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64], chars: Sequence[int]
+    ) -> npt.NDArray[np.unsignedinteger]:
+        """``sketch_many`` of texts already packed by
+        :func:`~neardup.features.normalize.pack_prepared`; ``chars``: their lengths."""
+        modes = np.full(len(offsets) - 1, _MODES[self.mode], dtype=np.int8)
+        mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
+        # one pass per text (C: _csrc/verify.c nd_sketch): minhash() over shingle_hashes_many()
+        kernels("verify").sketch(
+            buf, offsets, modes, char_classes(), self.ngram, self.seed, self._salts(), mins
+        )
+        return self._finish(mins, chars)
 
     def sketch_sets(
         self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None
@@ -188,7 +205,12 @@ class MinHashVerifier(FrozenParams):
     ) -> npt.NDArray[np.unsignedinteger]:
         mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
         kernels("verify").minhash(flat, offsets, self._salts(), mins)
-        out = np.empty((len(offsets) - 1, self.width), dtype=self.dtype)
+        return self._finish(mins, chars)
+
+    def _finish(
+        self, mins: npt.NDArray[np.uint64], chars: Sequence[int]
+    ) -> npt.NDArray[np.unsignedinteger]:
+        out = np.empty((mins.shape[0], self.width), dtype=self.dtype)
         out[:, :-1] = mins & np.uint64((1 << self.bits) - 1)
         out[:, -1] = np.asarray(chars, dtype=np.int64) < self.short_length
         return out

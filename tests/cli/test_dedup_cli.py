@@ -186,18 +186,29 @@ def test_real_subprocess(sample: Path, tmp_path: Path, root: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
 
 
-def test_fast_and_generic_writers_agree(tmp_path: Path, sample: Path) -> None:
+@pytest.mark.parametrize("budget", [256 << 20, 100])  # lines kept from pass 1, or re-read
+def test_fast_and_generic_writers_agree(
+    tmp_path: Path, sample: Path, budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("neardup.cli.dedup.SPOOL_BUDGET", budget)
     lines = sample.read_text("utf-8").splitlines()
     # a record that already has a decision field forces the parse path for that line
     lines[3] = lines[3][:-1] + ', "status": "old"}'
-    src = tmp_path / "in.jsonl"
-    src.write_text("\n".join(lines) + "\n\n", "utf-8")
+    lines[5] = lines[5][:-1] + ', "st\\u0061tus": "old"}'  # the same key, escaped
+    lines[6] = lines[6][:-1] + ', "kind": "status"}'  # our name as a value: no conflict
+    src = tmp_path / "in.jsonl.gz"
+    src.write_bytes(gzip.compress(("\n".join(lines) + "\n\n").encode()))
     for keep in ("first", "longest"):
         fast = _invoke(["dedup", str(src), "--out", "-", "--keep", keep])
         slow = _invoke(["dedup", str(src), "--out", "-", "--keep", keep, "--on-error", "skip"])
         assert fast.exit_code == slow.exit_code == 0
         assert _rows(fast.stdout) == _rows(slow.stdout)
-        assert _rows(fast.stdout)[3]["status"] != "old"
+        rows = _rows(fast.stdout)
+        assert rows[3]["status"] != "old" and rows[5]["status"] != "old"
+        for line in fast.stdout.splitlines():  # never a second copy of a key
+            pairs = json.loads(line, object_pairs_hook=lambda kv: kv)
+            assert len({k for k, _ in pairs}) == len(pairs)
+        assert rows[6]["kind"] == "status"
 
 
 def test_keep_newest_with_window_on_sample(sample: Path) -> None:

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from neardup.dedup import Deduplicator, connected_components, dedup_batch
 from neardup.dedup.clusters import cluster_sizes
+from neardup.dedup.exact import exact_keys
 from neardup.index import all_pairs
 
 
@@ -176,3 +177,27 @@ def test_window_needs_timestamps() -> None:
 
 def test_dedup_batch_function() -> None:
     assert dedup_batch(["a b", "x y"]).statuses == ["unique", "unique"]
+
+
+def test_prepare_large_batch_equals_small_batches() -> None:
+    # from OVERLAP_MIN texts the sketch runs on a second thread beside the fingerprints; rows
+    # and keys equal those of small batches (the inline path), empty texts included
+    from neardup.dedup.pipeline import OVERLAP_MIN
+
+    rng = np.random.default_rng(7)
+    words = ["oil", "price", "rose", "bank", "rate", "cut", "Ｆｅｄ", "市场", "!!", "  "]
+    texts = [" ".join(rng.choice(words, rng.integers(0, 40))) for _ in range(OVERLAP_MIN + 300)]
+    dd = Deduplicator()
+    big = dd.prepare(texts)
+    small = [dd.prepare(texts[lo : lo + 200]) for lo in range(0, len(texts), 200)]
+    assert big.empty.any() and not big.empty.all()
+    assert np.array_equal(big.fps, np.concatenate([c.fps for c in small]))
+    assert np.array_equal(big.empty, np.concatenate([c.empty for c in small]))
+    assert big.keys == [k for c in small for k in c.keys]
+    assert big.sketches is not None
+    assert np.array_equal(big.sketches, np.concatenate([c.sketches for c in small]))
+    live = np.flatnonzero(~big.empty)
+    assert dd.verifier is not None
+    want = dd.verifier.sketch_many([texts[i] for i in live])  # the public path
+    assert np.array_equal(big.sketches[live], want) and not big.sketches[big.empty].any()
+    assert [big.keys[i] for i in live] == exact_keys([texts[i] for i in live])

@@ -83,3 +83,38 @@ def test_sort_with_order(n: int) -> None:
     values, order = sort_with_order(fps)
     assert values.tolist() == sorted(fps.tolist())
     assert np.array_equal(fps[order], values) and sorted(order.tolist()) == list(range(n))
+
+
+@pytest.mark.parametrize(
+    ("k", "blocks", "key_blocks"), [(3, 2, 1), (3, 5, 0), (4, 3, 1), (2, 4, 2)]
+)
+def test_table_by_table_search_equals_one_pass(
+    k: int, blocks: int, key_blocks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # large batches search table by table over queries sorted per table: same rows, same order
+    from neardup.index import kernels
+    from neardup.index.tables import SORTED_MIN_QUERIES
+
+    if kernels.search_tables_range is None:
+        pytest.skip("numba kernels: one pass only")
+    rng = np.random.default_rng(k * 100 + blocks)
+    n = 20_000
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    fps[10_000:12_000] = flip(fps[:2000].tolist(), rng, k)
+    fps[12_000:12_050] = fps[0]  # a hot bucket
+    design = TableDesign(k=k, blocks=blocks, key_blocks=key_blocks)
+    run = StaticTables.build(design, fps, None, q=12)
+    alive = (rng.random(n) < 0.9).astype(np.uint8)
+    nq = SORTED_MIN_QUERIES + 500
+    queries = np.array(flip(fps[rng.integers(0, 13_000, nq)].tolist(), rng, k + 1), np.uint64)
+    got = run.search(queries, k, alive)
+    monkeypatch.setattr(kernels, "search_tables_range", None)
+    want = run.search(queries, k, alive)
+    for g, w in zip(got, want, strict=True):
+        assert np.array_equal(g, w)
+    brute = set()
+    for lo in range(0, nq, 1000):
+        d = np.bitwise_count(queries[lo : lo + 1000, None] ^ fps[None, :])
+        qi, pi = np.nonzero((d <= k) & (alive[None, :] == 1))
+        brute |= set(zip((qi + lo).tolist(), pi.tolist(), d[qi, pi].tolist(), strict=True))
+    assert set(zip(*(x.tolist() for x in got), strict=True)) == brute

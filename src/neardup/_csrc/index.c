@@ -172,11 +172,13 @@ ND_CLONES
 int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t k,
                      const nd_tables *tb, const nd_perm *pm, const int64_t *probes,
                      int64_t nprobes, const uint64_t *dedup, int64_t radius, const uint8_t *alive,
-                     int64_t nalive, nd_out *o, int64_t *resume) {
-    int64_t ntab = tb->ntab, nkeys = tb->nkeys, nbo = tb->nbuckets + 1;
-    int64_t per = ntab * nprobes; /* bucket ranges per query */
+                     int64_t nalive, int64_t t_lo, int64_t t_hi, nd_out *o, int64_t *resume) {
+    /* tables t_lo..t_hi-1 are probed; `earlier` still counts every table before t, so a pass
+     * per table (queries sorted by that table's bucket) finds each match exactly once */
+    int64_t ntab = tb->ntab, nkeys = tb->nkeys, nbo = tb->nbuckets + 1, nt = t_hi - t_lo;
+    int64_t per = nt * nprobes; /* bucket ranges per query */
     int64_t block = per * ND_BLOCK <= (1 << 16) ? ND_BLOCK : 1;
-    uint64_t *pq = malloc(sizeof(uint64_t) * (size_t)(ntab * block));
+    uint64_t *pq = malloc(sizeof(uint64_t) * (size_t)(nt * block));
     int64_t *bk = malloc(sizeof(int64_t) * (size_t)(per * block));
     if (!pq || !bk) {
         free(pq);
@@ -189,13 +191,13 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
         int64_t q1 = q0 + block < nq ? q0 + block : nq;
         /* stage 1: bucket of every (query, table, probe) of the block; prefetch its offsets */
         for (int64_t qi = q0; qi < q1; qi++) {
-            for (int64_t t = 0; t < ntab; t++) {
+            for (int64_t t = t_lo; t < t_hi; t++) {
                 uint64_t px = permute(queries[qi], pm, t);
-                pq[(qi - q0) * ntab + t] = px;
+                pq[(qi - q0) * nt + t - t_lo] = px;
                 int64_t b0 = top_bits(px, tb->q);
                 for (int64_t pi = 0; pi < nprobes; pi++) {
                     int64_t b = b0 ^ probes[pi];
-                    bk[(qi - q0) * per + t * nprobes + pi] = b;
+                    bk[(qi - q0) * per + (t - t_lo) * nprobes + pi] = b;
                     __builtin_prefetch(tb->offsets + t * nbo + b);
                 }
             }
@@ -204,7 +206,7 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
          * its last cache line (a bucket of a few keys straddles two lines most of the time,
          * and that second miss would otherwise be paid serially in stage 3) */
         for (int64_t i = 0; i < (q1 - q0) * per; i++) {
-            int64_t t = (i % per) / nprobes;
+            int64_t t = t_lo + (i % per) / nprobes;
             const uint32_t *off = tb->offsets + t * nbo;
             int64_t l = off[bk[i]] < nkeys ? off[bk[i]] : nkeys;
             int64_t h = off[bk[i] + 1] < nkeys ? off[bk[i] + 1] : nkeys;
@@ -214,13 +216,13 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
         /* stage 3: scan and verify, query by query (resumable at any query) */
         for (int64_t qi = q0; qi < q1; qi++) {
             int64_t m0 = m;
-            for (int64_t t = 0; t < ntab; t++) {
-                uint64_t px = pq[(qi - q0) * ntab + t];
+            for (int64_t t = t_lo; t < t_hi; t++) {
+                uint64_t px = pq[(qi - q0) * nt + t - t_lo];
                 const uint32_t *off = tb->offsets + t * nbo;
                 const uint64_t *keys = tb->keys + t * nkeys;
                 const uint32_t *pos = tb->pos + t * nkeys;
                 for (int64_t pi = 0; pi < nprobes; pi++) {
-                    int64_t b = bk[(qi - q0) * per + t * nprobes + pi];
+                    int64_t b = bk[(qi - q0) * per + (t - t_lo) * nprobes + pi];
                     /* clamped: unverified files opened with verify=False must not crash */
                     int64_t lo = off[b] < nkeys ? off[b] : nkeys;
                     int64_t hi = off[b + 1] < nkeys ? off[b + 1] : nkeys;

@@ -38,6 +38,9 @@ int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, in
                     uint64_t *flat, int64_t *out_off);
 void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, const uint64_t *salts,
                 int64_t k, uint64_t *out);
+int nd_sketch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const int8_t *modes,
+              const uint8_t *cls, int64_t n, uint64_t seed, const uint64_t *salts, int64_t k,
+              uint64_t *out);
 
 /* index.c */
 typedef struct {
@@ -69,7 +72,7 @@ void nd_offsets_from_sorted(const uint64_t *keys, int64_t n, int64_t q, uint32_t
 int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t k,
                      const nd_tables *tb, const nd_perm *pm, const int64_t *probes,
                      int64_t nprobes, const uint64_t *dedup, int64_t radius, const uint8_t *alive,
-                     int64_t nalive, nd_out *o, int64_t *resume);
+                     int64_t nalive, int64_t t_lo, int64_t t_hi, nd_out *o, int64_t *resume);
 void nd_scan_range(int64_t start, const uint64_t *queries, int64_t nq, int64_t k,
                    const uint64_t *fps, int64_t lo, int64_t hi, const uint8_t *alive, nd_out *o,
                    int64_t *resume);

@@ -311,6 +311,37 @@ fail:
     return NULL;
 }
 
+/* sketch(buf, offsets, modes, cls, n, seed, salts, out): MinHash minima straight from the
+ * texts, equal to minhash() over shingles(). */
+static PyObject *py_sketch(PyObject *self, PyObject *args) {
+    PyObject *buf, *offsets, *modes, *cls, *salts, *out;
+    Py_ssize_t n;
+    uint64_t seed;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &salts, &out))
+        return NULL;
+    GET(b, buf, 'u', 1, 0, 1);
+    GET(of, offsets, 'i', 8, 0, 1);
+    GET(md, modes, 'i', 1, 0, 1);
+    GET(c, cls, 'u', 1, 0, 1);
+    GET(sa, salts, 'u', 8, 0, 1);
+    GET(o, out, 'u', 8, 1, 2);
+    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
+    int64_t ndoc = LEN(of) - 1;
+    if (LEN(md) < ndoc) FAIL(PyExc_ValueError, "modes too small");
+    if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = nd_sketch(b->buf, of->buf, ndoc, md->buf, c->buf, n, seed, sa->buf, LEN(sa), o->buf);
+    Py_END_ALLOW_THREADS;
+    release(&bs);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
 /* collapse_spaces(buf, offsets, out, out_off): " ".join(t.split()) per document, in bytes. */
 static PyObject *py_collapse_spaces(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *out, *out_off;
@@ -347,6 +378,7 @@ static PyMethodDef methods[] = {
     {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
     {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
     {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
+    {"sketch", py_sketch, METH_VARARGS, "MinHash minima straight from the texts."},
     INDEX_METHODS KEY_METHODS{NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",

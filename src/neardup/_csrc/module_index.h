@@ -75,19 +75,25 @@ bad:
     return -1;
 }
 
-static PyObject *py_search_tables(PyObject *self, PyObject *args) {
+/* search_tables(start, queries, k, keys, pos, offsets, q, rsh, msk, lsh, probes, nprobes,
+ * dedup, radius, alive, [t_lo, t_hi,] oq, op, od): every table, or tables t_lo..t_hi-1 when
+ * given (a pass per table over queries sorted by its bucket, see index/tables.py). */
+static PyObject *search_tables_impl(PyObject *args, int ranged) {
     PyObject *queries, *keys, *pos, *offsets, *rsh, *msk, *lsh, *probes, *dedup, *alive, *oq, *op,
         *od;
-    Py_ssize_t start, k, q, nprobes, radius;
+    Py_ssize_t start, k, q, nprobes, radius, t_lo = 0, t_hi = -1;
     bufs bs = {.n = 0};
     nd_perm pm;
     nd_tables tb;
     nd_out o;
     int64_t ntab, resume;
-    if (!PyArg_ParseTuple(args, "nOnOOOnOOOOnOnOOOO", &start, &queries, &k, &keys, &pos, &offsets,
-                          &q, &rsh, &msk, &lsh, &probes, &nprobes, &dedup, &radius, &alive, &oq,
-                          &op, &od))
-        return NULL;
+    int ok = ranged ? PyArg_ParseTuple(args, "nOnOOOnOOOOnOnOnnOOO", &start, &queries, &k, &keys,
+                                       &pos, &offsets, &q, &rsh, &msk, &lsh, &probes, &nprobes,
+                                       &dedup, &radius, &alive, &t_lo, &t_hi, &oq, &op, &od)
+                    : PyArg_ParseTuple(args, "nOnOOOnOOOOnOnOOOO", &start, &queries, &k, &keys,
+                                       &pos, &offsets, &q, &rsh, &msk, &lsh, &probes, &nprobes,
+                                       &dedup, &radius, &alive, &oq, &op, &od);
+    if (!ok) return NULL;
     GET(qs, queries, 'u', 8, 0, 1);
     GET(pr, probes, 'i', 8, 0, 1);
     GET(dd, dedup, 'u', 8, 0, 2);
@@ -97,11 +103,13 @@ static PyObject *py_search_tables(PyObject *self, PyObject *args) {
         goto fail;
     if (tb.q != q || ntab != tb.ntab || DIM(dd, 0) != ntab || DIM(dd, 1) != ntab)
         FAIL(PyExc_ValueError, "tables, permutation and dedup masks disagree");
+    if (t_hi < 0) t_hi = ntab;
+    if (t_lo < 0 || t_lo >= t_hi || t_hi > ntab) FAIL(PyExc_IndexError, "table range out of bounds");
     if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
     int rc;
     Py_BEGIN_ALLOW_THREADS;
     rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr->buf, nprobes, dd->buf, radius,
-                          al->buf, LEN(al), &o, &resume);
+                          al->buf, LEN(al), t_lo, t_hi, &o, &resume);
     Py_END_ALLOW_THREADS;
     release(&bs);
     if (rc < 0) return PyErr_NoMemory();
@@ -109,6 +117,14 @@ static PyObject *py_search_tables(PyObject *self, PyObject *args) {
 fail:
     release(&bs);
     return NULL;
+}
+
+static PyObject *py_search_tables(PyObject *self, PyObject *args) {
+    return search_tables_impl(args, 0);
+}
+
+static PyObject *py_search_tables_range(PyObject *self, PyObject *args) {
+    return search_tables_impl(args, 1);
 }
 
 static PyObject *py_scan_range(PyObject *self, PyObject *args) {
@@ -375,6 +391,8 @@ fail:
 
 #define INDEX_METHODS                                                                       \
     {"search_tables", py_search_tables, METH_VARARGS, "Batched probe search of one run."},  \
+    {"search_tables_range", py_search_tables_range, METH_VARARGS,                          \
+     "Batched probe search of some tables of one run."},                                   \
     {"scan_range", py_scan_range, METH_VARARGS, "Brute-force scan of store positions."},   \
     {"brute_pairs", py_brute_pairs, METH_VARARGS, "All pairs within k (tiny inputs)."},    \
     {"join_tables", py_join_tables, METH_VARARGS, "Self-join of bucketed tables."},        \

@@ -74,19 +74,80 @@ done:
 #define ND_SIMD_CLONES
 #endif
 
+/* Salts per register block: 32 running minima stay in registers (4 zmm / 8 ymm) while the
+ * document's shingles stream past, instead of a load and a store of row[s] per shingle. */
+#define ND_MH_BLOCK 32
+
 /* Per document d and salt s: min over its shingles x of mix64(x ^ salts[s]) into out[d, s]. */
 ND_SIMD_CLONES
 void nd_minhash(const uint64_t *flat, const int64_t *offsets, int64_t ndoc, const uint64_t *salts,
                 int64_t k, uint64_t *out) {
+    int64_t full = k - k % ND_MH_BLOCK;
     for (int64_t d = 0; d < ndoc; d++) {
         uint64_t *row = out + d * k;
-        for (int64_t s = 0; s < k; s++) row[s] = ~0ULL;
-        for (int64_t p = offsets[d]; p < offsets[d + 1]; p++) {
-            uint64_t x = flat[p];
-            for (int64_t s = 0; s < k; s++) {
+        const uint64_t *lo = flat + offsets[d], *hi = flat + offsets[d + 1];
+        for (int64_t b = 0; b < full; b += ND_MH_BLOCK) {
+            uint64_t acc[ND_MH_BLOCK], salt[ND_MH_BLOCK];
+            for (int s = 0; s < ND_MH_BLOCK; s++) {
+                acc[s] = ~0ULL;
+                salt[s] = salts[b + s];
+            }
+            for (const uint64_t *p = lo; p < hi; p++) {
+                uint64_t x = *p;
+                for (int s = 0; s < ND_MH_BLOCK; s++) {
+                    uint64_t z = nd_mix64(x ^ salt[s]);
+                    acc[s] = z < acc[s] ? z : acc[s];
+                }
+            }
+            for (int s = 0; s < ND_MH_BLOCK; s++) row[b + s] = acc[s];
+        }
+        for (int64_t s = full; s < k; s++) row[s] = ~0ULL; /* the last partial block */
+        for (const uint64_t *p = lo; p < hi && full < k; p++) {
+            uint64_t x = *p;
+            for (int64_t s = full; s < k; s++) {
                 uint64_t z = nd_mix64(x ^ salts[s]);
                 row[s] = z < row[s] ? z : row[s];
             }
         }
     }
+}
+
+/* The sketch straight from the text: per document its shingle hashes (as nd_shingles, but
+ * neither sorted nor deduplicated: a minimum does not care) go through nd_minhash at once,
+ * so no flat array of every document's hashes is written, sorted and read back. Scratch is
+ * sized by the longest document. Returns 0, or -1 when out of memory. */
+int nd_sketch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const int8_t *modes,
+              const uint8_t *cls, int64_t n, uint64_t seed, const uint64_t *salts, int64_t k,
+              uint64_t *out) {
+    int64_t longest = 0;
+    for (int64_t d = 0; d < ndoc; d++)
+        if (offsets[d + 1] - offsets[d] > longest) longest = offsets[d + 1] - offsets[d];
+    size_t cap = (size_t)(longest + 2);
+    uint64_t *units = malloc(sizeof(uint64_t) * cap), *seg = malloc(sizeof(uint64_t) * cap);
+    int64_t *starts = malloc(sizeof(int64_t) * cap), *ends = malloc(sizeof(int64_t) * cap);
+    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
+    int rc = 0;
+    if (!units || !seg || !starts || !ends) {
+        rc = -1;
+        goto done;
+    }
+    for (int64_t d = 0; d < ndoc; d++) {
+        int64_t u = units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends,
+                             units);
+        int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
+        int64_t width = n < u ? n : u;
+        for (int64_t s = 0; s < count; s++) {
+            uint64_t acc = units[s];
+            for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
+            seg[s] = nd_mix64(acc);
+        }
+        int64_t range[2] = {0, count};
+        nd_minhash(seg, range, 1, salts, k, out + d * k);
+    }
+done:
+    free(units);
+    free(seg);
+    free(starts);
+    free(ends);
+    return rc;
 }

@@ -132,3 +132,18 @@ def minhash(
 ) -> None:
     """The C signature: minima into ``out`` (documents x salts)."""
     out[:] = _minhash_kernel(flat, offsets, salts)
+
+
+def sketch(
+    buf: npt.NDArray[np.uint8],
+    offsets: npt.NDArray[np.int64],
+    modes: npt.NDArray[np.int8],
+    cls: npt.NDArray[np.uint8],
+    n: int,
+    seed: int,
+    salts: npt.NDArray[np.uint64],
+    out: npt.NDArray[np.uint64],
+) -> None:
+    """The C signature: minhash() over shingles(), minima into ``out`` (documents x salts)."""
+    values, off = _shingle_kernel(buf, offsets, modes, cls, n, np.uint64(seed))
+    out[:] = _minhash_kernel(values, off, salts)

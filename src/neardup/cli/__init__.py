@@ -8,6 +8,7 @@ SIGHUP. Never a traceback for bad input; on a non-zero exit no output file is re
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -138,6 +139,12 @@ def _exit_on_signal(signum: int, frame: Any) -> None:
 
 def main() -> None:
     """Console-script entry point (``neardup = neardup.cli:main``)."""
+    # A command builds many long-lived containers (one dict per input record) and little
+    # cyclic garbage: the default collector (every 700 allocations, re-walking what survived)
+    # cost ~5 % of a Reuters dedup. Objects from the imports move out of its reach; it runs
+    # 100x less often.
+    gc.freeze()
+    gc.set_threshold(70_000, 20, 20)
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             signal.signal(sig, _exit_on_signal)

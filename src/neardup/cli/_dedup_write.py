@@ -1,8 +1,10 @@
-"""Pass 2 of ``neardup dedup``: re-read the input and write each record with its decision.
+"""Pass 2 of ``neardup dedup``: write each input record with its decision.
 
-Two writers: a generic one (any input format; records parsed and re-serialised) and a fast
-one for JSONL in and out, which appends the decision fields to each original line without
-parsing it (it parses only the lines whose ids or texts are needed).
+Two writers: a generic one (any input format; records re-read, parsed and re-serialised) and
+a fast one for JSONL in and out, which appends the decision fields to each original line
+without parsing it (it parses only the lines whose ids or texts are needed). The fast one
+takes the lines pass 1 kept (:class:`LineSpool`, up to a memory budget) instead of reading
+and decompressing the input again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,40 @@ from neardup.io.readers import skip_bom
 from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
+OUR_FIELDS = frozenset(("cluster_id", "duplicate_of", "distance", "status"))
+
+
+class LineSpool:
+    """Pass 1's raw JSONL lines (right-stripped, blank lines left out), kept for the writer
+    while they fit in ``budget`` bytes; past it nothing is kept (``lines`` is None) and the
+    writer reads the input again. ``keep`` is the reader's callback (a list's append: no
+    Python call per line); :meth:`settle` after each chunk applies the budget. ``conflicts``:
+    positions of records that already have a field of ours (those go through the generic
+    record writer).
+
+    >>> spool = LineSpool(budget=8)
+    >>> spool.keep(b'{"a": 1}'); spool.settle(); spool.lines
+    [b'{"a": 1}']
+    >>> spool.keep(b'{"b": 2}'); spool.settle(); spool.lines is None
+    True
+    """
+
+    def __init__(self, budget: int = 256 << 20) -> None:
+        self.lines: list[bytes] | None = []
+        self.conflicts: set[int] = set()
+        self._chunk: list[bytes] = []
+        self.keep = self._chunk.append
+        self._left = budget
+
+    def settle(self) -> None:
+        """Move the lines read since the last call into ``lines`` (or drop all past budget)."""
+        if self.lines is not None:
+            self._left -= sum(map(len, self._chunk))
+            if self._left < 0:
+                self.lines = None
+            else:
+                self.lines += self._chunk
+        self._chunk.clear()
 
 
 class Source(Protocol):
@@ -39,6 +75,7 @@ class Source(Protocol):
     id_field: str
     text_field: str
     on_error: str
+    spool: LineSpool | None
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]: ...
 
@@ -95,7 +132,7 @@ def _lines(src: Source) -> Iterator[bytes]:
         try:
             skip_bom(f)  # as the reader does
             for line in f:
-                if line.strip():
+                if not line.isspace():  # == line.strip() on a non-empty line, without the copy
                     yield line.rstrip()
         finally:
             f.close()
@@ -109,11 +146,15 @@ def _record_id(rec: dict[str, Any], id_field: str, p: int) -> Any:
 def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> None:
     """JSONL -> JSONL: append the decision fields to each original line.
 
-    The hot loop is one ``%`` format per line and one write per 4096 lines; lines that already
-    hold a field of ours (or do not end in ``}``) go through the generic record writer.
+    The hot loop is one ``%`` format per line and one write per 4096 lines; records that
+    already hold a field of ours (``src.spool.conflicts``, or lines holding one of their names
+    when no spool was kept) or lines that do not end in ``}`` go through the generic record
+    writer.
     """
+    spool = src.spool
+    lines = spool.lines if spool is not None and spool.lines is not None else None
     if lookahead:  # kept documents may come after their duplicates: collect ids first
-        for p, line in enumerate(_lines(src)):
+        for p, line in enumerate(_lines(src) if lines is None else lines):
             if p in plan.needed:
                 plan.ids[p] = _record_id(_json.loads(line), src.id_field, p)
     encoded: dict[int, bytes] = {}  # JSON of each kept document's id, made once
@@ -127,7 +168,8 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             advance(len(batch))
             batch.clear()
 
-        for p, line in enumerate(_lines(src)):
+        conflicts = spool.conflicts if spool is not None else None
+        for p, line in enumerate(_lines(src) if lines is None else lines):
             c = cluster[p]
             if p in needed or (c in examples and len(examples[c]) < 4):
                 rec = _json.loads(line)
@@ -135,13 +177,8 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             r = rep[p]
             if drop and r >= 0:
                 continue
-            if (
-                b'"cluster_id"' in line
-                or b'"duplicate_of"' in line
-                or b'"distance"' in line
-                or b'"status"' in line
-                or not line.endswith(b"}")
-            ):
+            ours = p in conflicts if conflicts is not None else _names_ours(line)
+            if ours or line[-1:] != b"}":
                 flush()  # keep the output in input order
                 writer.write({**_json.loads(line), **_fields(plan, p)})
                 advance(1)
@@ -158,6 +195,10 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             if len(batch) >= 4096:
                 flush()
         flush()
+
+
+def _names_ours(line: bytes) -> bool:
+    return any(b'"%s"' % name.encode() in line for name in sorted(OUR_FIELDS))
 
 
 def _fields(plan: Plan, p: int) -> dict[str, Any]:

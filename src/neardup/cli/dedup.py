@@ -28,7 +28,14 @@ from neardup.cli._common import (
     read_notes,
     usage_error,
 )
-from neardup.cli._dedup_write import Plan, can_write_fast, write_fast, write_generic
+from neardup.cli._dedup_write import (
+    OUR_FIELDS,
+    LineSpool,
+    Plan,
+    can_write_fast,
+    write_fast,
+    write_generic,
+)
 from neardup.cli._state import dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
@@ -60,6 +67,9 @@ left as it was.
 """
 
 
+SPOOL_BUDGET = 256 << 20  # bytes of input lines kept from pass 1 for the writer (else re-read)
+
+
 @dataclass
 class _Run:
     """Everything one invocation needs across its passes."""
@@ -73,9 +83,13 @@ class _Run:
     epoch_unit: str = "s"
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
     notes: list[str] = field(default_factory=list)
+    spool: LineSpool | None = None  # pass 1's raw lines for the fast writer
+    _spooled: bool = False
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
-        rows = chain.from_iterable(iter_records(p, self.fmt) for p in self.inputs)
+        keep = None if self._spooled or self.spool is None else self.spool.keep  # pass 1 only
+        self._spooled = True
+        rows = chain.from_iterable(iter_records(p, self.fmt, keep=keep) for p in self.inputs)
         return iter_document_records(
             rows,
             text_field=self.text_field,
@@ -205,6 +219,8 @@ def dedup_command(
         if dedup_on_engine(engine, dd, paths, out, locals()):
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
+        fast = can_write_fast(run, out)
+        run.spool = LineSpool(SPOOL_BUDGET) if fast else None
         try:
             if state is not None:
                 dd = state.dd
@@ -216,7 +232,7 @@ def dedup_command(
             plan = Plan.of(decisions)
             if state is not None:
                 plan.ids.update(state.earlier_ids)
-            write = write_fast if can_write_fast(run, out) else write_generic
+            write = write_fast if fast else write_generic
             write(run, plan, out, drop_duplicates, keep != "first")
         except InputError as exc:
             raise DataError(str(exc)) from None
@@ -237,9 +253,15 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
     """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
     docs = run.documents()
     timed = run.time_field is not None
+    spool = run.spool
     with progress("fingerprinting") as advance:
         while chunk := list(islice(docs, chunk_size)):
             texts = [d.text for d, _ in chunk]
+            if spool is not None:  # records with a field of ours: the generic writer
+                spool.settle()
+                spool.conflicts.update(
+                    d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec)
+                )
             ts = [d.timestamp for d, _ in chunk] if timed else None
             if dd.keep == "first":
                 ids = [d.id for d, _ in chunk] if with_ids else None

@@ -9,16 +9,22 @@ import numpy as np
 import xxhash
 
 from neardup._backend import native
-from neardup.features.normalize import prepare_many
+from neardup.features.normalize import pack_prepared, prepare_many
 
 
-def exact_keys(texts: Sequence[str], *, prepared: bool = False) -> list[int]:
+def exact_keys(
+    texts: Sequence[str],
+    *,
+    prepared: bool = False,
+    packed: tuple[np.ndarray, np.ndarray] | None = None,
+) -> list[int]:
     """The exact-duplicate key of each text: xxh3_128 of its UTF-8 ``normalize_text``.
 
     That is ``xxh3_128(" ".join(prepare_many([t])[0].split()))``: whitespace runs collapse to
     one space. ``prepared=True``: ``texts`` are already :func:`prepare_many` output (callers
     that normalise once for fingerprints, keys and sketches). With the C extension the
-    whitespace pass runs over one buffer for the whole batch.
+    whitespace pass runs over one buffer for the whole batch; ``packed`` is that buffer when
+    the caller already made it (:func:`~neardup.features.normalize.pack_prepared` of ``texts``).
 
     >>> exact_keys(["Ｆｕｌｌ  width"]) == [xxhash.xxh3_128_intdigest(b"full width")]
     True
@@ -26,17 +32,16 @@ def exact_keys(texts: Sequence[str], *, prepared: bool = False) -> list[int]:
     True
     """
     digest = xxhash.xxh3_128_intdigest
-    norm = list(texts) if prepared else prepare_many(texts)
     nat = native()
     if nat is None:
+        norm = list(texts) if prepared else prepare_many(texts)
         return [digest(" ".join(p.split()).encode("utf-8", "surrogatepass")) for p in norm]
-    encoded = [p.encode("utf-8", "surrogatepass") for p in norm]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    if packed is None:
+        packed = pack_prepared(texts, prepared=prepared)
+    buf, offsets = packed
     out = np.empty(buf.size, dtype=np.uint8)
-    out_off = np.empty(len(encoded) + 1, dtype=np.int64)
+    out_off = np.empty(offsets.size, dtype=np.int64)
     nat.collapse_spaces(buf, offsets, out, out_off)
     view = out.data
     ends = out_off.tolist()
-    return [digest(view[ends[i] : ends[i + 1]]) for i in range(len(encoded))]
+    return [digest(view[ends[i] : ends[i + 1]]) for i in range(offsets.size - 1)]

@@ -36,11 +36,13 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from neardup._backend import native
 from neardup._params import FrozenParams
 from neardup._persist import JsonColumn
 from neardup.dedup.candidates import (
@@ -62,6 +64,7 @@ from neardup.dedup.state import (
     Growable,
     concat_chunks,
 )
+from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
 
@@ -431,13 +434,33 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
         keys, timestamps, lengths and verifier sketches (what every engine decides on)."""
         texts = list(texts)
-        fps, empty = self.fingerprinter.fingerprint_many(
-            texts, return_mask=True, n_jobs=self.n_jobs
-        )
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        # fingerprints, exact keys and MinHash sketches read the same prepared bytes: pack once
+        packed = pack_prepared(texts) if native() is not None else None
+        minhash = packed is not None and type(self.verifier) is MinHashVerifier
+        every = None  # MinHash sketches of every text (rows of empty texts are dropped below)
+        if minhash and len(texts) >= OVERLAP_MIN and self.n_jobs == 1:  # (workers fork: no thread)
+            # the sketch kernel releases the GIL: on a second core it runs beside fingerprinting
+            with ThreadPoolExecutor(1) as pool:
+                side = pool.submit(_sketch_all, self.verifier, packed, texts)
+                fps, empty = self._fingerprints(texts, packed)
+                every = side.result()
+        else:
+            fps, empty = self._fingerprints(texts, packed)
+            if minhash:
+                every = _sketch_all(self.verifier, packed, texts)
         live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
+        live_texts = [texts[i] for i in live]
         keys = [0] * len(texts)
-        for i, key in zip(live, exact_keys([texts[i] for i in live]), strict=True):
-            keys[i] = key
+        if packed is not None:
+            every_key = exact_keys(texts, packed=packed)
+            for i in live:
+                keys[i] = every_key[i]
+        else:
+            for i, key in zip(live, exact_keys(live_texts), strict=True):
+                keys[i] = key
         if timestamps is None:
             if self.window is not None or self.keep == "newest":
                 raise ValueError("timestamps are required with window=... or keep='newest'")
@@ -449,7 +472,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         sketches = None
         if self.verifier is not None:  # sketch texts with features only; other rows stay 0
             rows = np.flatnonzero(~np.asarray(empty, bool))
-            part = np.asarray(self.verifier.sketch_many([texts[i] for i in rows.tolist()]))
+            if every is not None:
+                part = every[rows]
+            else:
+                part = np.asarray(self.verifier.sketch_many(live_texts))
             if part.ndim != 2 or part.shape[0] != rows.size:
                 raise ValueError(
                     f"verifier.sketch_many returned shape {part.shape} for "
@@ -465,6 +491,18 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             np.fromiter(map(len, texts), np.int64, len(texts)),
             sketches,
         )
+
+    def _fingerprints(
+        self, texts: list[str], packed: tuple[np.ndarray, np.ndarray] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        own = type(self.fingerprinter) is Fingerprinter  # (not a user's duck-typed one)
+        if packed is not None and self.n_jobs == 1 and own:  # prepared bytes packed already
+            fps, empty = self.fingerprinter._fingerprint_packed(texts, packed)
+        else:
+            fps, empty = self.fingerprinter.fingerprint_many(
+                texts, return_mask=True, n_jobs=self.n_jobs
+            )
+        return np.asarray(fps), np.asarray(empty, bool)
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
@@ -626,6 +664,13 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._dist.view()[a:b].copy(),
             self._cluster.view()[a:b].copy(),
         )
+
+
+OVERLAP_MIN = 1024  # texts per prepare() from which the sketch runs on a second thread
+
+
+def _sketch_all(verifier: Any, packed: Any, texts: list[str]) -> Any:
+    return verifier.sketch_packed(*packed, [len(t) for t in texts])
 
 
 def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:

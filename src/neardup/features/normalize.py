@@ -85,6 +85,22 @@ def prepare_many(texts: Sequence[str], *, markup: bool = False) -> list[str]:
     return out
 
 
+def pack_prepared(texts: Sequence[str], *, prepared: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``prepare_many`` of the texts (``prepared=True``: the texts as given) as one UTF-8
+    buffer plus offsets (int64, ``len + 1``): the input of the C kernels, made once when
+    several of them read the same texts.
+
+    >>> buf, off = pack_prepared(["Ａb", "c"])
+    >>> buf.tobytes(), off.tolist()
+    (b'abc', [0, 2, 3])
+    """
+    norm = texts if prepared else prepare_many(texts)
+    encoded = [t.encode("utf-8", "surrogatepass") for t in norm]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
 def normalize_text(text: str, *, markup: bool = False) -> str:
     """NFKC, case folding and whitespace collapsed to single spaces, stripped.
 

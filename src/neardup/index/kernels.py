@@ -27,6 +27,7 @@ __all__ = [
     "scatter_top",
     "scatter_top_all",
     "search_tables",
+    "search_tables_range",
     "top_counts",
     "top_counts_all",
 ]
@@ -35,6 +36,8 @@ _k: Any = kernels("index")
 bucket_segments = _k.bucket_segments
 offsets_from_sorted = _k.offsets_from_sorted
 search_tables = _k.search_tables
+# tables t_lo..t_hi-1 only (C); None: callers search every table in one pass
+search_tables_range: Any = getattr(_k, "search_tables_range", None)
 scan_range = _k.scan_range
 
 

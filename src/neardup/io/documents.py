@@ -295,7 +295,8 @@ def iter_document_records(
         if stats.track_ids:
             stats.note_id(doc.id)
         stats.documents += 1
-        stats.bytes += len(doc.text.encode("utf-8", "surrogatepass"))
+        text = doc.text  # isascii() is O(1) on str: no encode of ASCII texts just to count
+        stats.bytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         yield doc, rec
 
 

@@ -28,7 +28,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain
 from pathlib import Path
 from typing import IO, Any
@@ -223,12 +223,14 @@ def jsonl_record(line: bytes, where: str) -> Record | InputError:
     return rec
 
 
-def _iter_jsonl(path: str) -> Iterator[Row]:
+def _iter_jsonl(path: str, keep: Callable[[bytes], object] | None = None) -> Iterator[Row]:
     f = open_binary(path)
     try:
         _check_bom(f, path)
         for lineno, line in enumerate(f, 1):
-            if line.strip():
+            if not line.isspace():  # == line.strip() on a non-empty line, without the copy
+                if keep is not None:
+                    keep(line.rstrip())
                 where = f"{path}:{lineno}"
                 yield where, jsonl_record(line, where)
     except (OSError, EOFError) as exc:
@@ -334,11 +336,15 @@ def _iter_txt_folder(path: str) -> Iterator[Row]:
             yield where, exc
 
 
-def iter_records(path: str, fmt: str | None = None) -> Iterator[Row]:
+def iter_records(
+    path: str, fmt: str | None = None, *, keep: Callable[[bytes], object] | None = None
+) -> Iterator[Row]:
     """Yield ``(where, record)`` for each record of ``path`` in file order.
 
     A malformed row is yielded as ``(where, InputError)`` so the caller decides to skip or
-    fail; errors that make the rest of the file unreadable are raised.
+    fail; errors that make the rest of the file unreadable are raised. ``keep`` (JSONL only)
+    gets each non-blank raw line, right-stripped, before its row is yielded: the dedup
+    writer appends its fields to those bytes instead of reading the input a second time.
     """
     kind = detect_format(path, fmt)
     if path != "-" and kind != "txt" and not os.path.exists(path):
@@ -347,9 +353,10 @@ def iter_records(path: str, fmt: str | None = None) -> Iterator[Row]:
         raise FormatError("Parquet cannot be read from stdin; pass a file path")
     parts = list_parts(path, fmt)
     if len(parts) > 1 or parts[0] != path:
-        return chain.from_iterable(iter_records(p, kind) for p in parts)
+        return chain.from_iterable(iter_records(p, kind, keep=keep) for p in parts)
+    if kind == "jsonl":
+        return _iter_jsonl(path, keep)
     readers = {
-        "jsonl": _iter_jsonl,
         "csv": _iter_csv,
         "parquet": _iter_parquet,
         "txt": _iter_txt_folder,
