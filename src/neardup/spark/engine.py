@@ -30,7 +30,11 @@ from pyspark.sql import types as T
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.state import EMPTY, UNIQUE
 from neardup.spark import kernels
-from neardup.spark.components import connected_components
+from neardup.spark.components import (
+    DRIVER_MAX_EDGES,
+    components_on_driver,
+    connected_components,
+)
 
 DECISIONS = T.StructType(
     [
@@ -104,21 +108,55 @@ def _decide_components(
     return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
 
 
+class _Phases:
+    """Names the Spark jobs of each stage (job description, read back from the status store by
+    benchmarks/bench_spark.py) and records each stage's wall seconds in ``info``."""
+
+    def __init__(self, spark: SparkSession, info: dict[str, Any]) -> None:
+        self.sc, self.info = spark.sparkContext, info
+        self.name: str | None = None
+        self.start = time.perf_counter()
+
+    def __call__(self, name: str | None) -> None:
+        now = time.perf_counter()
+        if self.name is not None:
+            self.info[f"{self.name.replace(' ', '_')}_s"] = now - self.start
+        self.name, self.start = name, now
+        sc: Any = self.sc  # None clears the description (pyspark's stub says str)
+        sc.setJobDescription(None if name is None else f"neardup: {name}")
+
+
+def _components(graph: DataFrame, driver_max_edges: int) -> tuple[DataFrame, int]:
+    """Connected components: on the driver when the graph has at most ``driver_max_edges``
+    edges (rounds reported as 0), else large-star / small-star on DataFrames."""
+    if graph.count() <= driver_max_edges:
+        return components_on_driver(graph), 0
+    return connected_components(graph)
+
+
 def decide(
-    docs: DataFrame, dd: Deduplicator, *, buckets: int | None = None
+    docs: DataFrame,
+    dd: Deduplicator,
+    *,
+    buckets: int | None = None,
+    driver_max_edges: int = DRIVER_MAX_EDGES,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
     ``rep`` is the position of the kept document (the document itself when kept). Also returns
     counts and stage timings. The result is cached; unpersist it when done.
+    ``driver_max_edges``: candidate graphs up to that many edges get their connected
+    components on the driver (-1: always on DataFrames).
     """
     spark = docs.sparkSession
     buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     info: dict[str, Any] = {}
     start = time.perf_counter()
+    phase = _Phases(spark, info)
+    phase("prepare")
     prep = prepare(docs, dd).persist()
     info["documents"] = prep.count()
-    info["prepare_s"] = time.perf_counter() - start
+    phase("pairs")
     live = prep.where(~F.col("empty"))
     same = Window.partitionBy("ekey", "fp", "sketch")
     live = live.withColumn("node", F.min("pos").over(same)).withColumn("n", F.count("*").over(same))
@@ -126,15 +164,17 @@ def decide(
     nodes = live.where(F.col("pos") == F.col("node")).select("node", "n", "fp", "sketch", "keys")
     edges = _accepted_edges(nodes, dd).persist()
     info["accepted_pairs"] = edges.where(F.col("a") != F.col("b")).count()
-    info["pairs_s"] = time.perf_counter() - start - info["prepare_s"]
+    phase("components")
     links = live.where(F.col("node") == F.col("pos")).where(F.col("first") != F.col("node"))
-    graph = edges.select("a", "b").unionByName(
-        links.select(F.col("node").alias("a"), F.col("first").alias("b"))
+    graph = (
+        edges.select("a", "b")
+        .unionByName(links.select(F.col("node").alias("a"), F.col("first").alias("b")))
+        .persist()
     )
-    comps, rounds = connected_components(graph)
-    info["cc_rounds"] = rounds
+    comps, info["cc_rounds"] = _components(graph, driver_max_edges)
     comps = comps.persist()
-    grouped = live.join(comps, "node", "left")
+    narrow = live.select("pos", "node", "n", "ekey", "ts", "length")
+    grouped = narrow.join(comps, "node", "left")
     alone = F.col("comp").isNull() & (F.col("n") == 1)
     singles = grouped.where(alone).select(
         "pos",
@@ -142,7 +182,11 @@ def decide(
         F.col("pos").alias("rep"),
         F.lit(-1).cast("short").alias("distance"),
     )
-    multi = grouped.where(~alone).withColumn("comp", F.coalesce("comp", "node"))
+    multi = grouped.where(~alone).withColumn("comp", F.coalesce("comp", "node")).persist()
+    phase("component sizes")
+    sizes: Any = multi.groupBy("comp").count().agg(F.max("count"), F.count("*")).first()
+    info["largest_component"], info["components"] = int(sizes[0] or 0), int(sizes[1])
+    phase("decide")
     edge_comp = edges.join(comps.withColumnRenamed("node", "a"), "a")
     decided = _decide_components(multi, edge_comp, dd, buckets)
     empty = prep.where(F.col("empty")).select(
@@ -152,17 +196,24 @@ def decide(
         F.lit(-1).cast("short").alias("distance"),
     )
     decisions = singles.unionByName(decided).unionByName(empty)
-    out = _cluster_ids(decisions, prep, dd.keep).persist()
+    out, ranked = _cluster_ids(decisions, prep, dd.keep)
+    out = out.persist()
     info["decided"] = out.count()
+    phase(None)
     info["total_s"] = time.perf_counter() - start
-    for df in (live, edges, comps):
+    for df in (live, edges, graph, comps, multi, ranked):
         df.unpersist()
     prep.unpersist()
     return out, info
 
 
-def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> DataFrame:
-    """Stage 6: cluster id = rank of the cluster's kept document in processing order."""
+def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> tuple[DataFrame, DataFrame]:
+    """Stage 6: cluster id = rank of the cluster's kept document in processing order.
+
+    Without a Python round trip: the kept documents are range-sorted, each sorted partition
+    numbers its rows (``monotonically_increasing_id`` = partition index << 33 | row), and the
+    rank adds the sizes of the partitions before it (a few numbers collected on the driver).
+    """
     kept = decisions.where(F.col("rep") == F.col("pos")).join(
         prep.select("pos", "length", "ts"), "pos"
     )
@@ -172,7 +223,21 @@ def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> DataFrame:
         kept = kept.orderBy(F.col("ts").desc(), "pos")
     else:
         kept = kept.orderBy("pos")
+    mid = F.monotonically_increasing_id()
+    ranked = kept.select(
+        F.col("pos").alias("rep"),
+        F.spark_partition_id().alias("pid"),
+        mid.bitwiseAND(F.lit((1 << 33) - 1)).alias("row"),
+    ).persist()
+    sizes: dict[int, int] = dict(ranked.groupBy("pid").count().collect())
+    offsets, total = [], 0
+    for pid in sorted(sizes):
+        offsets.append((pid, total))
+        total += sizes[pid]
     spark: SparkSession = decisions.sparkSession
-    ranked = kept.select("pos").rdd.map(lambda r: r[0]).zipWithIndex()
-    ids = spark.createDataFrame(ranked, "rep long, cluster_id long")
-    return decisions.join(ids, "rep").select("pos", "status", "rep", "distance", "cluster_id")
+    base = spark.createDataFrame(offsets or [(0, 0)], "pid int, base long")
+    ids = ranked.join(F.broadcast(base), "pid").select(
+        "rep", (F.col("base") + F.col("row")).alias("cluster_id")
+    )
+    out = decisions.join(ids, "rep").select("pos", "status", "rep", "distance", "cluster_id")
+    return out, ranked

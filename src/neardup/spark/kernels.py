@@ -91,14 +91,18 @@ def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Reco
     n = len(texts)
     live = np.flatnonzero(~chunk.empty)
     sketches = chunk.sketches
-    keys: list[list[int] | None] = [None] * n
+    keys = np.zeros((live.size, 0), np.int64)
     if live.size:
         sk = None if sketches is None else sketches[live]
-        k = candidate_keys(dd, chunk.fps[live], sk).view(np.int64)
-        for row, values in zip(live.tolist(), k.tolist(), strict=True):
-            keys[row] = values
-    sk_bytes = (
-        [b""] * n if sketches is None else [row.tobytes() for row in np.ascontiguousarray(sketches)]
+        keys = candidate_keys(dd, chunk.fps[live], sk).view(np.int64)
+    # list<int64> column: empty texts get null, the others their row of keys (no Python loop)
+    lengths = np.zeros(n, np.int32)
+    lengths[live] = keys.shape[1]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    mask = np.ones(n, bool)
+    mask[live] = False
+    key_col = pa.ListArray.from_arrays(
+        pa.array(offsets), pa.array(keys.ravel(), pa.int64()), mask=pa.array(mask)
     )
     return pa.RecordBatch.from_arrays(
         [
@@ -106,13 +110,25 @@ def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Reco
             pa.array(chunk.fps.view(np.int64)),
             pa.array(chunk.empty),
             pa.array([int(key).to_bytes(16, "big") for key in chunk.keys], pa.binary()),
-            pa.array(sk_bytes, pa.binary()),
+            _binary_rows(sketches, n),
             pa.array(chunk.lengths),
             pa.array(ts, pa.float64()),
-            pa.array(keys, pa.list_(pa.int64())),
+            key_col,
         ],
         schema=PREPARED,
     )
+
+
+def _binary_rows(rows: npt.NDArray[Any] | None, n: int) -> pa.Array:
+    """One ``binary`` value per row of a 2-d array (its bytes), or ``n`` empty values."""
+    if rows is None:
+        return pa.array([b""] * n, pa.binary())
+    flat = np.ascontiguousarray(rows)
+    width = flat.strides[0] if flat.ndim == 2 else 0
+    fixed = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), n, [None, pa.py_buffer(flat.tobytes())]
+    )
+    return fixed.cast(pa.binary())
 
 
 def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArray[Any]:
