@@ -117,3 +117,20 @@ def test_property_random_chains(spark: Any, base: list[list[str]], picks: list[A
         words = base[src % len(base)]
         texts.append(" ".join(w for i, w in enumerate(words) if i != drop % max(len(words), 1)))
     assert_same(spark, texts, verifier=None, k=6)
+
+
+def test_hot_keys_tiled(spark: Any, reuters: list[str]) -> None:
+    """Templated near-copies (one word changed each) make hot band keys; with a low threshold
+    their self-joins are tiled, and the decisions still equal the library's."""
+    rng = random.Random(3)
+    base = next(t for t in reuters if len(t.split()) > 120).split()[:120]
+    vocab = sorted({w for t in reuters[:50] for w in t.split()})
+    texts = list(reuters[300:340])
+    for _ in range(60):
+        words = list(base)
+        words[rng.randrange(len(words))] = rng.choice(vocab)
+        texts.append(" ".join(words))
+    rng.shuffle(texts)
+    ref, info = assert_same(spark, texts, engine={"hot_key_nodes": 10})
+    assert info["hot_keys"] > 0 and info["largest_component"] >= 50
+    assert ref.counts()["duplicate"] >= 50

@@ -18,6 +18,7 @@ Stages (``docs`` is ``(pos, text, ts)``, ``pos`` the input position):
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -64,17 +65,88 @@ def prepare(docs: DataFrame, dd: Deduplicator) -> DataFrame:
     return docs.select("pos", "text", "ts").mapInArrow(run, _spark_schema(kernels.PREPARED))
 
 
-def _accepted_edges(nodes: DataFrame, dd: Deduplicator) -> DataFrame:
-    """Stage 3: node pairs sharing a candidate key (and each copied node with itself), accepted."""
-    # on the key alone, as the local KeyTable / pairs_sharing_keys match keys of any column
-    keys = nodes.select("node", F.explode("keys").alias("key"))
+#: a candidate key shared by more nodes than this is a hot key: its self-join is tiled
+HOT_KEY_NODES = 1000
+#: nodes per side of one tile of a hot key's self-join (tile = TILE_NODES^2 / 2 pairs at most)
+TILE_NODES = 250
+MAX_SALTS = 64
+
+
+def _hot_keys(keys: DataFrame, hot_nodes: int) -> dict[int, int]:
+    """Hot key -> salts (tiles per side), estimated from a sample of the exploded keys.
+
+    The estimate only decides which self-joins are tiled, never which pairs exist, so a wrong
+    guess costs time and never changes a decision.
+    """
+    fraction = min(1.0, 16 / hot_nodes)
+    counted = (
+        keys.select("key")
+        .sample(fraction=fraction, seed=17)
+        .groupBy("key")
+        .count()
+        .where(F.col("count") >= max(1.0, fraction * hot_nodes / 2))
+        .collect()
+    )
+    out = {}
+    for key, count in counted:
+        est = count / fraction
+        if est >= hot_nodes:
+            out[int(key)] = int(min(MAX_SALTS, max(2, math.ceil(est / TILE_NODES))))
+    return out
+
+
+def _tiled_pairs(keys: DataFrame, hot: DataFrame) -> DataFrame:
+    """Node pairs ``(a, b)`` of the hot keys, each hot self-join cut into ``salts^2`` tiles.
+
+    Node u of a key with s salts sits at tile coordinate t(u) = hash(u) mod s; as the left
+    side it is copied to tiles (t(u), 0..s-1), as the right side to (0..s-1, t(u)), so a pair
+    (u, v) meets in exactly one tile (t(u), t(v)) and no task holds more than ~(m/s)^2 pairs.
+    A pair sharing several keys is emitted once, under the first key column where the two
+    nodes agree (pairs that agree only across columns, never seen, are all emitted; the
+    ``distinct`` after the union removes repeats).
+    """
+    rows = keys.join(F.broadcast(hot), "key")
+    salts = F.col("salts")
+    t = F.pmod(F.xxhash64("node"), salts)
+    spread = F.explode(F.sequence(F.lit(0), salts - 1))
+    x = rows.select("key", "node", "col", "keys", t.alias("ti"), spread.alias("tj"))
+    y = rows.select("key", "node", "col", "keys", spread.alias("ti"), t.alias("tj"))
+    pair = x.alias("x").join(y.alias("y"), ["key", "ti", "tj"])
+    xc, xk, yk = F.col("x.col"), F.col("x.keys"), F.col("y.keys")
+    earlier = F.zip_with(F.slice(xk, 1, xc), F.slice(yk, 1, xc), lambda p, q: p == q)
+    first = (xc != F.col("y.col")) | ~F.exists(earlier, lambda e: e)
+    return pair.where((F.col("x.node") < F.col("y.node")) & first).select(
+        F.col("x.node").alias("a"), F.col("y.node").alias("b")
+    )
+
+
+def _key_pairs(nodes: DataFrame, hot_nodes: int | None, info: dict[str, Any]) -> DataFrame:
+    """Node pairs ``(a, b)``, ``a < b``, sharing at least one candidate key (any column, as the
+    local KeyTable matches), each once; hot keys' self-joins are tiled (:func:`_tiled_pairs`)."""
+    keys = nodes.select("node", "keys", F.posexplode("keys").alias("col", "key"))
+    hot = _hot_keys(keys, hot_nodes) if hot_nodes is not None else {}
+    info["hot_keys"] = len(hot)
+    cold = keys.select("node", "key")
+    if hot:
+        spark = nodes.sparkSession
+        hot_df = spark.createDataFrame(list(hot.items()), "key long, salts int")
+        cold = cold.join(F.broadcast(hot_df), "key", "left_anti")
     pairs = (
-        keys.alias("x")
-        .join(keys.alias("y"), "key")
+        cold.alias("x")
+        .join(cold.alias("y"), "key")
         .where(F.col("x.node") < F.col("y.node"))
         .select(F.col("x.node").alias("a"), F.col("y.node").alias("b"))
-        .distinct()
     )
+    if hot:
+        pairs = pairs.unionByName(_tiled_pairs(keys, hot_df))
+    return pairs.distinct()
+
+
+def _accepted_edges(
+    nodes: DataFrame, dd: Deduplicator, hot_nodes: int | None, info: dict[str, Any]
+) -> DataFrame:
+    """Stage 3: node pairs sharing a candidate key (and each copied node with itself), accepted."""
+    pairs = _key_pairs(nodes, hot_nodes, info)
     selfs = nodes.where((F.col("n") > 1) & (F.size("keys") > 0)).select(
         F.col("node").alias("a"), F.col("node").alias("b")
     )
@@ -140,13 +212,16 @@ def decide(
     *,
     buckets: int | None = None,
     driver_max_edges: int = DRIVER_MAX_EDGES,
+    hot_key_nodes: int | None = HOT_KEY_NODES,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
     ``rep`` is the position of the kept document (the document itself when kept). Also returns
     counts and stage timings. The result is cached; unpersist it when done.
     ``driver_max_edges``: candidate graphs up to that many edges get their connected
-    components on the driver (-1: always on DataFrames).
+    components on the driver (-1: always on DataFrames). ``hot_key_nodes``: keys shared by
+    more nodes than that have their self-join tiled over many tasks (None: never); the pairs,
+    hence the decisions, are the same either way.
     """
     spark = docs.sparkSession
     buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
@@ -157,12 +232,13 @@ def decide(
     prep = prepare(docs, dd).persist()
     info["documents"] = prep.count()
     phase("pairs")
-    live = prep.where(~F.col("empty"))
+    # one shuffle by exact key serves both windows (rows equal on (ekey, fp, sketch) share ekey)
+    live = prep.where(~F.col("empty")).repartition("ekey")
     same = Window.partitionBy("ekey", "fp", "sketch")
     live = live.withColumn("node", F.min("pos").over(same)).withColumn("n", F.count("*").over(same))
     live = live.withColumn("first", F.min("node").over(Window.partitionBy("ekey"))).persist()
     nodes = live.where(F.col("pos") == F.col("node")).select("node", "n", "fp", "sketch", "keys")
-    edges = _accepted_edges(nodes, dd).persist()
+    edges = _accepted_edges(nodes, dd, hot_key_nodes, info).persist()
     info["accepted_pairs"] = edges.where(F.col("a") != F.col("b")).count()
     phase("components")
     links = live.where(F.col("node") == F.col("pos")).where(F.col("first") != F.col("node"))
@@ -195,13 +271,14 @@ def decide(
         F.col("pos").alias("rep"),
         F.lit(-1).cast("short").alias("distance"),
     )
-    decisions = singles.unionByName(decided).unionByName(empty)
+    # read twice below (kept documents, then the join): persisted so the Python decide runs once
+    decisions = singles.unionByName(decided).unionByName(empty).persist()
     out, ranked = _cluster_ids(decisions, prep, dd.keep)
     out = out.persist()
     info["decided"] = out.count()
     phase(None)
     info["total_s"] = time.perf_counter() - start
-    for df in (live, edges, graph, comps, multi, ranked):
+    for df in (live, edges, graph, comps, multi, ranked, decisions):
         df.unpersist()
     prep.unpersist()
     return out, info

@@ -205,32 +205,46 @@ def _searched_rows(
 
 def _candidate_lists(
     members: dict[int, Any],
-    edges: tuple[list[int], list[int], list[int]],
+    edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
     ts: npt.NDArray[np.float64],
     window: float | None,
     m: int,
 ) -> tuple[list[int], list[int], list[int]]:
-    """CSR candidate lists of ``m`` local rows from accepted node edges (both directions)."""
+    """CSR candidate lists of ``m`` local rows from accepted node edges (both directions).
+
+    Edges between two one-document nodes (nearly all of them) are expanded with array
+    operations, so a component with millions of edges costs no Python loop per edge.
+    """
+    a, b, d = edges
+    nodes = np.array(sorted(members), np.int64)
+    size = np.array([members[n].size for n in nodes.tolist()], np.int64)
+    row = np.array([members[n][0] for n in nodes.tolist()], np.int64)
     qs, ps, ds = [], [], []
+    if nodes.size and a.size:
+        ia = np.minimum(np.searchsorted(nodes, a), nodes.size - 1)
+        ib = np.minimum(np.searchsorted(nodes, b), nodes.size - 1)
+        known = (nodes[ia] == a) & (nodes[ib] == b)
+        simple = known & (a != b) & (size[ia] == 1) & (size[ib] == 1)
+        qs += [row[ia[simple]], row[ib[simple]]]
+        ps += [row[ib[simple]], row[ia[simple]]]
+        ds += [d[simple], d[simple]]
+        for e in np.flatnonzero(known & ~simple).tolist():
+            left, right = members[int(a[e])], members[int(b[e])]
+            q, p = np.repeat(left, right.size), np.tile(right, left.size)
+            if a[e] == b[e]:  # copies of one node accept each other
+                q, p = q[q != p], p[q != p]
+            else:
+                q, p = np.concatenate([q, p]), np.concatenate([p, q])
+            qs.append(q)
+            ps.append(p)
+            ds.append(np.full(q.size, d[e], np.int64))
     none = np.zeros(0, np.int64)
-    for a, b, d in zip(*edges, strict=True):
-        left, right = members.get(a, none), members.get(b, none)
-        if not left.size or not right.size:
-            continue
-        q, p = np.repeat(left, right.size), np.tile(right, left.size)
-        if a == b:  # copies of one node accept each other
-            q, p = q[q != p], p[q != p]
-        else:
-            q, p = np.concatenate([q, p]), np.concatenate([p, q])
-        if window is not None:
-            ok = np.abs(ts[q] - ts[p]) <= window
-            q, p = q[ok], p[ok]
-        qs.append(q)
-        ps.append(p)
-        ds.append(np.full(q.size, d, np.int64))
     q = np.concatenate(qs) if qs else none
     p = np.concatenate(ps) if ps else none
-    dist = np.concatenate(ds) if ds else none
+    dist = np.concatenate(ds).astype(np.int64) if ds else none
+    if window is not None:
+        ok = np.abs(ts[q] - ts[p]) <= window
+        q, p, dist = q[ok], p[ok], dist[ok]
     order = np.lexsort((p, dist, q))  # local rows are in input order: ties by position
     ptr = np.searchsorted(q[order], np.arange(m + 1))
     return ptr.tolist(), p[order].tolist(), dist[order].tolist()
@@ -254,9 +268,9 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
     order = processing_order(dd.keep, pos, length, ts)
     members = _members(node, _searched_rows(order, ekeys, dd.window))
     triple = (
-        edges.column("a").to_pylist(),
-        edges.column("b").to_pylist(),
-        edges.column("dist").to_pylist(),
+        np.asarray(edges.column("a").to_numpy(), np.int64),
+        np.asarray(edges.column("b").to_numpy(), np.int64),
+        np.asarray(edges.column("dist").to_numpy(), np.int64),
     )
     ptr, cand, dist = _candidate_lists(members, triple, ts, dd.window, m)
     ledger = Ledger.empty(m, ts if dd.window is not None else None)
