@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from neardup import Deduplicator
-from neardup.spark.engine import decide
+from neardup.spark.engine import HOT_KEY_NODES, decide
 from neardup.spark.session import spark_session
 
 
@@ -68,12 +68,12 @@ def last_job(spark: Any) -> int:
     return max((j["jobId"] for j in _rest(spark, "jobs")), default=-1)
 
 
-def run_spark(spark: Any, data: str) -> tuple[dict[str, Any], np.ndarray]:
+def run_spark(spark: Any, data: str, hot: int | None) -> tuple[dict[str, Any], np.ndarray]:
     """The engine on the Parquet file: result row and cluster ids in position order."""
     before = last_job(spark)
     start = time.perf_counter()
     docs = spark.read.parquet(data).select("pos", "text", "ts")
-    out, info = decide(docs, Deduplicator())
+    out, info = decide(docs, Deduplicator(), hot_key_nodes=hot)
     seconds = time.perf_counter() - start
     got = out.select("pos", "cluster_id").toArrow().sort_by("pos")
     out.unpersist()
@@ -140,6 +140,10 @@ def run_mllib(spark: Any, data: str, timeout: float) -> dict[str, Any]:
 @click.option("--mllib/--no-mllib", default=False)
 @click.option("--mllib-timeout", default=300.0, show_default=True)
 @click.option("--driver-memory", default="6g", show_default=True)
+@click.option("--neardup/--no-neardup", "with_neardup", default=True, help="Run the engine.")
+@click.option(
+    "--hot-key-nodes", default=HOT_KEY_NODES, show_default=True, help="0: no hot-key tiling."
+)
 def scale(
     data: str,
     master: str,
@@ -148,6 +152,8 @@ def scale(
     mllib: bool,
     mllib_timeout: float,
     driver_memory: str,
+    with_neardup: bool,
+    hot_key_nodes: int,
 ) -> None:
     """The engine at scale on a Parquet file, with the local engine as anchor."""
     conf = {
@@ -159,7 +165,11 @@ def scale(
     spark = spark_session(master, shuffle_partitions=partitions, conf=conf)
     print(f"data: {data}  master: {master}  ", end="")
     print(f"shuffle partitions: {spark.conf.get('spark.sql.shuffle.partitions')}")
-    row, labels = run_spark(spark, data)
+    if not with_neardup:
+        print(json.dumps(_rounded(run_mllib(spark, data, mllib_timeout))))
+        spark.stop()
+        return
+    row, labels = run_spark(spark, data, hot_key_nodes or None)
     if with_local:
         texts = pq.read_table(data, columns=["text"]).column("text").to_pylist()
         start = time.perf_counter()
