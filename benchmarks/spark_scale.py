@@ -64,6 +64,27 @@ def stage_metrics(spark: Any, after_job: int) -> dict[str, dict[str, float]]:
     return {k: {m: round(v, 2) for m, v in d.items()} for k, d in out.items()}
 
 
+def top_stages(spark: Any, after_job: int, top: int = 8) -> list[dict[str, Any]]:
+    """The ``top`` completed stages (of jobs after ``after_job``) by executor run time, with
+    their job description, records and bytes shuffled."""
+    jobs = [j for j in _rest(spark, "jobs") if j["jobId"] > after_job]
+    owner = {sid: j.get("description") or "other" for j in jobs for sid in j["stageIds"]}
+    done = [s for s in _rest(spark, "stages") if s["stageId"] in owner]
+    done = [s for s in done if s["status"] == "COMPLETE"]
+    done.sort(key=lambda s: -s["executorRunTime"])
+    return [
+        {
+            "job": owner[s["stageId"]],
+            "stage": s["name"][:40],
+            "run_s": round(s["executorRunTime"] / 1000, 1),
+            "in_rec": s["shuffleReadRecords"] + s["inputRecords"],
+            "out_rec": s["shuffleWriteRecords"] + s["outputRecords"],
+            "write_mb": round(s["shuffleWriteBytes"] / 1e6, 1),
+        }
+        for s in done[:top]
+    ]
+
+
 def last_job(spark: Any) -> int:
     return max((j["jobId"] for j in _rest(spark, "jobs")), default=-1)
 
@@ -78,6 +99,7 @@ def run_spark(spark: Any, data: str, hot: int | None) -> tuple[dict[str, Any], n
     got = out.select("pos", "cluster_id").toArrow().sort_by("pos")
     out.unpersist()
     stages = stage_metrics(spark, before)
+    heaviest = top_stages(spark, before)
     n = info["documents"]
     row = {
         "method": "neardup-spark",
@@ -88,6 +110,7 @@ def run_spark(spark: Any, data: str, hot: int | None) -> tuple[dict[str, Any], n
         "shuffle_read_mb": sum(s["shuffle_read_mb"] for s in stages.values()),
         "engine": {k: round(v, 2) if isinstance(v, float) else v for k, v in info.items()},
         "stages": stages,
+        "top_stages": heaviest,
     }
     row["shuffle_bytes_per_doc"] = round(row["shuffle_write_mb"] * 1e6 / n, 1)
     return row, got.column("cluster_id").to_numpy()

@@ -291,9 +291,9 @@ def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> tuple[Data
     numbers its rows (``monotonically_increasing_id`` = partition index << 33 | row), and the
     rank adds the sizes of the partitions before it (a few numbers collected on the driver).
     """
-    kept = decisions.where(F.col("rep") == F.col("pos")).join(
-        prep.select("pos", "length", "ts"), "pos"
-    )
+    kept = decisions.where(F.col("rep") == F.col("pos"))
+    if keep != "first":  # position alone orders keep=first: no join with the prepared rows
+        kept = kept.join(prep.select("pos", "length", "ts"), "pos")
     if keep == "longest":
         kept = kept.orderBy(F.col("length").desc(), "pos")
     elif keep == "newest":
