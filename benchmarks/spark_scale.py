@@ -80,9 +80,18 @@ def top_stages(spark: Any, after_job: int, top: int = 8) -> list[dict[str, Any]]
             "in_rec": s["shuffleReadRecords"] + s["inputRecords"],
             "out_rec": s["shuffleWriteRecords"] + s["outputRecords"],
             "write_mb": round(s["shuffleWriteBytes"] / 1e6, 1),
+            "tasks": s["numTasks"],
+            "max_task_s": _max_task_s(spark, s),
         }
         for s in done[:top]
     ]
+
+
+def _max_task_s(spark: Any, stage: dict[str, Any]) -> float:
+    """The longest task of a stage (executor run time): the skew a hot key makes."""
+    what = f"stages/{stage['stageId']}/{stage['attemptId']}/taskSummary?quantiles=1.0"
+    summary: Any = _rest(spark, what)
+    return round(float(summary["executorRunTime"][0]) / 1000, 1)
 
 
 def last_job(spark: Any) -> int:
