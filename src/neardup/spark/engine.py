@@ -135,11 +135,13 @@ def _key_pairs(nodes: DataFrame, hot_nodes: int | None, info: dict[str, Any]) ->
         spark = nodes.sparkSession
         hot_df = spark.createDataFrame(list(hot.items()), "key long, salts int")
         cold = cold.join(F.broadcast(hot_df), "key", "left_anti")
-    # one shuffle of the exploded keys (a self-join wrote them twice), then the pairs of each
-    # key's node list; single-node keys (nearly all) end there
-    groups = cold.groupBy("key").agg(F.collect_list("node").alias("ns"))
-    groups = groups.where(F.size("ns") > 1).select("ns", F.explode("ns").alias("a"))
-    pairs = groups.select("a", F.explode("ns").alias("b")).where(F.col("a") < F.col("b"))
+    # one shuffle of the exploded keys (the self-join wrote them twice at 10^6; a groupBy's
+    # partial aggregation builds a hash map of mostly unique keys), then each node pairs with
+    # the node list of its key; single-node keys (nearly all) end there
+    ns = F.collect_list("node").over(Window.partitionBy("key"))
+    lists = cold.select("node", ns.alias("ns")).where(F.size("ns") > 1)
+    pairs = lists.select(F.col("node").alias("a"), F.explode("ns").alias("b"))
+    pairs = pairs.where(F.col("a") < F.col("b"))
     if hot:
         width: Any = nodes.select(F.size("keys").alias("w")).where(F.col("w") > 0).first()
         pairs = pairs.unionByName(_tiled_pairs(keys, hot_df, int(width[0])))
