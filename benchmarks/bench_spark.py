@@ -15,7 +15,10 @@ recall counts the pairs at Jaccard >= 0.8), as in docs/ACCURACY.md.
   distance < 0.5 (similarity > 0.5), clusters = connected components of the joined pairs.
   Texts with fewer than five words have no shingle (MLlib refuses empty vectors): singletons.
 
-    PYTHONPATH=src nice -n 10 python benchmarks/bench_spark.py --master 'local[2]'
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_spark.py reuters --master 'local[2]'
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_spark.py scale --data synth-1e5.parquet
+
+(``scale``: see benchmarks/spark_scale.py.)
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.metrics import score
 from neardup.spark.engine import decide
 from neardup.spark.session import spark_session
+from spark_scale import scale  # benchmarks/ is the script's folder
 
 
 def neardup_spark(spark: Any, texts: list[str]) -> tuple[np.ndarray, float, dict[str, Any]]:
@@ -78,11 +82,17 @@ def mllib_minhash(spark: Any, texts: list[str], tables: int) -> tuple[np.ndarray
     return labels, seconds, len(pairs)
 
 
-@click.command()
+@click.group()
+def main() -> None:
+    """Spark benchmarks: ``reuters`` (accuracy anchor) and ``scale`` (10^5 / 10^6 documents)."""
+
+
+@main.command()
 @click.option("--master", default="local[2]", show_default=True)
 @click.option("--limit", default=None, type=int, help="First N Reuters documents (default all).")
 @click.option("--tables", default=5, show_default=True, help="MinHashLSH hash tables.")
-def main(master: str, limit: int | None, tables: int) -> None:
+def reuters(master: str, limit: int | None, tables: int) -> None:
+    """neardup on Spark vs MLlib MinHashLSH on Reuters, F1 against the exact ground truth."""
     _, texts = load_corpus("reuters", limit)
     gt = GroundTruth.from_texts(texts)
     spark = spark_session(master)
@@ -108,6 +118,8 @@ def main(master: str, limit: int | None, tables: int) -> None:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}))
     spark.stop()
 
+
+main.add_command(scale)
 
 if __name__ == "__main__":
     main()

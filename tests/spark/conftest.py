@@ -19,6 +19,7 @@ if shutil.which("java") is None:
 def spark() -> Iterator[Any]:
     from neardup.spark.session import spark_session
 
-    session = spark_session("local[2]", shuffle_partitions=2)
+    # no web UI (the status store still runs): less work per job in a suite of small jobs
+    session = spark_session("local[2]", shuffle_partitions=2, conf={"spark.ui.enabled": "false"})
     yield session
     session.stop()

@@ -13,7 +13,7 @@ from neardup.spark.components import connected_components
 
 
 @settings(
-    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     edges=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), min_size=1, max_size=80),

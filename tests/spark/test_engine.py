@@ -18,11 +18,13 @@ from neardup.spark.engine import decide
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample_news.jsonl"
 
 
-def spark_decisions(spark: Any, texts: list[str], ts: list[float] | None, **opts: Any) -> Any:
+def spark_decisions(
+    spark: Any, texts: list[str], ts: list[float] | None, engine: dict[str, Any], **opts: Any
+) -> Any:
     """(status, rep, distance, cluster_id) arrays in input order from the Spark engine."""
     rows = [(i, t, None if ts is None else ts[i]) for i, t in enumerate(texts)]
     docs = spark.createDataFrame(rows, "pos long, text string, ts double")
-    out, info = decide(docs, Deduplicator(**opts))
+    out, info = decide(docs, Deduplicator(**opts), **engine)
     got = sorted(out.collect())
     out.unpersist()
     assert [r["pos"] for r in got] == list(range(len(texts)))
@@ -30,9 +32,16 @@ def spark_decisions(spark: Any, texts: list[str], ts: list[float] | None, **opts
     return tuple(np.array([r[c] for r in got]) for c in cols), info
 
 
-def assert_same(spark: Any, texts: list[str], ts: list[float] | None = None, **opts: Any) -> Any:
+def assert_same(
+    spark: Any,
+    texts: list[str],
+    ts: list[float] | None = None,
+    engine: dict[str, Any] | None = None,
+    **opts: Any,
+) -> Any:
+    """Spark decisions (``engine``: options of :func:`decide`) equal ``Deduplicator.run``'s."""
     ref = Deduplicator(**opts).run(texts, ts)
-    (status, rep, distance, cluster), info = spark_decisions(spark, texts, ts, **opts)
+    (status, rep, distance, cluster), info = spark_decisions(spark, texts, ts, engine or {}, **opts)
     ref_rep = np.where(ref.duplicate_of < 0, np.arange(len(texts)), ref.duplicate_of)
     assert status.tolist() == ref.status.tolist()
     assert rep.tolist() == ref_rep.tolist()
@@ -65,11 +74,12 @@ def test_sample_default_design(spark: Any) -> None:
 
 
 def test_corpus_slice_with_planted_copies(spark: Any, reuters: list[str]) -> None:
+    """Components on DataFrames (large-star / small-star), not on the driver."""
     texts, _ = planted(reuters[:150], seed=1)
-    ref, info = assert_same(spark, texts)
+    ref, info = assert_same(spark, texts, engine={"driver_max_edges": -1})
     counts = ref.counts()
     assert counts["duplicate"] > 20 and counts["exact_duplicate"] > 10
-    assert info["accepted_pairs"] > 20
+    assert info["accepted_pairs"] > 20 and info["cc_rounds"] >= 1
 
 
 @pytest.mark.parametrize(
@@ -107,3 +117,20 @@ def test_property_random_chains(spark: Any, base: list[list[str]], picks: list[A
         words = base[src % len(base)]
         texts.append(" ".join(w for i, w in enumerate(words) if i != drop % max(len(words), 1)))
     assert_same(spark, texts, verifier=None, k=6)
+
+
+def test_hot_keys_tiled(spark: Any, reuters: list[str]) -> None:
+    """Templated near-copies (one word changed each) make hot band keys; with a low threshold
+    their self-joins are tiled, and the decisions still equal the library's."""
+    rng = random.Random(3)
+    base = next(t for t in reuters if len(t.split()) > 120).split()[:120]
+    vocab = sorted({w for t in reuters[:50] for w in t.split()})
+    texts = list(reuters[300:340])
+    for _ in range(60):
+        words = list(base)
+        words[rng.randrange(len(words))] = rng.choice(vocab)
+        texts.append(" ".join(words))
+    rng.shuffle(texts)
+    ref, info = assert_same(spark, texts, engine={"hot_key_nodes": 10})
+    assert info["hot_keys"] > 0 and info["largest_component"] >= 50
+    assert ref.counts()["duplicate"] >= 50

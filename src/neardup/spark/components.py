@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from neardup.dedup.clusters import connected_components as numpy_components
+
 MAX_ROUNDS = 64
+#: graphs with at most this many edges are solved on the driver (16 B per edge collected)
+DRIVER_MAX_EDGES = 2_000_000
 
 
 def _normalised(edges: DataFrame) -> DataFrame:
@@ -89,3 +94,24 @@ def connected_components(
         .select("node", F.coalesce("comp", "node").alias("comp"))
     )
     return out, rounds
+
+
+def components_on_driver(edges: DataFrame, src: str = "a", dst: str = "b") -> DataFrame:
+    """:func:`connected_components` for a graph small enough to collect: the edges go to the
+    driver (Arrow), :func:`neardup.dedup.clusters.connected_components` labels them, and the
+    ``(node, comp)`` table comes back. Same result, without a Spark job per star round; the
+    engine uses it below :data:`DRIVER_MAX_EDGES` edges."""
+    table = edges.select(F.col(src).alias("a"), F.col(dst).alias("b")).toArrow()
+    a = table.column("a").to_numpy()
+    b = table.column("b").to_numpy()
+    nodes, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+    labels = numpy_components(nodes.size, inverse[: a.size], inverse[a.size :])
+    smallest = np.full(int(labels.max(initial=-1)) + 1, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(smallest, labels, nodes)
+    comp = smallest[labels]
+    import pandas as pd
+
+    spark: Any = edges.sparkSession
+    frame = pd.DataFrame({"node": nodes.astype(np.int64), "comp": comp.astype(np.int64)})
+    out: DataFrame = spark.createDataFrame(frame, "node long, comp long")
+    return out

@@ -18,6 +18,7 @@ Stages (``docs`` is ``(pos, text, ts)``, ``pos`` the input position):
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +31,11 @@ from pyspark.sql import types as T
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.state import EMPTY, UNIQUE
 from neardup.spark import kernels
-from neardup.spark.components import connected_components
+from neardup.spark.components import (
+    DRIVER_MAX_EDGES,
+    components_on_driver,
+    connected_components,
+)
 
 DECISIONS = T.StructType(
     [
@@ -60,17 +65,94 @@ def prepare(docs: DataFrame, dd: Deduplicator) -> DataFrame:
     return docs.select("pos", "text", "ts").mapInArrow(run, _spark_schema(kernels.PREPARED))
 
 
-def _accepted_edges(nodes: DataFrame, dd: Deduplicator) -> DataFrame:
-    """Stage 3: node pairs sharing a candidate key (and each copied node with itself), accepted."""
-    # on the key alone, as the local KeyTable / pairs_sharing_keys match keys of any column
-    keys = nodes.select("node", F.explode("keys").alias("key"))
-    pairs = (
-        keys.alias("x")
-        .join(keys.alias("y"), "key")
-        .where(F.col("x.node") < F.col("y.node"))
-        .select(F.col("x.node").alias("a"), F.col("y.node").alias("b"))
-        .distinct()
+#: a candidate key shared by more nodes than this is a hot key: its self-join is tiled
+HOT_KEY_NODES = 1000
+#: nodes per side of one tile of a hot key's self-join (tile = TILE_NODES^2 / 2 pairs at most)
+TILE_NODES = 250
+MAX_SALTS = 64
+
+
+def _hot_keys(keys: DataFrame, hot_nodes: int) -> dict[int, int]:
+    """Hot key -> salts (tiles per side), estimated from a sample of the exploded keys.
+
+    The estimate only decides which self-joins are tiled, never which pairs exist, so a wrong
+    guess costs time and never changes a decision.
+    """
+    fraction = min(1.0, 16 / hot_nodes)
+    counted = (
+        keys.select("key")
+        .sample(fraction=fraction, seed=17)
+        .groupBy("key")
+        .count()
+        .where(F.col("count") >= max(1.0, fraction * hot_nodes / 2))
+        .collect()
     )
+    out = {}
+    for key, count in counted:
+        est = count / fraction
+        if est >= hot_nodes:
+            out[int(key)] = int(min(MAX_SALTS, max(2, math.ceil(est / TILE_NODES))))
+    return out
+
+
+def _tiled_pairs(keys: DataFrame, hot: DataFrame, width: int) -> DataFrame:
+    """Node pairs ``(a, b)`` of the hot keys, each hot self-join cut into ``salts^2`` tiles.
+
+    Node u of a key with s salts sits at tile coordinate t(u) = hash(u) mod s; as the left
+    side it is copied to tiles (t(u), 0..s-1), as the right side to (0..s-1, t(u)), so a pair
+    (u, v) meets in exactly one tile (t(u), t(v)) and no task holds more than ~(m/s)^2 pairs.
+    ``width``: the number of key columns.
+    A pair sharing several keys is emitted once, under the first key column where the two
+    nodes agree (pairs that agree only across columns, never seen, are all emitted; the
+    ``distinct`` after the union removes repeats).
+    """
+    rows = keys.join(F.broadcast(hot), "key")
+    salts = F.col("salts")
+    t = F.pmod(F.xxhash64("node"), salts)
+    spread = F.explode(F.sequence(F.lit(0), salts - 1))
+    x = rows.select("key", "node", "col", "keys", t.alias("ti"), spread.alias("tj"))
+    y = rows.select("key", "node", "col", "keys", spread.alias("ti"), t.alias("tj"))
+    pair = x.alias("x").join(y.alias("y"), ["key", "ti", "tj"])
+    xc, xk, yk = F.col("x.col"), F.col("x.keys"), F.col("y.keys")
+    # plain comparisons (code-generated), not array lambdas (interpreted: ~7 us per pair)
+    earlier = F.lit(False)
+    for c in range(width - 1):
+        earlier = earlier | ((F.lit(c) < xc) & (xk[c] == yk[c]))
+    first = (xc != F.col("y.col")) | ~earlier
+    return pair.where((F.col("x.node") < F.col("y.node")) & first).select(
+        F.col("x.node").alias("a"), F.col("y.node").alias("b")
+    )
+
+
+def _key_pairs(nodes: DataFrame, hot_nodes: int | None, info: dict[str, Any]) -> DataFrame:
+    """Node pairs ``(a, b)``, ``a < b``, sharing at least one candidate key (any column, as the
+    local KeyTable matches), each once; hot keys' self-joins are tiled (:func:`_tiled_pairs`)."""
+    keys = nodes.select("node", "keys", F.posexplode("keys").alias("col", "key"))
+    hot = _hot_keys(keys, hot_nodes) if hot_nodes is not None else {}
+    info["hot_keys"] = len(hot)
+    cold = keys.select("node", "key")
+    if hot:
+        spark = nodes.sparkSession
+        hot_df = spark.createDataFrame(list(hot.items()), "key long, salts int")
+        cold = cold.join(F.broadcast(hot_df), "key", "left_anti")
+    # one shuffle of the exploded keys (the self-join wrote them twice at 10^6; a groupBy's
+    # partial aggregation builds a hash map of mostly unique keys), then each node pairs with
+    # the node list of its key; single-node keys (nearly all) end there
+    ns = F.collect_list("node").over(Window.partitionBy("key"))
+    lists = cold.select("node", ns.alias("ns")).where(F.size("ns") > 1)
+    pairs = lists.select(F.col("node").alias("a"), F.explode("ns").alias("b"))
+    pairs = pairs.where(F.col("a") < F.col("b"))
+    if hot:
+        width: Any = nodes.select(F.size("keys").alias("w")).where(F.col("w") > 0).first()
+        pairs = pairs.unionByName(_tiled_pairs(keys, hot_df, int(width[0])))
+    return pairs.distinct()
+
+
+def _accepted_edges(
+    nodes: DataFrame, dd: Deduplicator, hot_nodes: int | None, info: dict[str, Any]
+) -> DataFrame:
+    """Stage 3: node pairs sharing a candidate key (and each copied node with itself), accepted."""
+    pairs = _key_pairs(nodes, hot_nodes, info)
     selfs = nodes.where((F.col("n") > 1) & (F.size("keys") > 0)).select(
         F.col("node").alias("a"), F.col("node").alias("b")
     )
@@ -104,37 +186,77 @@ def _decide_components(
     return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
 
 
+class _Phases:
+    """Names the Spark jobs of each stage (job description, read back from the status store by
+    benchmarks/bench_spark.py) and records each stage's wall seconds in ``info``."""
+
+    def __init__(self, spark: SparkSession, info: dict[str, Any]) -> None:
+        self.sc, self.info = spark.sparkContext, info
+        self.name: str | None = None
+        self.start = time.perf_counter()
+
+    def __call__(self, name: str | None) -> None:
+        now = time.perf_counter()
+        if self.name is not None:
+            self.info[f"{self.name.replace(' ', '_')}_s"] = now - self.start
+        self.name, self.start = name, now
+        sc: Any = self.sc  # None clears the description (pyspark's stub says str)
+        sc.setJobDescription(None if name is None else f"neardup: {name}")
+
+
+def _components(graph: DataFrame, driver_max_edges: int) -> tuple[DataFrame, int]:
+    """Connected components: on the driver when the graph has at most ``driver_max_edges``
+    edges (rounds reported as 0), else large-star / small-star on DataFrames."""
+    if graph.count() <= driver_max_edges:
+        return components_on_driver(graph), 0
+    return connected_components(graph)
+
+
 def decide(
-    docs: DataFrame, dd: Deduplicator, *, buckets: int | None = None
+    docs: DataFrame,
+    dd: Deduplicator,
+    *,
+    buckets: int | None = None,
+    driver_max_edges: int = DRIVER_MAX_EDGES,
+    hot_key_nodes: int | None = HOT_KEY_NODES,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
     ``rep`` is the position of the kept document (the document itself when kept). Also returns
     counts and stage timings. The result is cached; unpersist it when done.
+    ``driver_max_edges``: candidate graphs up to that many edges get their connected
+    components on the driver (-1: always on DataFrames). ``hot_key_nodes``: keys shared by
+    more nodes than that have their self-join tiled over many tasks (None: never); the pairs,
+    hence the decisions, are the same either way.
     """
     spark = docs.sparkSession
     buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     info: dict[str, Any] = {}
     start = time.perf_counter()
+    phase = _Phases(spark, info)
+    phase("prepare")
     prep = prepare(docs, dd).persist()
     info["documents"] = prep.count()
-    info["prepare_s"] = time.perf_counter() - start
-    live = prep.where(~F.col("empty"))
+    phase("pairs")
+    # one shuffle by exact key serves both windows (rows equal on (ekey, fp, sketch) share ekey)
+    live = prep.where(~F.col("empty")).repartition("ekey")
     same = Window.partitionBy("ekey", "fp", "sketch")
     live = live.withColumn("node", F.min("pos").over(same)).withColumn("n", F.count("*").over(same))
     live = live.withColumn("first", F.min("node").over(Window.partitionBy("ekey"))).persist()
     nodes = live.where(F.col("pos") == F.col("node")).select("node", "n", "fp", "sketch", "keys")
-    edges = _accepted_edges(nodes, dd).persist()
+    edges = _accepted_edges(nodes, dd, hot_key_nodes, info).persist()
     info["accepted_pairs"] = edges.where(F.col("a") != F.col("b")).count()
-    info["pairs_s"] = time.perf_counter() - start - info["prepare_s"]
+    phase("components")
     links = live.where(F.col("node") == F.col("pos")).where(F.col("first") != F.col("node"))
-    graph = edges.select("a", "b").unionByName(
-        links.select(F.col("node").alias("a"), F.col("first").alias("b"))
+    graph = (
+        edges.select("a", "b")
+        .unionByName(links.select(F.col("node").alias("a"), F.col("first").alias("b")))
+        .persist()
     )
-    comps, rounds = connected_components(graph)
-    info["cc_rounds"] = rounds
+    comps, info["cc_rounds"] = _components(graph, driver_max_edges)
     comps = comps.persist()
-    grouped = live.join(comps, "node", "left")
+    narrow = live.select("pos", "node", "n", "ekey", "ts", "length")
+    grouped = narrow.join(comps, "node", "left")
     alone = F.col("comp").isNull() & (F.col("n") == 1)
     singles = grouped.where(alone).select(
         "pos",
@@ -142,7 +264,11 @@ def decide(
         F.col("pos").alias("rep"),
         F.lit(-1).cast("short").alias("distance"),
     )
-    multi = grouped.where(~alone).withColumn("comp", F.coalesce("comp", "node"))
+    multi = grouped.where(~alone).withColumn("comp", F.coalesce("comp", "node")).persist()
+    phase("component sizes")
+    sizes: Any = multi.groupBy("comp").count().agg(F.max("count"), F.count("*")).first()
+    info["largest_component"], info["components"] = int(sizes[0] or 0), int(sizes[1])
+    phase("decide")
     edge_comp = edges.join(comps.withColumnRenamed("node", "a"), "a")
     decided = _decide_components(multi, edge_comp, dd, buckets)
     empty = prep.where(F.col("empty")).select(
@@ -151,28 +277,50 @@ def decide(
         F.col("pos").alias("rep"),
         F.lit(-1).cast("short").alias("distance"),
     )
-    decisions = singles.unionByName(decided).unionByName(empty)
-    out = _cluster_ids(decisions, prep, dd.keep).persist()
+    # read twice below (kept documents, then the join): persisted so the Python decide runs once
+    decisions = singles.unionByName(decided).unionByName(empty).persist()
+    out, ranked = _cluster_ids(decisions, prep, dd.keep)
+    out = out.persist()
     info["decided"] = out.count()
+    phase(None)
     info["total_s"] = time.perf_counter() - start
-    for df in (live, edges, comps):
+    for df in (live, edges, graph, comps, multi, ranked, decisions):
         df.unpersist()
     prep.unpersist()
     return out, info
 
 
-def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> DataFrame:
-    """Stage 6: cluster id = rank of the cluster's kept document in processing order."""
-    kept = decisions.where(F.col("rep") == F.col("pos")).join(
-        prep.select("pos", "length", "ts"), "pos"
-    )
+def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> tuple[DataFrame, DataFrame]:
+    """Stage 6: cluster id = rank of the cluster's kept document in processing order.
+
+    Without a Python round trip: the kept documents are range-sorted, each sorted partition
+    numbers its rows (``monotonically_increasing_id`` = partition index << 33 | row), and the
+    rank adds the sizes of the partitions before it (a few numbers collected on the driver).
+    """
+    kept = decisions.where(F.col("rep") == F.col("pos"))
+    if keep != "first":  # position alone orders keep=first: no join with the prepared rows
+        kept = kept.join(prep.select("pos", "length", "ts"), "pos")
     if keep == "longest":
         kept = kept.orderBy(F.col("length").desc(), "pos")
     elif keep == "newest":
         kept = kept.orderBy(F.col("ts").desc(), "pos")
     else:
         kept = kept.orderBy("pos")
+    mid = F.monotonically_increasing_id()
+    ranked = kept.select(
+        F.col("pos").alias("rep"),
+        F.spark_partition_id().alias("pid"),
+        mid.bitwiseAND(F.lit((1 << 33) - 1)).alias("row"),
+    ).persist()
+    sizes: dict[int, int] = dict(ranked.groupBy("pid").count().collect())
+    offsets, total = [], 0
+    for pid in sorted(sizes):
+        offsets.append((pid, total))
+        total += sizes[pid]
     spark: SparkSession = decisions.sparkSession
-    ranked = kept.select("pos").rdd.map(lambda r: r[0]).zipWithIndex()
-    ids = spark.createDataFrame(ranked, "rep long, cluster_id long")
-    return decisions.join(ids, "rep").select("pos", "status", "rep", "distance", "cluster_id")
+    base = spark.createDataFrame(offsets or [(0, 0)], "pid int, base long")
+    ids = ranked.join(F.broadcast(base), "pid").select(
+        "rep", (F.col("base") + F.col("row")).alias("cluster_id")
+    )
+    out = decisions.join(ids, "rep").select("pos", "status", "rep", "distance", "cluster_id")
+    return out, ranked

@@ -91,14 +91,18 @@ def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Reco
     n = len(texts)
     live = np.flatnonzero(~chunk.empty)
     sketches = chunk.sketches
-    keys: list[list[int] | None] = [None] * n
+    keys = np.zeros((live.size, 0), np.int64)
     if live.size:
         sk = None if sketches is None else sketches[live]
-        k = candidate_keys(dd, chunk.fps[live], sk).view(np.int64)
-        for row, values in zip(live.tolist(), k.tolist(), strict=True):
-            keys[row] = values
-    sk_bytes = (
-        [b""] * n if sketches is None else [row.tobytes() for row in np.ascontiguousarray(sketches)]
+        keys = candidate_keys(dd, chunk.fps[live], sk).view(np.int64)
+    # list<int64> column: empty texts get null, the others their row of keys (no Python loop)
+    lengths = np.zeros(n, np.int32)
+    lengths[live] = keys.shape[1]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    mask = np.ones(n, bool)
+    mask[live] = False
+    key_col = pa.ListArray.from_arrays(
+        pa.array(offsets), pa.array(keys.ravel(), pa.int64()), mask=pa.array(mask)
     )
     return pa.RecordBatch.from_arrays(
         [
@@ -106,13 +110,25 @@ def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Reco
             pa.array(chunk.fps.view(np.int64)),
             pa.array(chunk.empty),
             pa.array([int(key).to_bytes(16, "big") for key in chunk.keys], pa.binary()),
-            pa.array(sk_bytes, pa.binary()),
+            _binary_rows(sketches, n),
             pa.array(chunk.lengths),
             pa.array(ts, pa.float64()),
-            pa.array(keys, pa.list_(pa.int64())),
+            key_col,
         ],
         schema=PREPARED,
     )
+
+
+def _binary_rows(rows: npt.NDArray[Any] | None, n: int) -> pa.Array:
+    """One ``binary`` value per row of a 2-d array (its bytes), or ``n`` empty values."""
+    if rows is None:
+        return pa.array([b""] * n, pa.binary())
+    flat = np.ascontiguousarray(rows)
+    width = flat.strides[0] if flat.ndim == 2 else 0
+    fixed = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), n, [None, pa.py_buffer(flat.tobytes())]
+    )
+    return fixed.cast(pa.binary())
 
 
 def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArray[Any]:
@@ -189,32 +205,46 @@ def _searched_rows(
 
 def _candidate_lists(
     members: dict[int, Any],
-    edges: tuple[list[int], list[int], list[int]],
+    edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
     ts: npt.NDArray[np.float64],
     window: float | None,
     m: int,
 ) -> tuple[list[int], list[int], list[int]]:
-    """CSR candidate lists of ``m`` local rows from accepted node edges (both directions)."""
+    """CSR candidate lists of ``m`` local rows from accepted node edges (both directions).
+
+    Edges between two one-document nodes (nearly all of them) are expanded with array
+    operations, so a component with millions of edges costs no Python loop per edge.
+    """
+    a, b, d = edges
+    nodes = np.array(sorted(members), np.int64)
+    size = np.array([members[n].size for n in nodes.tolist()], np.int64)
+    row = np.array([members[n][0] for n in nodes.tolist()], np.int64)
     qs, ps, ds = [], [], []
+    if nodes.size and a.size:
+        ia = np.minimum(np.searchsorted(nodes, a), nodes.size - 1)
+        ib = np.minimum(np.searchsorted(nodes, b), nodes.size - 1)
+        known = (nodes[ia] == a) & (nodes[ib] == b)
+        simple = known & (a != b) & (size[ia] == 1) & (size[ib] == 1)
+        qs += [row[ia[simple]], row[ib[simple]]]
+        ps += [row[ib[simple]], row[ia[simple]]]
+        ds += [d[simple], d[simple]]
+        for e in np.flatnonzero(known & ~simple).tolist():
+            left, right = members[int(a[e])], members[int(b[e])]
+            q, p = np.repeat(left, right.size), np.tile(right, left.size)
+            if a[e] == b[e]:  # copies of one node accept each other
+                q, p = q[q != p], p[q != p]
+            else:
+                q, p = np.concatenate([q, p]), np.concatenate([p, q])
+            qs.append(q)
+            ps.append(p)
+            ds.append(np.full(q.size, d[e], np.int64))
     none = np.zeros(0, np.int64)
-    for a, b, d in zip(*edges, strict=True):
-        left, right = members.get(a, none), members.get(b, none)
-        if not left.size or not right.size:
-            continue
-        q, p = np.repeat(left, right.size), np.tile(right, left.size)
-        if a == b:  # copies of one node accept each other
-            q, p = q[q != p], p[q != p]
-        else:
-            q, p = np.concatenate([q, p]), np.concatenate([p, q])
-        if window is not None:
-            ok = np.abs(ts[q] - ts[p]) <= window
-            q, p = q[ok], p[ok]
-        qs.append(q)
-        ps.append(p)
-        ds.append(np.full(q.size, d, np.int64))
     q = np.concatenate(qs) if qs else none
     p = np.concatenate(ps) if ps else none
-    dist = np.concatenate(ds) if ds else none
+    dist = np.concatenate(ds).astype(np.int64) if ds else none
+    if window is not None:
+        ok = np.abs(ts[q] - ts[p]) <= window
+        q, p, dist = q[ok], p[ok], dist[ok]
     order = np.lexsort((p, dist, q))  # local rows are in input order: ties by position
     ptr = np.searchsorted(q[order], np.arange(m + 1))
     return ptr.tolist(), p[order].tolist(), dist[order].tolist()
@@ -238,9 +268,9 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
     order = processing_order(dd.keep, pos, length, ts)
     members = _members(node, _searched_rows(order, ekeys, dd.window))
     triple = (
-        edges.column("a").to_pylist(),
-        edges.column("b").to_pylist(),
-        edges.column("dist").to_pylist(),
+        np.asarray(edges.column("a").to_numpy(), np.int64),
+        np.asarray(edges.column("b").to_numpy(), np.int64),
+        np.asarray(edges.column("dist").to_numpy(), np.int64),
     )
     ptr, cand, dist = _candidate_lists(members, triple, ts, dd.window, m)
     ledger = Ledger.empty(m, ts if dd.window is not None else None)

@@ -39,6 +39,7 @@ def spark_session(
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     settings = {
         "spark.sql.execution.arrow.maxRecordsPerBatch": "4096",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",  # toPandas / createDataFrame
         "spark.sql.adaptive.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
     }
