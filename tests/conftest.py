@@ -1,5 +1,10 @@
 """Shared test fixtures: slices of the real corpora, read by ``neardup.eval.corpora`` (the one
-loader and the one folder rule), skipped cleanly when absent."""
+loader and the one folder rule).
+
+Corpus tests are extras: every surface is tested on synthetic data, and the tests that read a
+real corpus (the fixtures below, or the ``corpus`` marker) are *deselected* when the corpora
+folder is absent, with one header line saying so, so a clean clone runs whole without them.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,50 @@ from typing import Any
 
 import pytest
 
-from neardup.eval.corpora import CorpusNotFoundError, load_records
+from neardup.eval.corpora import CorpusNotFoundError, corpora_dir, load_records
+
+# fixtures that read a real corpus: a test that asks for one is a corpus test
+CORPUS_FIXTURES = frozenset({"reuters_records", "reuters", "peoples_daily"})
+
+
+def _corpora_present() -> bool:
+    return (corpora_dir() / "reuters21578" / "docs.jsonl.gz").is_file()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "corpus: reads the shared corpora (deselected without)")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    where = corpora_dir()
+    state = "found" if _corpora_present() else "absent: corpus tests deselected"
+    return f"neardup corpora: {where} ({state})"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _corpora_present():
+        return
+    keep, drop = [], []
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        uses = item.get_closest_marker("corpus") is not None or bool(CORPUS_FIXTURES & names)
+        (drop if uses else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+        config.stash[_DROPPED] = len(drop)
+
+
+_DROPPED = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    dropped = config.stash.get(_DROPPED, 0)
+    if dropped:
+        terminalreporter.write_line(
+            f"{dropped} corpus tests deselected: no corpora at {corpora_dir()} "
+            "(set NEARDUP_CORPORA to run them)"
+        )
 
 
 def corpus_records(name: str, limit: int) -> list[dict[str, Any]]:

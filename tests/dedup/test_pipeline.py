@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dedup_helpers import TableFingerprinter, reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +9,8 @@ from neardup.dedup import Deduplicator, connected_components, dedup_batch
 from neardup.dedup.clusters import cluster_sizes
 from neardup.dedup.exact import exact_keys
 from neardup.index import all_pairs
+
+from tests.dedup.dedup_helpers import TableFingerprinter, reference
 
 
 def _rows(d):

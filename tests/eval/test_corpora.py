@@ -19,6 +19,7 @@ def test_unknown_name() -> None:
         load_corpus("nope")
 
 
+@pytest.mark.corpus
 def test_load_with_limit() -> None:
     try:
         ids, texts = load_corpus("clough", limit=7)

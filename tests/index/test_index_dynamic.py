@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from index_helpers import brute_search, fingerprint_sets, flip
 
 from neardup.index import HammingIndex
+
+from tests.index.index_helpers import brute_search, fingerprint_sets, flip
 
 
 def _triples(m: object) -> list[tuple[int, int, int]]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from index_helpers import brute_pairs, fingerprint_sets, flip
 
 from neardup.index import all_pairs, duplicate_groups
+
+from tests.index.index_helpers import brute_pairs, fingerprint_sets, flip
 
 
 @settings(max_examples=60, deadline=None)

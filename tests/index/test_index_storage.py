@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from index_helpers import brute_search, flip
 
 from neardup._atomic import SLEEP_BEFORE_COMMIT, current_version
 from neardup._persist import checksum_json
 from neardup.index import HammingIndex, IndexFormatError
+
+from tests.index.index_helpers import brute_search, flip
 
 
 def _triples(m: object) -> list[tuple[int, int, int]]:

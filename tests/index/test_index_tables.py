@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from index_helpers import flip
 
 from neardup.index import HammingIndex, TableDesign
 from neardup.index.join import sort_with_order
 from neardup.index.tables import StaticTables
+
+from tests.index.index_helpers import flip
 
 
 def _permuted(fps: np.ndarray, design: TableDesign, t: int) -> np.ndarray:

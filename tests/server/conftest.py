@@ -4,7 +4,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import Server
+
+from tests.server.server_helpers import Server
 
 
 @pytest.fixture

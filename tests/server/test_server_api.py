@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import httpx
-from server_helpers import Server
+
+from tests.server.server_helpers import Server
 
 STORY = (
     "The central bank held interest rates at 4.25 percent on Monday, citing slowing inflation "

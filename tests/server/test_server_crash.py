@@ -12,12 +12,13 @@ from typing import Any
 
 import httpx
 import pytest
-from server_helpers import Server
-from test_server_decisions import library
 
 from neardup.dedup.state import STATUS_NAMES
 from neardup.eval.corpora import CorpusNotFoundError, load_corpus
 from neardup.eval.perturb import plant_copies
+
+from tests.server.server_helpers import Server
+from tests.server.test_server_decisions import library
 
 KILLS = 20
 

@@ -12,12 +12,13 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from server_helpers import Server
 
 from neardup.cli import cli
 from neardup.dedup import Deduplicator
 from neardup.eval.corpora import CorpusNotFoundError, load_corpus
 from neardup.eval.perturb import plant_copies
+
+from tests.server.server_helpers import Server
 
 FIELDS = ("status", "duplicate_of", "distance", "cluster_id")
 

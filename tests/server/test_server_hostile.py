@@ -11,7 +11,8 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_helpers import Server
+
+from tests.server.server_helpers import Server
 
 ANY_CHAR = st.characters(blacklist_categories=())  # lone surrogates and NULs included
 TEXTS = st.text(ANY_CHAR, max_size=40) | st.sampled_from(["", " ", "\x00", "\ud800", "a" * 600])

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_server_decisions import corpus
 
 from neardup.dedup import Deduplicator
 from neardup.server.service import Service, Settings
 from neardup.server.snapshot import load_state
 from neardup.server.validate import Item
+
+from tests.server.test_server_decisions import corpus
 
 pytest.importorskip("fastapi")
 

@@ -45,12 +45,14 @@ def test_cli_bad_rows_same_errors(spark: Any, tmp_path: Path) -> None:
     src = tmp_path / "bad.jsonl"
     src.write_text('{"id": 1, "text": "a b c d"}\n\n{"id": 2, "text": 5}\n{"id": 3,\n')
     out = tmp_path / "o.jsonl"
-    for extra in ([], ["--on-error", "skip"]):
+    for extra, code in (([], 1), (["--on-error", "skip"], 0)):
         a = run([str(src), "--out", str(out), *extra])
         b = run([str(src), "--out", str(out), *extra, "--engine", "spark"])
-        assert a.exit_code == b.exit_code
+        assert (a.exit_code, b.exit_code) == (code, code)
         assert a.output.splitlines()[0] == b.output.splitlines()[0]
-    assert "bad.jsonl:3: field 'text' must be a string" in b.output or b.exit_code == 0
+        if code:  # fail: the first bad row, named with file and line, and nothing written
+            assert "bad.jsonl:3: field 'text' must be a string" in b.output
+            assert not out.exists()
 
 
 def test_cli_parquet_input_and_output(spark: Any, tmp_path: Path) -> None:
