@@ -469,6 +469,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             ts = np.asarray(timestamps, dtype=np.float64)
             if ts.shape != (len(texts),):
                 raise ValueError(f"got {len(ts)} timestamps for {len(texts)} texts")
+            _check_timestamps(ts, needed=self.window is not None or self.keep == "newest")
         sketches = None
         if self.verifier is not None:  # sketch texts with features only; other rows stay 0
             rows = np.flatnonzero(~np.asarray(empty, bool))
@@ -671,6 +672,24 @@ OVERLAP_MIN = 1024  # texts per prepare() from which the sketch runs on a second
 
 def _sketch_all(verifier: Any, packed: Any, texts: list[str]) -> Any:
     return verifier.sketch_packed(*packed, [len(t) for t in texts])
+
+
+def _check_timestamps(ts: np.ndarray, *, needed: bool) -> None:
+    """Refuse infinite timestamps, and NaN where a window or ``keep='newest'`` reads them (NaN
+    is "no timestamp" otherwise): a NaN would never match and an infinity would expire every
+    kept document, both silently.
+
+    >>> _check_timestamps(np.array([1.0, np.inf]), needed=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: timestamps[1] is inf: give finite epoch seconds (e.g. 1700000000.0)
+    """
+    bad = np.isinf(ts) | (np.isnan(ts) if needed else False)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"timestamps[{i}] is {float(ts[i])}: give finite epoch seconds (e.g. 1700000000.0)"
+        )
 
 
 def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
