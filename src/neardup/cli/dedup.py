@@ -107,8 +107,10 @@ class _Run:
 @click.option(
     "--time-field",
     default=None,
-    help="Timestamp field (ISO 8601 or an epoch number, see --epoch-unit). Non-finite values "
-    "and dates outside years 1..9999 are bad rows (--on-error).",
+    help="Timestamp field: ISO 8601 (2026-11-02, 2026-11-02T09:30:00Z), compact dates "
+    "(20261102, 20261102093000), 2026/11/02, 26-FEB-1987 15:01:01, or an epoch number (see "
+    "--epoch-unit); naive times are UTC. Non-finite values, invalid dates and years outside "
+    "1..9999 are bad rows (--on-error).",
 )
 @epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
