@@ -158,5 +158,5 @@ def test_compact_iso_dates_are_dates_not_epoch_seconds() -> None:
     assert parse_timestamp(20261102, "auto") == parse_timestamp("2026-11-02")
     assert parse_timestamp(20261102, "s") == 20261102.0  # an explicit unit is respected
     assert parse_timestamp("1700000000", "auto") == 1700000000.0  # 10 digits: epoch seconds
-    with pytest.raises(ValueError, match="compact date .YYYYMMDD. but is not a valid one"):
+    with pytest.raises(ValueError, match=r"compact date \(YYYYMMDD\) but is not a valid one"):
         parse_timestamp("20261399")

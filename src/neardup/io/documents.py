@@ -145,8 +145,10 @@ def parse_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> float:
     541350061.79
     >>> parse_timestamp(1700000000000, "auto"), parse_timestamp("1700000000", "auto")
     (1700000000.0, 1700000000.0)
-    >>> parse_timestamp("19700102"), parse_timestamp("19700102000001"), parse_timestamp(19700102, "auto")
-    (86400.0, 86401.0, 86400.0)
+    >>> parse_timestamp("19700102"), parse_timestamp("19700102000001")
+    (86400.0, 86401.0)
+    >>> parse_timestamp(19700102, "auto"), parse_timestamp(19700102, "s")
+    (86400.0, 19700102.0)
     >>> parse_timestamp("nan")
     Traceback (most recent call last):
     ValueError: timestamp 'nan' is not a finite number; fix the value
