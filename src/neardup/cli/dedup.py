@@ -14,9 +14,11 @@ import numpy as np
 
 from neardup.cli._common import (
     DataError,
+    build_deduplicator,
     build_fingerprinter,
     check_inputs,
     check_jobs,
+    decision_options,
     epoch_unit_option,
     fingerprinter_options,
     input_options,
@@ -114,18 +116,7 @@ class _Run:
 )
 @epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(0, 63),
-    default=None,
-    help="Maximum Hamming distance of a duplicate, searched exactly. Default: no limit, "
-    "candidates share a MinHash LSH band and the verifier decides (constant cost per "
-    "document); 8 with --no-verify.",
-)
-@click.option(
-    "--no-verify", is_flag=True, help="Decide by Hamming distance alone (faster, less accurate)."
-)
+@decision_options
 @click.option(
     "--keep",
     type=click.Choice(["first", "longest", "newest"]),
@@ -206,13 +197,8 @@ def dedup_command(
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = Deduplicator(
-        fingerprinter=fingerprinter,
-        k=k,
-        keep=cast(KeepPolicy, keep),
-        window=seconds,
-        n_jobs=jobs,
-        verifier=None if no_verify else "default",
+    dd = build_deduplicator(
+        fingerprinter, k, no_verify, keep=cast(KeepPolicy, keep), window=seconds, n_jobs=jobs
     )
     start = time.perf_counter()
     if engine == "spark" and state_dir is not None:

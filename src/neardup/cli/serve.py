@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from neardup.cli._common import build_fingerprinter, fingerprinter_options, usage_error
+from neardup.cli._common import (
+    build_deduplicator,
+    build_fingerprinter,
+    decision_options,
+    fingerprinter_options,
+    usage_error,
+)
 from neardup.io import parse_window
 
 EXAMPLES = """
@@ -32,14 +38,7 @@ Examples:
     default=None,
     help="Delete documents older than newest - RETENTION from disk (>= --window).",
 )
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(0, 63),
-    default=None,
-    help="Maximum Hamming distance (default 14 with the verifier, 8 with --no-verify).",
-)
-@click.option("--no-verify", is_flag=True, help="Decide by Hamming distance alone.")
+@decision_options
 @click.option(
     "--token",
     default=None,
@@ -115,12 +114,11 @@ def serve_command(
             token = f.read().strip()
     if token is not None and not token:
         raise usage_error("the bearer token is empty")
-    from neardup.dedup import Deduplicator
     from neardup.server.service import Service, Settings
     from neardup.server.store import ConfigMismatch
 
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    verifier = None if no_verify else "default"
+    dd = build_deduplicator(fingerprinter, k, no_verify, window=seconds)
     settings = Settings(
         os.path.abspath(data),
         synchronous.upper(),
@@ -132,7 +130,6 @@ def serve_command(
         snapshot_every,
     )
     try:  # a bad option combination is a usage error, like in `neardup dedup`
-        dd = Deduplicator(fingerprinter=fingerprinter, k=k, window=seconds, verifier=verifier)
         service = Service(dd, settings)  # loads the state before the port opens
     except (ConfigMismatch, ValueError) as exc:
         raise usage_error(str(exc)) from None

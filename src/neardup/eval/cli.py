@@ -178,7 +178,7 @@ def _run_corpus(
     except (CorpusNotFoundError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc
     gt = GroundTruth.from_texts(texts)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in methods:
         try:
             r = run_method(name, texts, gt)
