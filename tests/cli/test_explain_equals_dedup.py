@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from neardup.cli import cli
+
 from tests.synthetic import chinese_text, edit, english_text
 
 
