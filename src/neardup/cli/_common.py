@@ -196,7 +196,9 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
     return lambda func: _stack(func, decorators)
 
 
-def out_option(help: str = "Output file (.jsonl, .jsonl.gz, .parquet) or -.") -> Callable[[F], F]:
+def out_option(
+    help: str = "Output file: .jsonl, .csv (either also .gz), .parquet, or - (JSONL to stdout).",
+) -> Callable[[F], F]:
     """The required ``--out``/``-o``."""
     return click.option("--out", "-o", required=True, help=help)
 

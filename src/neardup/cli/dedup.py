@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -10,7 +9,6 @@ from itertools import chain, islice
 from typing import cast
 
 import click
-import numpy as np
 
 from neardup.cli._common import (
     DataError,
@@ -38,9 +36,10 @@ from neardup.cli._dedup_write import (
     write_fast,
     write_generic,
 )
+from neardup.cli._outputs import ExtraOutputs, print_summary, summary_record
 from neardup.cli._state import dedup_state
 from neardup.cli.report import check_report_extra
-from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
+from neardup.dedup import Decisions, Deduplicator, KeepPolicy
 from neardup.io import (
     Document,
     InputError,
@@ -133,6 +132,16 @@ class _Run:
     help="Write report.md + PNG plots here (needs neardup[report]).",
 )
 @click.option(
+    "--summary", "summary_path", default=None, help="Also write the summary as JSON here."
+)
+@click.option(
+    "--clusters",
+    "clusters_path",
+    default=None,
+    help="Write one row per cluster with duplicates (cluster_id, size, kept_id, members) here: "
+    ".jsonl, .csv or .parquet.",
+)
+@click.option(
     "--jobs",
     "-j",
     type=int,
@@ -166,6 +175,8 @@ def dedup_command(
     keep: str,
     drop_duplicates: bool,
     report_dir: str | None,
+    summary_path: str | None,
+    clusters_path: str | None,
     on_error: str,
     jobs: int,
     chunk_size: int,
@@ -183,26 +194,14 @@ def dedup_command(
     """
     files = check_inputs(inputs, fmt)
     output_path_or_usage_error(out, inputs + files)
-    if window is not None and time_field is None:
-        raise usage_error("--window needs --time-field")
-    if keep == "newest" and time_field is None:
-        raise usage_error("--keep newest needs --time-field")
-    if state_dir is not None and keep != "first":
-        raise usage_error(
-            f"--keep {keep} cannot go on from a --state: a later {keep} document would change "
-            "decisions already written; use --keep first with --state"
-        )
-    try:
-        seconds = None if window is None else parse_window(window)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
+    extra = ExtraOutputs(summary_path, clusters_path, report_dir)
+    extra.check(inputs + files)
+    seconds = _check_options(window, time_field, keep, state_dir, engine)
     fingerprinter = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(
         fingerprinter, k, no_verify, keep=cast(KeepPolicy, keep), window=seconds, n_jobs=jobs
     )
     start = time.perf_counter()
-    if engine == "spark" and state_dir is not None:
-        raise usage_error("--state works with the local engine only; drop --engine spark")
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
         if dedup_on_engine(engine, dd, paths, out, locals()):
             return
@@ -215,26 +214,46 @@ def dedup_command(
             decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
             if state is not None:
                 decisions = state.this_run()  # positions of this run, earlier ids known
+                run.notes += state.notes()
             if run.stats.documents == 0 and run.stats.skipped:
                 raise nothing_read_error(run.stats)
             plan = Plan.of(decisions)
+            extra.want_ids(plan.needed, decisions)
             if state is not None:
                 plan.ids.update(state.earlier_ids)
             write = write_fast if fast else write_generic
             write(run, plan, out, drop_duplicates, keep != "first")
         except InputError as exc:
             raise DataError(str(exc)) from None
-        if state is not None:
-            run.notes += state.notes()
-    seconds_taken = time.perf_counter() - start
-    _summary(run.stats, decisions, seconds_taken)
-    notes = read_notes(run.stats, id_field, epoch_unit) + run.notes
-    if notes:
-        click.echo("\n".join(notes), err=True)
-    if report_dir is not None:
-        from neardup.cli.report import write_report
+        seconds_taken = time.perf_counter() - start
+        record = summary_record(run.stats, decisions, seconds_taken)
+        record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
+        # before the state commits: an output that cannot be written leaves the state as it was
+        extra.write(record, decisions, plan.ids, (plan.examples, run.stats, seconds_taken))
+    print_summary(record)
+    if record["notes"]:
+        click.echo("\n".join(record["notes"]), err=True)
 
-        write_report(report_dir, decisions, plan.examples, run.stats, seconds_taken)
+
+def _check_options(
+    window: str | None, time_field: str | None, keep: str, state_dir: str | None, engine: str
+) -> float | None:
+    """Usage errors of option combinations; the window in seconds."""
+    if window is not None and time_field is None:
+        raise usage_error("--window needs --time-field")
+    if keep == "newest" and time_field is None:
+        raise usage_error("--keep newest needs --time-field")
+    if state_dir is not None and keep != "first":
+        raise usage_error(
+            f"--keep {keep} cannot go on from a --state: a later {keep} document would change "
+            "decisions already written; use --keep first with --state"
+        )
+    if engine == "spark" and state_dir is not None:
+        raise usage_error("--state works with the local engine only; drop --engine spark")
+    try:
+        return None if window is None else parse_window(window)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
 
 
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:
@@ -258,29 +277,3 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
                 dd.collect(texts, ts)  # type: ignore[arg-type]
             advance(len(chunk))
     return dd.decisions() if dd.keep == "first" else dd.resolve()
-
-
-def _size(nbytes: float) -> str:
-    """Bytes in the unit that keeps the number readable: 9.4 kB, 16.6 MB, 2.9 GB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:,.1f} {unit}"
-    return f"{nbytes:,.0f} B"
-
-
-def _summary(stats: ReadStats, d: Decisions, seconds: float) -> None:
-    counts = d.counts()
-    top = largest_clusters(d.cluster_id, top=5)
-    multi = int((np.bincount(d.cluster_id) > 1).sum()) if len(d) else 0
-    lines = [
-        f"documents: {stats.documents:,}  unique: {counts['unique']:,}  duplicates: "
-        f"{counts['duplicate']:,}  exact duplicates: {counts['exact_duplicate']:,}  empty: "
-        f"{counts['empty']:,}  skipped: {stats.skipped:,}",
-        f"clusters with duplicates: {multi:,}  largest: {[s for _, s in top]}",
-        f"{_size(stats.bytes)} of text in {seconds:.2f} s "
-        f"({_size(stats.bytes / max(seconds, 1e-9))}/s, "
-        f"{stats.documents / max(seconds, 1e-9):,.0f} docs/s)",
-    ]
-    lines += [f"skipped: {e}" for e in stats.errors[:5]]
-    click.echo("\n".join(lines), err=True)
-    sys.stderr.flush()
