@@ -19,7 +19,7 @@ from neardup.cli import cli
 
 from tests.synthetic import DAY, synthetic_corpus
 
-FIELDS = ("status", "duplicate_of", "distance", "cluster_id")
+FIELDS = ("status", "duplicate_of", "distance", "similarity", "cluster_id")
 CONFIGS = {  # name: (library kwargs, CLI/serve options)
     "window": ({"window": 2 * DAY}, ["--window", "2d"]),
     "radius": ({"k": 6, "verifier": None}, ["--k", "6", "--no-verify"]),
@@ -31,12 +31,13 @@ def _library(docs: list[dict[str, Any]], kwargs: dict[str, Any]) -> list[dict[st
     d = dd.feed([x["text"] for x in docs], [x["ts"] for x in docs], ids=[x["id"] for x in docs])
     out = []
     for i in range(len(docs)):
-        dup = int(d.duplicate_of[i])
+        dup, sim = int(d.duplicate_of[i]), float(d.similarity[i])
         out.append(
             {
                 "status": d.statuses[i],
                 "duplicate_of": None if dup < 0 else docs[dup]["id"],
                 "distance": None if dup < 0 else int(d.distance[i]),
+                "similarity": None if sim != sim else round(sim, 4),  # as every surface writes
                 "cluster_id": int(d.cluster_id[i]),
             }
         )

@@ -31,7 +31,7 @@ from neardup.io.readers import skip_bom
 from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
-OUR_FIELDS = frozenset(("cluster_id", "duplicate_of", "distance", "status"))
+OUR_FIELDS = frozenset(("cluster_id", "duplicate_of", "distance", "similarity", "status"))
 
 
 class LineSpool:
@@ -86,6 +86,7 @@ class Plan:
 
     status: list[str]
     distance: list[int]
+    similarity: list[float | None]
     cluster: list[int]
     rep: list[int]
     needed: set[int]
@@ -99,6 +100,7 @@ class Plan:
         return cls(
             d.statuses,
             d.distance.tolist(),
+            [None if x != x else round(x, 4) for x in d.similarity.tolist()],  # NaN -> null
             d.cluster_id.tolist(),
             dup.tolist(),
             set(np.unique(dup[dup >= 0]).tolist()),
@@ -184,11 +186,15 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 advance(1)
                 continue
             if r < 0:
-                middle = b'null, "distance": null'
+                middle = b'null, "distance": null, "similarity": null'
             else:
                 if r not in encoded:
                     encoded[r] = dumps_utf8(plan.ids[r])
-                middle = b'%b, "distance": %d' % (encoded[r], plan.distance[p])
+                middle = b'%b, "distance": %d, "similarity": %b' % (
+                    encoded[r],
+                    plan.distance[p],
+                    b"null" if plan.similarity[p] is None else b"%r" % plan.similarity[p],
+                )
             batch.append(
                 b'%b, "cluster_id": %d, "duplicate_of": %b%b' % (line[:-1], c, middle, tails[p])
             )
@@ -208,6 +214,7 @@ def _fields(plan: Plan, p: int) -> dict[str, Any]:
         "cluster_id": plan.cluster[p],
         "duplicate_of": None if kept else plan.ids[r],
         "distance": None if kept else plan.distance[p],
+        "similarity": None if kept else plan.similarity[p],
         "status": plan.status[p],
     }
 
@@ -241,4 +248,8 @@ def _type_hints(src: Source, out: str) -> dict[str, Any]:
 
     first = next(src.documents(ReadStats()), None)
     int_ids = first is not None and isinstance(first[0].id, int)
-    return {"duplicate_of": pa.int64() if int_ids else pa.string(), "distance": pa.int64()}
+    return {
+        "duplicate_of": pa.int64() if int_ids else pa.string(),
+        "distance": pa.int64(),
+        "similarity": pa.float64(),
+    }

@@ -52,6 +52,7 @@ class RunState:
             local,
             d.distance[rows],
             d.cluster_id[rows],
+            d.similarity[rows],
         )
 
     def notes(self) -> list[str]:

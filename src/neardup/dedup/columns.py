@@ -133,6 +133,7 @@ class StateColumns:
         _key_hi: Growable
         _key_lo: Growable
         _flags: Growable
+        _sim: Growable
         _exact: ExactMap
         _ids: JsonColumn | None
         _n_clusters: int
@@ -200,7 +201,7 @@ class StateColumns:
 
     def per_document(self) -> list[Growable]:
         """Every per-document column (for sizes and a dry run's undo)."""
-        return [*self._named_columns().values(), self._ts, self._slot]
+        return [*self._named_columns().values(), self._ts, self._slot, self._sim]
 
     def _truncate(self, n: int) -> None:
         """Forget the rows from position ``n`` on (a dry run's undo)."""
@@ -366,9 +367,11 @@ class StateColumns:
         self._origin = int(meta.get("origin", 0))
         for name, g in self._named_columns().items():
             g.data, g.size = arrays[name], int(arrays[name].shape[0])
+        rows = self._status.size
         if self.verifier is not None:
-            rows = self._status.size
             self._slot.data, self._slot.size = np.full(rows, -1, np.int64), rows
+        # the similarity that decided is derived, not saved: unknown for loaded rows
+        self._sim.data, self._sim.size = np.full(rows, np.nan, np.float32), rows
         self._n_clusters = int(meta["clusters"])
         self._max_ts = _number(meta.get("max_timestamp"))
         self._horizon = _number(meta.get("horizon"))

@@ -56,7 +56,9 @@ from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.greedy import Ledger, decide_in_order
 from neardup.dedup.persist import StateMixin
+from neardup.dedup.similarity import decided_similarity
 from neardup.dedup.state import (
+    DUPLICATE,
     STATUS_NAMES,
     Chunk,
     Decision,
@@ -170,6 +172,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
         self._key_lo = Growable(np.uint64)
         self._flags = Growable(np.int8)  # SEARCHED | FORGOTTEN, see persist.py
+        self._sim = Growable(np.float32)  # the similarity that decided (not saved: derived)
         self._exact = ExactMap()
         self._ids: JsonColumn | None = None  # external ids, once any were given
         self._n_clusters = 0
@@ -236,6 +239,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             None if dup < 0 else self.external_id(dup),
             None if dup < 0 else int(d.distance[0]),
             int(d.cluster_id[0]),
+            None if np.isnan(d.similarity[0]) else float(d.similarity[0]),
         )
 
     def feed(
@@ -286,6 +290,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         ptr, pos, dist = self._accepted(cand, base, n, chunk)
         self._exact.start_log()
         new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist)
+        self._fill_similarity(base, chunk)
         out = self._decisions(base, base + n)
         if not commit:
             self._exact.undo_log()
@@ -405,6 +410,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
         self._exact.start_log()
         new = self._greedy(order, 0, chunk, ptr, pos, dist)
+        self._fill_similarity(0, chunk)
         self._commit_chunk(0, chunk, None)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
             self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
@@ -525,6 +531,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._key_hi.extend((keys >> 64).astype(np.uint64) if n else [])
         self._key_lo.extend((keys & ((1 << 64) - 1)).astype(np.uint64) if n else [])
         self._flags.extend(np.zeros(n, np.int8))
+        self._sim.extend(np.full(n, np.nan, np.float32))
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
 
@@ -632,6 +639,27 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._n_clusters = ledger.n_clusters
         return new
 
+    def _fill_similarity(self, base: int, chunk: Chunk) -> None:
+        """The similarity that decided each document of the chunk (dedup/similarity.py)."""
+        rows = slice(base - self._origin, base - self._origin + len(chunk.fps))
+        status, sk = self._status.view()[rows], chunk.sketches
+        rep_sk = None
+        if sk is not None and self.verifier is not None:
+            dup = np.flatnonzero(status == DUPLICATE)
+            r = self._rep.view()[rows][dup]
+            rep_sk = np.zeros_like(sk)
+            inside = r >= base
+            rep_sk[dup[inside]] = sk[r[inside] - base]
+            if (~inside).any():  # kept in earlier chunks: their sketches are in the state
+                slot = self._slot.view()[r[~inside] - self._origin]
+                known = slot >= 0  # (a kept document expired before a reload has none)
+                assert self._sketches is not None
+                rep_sk[dup[~inside][known]] = self._sketches.view()[slot[known]]
+        sim = decided_similarity(self.verifier, status, self._dist.view()[rows], sk, rep_sk)
+        if rep_sk is not None and (~inside).any():
+            sim[dup[~inside][~known]] = np.nan
+        self._sim.writable()[rows] = sim
+
     def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
         local = np.asarray(new, dtype=np.int64)
         if local.size:
@@ -670,6 +698,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             np.where(kept, -1, rep),
             self._dist.view()[a:b].copy(),
             self._cluster.view()[a:b].copy(),
+            self._sim.view()[a:b].astype(np.float64),
         )
 
 

@@ -21,6 +21,9 @@ class Decisions:
     ``duplicate_of`` holds the *position* of the kept document (-1 for kept ones) and
     ``distance`` its Hamming distance (-1 for kept); ``status`` holds codes, see
     :attr:`statuses` for the names ``unique``, ``duplicate``, ``exact_duplicate``, ``empty``.
+    ``similarity`` is the value that decided (see :func:`neardup.dedup.similarity`): the
+    verifier's similarity to the kept document for a ``duplicate`` (``1 - distance / 64``
+    without a verifier), 1.0 for an ``exact_duplicate``, NaN for kept and empty documents.
     """
 
     position: npt.NDArray[np.int64]
@@ -29,6 +32,7 @@ class Decisions:
     duplicate_of: npt.NDArray[np.int64]
     distance: npt.NDArray[np.int16]
     cluster_id: npt.NDArray[np.int64]
+    similarity: npt.NDArray[np.float64]
 
     def __len__(self) -> int:
         return len(self.position)
@@ -54,6 +58,7 @@ class Decision:
     duplicate_of: Any | None
     distance: int | None
     cluster_id: int
+    similarity: float | None = None
 
 
 @dataclass

@@ -66,8 +66,15 @@ def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
         "status": STATUS_NAMES[int(row[4])],
         "duplicate_of": dup_id,
         "distance": None if row[5] is None else int(row[6]),
+        "similarity": row[8],
         "cluster_id": int(row[7]),
     }
+
+
+def _similarity(d: Decisions, i: int) -> float | None:
+    """The similarity that decided row ``i`` (4 decimals, as the CLI writes it), or None."""
+    x = float(d.similarity[i])
+    return None if x != x else round(x, 4)
 
 
 class Service:
@@ -169,7 +176,7 @@ class Service:
             statuses=decided.status.tolist(),
         )
         for r in rows:  # ROW order: position, id, timestamp, fingerprint, status, dup, ...
-            self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10])
+            self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10], r[13])
         self._undurable_ids.update(batch.ids)
         return self.group.submit(batch)
 
@@ -209,6 +216,7 @@ class Service:
                     "status": STATUS_NAMES[int(decided.status[i])],
                     "duplicate_of": None if dup < 0 else ids.get(dup),
                     "distance": None if dup < 0 else int(decided.distance[i]),
+                    "similarity": _similarity(decided, i),
                     "cluster_id": int(decided.cluster_id[i]),
                 }
             )
@@ -253,6 +261,7 @@ class Service:
         distance, cluster = cols["distance"].tolist(), cols["cluster_id"].tolist()
         searched = cols["searched"].tolist()
         store_text = self.settings.store_text
+        sims = [_similarity(d, i) for i in range(len(new))]
         rows = []
         for i, it in enumerate(new):
             kept = dup[i] < 0 and status[i] != EMPTY
@@ -271,6 +280,7 @@ class Service:
                     cluster[i],
                     int(searched[i]),
                     it.text if store_text else None,
+                    sims[i],
                 )
             )
         return rows

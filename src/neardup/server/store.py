@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS documents (
     cluster_id INTEGER NOT NULL,
     searched INTEGER NOT NULL,
     forgotten INTEGER NOT NULL DEFAULT 0,
-    text TEXT
+    text TEXT,
+    similarity REAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS documents_id ON documents(id) WHERE forgotten = 0;
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster_id);
@@ -57,11 +58,11 @@ CREATE INDEX IF NOT EXISTS documents_time ON documents(timestamp);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 FORMAT = "neardup-serve-2"
-ROW = "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id"
+ROW = "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id, similarity"
 INSERT = (
     "INSERT INTO documents(position, id, timestamp, fingerprint, sketch, exact_key_hi, "
-    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text, similarity) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -87,6 +88,9 @@ class Store:
         self._local = threading.local()
         self.db = self._connect()
         self.db.executescript(SCHEMA)
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(documents)")}
+        if "similarity" not in columns:  # a store from before the column: its rows get NULL
+            self.db.execute("ALTER TABLE documents ADD COLUMN similarity REAL")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from neardup.dedup.pipeline import Deduplicator
-from neardup.dedup.state import EMPTY, UNIQUE
+from neardup.dedup.state import DUPLICATE, EMPTY, UNIQUE
 from neardup.spark import kernels
 from neardup.spark.components import (
     DRIVER_MAX_EDGES,
@@ -280,7 +280,7 @@ def decide(
     # read twice below (kept documents, then the join): persisted so the Python decide runs once
     decisions = singles.unionByName(decided).unionByName(empty).persist()
     out, ranked = _cluster_ids(decisions, prep, dd.keep)
-    out = out.persist()
+    out = out.join(_similarities(decisions, prep, dd), "pos", "left").persist()
     info["decided"] = out.count()
     phase(None)
     info["total_s"] = time.perf_counter() - start
@@ -288,6 +288,24 @@ def decide(
         df.unpersist()
     prep.unpersist()
     return out, info
+
+
+def _similarities(decisions: DataFrame, prep: DataFrame, dd: Deduplicator) -> DataFrame:
+    """``(pos, similarity)`` of the near duplicates: the value that decided each, from its
+    sketch and its kept document's (exact duplicates get 1.0 when written)."""
+    sk = prep.select("pos", "sketch")
+    rep_sk = sk.select(F.col("pos").alias("rep"), F.col("sketch").alias("rep_sketch"))
+    dups = decisions.where(F.col("status") == F.lit(DUPLICATE)).select("pos", "rep", "distance")
+    pairs = (
+        dups.join(sk, "pos").join(rep_sk, "rep").select("pos", "distance", "sketch", "rep_sketch")
+    )
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield kernels.similarity_batch(dd, batch)
+
+    return pairs.mapInArrow(run, _spark_schema(kernels.SIMILARITY))
 
 
 def _cluster_ids(decisions: DataFrame, prep: DataFrame, keep: str) -> tuple[DataFrame, DataFrame]:

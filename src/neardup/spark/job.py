@@ -65,8 +65,17 @@ def _fields(row: Any) -> dict[str, Any]:
         "cluster_id": row["cluster_id"],
         "duplicate_of": None if kept else json.loads(row["rep_id"]),
         "distance": None if kept else row["distance"],
+        "similarity": None if kept else _similarity(row),
         "status": STATUS_NAMES[row["status"]],
     }
+
+
+def _similarity(row: Any) -> float | None:
+    """4 decimals, as the local engine writes it; 1.0 for an exact duplicate."""
+    if STATUS_NAMES[row["status"]] == "exact_duplicate":
+        return 1.0
+    sim = row["similarity"]
+    return None if sim is None or sim != sim else round(float(sim), 4)
 
 
 def _line(row: Any) -> str:
@@ -95,7 +104,11 @@ def write_output(spark: SparkSession, joined: DataFrame, out: str) -> None:
 def _parquet_hints(int_ids: bool) -> dict[str, Any]:
     import pyarrow as pa
 
-    return {"duplicate_of": pa.int64() if int_ids else pa.string(), "distance": pa.int64()}
+    return {
+        "duplicate_of": pa.int64() if int_ids else pa.string(),
+        "distance": pa.int64(),
+        "similarity": pa.float64(),
+    }
 
 
 def run_job(

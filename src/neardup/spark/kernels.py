@@ -31,6 +31,8 @@ import pyarrow as pa
 
 from neardup.dedup.greedy import Ledger, decide_in_order
 from neardup.dedup.pipeline import Deduplicator
+from neardup.dedup.similarity import decided_similarity
+from neardup.dedup.state import DUPLICATE
 
 _WARM: dict[str, float] = {}
 
@@ -47,6 +49,7 @@ PREPARED = pa.schema(
     ]
 )
 ACCEPTED = pa.schema([("a", pa.int64()), ("b", pa.int64()), ("dist", pa.int64())])
+SIMILARITY = pa.schema([("pos", pa.int64()), ("similarity", pa.float64())])
 DECIDED = pa.schema(
     [
         ("pos", pa.int64()),
@@ -136,6 +139,20 @@ def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArr
     dtype = getattr(dd.verifier, "dtype", np.uint8)
     raw = b"".join(col.to_pylist())
     return np.frombuffer(raw, dtype=dtype).reshape(len(col), -1)
+
+
+def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
+    """Duplicates ``(pos, distance, sketch, rep_sketch)`` -> ``(pos, similarity)``: the value
+    that decided them, by the library's :func:`~neardup.dedup.similarity.decided_similarity`."""
+    n = batch.num_rows
+    status = np.full(n, DUPLICATE, np.int8)
+    dist = batch.column("distance").to_numpy(zero_copy_only=False)
+    sk = rep = None
+    if dd.verifier is not None:
+        sk = _sketch_rows(dd, batch.column("sketch"))
+        rep = _sketch_rows(dd, batch.column("rep_sketch"))
+    sim = decided_similarity(dd.verifier, status, dist, sk, rep)
+    return pa.RecordBatch.from_arrays([batch.column("pos"), pa.array(sim)], schema=SIMILARITY)
 
 
 def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
