@@ -48,7 +48,7 @@ from neardup.io import (
     iter_records,
     parse_window,
 )
-from neardup.spark.cli import dedup_on_engine, engine_options
+from neardup.spark.cli import SparkOptions, dedup_on_engine, engine_options, late_note
 
 EXAMPLES = """
 \b
@@ -181,6 +181,7 @@ def dedup_command(
     state_dir: str | None,
     engine: str,
     spark_master: str | None,
+    spark_conf: tuple[str, ...],
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
@@ -216,7 +217,9 @@ def dedup_command(
     if engine == "spark" and state_dir is not None:
         raise usage_error("--state works with the local engine only; drop --engine spark")
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
-        if dedup_on_engine(engine, dd, paths, out, locals()):
+        opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
+                            drop_duplicates, report_dir, spark_master, spark_conf)  # fmt: skip
+        if dedup_on_engine(engine, dd, paths, out, opts):
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
         fast = can_write_fast(run, out)
@@ -238,6 +241,8 @@ def dedup_command(
             raise DataError(str(exc)) from None
         if state is not None:
             run.notes += state.notes()
+        elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
+            run.notes.append(late_note(late))
     seconds_taken = time.perf_counter() - start
     _summary(run.stats, decisions, seconds_taken)
     notes = read_notes(run.stats, id_field, epoch_unit) + run.notes

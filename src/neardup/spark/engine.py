@@ -181,9 +181,41 @@ def _decide_components(
         return kernels.decide_group(dd, left, right)
 
     bucket = F.pmod(F.xxhash64("comp"), F.lit(buckets))
-    d = docs.withColumn("bucket", bucket).select("bucket", "pos", "node", "ekey", "ts", "length")
+    cols = ["bucket", "pos", "node", "ekey", "ts", "length"] + (
+        ["hz"] if "hz" in docs.columns else []
+    )
+    d = docs.withColumn("bucket", bucket).select(*cols)
     e = edges.withColumn("bucket", bucket).select("bucket", "a", "b", "dist")
     return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
+
+
+#: positions per block of the running maximum of timestamps (:func:`_with_horizons`)
+HORIZON_BLOCK_BITS = 16
+
+
+def _with_horizons(prep: DataFrame, docs: DataFrame, window: float) -> DataFrame:
+    """``prep`` with ``hz`` = :func:`neardup.dedup.greedy.horizons` per document (the running
+    maximum of timestamps in input order, minus the window): maxima of blocks of positions on
+    the driver (a few numbers), the running maximum inside each block by a window function."""
+    blk = F.shiftright("pos", HORIZON_BLOCK_BITS)
+    maxima = docs.groupBy(blk.alias("blk")).agg(F.max("ts").alias("m")).collect()
+    prior, newest = [], None
+    for b, m in sorted((int(b), m) for b, m in maxima):
+        prior.append((b, newest))
+        if m is not None:
+            newest = m if newest is None else max(newest, m)
+    spark = prep.sparkSession
+    base = spark.createDataFrame(prior or [(0, None)], "blk long, prior double")
+    run = F.max("ts").over(
+        Window.partitionBy("blk").orderBy("pos").rowsBetween(Window.unboundedPreceding, 0)
+    )
+    newest_here = F.greatest(F.col("prior"), run)
+    return (
+        prep.withColumn("blk", blk)
+        .join(F.broadcast(base), "blk", "left")
+        .withColumn("hz", F.floor(newest_here - F.lit(window)).cast("double"))
+        .drop("blk", "prior")
+    )
 
 
 class _Phases:
@@ -235,8 +267,14 @@ def decide(
     start = time.perf_counter()
     phase = _Phases(spark, info)
     phase("prepare")
-    prep = prepare(docs, dd).persist()
+    prep = prepare(docs, dd)
+    streaming = dd.window is not None and dd.keep == "first"
+    if streaming:  # late documents: the streaming horizon of greedy.horizons
+        prep = _with_horizons(prep, docs, float(dd.window))  # type: ignore[arg-type]
+    prep = prep.persist()
     info["documents"] = prep.count()
+    if streaming:
+        info["late_documents"] = prep.where(F.col("ts") < F.col("hz")).count()
     phase("pairs")
     # one shuffle by exact key serves both windows (rows equal on (ekey, fp, sketch) share ekey)
     live = prep.where(~F.col("empty")).repartition("ekey")
@@ -255,7 +293,7 @@ def decide(
     )
     comps, info["cc_rounds"] = _components(graph, driver_max_edges)
     comps = comps.persist()
-    narrow = live.select("pos", "node", "n", "ekey", "ts", "length")
+    narrow = live.select("pos", "node", "n", "ekey", "ts", "length", *(["hz"] if streaming else []))
     grouped = narrow.join(comps, "node", "left")
     alone = F.col("comp").isNull() & (F.col("n") == 1)
     singles = grouped.where(alone).select(
