@@ -162,7 +162,8 @@ def _summary(result: Any) -> None:
         f"exact duplicates: {c['exact_duplicate']:,}  empty: {c['empty']:,}  "
         f"skipped: {s.skipped:,}",
         f"spark: {result.seconds:.2f} s, {info.get('accepted_pairs', 0):,} accepted "
-        f"pairs, {info.get('cc_rounds', 0)} connected-component rounds",
+        f"pairs, {info.get('cc_rounds', 0)} connected-component rounds, "
+        f"{info.get('shuffle_partitions', '?')} shuffle partitions",
     ]
     lines += [f"skipped: {e}" for e in s.errors[:5]]
     if info.get("late_documents"):
