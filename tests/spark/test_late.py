@@ -38,7 +38,10 @@ def late_input(seed: int = 5) -> tuple[list[str], list[float]]:
 
 def test_late_documents_streaming_equals_run_and_spark(spark: Any) -> None:
     texts, ts = late_input()
-    ref, _ = assert_same(spark, texts, ts, window=DAY)  # Spark == run()
+    ref, info = assert_same(spark, texts, ts, window=DAY)  # Spark == run()
+    assert info["late_documents"] == N_LATE
+    _, info = assert_same(spark, texts, ts, engine={"small_job_docs": 10**6}, window=DAY)
+    assert info["path"] == "driver" and info["late_documents"] == N_LATE
     for chunk in (7, 64, 1000):  # streaming, any chunking == run()
         dd = Deduplicator(window=DAY)
         for i in range(0, len(texts), chunk):

@@ -161,9 +161,14 @@ def _summary(result: Any) -> None:
         f"documents: {s.documents:,}  unique: {c['unique']:,}  duplicates: {c['duplicate']:,}  "
         f"exact duplicates: {c['exact_duplicate']:,}  empty: {c['empty']:,}  "
         f"skipped: {s.skipped:,}",
-        f"spark: {result.seconds:.2f} s, {info.get('accepted_pairs', 0):,} accepted "
-        f"pairs, {info.get('cc_rounds', 0)} connected-component rounds, "
-        f"{info.get('shuffle_partitions', '?')} shuffle partitions",
+        f"spark: {result.seconds:.2f} s, "
+        + (
+            "prepared on executors, decided on the driver (small job)"
+            if info.get("path") == "driver"
+            else f"{info.get('accepted_pairs', 0):,} accepted pairs, "
+            f"{info.get('cc_rounds', 0)} connected-component rounds"
+        )
+        + f", {info.get('shuffle_partitions', '?')} shuffle partitions",
     ]
     lines += [f"skipped: {e}" for e in s.errors[:5]]
     if info.get("late_documents"):

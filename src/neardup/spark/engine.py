@@ -36,6 +36,7 @@ from neardup.spark.components import (
     components_on_driver,
     connected_components,
 )
+from neardup.spark.small import SMALL_JOB_DOCS, decide_on_driver, is_small
 
 DECISIONS = T.StructType(
     [
@@ -189,6 +190,20 @@ def _decide_components(
     return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
 
 
+#: documents per shuffle partition when the partitions are not set explicitly
+DOCS_PER_PARTITION = 100_000
+
+
+def _auto_partitions(spark: SparkSession, documents: int) -> None:
+    """Shuffle partitions from the number of documents (one per 100,000, at least one per
+    core) unless ``spark.sql.shuffle.partitions`` was set explicitly (session conf,
+    ``--spark-conf``, spark-submit ``--conf``): Spark's 200 made small jobs seconds slower."""
+    key = "spark.sql.shuffle.partitions"
+    if not spark.sparkContext.getConf().contains(key):
+        parts = max(spark.sparkContext.defaultParallelism, -(-documents // DOCS_PER_PARTITION))
+        spark.conf.set(key, str(parts))
+
+
 #: positions per block of the running maximum of timestamps (:func:`_with_horizons`)
 HORIZON_BLOCK_BITS = 16
 
@@ -251,6 +266,7 @@ def decide(
     buckets: int | None = None,
     driver_max_edges: int = DRIVER_MAX_EDGES,
     hot_key_nodes: int | None = HOT_KEY_NODES,
+    small_job_docs: int = SMALL_JOB_DOCS,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
@@ -259,14 +275,23 @@ def decide(
     ``driver_max_edges``: candidate graphs up to that many edges get their connected
     components on the driver (-1: always on DataFrames). ``hot_key_nodes``: keys shared by
     more nodes than that have their self-join tiled over many tasks (None: never); the pairs,
-    hence the decisions, are the same either way.
+    hence the decisions, are the same either way. ``small_job_docs``: up to that many
+    documents, prepared rows are decided on the driver (:mod:`neardup.spark.small`; 0: never).
     """
     spark = docs.sparkSession
-    buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     info: dict[str, Any] = {}
     start = time.perf_counter()
     phase = _Phases(spark, info)
     phase("prepare")
+    if is_small(docs, small_job_docs):
+        info["path"] = "driver"
+        out = decide_on_driver(docs, dd, info).persist()
+        info["documents"] = info["decided"] = out.count()
+        phase(None)
+        info["total_s"] = time.perf_counter() - start
+        return out, info
+    _auto_partitions(spark, docs.count())
+    buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     prep = prepare(docs, dd)
     streaming = dd.window is not None and dd.keep == "first"
     if streaming:  # late documents: the streaming horizon of greedy.horizons

@@ -159,7 +159,7 @@ def run_job(
     docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
     docs = docs.persist()
     decisions, info = decide(docs, dd)
-    info["shuffle_partitions"] = partitions
+    info["shuffle_partitions"] = int(spark.conf.get("spark.sql.shuffle.partitions") or partitions)
     counted = decisions.groupBy("status").count().collect()
     counts = {name: 0 for name in STATUS_NAMES}
     counts.update({STATUS_NAMES[r["status"]]: r["count"] for r in counted})
