@@ -41,14 +41,17 @@ from neardup.spark.session import spark_session
 from spark_scale import last_job, scale, stage_metrics, top_stages  # benchmarks/: script folder
 
 
-def neardup_spark(spark: Any, texts: list[str]) -> tuple[np.ndarray, float, dict[str, Any]]:
+def neardup_spark(
+    spark: Any, texts: list[str], small_job_docs: int | None = None
+) -> tuple[np.ndarray, float, dict[str, Any]]:
     """Cluster labels from the Spark engine, wall seconds, engine counters and the profile."""
     rows = [(i, t, None) for i, t in enumerate(texts)]
     docs = spark.createDataFrame(rows, "pos long, text string, ts double").persist()
     docs.count()
     before = last_job(spark)
     start = time.perf_counter()
-    out, info = decide(docs, Deduplicator())
+    opts = {} if small_job_docs is None else {"small_job_docs": small_job_docs}
+    out, info = decide(docs, Deduplicator(), **opts)
     got = sorted((r["pos"], r["cluster_id"]) for r in out.select("pos", "cluster_id").collect())
     seconds = time.perf_counter() - start
     out.unpersist()
@@ -123,15 +126,19 @@ def _compare(spark: Any, texts: list[str], tables: int) -> list[dict[str, Any]]:
     local = Deduplicator().run(texts)
     rows.append({"method": "neardup-local", "seconds": time.perf_counter() - start})
     rows[-1].update(score(local.cluster_id, gt).as_dict())
-    labels, seconds, info = neardup_spark(spark, texts)
-    same = bool((labels == local.cluster_id).all())
-    rows.append({"method": "neardup-spark", "seconds": seconds, "same_as_local": same})
-    rows[-1].update(score(labels, gt).as_dict())
-    rows[-1]["engine"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in info.items()}
+    for method, small in (("neardup-spark", None), ("neardup-spark-distributed", 0)):
+        labels, seconds, info = neardup_spark(spark, texts, small)
+        same = bool((labels == local.cluster_id).all())
+        rows.append({"method": method, "seconds": seconds, "same_as_local": same})
+        rows[-1].update(score(labels, gt).as_dict())
+        rows[-1]["engine"] = {
+            k: round(v, 2) if isinstance(v, float) else v for k, v in info.items()
+        }
     labels, seconds, n_pairs = mllib_minhash(spark, texts, tables)
     rows.append({"method": f"mllib-minhash-{tables}t", "seconds": seconds, "pairs": n_pairs})
     rows[-1].update(score(labels, gt).as_dict())
     rows[-1]["spark_over_mllib"] = rows[1]["seconds"] / seconds
+    rows[-1]["distributed_over_mllib"] = rows[2]["seconds"] / seconds
     return [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
 
 

@@ -110,6 +110,7 @@ def test_documented_spark_submit_recipe_on_standalone(master: str, tmp_path: Pat
     env = _cluster_env()
     cmd = [str(Path(env["SPARK_HOME"], "bin", "spark-submit")), "--master", master]
     cmd += ["--conf", f"spark.pyspark.python={sys.executable}"]
+    cmd += ["--conf", "spark.neardup.smallJobDocs=0"]  # the executors' plan, not the driver's
     cmd += [entry.__file__, str(src), "--out", str(remote)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -266,7 +266,7 @@ def decide(
     buckets: int | None = None,
     driver_max_edges: int = DRIVER_MAX_EDGES,
     hot_key_nodes: int | None = HOT_KEY_NODES,
-    small_job_docs: int = SMALL_JOB_DOCS,
+    small_job_docs: int | None = None,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
@@ -276,17 +276,19 @@ def decide(
     components on the driver (-1: always on DataFrames). ``hot_key_nodes``: keys shared by
     more nodes than that have their self-join tiled over many tasks (None: never); the pairs,
     hence the decisions, are the same either way. ``small_job_docs``: up to that many
-    documents, prepared rows are decided on the driver (:mod:`neardup.spark.small`; 0: never).
+    documents the texts are decided on the driver (:mod:`neardup.spark.small`; 0: never;
+    None: the Spark setting ``spark.neardup.smallJobDocs``, else :data:`SMALL_JOB_DOCS`).
     """
     spark = docs.sparkSession
     info: dict[str, Any] = {}
     start = time.perf_counter()
     phase = _Phases(spark, info)
     phase("prepare")
+    if small_job_docs is None:
+        small_job_docs = int(spark.conf.get("spark.neardup.smallJobDocs", None) or SMALL_JOB_DOCS)
     if is_small(docs, small_job_docs):
         info["path"] = "driver"
-        out = decide_on_driver(docs, dd, info).persist()
-        info["documents"] = info["decided"] = out.count()
+        out = decide_on_driver(docs, dd, info)  # a local relation: in memory, no job
         phase(None)
         info["total_s"] = time.perf_counter() - start
         return out, info

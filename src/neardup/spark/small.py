@@ -46,6 +46,7 @@ def decide_on_driver(docs: DataFrame, dd: Deduplicator, info: dict[str, Any]) ->
     fresh: Deduplicator = cloudpickle.loads(blob)
     d = fresh.run(texts, None if ts is None else np.asarray(ts, np.float64).tolist())
     info["late_documents"] = int(fresh.describe()["late_documents"])
+    info["documents"] = info["decided"] = int(pos.size)
     local = np.arange(pos.size)
     rep = pos[np.where(d.duplicate_of < 0, local, d.duplicate_of)]
     import pandas as pd
