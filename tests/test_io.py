@@ -146,3 +146,17 @@ def test_interrupted_write_leaves_nothing(tmp_path: Path) -> None:
         w.write({"id": 1})
         raise RuntimeError("again")
     assert out.read_text() == "old\n"  # the previous file is untouched
+
+
+def test_compact_iso_dates_are_dates_not_epoch_seconds() -> None:
+    from neardup.io import parse_timestamp
+
+    day = 86400.0
+    assert parse_timestamp("20261125") - parse_timestamp("20261101") == 24 * day
+    assert parse_timestamp("20261102") == parse_timestamp("2026-11-02")
+    assert parse_timestamp("20261102093000") == parse_timestamp("2026-11-02T09:30:00Z")
+    assert parse_timestamp(20261102, "auto") == parse_timestamp("2026-11-02")
+    assert parse_timestamp(20261102, "s") == 20261102.0  # an explicit unit is respected
+    assert parse_timestamp("1700000000", "auto") == 1700000000.0  # 10 digits: epoch seconds
+    with pytest.raises(ValueError, match=r"compact date \(YYYYMMDD\) but is not a valid one"):
+        parse_timestamp("20261399")

@@ -114,7 +114,7 @@ def test_keep_longest_points_forward(tmp_path: Path) -> None:
         (["dedup", "{src}", "--out", "-", "--window", "7d"], "--window needs --time-field"),
         (["dedup", "{src}", "--out", "-", "--format", "xml"], "Invalid value"),
         (["dedup", "{xml}", "--out", "-"], "--format"),
-        (["dedup", "{src}", "--out", "x.csv"], "output must end in"),
+        (["dedup", "{src}", "--out", "x.xml"], "output must end in"),
         (["dedup", "{src}", "--time-field", "t", "--window", "seven", "--out", "-"], "bad window"),
         (["dedup", "-", "--format", "txt", "--out", "-"], "folder of .txt"),
         (["dedup", "{dir}", "--out", "-"], "cannot tell the format of part"),

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,6 +19,9 @@ from neardup.io import FORMATS, FormatError, detect_format, detect_output_format
 from neardup.io.documents import EPOCH_UNITS, ReadStats
 from neardup.io.readers import list_parts
 from neardup.io.writers import make_temp, remove_stale_temps
+
+if TYPE_CHECKING:
+    from neardup.dedup import Deduplicator
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -193,7 +196,9 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
     return lambda func: _stack(func, decorators)
 
 
-def out_option(help: str = "Output file (.jsonl, .jsonl.gz, .parquet) or -.") -> Callable[[F], F]:
+def out_option(
+    help: str = "Output file: .jsonl, .csv (either also .gz), .parquet, or - (JSONL to stdout).",
+) -> Callable[[F], F]:
     """The required ``--out``/``-o``."""
     return click.option("--out", "-o", required=True, help=help)
 
@@ -215,6 +220,40 @@ def fingerprinter_options(func: F) -> F:
         help="IDF table from `neardup idf fit` (TF-IDF weighting).",
     )(func)
     return config_option()(func)
+
+
+def decision_options(func: F) -> F:
+    """``--k`` and ``--no-verify``: how dedup decides (``dedup``, ``serve`` and ``explain``
+    offer the same knobs, so that they decide alike)."""
+    func = click.option(
+        "--no-verify",
+        is_flag=True,
+        help="Decide by Hamming distance alone (faster, less accurate).",
+    )(func)
+    return click.option(
+        "--k",
+        "k",
+        type=click.IntRange(0, 63),
+        default=None,
+        help="Maximum Hamming distance of a duplicate, searched exactly. Default: no limit, "
+        "candidates share a MinHash LSH band and the verifier decides (constant cost per "
+        "document); 8 with --no-verify.",
+    )(func)
+
+
+def build_deduplicator(
+    fingerprinter: Fingerprinter, k: int | None, no_verify: bool, **options: Any
+) -> Deduplicator:
+    """The Deduplicator of the decision options (and ``options``); a refused combination is a
+    usage error."""
+    from neardup.dedup import Deduplicator
+
+    try:
+        return Deduplicator(
+            fingerprinter=fingerprinter, k=k, verifier=None if no_verify else "default", **options
+        )
+    except (TypeError, ValueError) as exc:
+        raise usage_error(str(exc)) from None
 
 
 def build_fingerprinter(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -10,13 +9,14 @@ from itertools import chain, islice
 from typing import cast
 
 import click
-import numpy as np
 
 from neardup.cli._common import (
     DataError,
+    build_deduplicator,
     build_fingerprinter,
     check_inputs,
     check_jobs,
+    decision_options,
     epoch_unit_option,
     fingerprinter_options,
     input_options,
@@ -36,9 +36,10 @@ from neardup.cli._dedup_write import (
     write_fast,
     write_generic,
 )
+from neardup.cli._outputs import ExtraOutputs, print_summary, summary_record
 from neardup.cli._state import dedup_state
 from neardup.cli.report import check_report_extra
-from neardup.dedup import Decisions, Deduplicator, KeepPolicy, largest_clusters
+from neardup.dedup import Decisions, Deduplicator, KeepPolicy
 from neardup.io import (
     Document,
     InputError,
@@ -107,23 +108,14 @@ class _Run:
 @click.option(
     "--time-field",
     default=None,
-    help="Timestamp field (ISO 8601 or an epoch number, see --epoch-unit). Non-finite values "
-    "and dates outside years 1..9999 are bad rows (--on-error).",
+    help="Timestamp field: ISO 8601 (2026-11-02, 2026-11-02T09:30:00Z), compact dates "
+    "(20261102, 20261102093000), 2026/11/02, 26-FEB-1987 15:01:01, or an epoch number (see "
+    "--epoch-unit); naive times are UTC. Non-finite values, invalid dates and years outside "
+    "1..9999 are bad rows (--on-error).",
 )
 @epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(0, 63),
-    default=None,
-    help="Maximum Hamming distance of a duplicate, searched exactly. Default: no limit, "
-    "candidates share a MinHash LSH band and the verifier decides (constant cost per "
-    "document); 8 with --no-verify.",
-)
-@click.option(
-    "--no-verify", is_flag=True, help="Decide by Hamming distance alone (faster, less accurate)."
-)
+@decision_options
 @click.option(
     "--keep",
     type=click.Choice(["first", "longest", "newest"]),
@@ -138,6 +130,16 @@ class _Run:
     default=None,
     callback=check_report_extra,
     help="Write report.md + PNG plots here (needs neardup[report]).",
+)
+@click.option(
+    "--summary", "summary_path", default=None, help="Also write the summary as JSON here."
+)
+@click.option(
+    "--clusters",
+    "clusters_path",
+    default=None,
+    help="Write one row per cluster with duplicates (cluster_id, size, kept_id, members) here: "
+    ".jsonl, .csv or .parquet.",
 )
 @click.option(
     "--jobs",
@@ -173,6 +175,8 @@ def dedup_command(
     keep: str,
     drop_duplicates: bool,
     report_dir: str | None,
+    summary_path: str | None,
+    clusters_path: str | None,
     on_error: str,
     jobs: int,
     chunk_size: int,
@@ -191,31 +195,14 @@ def dedup_command(
     """
     files = check_inputs(inputs, fmt)
     output_path_or_usage_error(out, inputs + files)
-    if window is not None and time_field is None:
-        raise usage_error("--window needs --time-field")
-    if keep == "newest" and time_field is None:
-        raise usage_error("--keep newest needs --time-field")
-    if state_dir is not None and keep != "first":
-        raise usage_error(
-            f"--keep {keep} cannot go on from a --state: a later {keep} document would change "
-            "decisions already written; use --keep first with --state"
-        )
-    try:
-        seconds = None if window is None else parse_window(window)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
+    extra = ExtraOutputs(summary_path, clusters_path, report_dir)
+    extra.check(inputs + files)
+    seconds = _check_options(window, time_field, keep, state_dir, engine)
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = Deduplicator(
-        fingerprinter=fingerprinter,
-        k=k,
-        keep=cast(KeepPolicy, keep),
-        window=seconds,
-        n_jobs=jobs,
-        verifier=None if no_verify else "default",
+    dd = build_deduplicator(
+        fingerprinter, k, no_verify, keep=cast(KeepPolicy, keep), window=seconds, n_jobs=jobs
     )
     start = time.perf_counter()
-    if engine == "spark" and state_dir is not None:
-        raise usage_error("--state works with the local engine only; drop --engine spark")
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
                             drop_duplicates, report_dir, spark_master, spark_conf)  # fmt: skip
@@ -230,28 +217,48 @@ def dedup_command(
             decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
             if state is not None:
                 decisions = state.this_run()  # positions of this run, earlier ids known
+                run.notes += state.notes()
+            elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
+                run.notes.append(late_note(late))
             if run.stats.documents == 0 and run.stats.skipped:
                 raise nothing_read_error(run.stats)
             plan = Plan.of(decisions)
+            extra.want_ids(plan.needed, decisions)
             if state is not None:
                 plan.ids.update(state.earlier_ids)
             write = write_fast if fast else write_generic
             write(run, plan, out, drop_duplicates, keep != "first")
         except InputError as exc:
             raise DataError(str(exc)) from None
-        if state is not None:
-            run.notes += state.notes()
-        elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
-            run.notes.append(late_note(late))
-    seconds_taken = time.perf_counter() - start
-    _summary(run.stats, decisions, seconds_taken)
-    notes = read_notes(run.stats, id_field, epoch_unit) + run.notes
-    if notes:
-        click.echo("\n".join(notes), err=True)
-    if report_dir is not None:
-        from neardup.cli.report import write_report
+        seconds_taken = time.perf_counter() - start
+        record = summary_record(run.stats, decisions, seconds_taken)
+        record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
+        # before the state commits: an output that cannot be written leaves the state as it was
+        extra.write(record, decisions, plan.ids, (plan.examples, run.stats, seconds_taken))
+    print_summary(record)
+    if record["notes"]:
+        click.echo("\n".join(record["notes"]), err=True)
 
-        write_report(report_dir, decisions, plan.examples, run.stats, seconds_taken)
+
+def _check_options(
+    window: str | None, time_field: str | None, keep: str, state_dir: str | None, engine: str
+) -> float | None:
+    """Usage errors of option combinations; the window in seconds."""
+    if window is not None and time_field is None:
+        raise usage_error("--window needs --time-field")
+    if keep == "newest" and time_field is None:
+        raise usage_error("--keep newest needs --time-field")
+    if state_dir is not None and keep != "first":
+        raise usage_error(
+            f"--keep {keep} cannot go on from a --state: a later {keep} document would change "
+            "decisions already written; use --keep first with --state"
+        )
+    if engine == "spark" and state_dir is not None:
+        raise usage_error("--state works with the local engine only; drop --engine spark")
+    try:
+        return None if window is None else parse_window(window)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
 
 
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:
@@ -275,29 +282,3 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
                 dd.collect(texts, ts)  # type: ignore[arg-type]
             advance(len(chunk))
     return dd.decisions() if dd.keep == "first" else dd.resolve()
-
-
-def _size(nbytes: float) -> str:
-    """Bytes in the unit that keeps the number readable: 9.4 kB, 16.6 MB, 2.9 GB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:,.1f} {unit}"
-    return f"{nbytes:,.0f} B"
-
-
-def _summary(stats: ReadStats, d: Decisions, seconds: float) -> None:
-    counts = d.counts()
-    top = largest_clusters(d.cluster_id, top=5)
-    multi = int((np.bincount(d.cluster_id) > 1).sum()) if len(d) else 0
-    lines = [
-        f"documents: {stats.documents:,}  unique: {counts['unique']:,}  duplicates: "
-        f"{counts['duplicate']:,}  exact duplicates: {counts['exact_duplicate']:,}  empty: "
-        f"{counts['empty']:,}  skipped: {stats.skipped:,}",
-        f"clusters with duplicates: {multi:,}  largest: {[s for _, s in top]}",
-        f"{_size(stats.bytes)} of text in {seconds:.2f} s "
-        f"({_size(stats.bytes / max(seconds, 1e-9))}/s, "
-        f"{stats.documents / max(seconds, 1e-9):,.0f} docs/s)",
-    ]
-    lines += [f"skipped: {e}" for e in stats.errors[:5]]
-    click.echo("\n".join(lines), err=True)
-    sys.stderr.flush()

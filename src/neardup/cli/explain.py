@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from neardup.cli._common import build_fingerprinter, fingerprinter_options, usage_error
-from neardup.fingerprint import EmptyTextError, hamming
+from neardup.cli._common import (
+    build_deduplicator,
+    build_fingerprinter,
+    decision_options,
+    fingerprinter_options,
+    usage_error,
+)
+from neardup.fingerprint import Fingerprinter, hamming
+
+if TYPE_CHECKING:
+    from neardup.dedup import Deduplicator
 
 EXAMPLES = """
 \b
 Examples:
   neardup explain "Oil prices rose on Monday" "Oil prices rose on Tuesday"
-  neardup explain story_v1.txt story_v2.txt --k 3 --top 15
+  neardup explain story_v1.txt story_v2.txt --top 15
+  neardup explain a.txt b.txt --no-verify --k 6
   neardup explain a.txt b.txt --json
 """
 
@@ -29,46 +40,90 @@ def _text(arg: str) -> str:
     return arg
 
 
-def explain_pair(fp: object, a: str, b: str, k: int, top: int) -> dict[str, object]:
-    """Distance, verdict and top shared / only-in-A / only-in-B features by weight."""
-    from neardup.fingerprint import Fingerprinter
+def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
+    """What ``neardup dedup`` decides for B after A with ``dd``'s configuration, and the numbers
+    that decided: candidate or not, the verifier's similarity against its threshold, the
+    Hamming distance, and the heaviest shared / differing features.
 
-    assert isinstance(fp, Fingerprinter)
-    fa, fb = fp.features(a), fp.features(b)
-    out: dict[str, object] = {
-        "config_id": fp.config_id,
-        "k": k,
-        "features_a": len(fa),
-        "features_b": len(fb),
+    >>> from neardup import Deduplicator
+    >>> a, b = "storm hits the coast at night", "storm hits the coast"
+    >>> info = explain_pair(Deduplicator(), a, b, 3)
+    >>> info["status"], info["duplicate"], info["candidate"]  # a candidate the verifier refuses
+    ('unique', False, True)
+    """
+    decided = dd.replace().run([a, b])  # a fresh Deduplicator: the decision dedup makes
+    status = decided.statuses[1]
+    chunk = dd.prepare([a, b])
+    out: dict[str, Any] = {
+        "duplicate": status in ("duplicate", "exact_duplicate"),
+        "status": status,
+        "config_id": dd.config_id,
+        "candidates": dd.candidates.get_config(),
     }
-    try:
-        da, db = fp.fingerprint(a), fp.fingerprint(b)
-    except EmptyTextError as exc:
-        out.update(distance=None, duplicate=False, reason=str(exc))
+    if chunk.empty.any():
+        which = " and ".join(n for n, e in zip("AB", chunk.empty.tolist(), strict=True) if e)
+        out.update(candidate=False, distance=None, reason=f"{which} has no features (empty)")
         return out
-    d = int(hamming(da, db))
-    total = sum(fa.values()) + sum(fb.values())
-    shared = sum(min(fa[f], fb[f]) for f in fa.keys() & fb.keys())
+    i, _, _ = dd.candidates.pairs(chunk.fps, chunk.sketches)
+    out["candidate"] = bool(len(i)) or status == "exact_duplicate"
+    out["distance"] = int(hamming(chunk.fps[0], chunk.fps[1]))
+    out["k"] = dd.candidate_k_
+    if dd.verifier is not None and chunk.sketches is not None:
+        sa, sb = chunk.sketches[:1], chunk.sketches[1:]
+        out["similarity"] = round(float(dd.verifier.similarity(sa, sb)[0]), 4)
+        out["threshold"] = float(dd.verifier.threshold)
+        estimate = getattr(dd.verifier, "estimate", None)
+        if estimate is not None:  # the similarity is the estimate minus a margin (short texts)
+            est = float(estimate(sa, sb)[0])
+            out["estimate"] = round(est, 4)
+            out["needed"] = round(out["threshold"] + est - out["similarity"], 4)
+    out.update(_features(dd.fingerprinter, a, b, top))
+    return out
+
+
+def _features(fp: Fingerprinter, a: str, b: str, top: int) -> dict[str, Any]:
+    fa, fb = fp.features(a), fp.features(b)
 
     def ranked(feats: dict[str, float], keys: set[str]) -> list[tuple[str, float]]:
         return sorted(((f, round(feats[f], 4)) for f in keys), key=lambda x: (-x[1], x[0]))[:top]
 
-    out.update(
-        distance=d,
-        duplicate=d <= k,
-        bits=fp.bits,
-        weighted_overlap=round(2 * shared / total, 4) if total else 0.0,
-        shared=ranked(fa, fa.keys() & fb.keys()),
-        only_a=ranked(fa, fa.keys() - fb.keys()),
-        only_b=ranked(fb, fb.keys() - fa.keys()),
-    )
-    return out
+    return {
+        "features_a": len(fa),
+        "features_b": len(fb),
+        "shared": ranked(fa, fa.keys() & fb.keys()),
+        "only_a": ranked(fa, fa.keys() - fb.keys()),
+        "only_b": ranked(fb, fb.keys() - fa.keys()),
+    }
+
+
+def _why(info: dict[str, Any]) -> list[str]:
+    """The deciding numbers, one per line, in the order dedup applies them."""
+    if info["distance"] is None:
+        return [info["reason"]]
+    if info["status"] == "exact_duplicate":
+        return ["the same text after normalisation (NFKC, case, spacing): exact path"]
+    design = info["candidates"].get("design", "hamming")
+    lines = []
+    if design == "minhash-bands":
+        found = "share" if info["candidate"] else "share no"
+        lines.append(f"candidates: they {found} MinHash LSH band key ({design})")
+    else:
+        ok = "<=" if info["distance"] <= info["k"] else ">"
+        lines.append(f"candidates: Hamming distance {info['distance']} {ok} k={info['k']}")
+    if "estimate" in info:
+        ok = ">=" if info["similarity"] >= info["threshold"] else "<"
+        lines.append(f"verifier: estimated Jaccard {info['estimate']} {ok} {info['needed']} needed")
+    elif "similarity" in info:
+        ok = ">=" if info["similarity"] >= info["threshold"] else "<"
+        lines.append(f"verifier: similarity {info['similarity']} {ok} {info['threshold']} needed")
+    lines.append(f"Hamming distance of the fingerprints: {info['distance']} / 64 bits")
+    return lines
 
 
 @click.command("explain", epilog=EXAMPLES)
 @click.argument("a")
 @click.argument("b")
-@click.option("--k", "k", type=click.IntRange(0, 128), default=3, show_default=True)
+@decision_options
 @click.option(
     "--top",
     type=click.IntRange(1),
@@ -79,24 +134,26 @@ def explain_pair(fp: object, a: str, b: str, k: int, top: int) -> dict[str, obje
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @fingerprinter_options
 def explain_command(
-    a: str, b: str, k: int, top: int, as_json: bool, config_path: str | None, idf_path: str | None
+    a: str,
+    b: str,
+    k: int | None,
+    no_verify: bool,
+    top: int,
+    as_json: bool,
+    config_path: str | None,
+    idf_path: str | None,
 ) -> None:
-    """Compare A and B (texts, or paths of UTF-8 files): Hamming distance, verdict at --k,
-    and the heaviest shared and differing features."""
-    fp = build_fingerprinter(config_path, idf_path)
-    info = explain_pair(fp, _text(a), _text(b), k, top)
+    """What `neardup dedup` decides for B after A with the same options (texts, or paths of
+    UTF-8 files), the numbers that decided it, and the heaviest shared and differing features."""
+    dd = build_deduplicator(build_fingerprinter(config_path, idf_path), k, no_verify)
+    info = explain_pair(dd, _text(a), _text(b), top)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
         return
-    if info["distance"] is None:
-        click.echo(f"not comparable: {info['reason']}")
-        return
-    verdict = "DUPLICATES" if info["duplicate"] else "not duplicates"
-    click.echo(
-        f"distance {info['distance']} / {info['bits']} bits -> {verdict} at k={k} "
-        f"(weighted feature overlap {info['weighted_overlap']})"
-    )
+    verdict = "DUPLICATE" if info["duplicate"] else "NOT a duplicate"
+    click.echo(f"{verdict}: dedup decides B is {info['status']} (config {info['config_id']})")
+    for line in _why(info):
+        click.echo(f"  {line}")
     for title, key in (("shared", "shared"), ("only in A", "only_a"), ("only in B", "only_b")):
-        items = info[key]
-        assert isinstance(items, list)
+        items = info.get(key, [])
         click.echo(f"{title}: " + (", ".join(f"{f} ({w:g})" for f, w in items) or "-"))

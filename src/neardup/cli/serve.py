@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from neardup.cli._common import build_fingerprinter, fingerprinter_options, usage_error
+from neardup.cli._common import (
+    build_deduplicator,
+    build_fingerprinter,
+    decision_options,
+    fingerprinter_options,
+    usage_error,
+)
 from neardup.io import parse_window
 
 EXAMPLES = """
@@ -32,14 +38,7 @@ Examples:
     default=None,
     help="Delete documents older than newest - RETENTION from disk (>= --window).",
 )
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(0, 64),
-    default=None,
-    help="Maximum Hamming distance (default 14 with the verifier, 8 with --no-verify).",
-)
-@click.option("--no-verify", is_flag=True, help="Decide by Hamming distance alone.")
+@decision_options
 @click.option(
     "--token",
     default=None,
@@ -109,25 +108,17 @@ def serve_command(
         require_server_extra()
     except ImportError as exc:
         raise usage_error(str(exc)) from None
-    try:
-        seconds = None if window is None else parse_window(window)
-        keep = None if retention is None else parse_window(retention)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
-    if keep is not None and (seconds is None or keep < seconds):
-        raise usage_error("--retention needs a --window and must be at least as long")
+    seconds, keep = _window_and_retention(window, retention)
     if token_file is not None:
         with open(token_file, encoding="utf-8") as f:
             token = f.read().strip()
     if token is not None and not token:
         raise usage_error("the bearer token is empty")
-    from neardup.dedup import Deduplicator
     from neardup.server.service import Service, Settings
+    from neardup.server.store import ConfigMismatch
 
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = Deduplicator(
-        fingerprinter=fingerprinter, k=k, window=seconds, verifier=None if no_verify else "default"
-    )
+    dd = build_deduplicator(fingerprinter, k, no_verify, window=seconds)
     settings = Settings(
         os.path.abspath(data),
         synchronous.upper(),
@@ -138,13 +129,24 @@ def serve_command(
         token,
         snapshot_every,
     )
-    from neardup.server.store import ConfigMismatch
-
-    try:
+    try:  # a bad option combination is a usage error, like in `neardup dedup`
         service = Service(dd, settings)  # loads the state before the port opens
     except (ConfigMismatch, ValueError) as exc:
         raise usage_error(str(exc)) from None
     _run(lambda: service, host, port, log_level)
+
+
+def _window_and_retention(
+    window: str | None, retention: str | None
+) -> tuple[float | None, float | None]:
+    try:
+        seconds = None if window is None else parse_window(window)
+        keep = None if retention is None else parse_window(retention)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    if keep is not None and (seconds is None or keep < seconds):
+        raise usage_error("--retention needs a --window and must be at least as long")
+    return seconds, keep
 
 
 def _run(make: Any, host: str, port: int, log_level: str) -> None:

@@ -206,6 +206,12 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
 
     # ------------------------------------------------------------------ public API
     @property
+    def candidates(self) -> CandidateIndex:
+        """The candidate design (its ``pairs``, ``keys`` and ``get_config``), read-only use:
+        the one definition of "candidate" that every engine and ``explain`` applies."""
+        return self._candidates
+
+    @property
     def n_documents(self) -> int:
         """Documents decided so far."""
         return self._origin + self._status.size

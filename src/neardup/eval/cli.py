@@ -128,9 +128,16 @@ def eval_command(
 ) -> None:
     """Measure precision, recall, F1 (and ARI) against shingle-Jaccard ground truth.
 
+    Named corpora are gzipped JSONL files read from $NEARDUP_CORPORA (else
+    ../shared/corpora beside the project); a corpus of your own is any JSONL with id and
+    text: point NEARDUP_CORPORA at its folder. The baselines pypi-simhash and minhash-lsh need
+    the anchor libraries (pip install 'neardup[bench]'); without them a default run skips
+    them with a note.
+
     \b
     Examples:
       neardup eval --corpus reuters
+      neardup eval --corpus reuters --method neardup --method minhash-lsh
       neardup eval --pairs my_labelled_pairs.jsonl
     """
     if (corpus is None) == (pairs_path is None):
@@ -154,10 +161,12 @@ def eval_command(
             f"(F1 {report['f1_at_suggested_k']:.4f})"
         )
         return
-    _run_corpus(str(corpus), methods or tuple(METHODS), limit, as_json)
+    _run_corpus(str(corpus), methods or tuple(METHODS), limit, as_json, asked=bool(methods))
 
 
-def _run_corpus(corpus: str, methods: tuple[str, ...], limit: int, as_json: bool) -> None:
+def _run_corpus(
+    corpus: str, methods: tuple[str, ...], limit: int, as_json: bool, *, asked: bool
+) -> None:
     from neardup.eval.corpora import CorpusNotFoundError, load_corpus
     from neardup.eval.groundtruth import GroundTruth
 
@@ -169,9 +178,17 @@ def _run_corpus(corpus: str, methods: tuple[str, ...], limit: int, as_json: bool
     except (CorpusNotFoundError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc
     gt = GroundTruth.from_texts(texts)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in methods:
-        r = run_method(name, texts, gt)
+        try:
+            r = run_method(name, texts, gt)
+        except ImportError as exc:  # an anchor library of the bench extra is missing
+            if asked:
+                raise click.UsageError(str(exc)) from None
+            rows.append({"method": name, "skipped": str(exc)})
+            if not as_json:
+                click.echo(f"{name:20s} skipped: {exc}")
+            continue
         rows.append(
             {"method": name, "seconds": round(r.seconds, 2), "note": r.note, **r.scores.as_dict()}
         )

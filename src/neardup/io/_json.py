@@ -2,8 +2,10 @@
 
 orjson parses a line several times faster than the stdlib. Where the two disagree, the stdlib
 decides: orjson rejects some inputs that ``json.loads`` accepts (lone surrogate escapes,
-integers beyond 64 bits, ``NaN``/``Infinity``, ``1e400``), so any line orjson refuses is
-parsed again by the stdlib, which either accepts it or raises the usual
+``NaN``/``Infinity``, ``1e400``), so any line orjson refuses is parsed again by the stdlib;
+and orjson reads integers beyond 64 bits as *floats* (an id 18446744073709551617 would come
+back as 1.8446744073709552e+19), so a line with a run of 19 or more digits goes to the stdlib
+directly. The stdlib either accepts the line or raises the usual
 ``json.JSONDecodeError`` / ``UnicodeDecodeError`` that callers already report. Results are
 therefore exactly ``json.loads(line.decode("utf-8"))``. Without orjson installed, the stdlib
 does everything.
@@ -12,11 +14,14 @@ does everything.
 {'id': 1, 'text': 'café'}
 >>> loads(b'{"big": 123456789012345678901234567890, "s": "\\\\ud800"}')["big"]
 123456789012345678901234567890
+>>> loads(b'{"id": 18446744073709551617}')["id"]
+18446744073709551617
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 try:
@@ -30,6 +35,10 @@ except ImportError:  # pragma: no cover - orjson is a core dependency
 
 __all__ = ["loads"]
 
+# 19+ digits in a row: an integer orjson may read as a float (beyond 64 bits); a long fraction
+# or a digit run inside a string also matches, which only costs the stdlib's speed
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
 
 def loads(line: bytes) -> Any:
     """``json.loads(line.decode("utf-8"))``, through orjson when it agrees.
@@ -37,7 +46,7 @@ def loads(line: bytes) -> Any:
     Raises ``json.JSONDecodeError`` for malformed JSON and ``UnicodeDecodeError`` for bytes
     that are not UTF-8, exactly as the stdlib does.
     """
-    if _fast is not None:
+    if _fast is not None and _LONG_DIGITS.search(line) is None:
         try:
             return _fast(line)
         except _FastError:

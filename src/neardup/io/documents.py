@@ -131,9 +131,13 @@ def parse_window(value: str | float | int) -> float:
 def parse_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> float:
     """Seconds since the epoch from a number, an ISO 8601 string or a Reuters-style date.
 
-    Naive datetimes are taken as UTC. Numbers (and numeric strings) count ``epoch_unit``s;
-    ``auto`` reads a magnitude below 1e11 as seconds, below 1e14 as milliseconds, below 1e17
-    as microseconds (ambiguous only for epoch seconds after the year 5138).
+    Accepted: ISO 8601 (``2026-11-02``, ``2026-11-02T09:30:00Z``, offsets), compact ISO dates
+    (``20261102``, ``20261102093000``: 8 or 14 digits that form a valid date, as strings; as
+    numbers only with ``auto``), ``2026/11/02 [09:30:00]``, Reuters' ``26-FEB-1987 15:01:01.79``,
+    and epoch numbers. Naive datetimes are taken as UTC. Other numbers (and numeric strings)
+    count ``epoch_unit``s; ``auto`` reads a magnitude below 1e11 as seconds, below 1e14 as
+    milliseconds, below 1e17 as microseconds (ambiguous only for epoch seconds after the year
+    5138).
 
     >>> parse_timestamp("1970-01-02"), parse_timestamp(5)
     (86400.0, 5.0)
@@ -141,6 +145,10 @@ def parse_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> float:
     541350061.79
     >>> parse_timestamp(1700000000000, "auto"), parse_timestamp("1700000000", "auto")
     (1700000000.0, 1700000000.0)
+    >>> parse_timestamp("19700102"), parse_timestamp("19700102000001")
+    (86400.0, 86401.0)
+    >>> parse_timestamp(19700102, "auto"), parse_timestamp(19700102, "s")
+    (86400.0, 19700102.0)
     >>> parse_timestamp("nan")
     Traceback (most recent call last):
     ValueError: timestamp 'nan' is not a finite number; fix the value
@@ -154,6 +162,10 @@ def read_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> tuple[float, str 
         raise ValueError(f"epoch_unit must be one of {', '.join(EPOCH_UNITS)}, got {epoch_unit!r}")
     if isinstance(value, bool):
         raise ValueError(f"timestamp must be a number or a date string, got {value!r}")
+    if isinstance(value, int) and epoch_unit == "auto":
+        compact = _compact_date(str(value))
+        if compact is not None:
+            return compact, None
     if isinstance(value, int | float | Decimal):
         return _from_number(value, value, epoch_unit)
     if isinstance(value, dt.datetime):
@@ -162,6 +174,9 @@ def read_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> tuple[float, str 
         return _epoch(dt.datetime(value.year, value.month, value.day)), None
     if isinstance(value, str):
         s = value.strip()
+        compact = _compact_date(s)
+        if compact is not None:
+            return compact, None
         try:
             number = float(s)
         except ValueError:
@@ -180,6 +195,23 @@ def read_timestamp(value: Any, epoch_unit: EpochUnit = "s") -> tuple[float, str 
     raise ValueError(
         f"cannot read timestamp {value!r}: use epoch seconds or ISO 8601 (2026-11-21T09:00:00Z)"
     )
+
+
+def _compact_date(s: str) -> float | None:
+    """Epoch seconds of ``YYYYMMDD`` / ``YYYYMMDDhhmmss`` (years 1000..9999), None for other
+    strings; 8 or 14 digits that are no valid date are refused: such digits are meant as dates
+    (epoch seconds of that size would fall in 1970)."""
+    if len(s) not in (8, 14) or not s.isdigit() or s[0] == "0":
+        return None
+    form = "YYYYMMDD" if len(s) == 8 else "YYYYMMDDhhmmss"
+    try:
+        when = dt.datetime.strptime(s, "%Y%m%d" if len(s) == 8 else "%Y%m%d%H%M%S")
+    except ValueError:
+        raise ValueError(
+            f"timestamp {s!r} looks like a compact date ({form}) but is not a valid one; "
+            "fix the value, or give epoch seconds (10 digits) or ISO 8601"
+        ) from None
+    return _epoch(when)
 
 
 def _from_number(number: float | int | Decimal, shown: Any, unit: EpochUnit) -> tuple[float, str]:

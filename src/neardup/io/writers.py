@@ -1,4 +1,5 @@
-"""Atomic record writers: JSONL (optionally ``.gz``) and Parquet, or JSONL to stdout with ``-``.
+"""Atomic record writers: JSONL and CSV (optionally ``.gz``) and Parquet, or JSONL to stdout
+with ``-``.
 
 The file appears only when the writer closes without error: rows go to a temporary file in the
 same directory, renamed over the target with :func:`os.replace`. An exception inside the
@@ -34,7 +35,7 @@ from typing import IO, Any
 
 from neardup.io.readers import FormatError, Record
 
-WRITE_FORMATS = ("jsonl", "parquet")
+WRITE_FORMATS = ("jsonl", "csv", "parquet")
 
 
 def _default(obj: Any) -> Any:
@@ -163,6 +164,8 @@ class RecordWriter:
         self._fh: IO[bytes] | None = None
         self._raw: IO[bytes] | None = None
         self._parquet: Any = None
+        self._csv: Any = None
+        self._gz_raw: IO[bytes] | None = None  # under a gzip ``_raw`` (CSV .gz)
         self._spool: str | None = None
         self.notes: list[str] = [] if notes is None else notes
         if path == "-":
@@ -185,6 +188,16 @@ class RecordWriter:
             self._parquet = SpooledParquet(
                 self._fh, type_hints=self.type_hints, batch_rows=batch_rows
             )
+        elif fmt == "csv":  # rows spooled: the header is known only after the last row
+            from neardup.io.csv_out import SpooledCsv
+
+            gz = path.endswith(".gz")
+            packed: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
+            self._raw, self._gz_raw = packed, raw if gz else None
+            sfd, spool = make_temp(directory, f".{name}", ".spool.tmp")
+            self._spool = spool
+            self._fh = os.fdopen(sfd, "w+b")
+            self._csv = SpooledCsv(self._fh)
         elif path.endswith(".gz"):
             self._fh = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
             self._raw = raw
@@ -196,6 +209,8 @@ class RecordWriter:
         if self.fmt == "jsonl":
             assert self._fh is not None
             self._fh.write(dumps_utf8(record) + b"\n")
+        elif self.fmt == "csv":
+            self._csv.write(record)
         else:
             self._parquet.write(record)
         self.rows_written += 1
@@ -223,13 +238,15 @@ class RecordWriter:
             self._fh.flush()
             return
         try:
-            if self._parquet is not None:
-                assert self._raw is not None
-                self._parquet.finish(self._raw)
-                self.notes += self._parquet.notes
+            for spooled in (self._parquet, self._csv):
+                if spooled is not None:
+                    assert self._raw is not None
+                    spooled.finish(self._raw)
+                    self.notes += spooled.notes
             self._fh.close()
-            if self._raw is not None:
-                self._raw.close()
+            for fh in (self._raw, self._gz_raw):
+                if fh is not None:
+                    fh.close()
             os.replace(self._tmp, self.target)
         except BaseException:
             self.abort()
@@ -249,7 +266,7 @@ class RecordWriter:
         if self._tmp is None:
             return
         try:
-            for fh in (self._fh, self._raw):
+            for fh in (self._fh, self._raw, self._gz_raw):
                 if fh is not None:
                     with contextlib.suppress(Exception):
                         fh.close()
@@ -275,10 +292,10 @@ class RecordWriter:
 
 
 def detect_output_format(path: str) -> str:
-    """``jsonl`` or ``parquet`` from the extension of ``path`` (``-`` is JSONL).
+    """``jsonl``, ``csv`` or ``parquet`` from the extension of ``path`` (``-`` is JSONL).
 
-    >>> detect_output_format("out.jsonl.gz"), detect_output_format("-")
-    ('jsonl', 'jsonl')
+    >>> [detect_output_format(p) for p in ("out.jsonl.gz", "-", "x.csv", "x.parquet")]
+    ['jsonl', 'jsonl', 'csv', 'parquet']
     """
     if path == "-":
         return "jsonl"
@@ -288,7 +305,11 @@ def detect_output_format(path: str) -> str:
         return "parquet"
     if ext in (".jsonl", ".ndjson", ".json"):
         return "jsonl"
-    raise FormatError(f"cannot write {path!r}: output must end in .jsonl, .jsonl.gz or .parquet")
+    if ext == ".csv":
+        return "csv"
+    raise FormatError(
+        f"cannot write {path!r}: output must end in .jsonl, .csv (either with .gz) or .parquet"
+    )
 
 
 def open_writer(

@@ -1,0 +1,146 @@
+"""``neardup dedup``'s outputs beside ``--out``: the summary (stderr, ``--summary FILE`` as
+JSON), the cluster table (``--clusters FILE``) and the report (``--report DIR``).
+
+Every location is checked before any work (:meth:`ExtraOutputs.check`), and the files are
+written before a ``--state`` commits (:meth:`ExtraOutputs.write`): an output that cannot be
+written fails the run with the state unchanged, so running it again decides the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import numpy as np
+
+from neardup._atomic import atomic_write
+from neardup.cli._common import output_path_or_usage_error, usage_error
+from neardup.dedup import Decisions, largest_clusters
+from neardup.io import ReadStats, open_writer
+
+
+def summary_record(stats: ReadStats, d: Decisions, seconds: float) -> dict[str, Any]:
+    """The run's summary as a JSON-able dict (what stderr shows, and more)."""
+    counts = d.counts()
+    sizes = np.bincount(d.cluster_id) if len(d) else np.zeros(0, np.int64)
+    return {
+        "documents": stats.documents,
+        **counts,
+        "skipped": stats.skipped,
+        "clusters": int(sizes.size),
+        "clusters_with_duplicates": int((sizes > 1).sum()),
+        "largest_clusters": [s for _, s in largest_clusters(d.cluster_id, top=5)],
+        "bytes": stats.bytes,
+        "seconds": round(seconds, 3),
+        "docs_per_second": round(stats.documents / max(seconds, 1e-9), 1),
+        "errors": stats.errors[:5],
+    }
+
+
+@dataclass
+class ExtraOutputs:
+    """``--summary FILE``, ``--clusters FILE`` and ``--report DIR`` of one run."""
+
+    summary: str | None = None
+    clusters: str | None = None
+    report: str | None = None
+
+    def check(self, inputs: tuple[str, ...]) -> None:
+        """Usage errors for a location that cannot be written, before any work is done."""
+        for option, path in (("--summary", self.summary), ("--clusters", self.clusters)):
+            if path is None:
+                continue
+            if path == "-":
+                raise usage_error(f"{option} needs a file path (stdout carries --out)")
+            if option == "--clusters":
+                output_path_or_usage_error(path, inputs)
+            _check_parent(option, path)
+        if self.report is not None:
+            if os.path.exists(self.report) and not os.path.isdir(self.report):
+                raise usage_error(f"--report {self.report!r} is a file; give a directory")
+            _check_parent("--report", self.report.rstrip("/") or "/")
+
+    def want_ids(self, needed: set[int], d: Decisions) -> None:
+        """With ``--clusters``: the ids of every member of a cluster with duplicates."""
+        if self.clusters is not None and len(d):
+            multi = np.flatnonzero(np.bincount(d.cluster_id) > 1)
+            members = np.isin(d.cluster_id, multi) | (d.duplicate_of >= 0)
+            needed.update(np.flatnonzero(members).tolist())
+
+    def write(self, record: dict[str, Any], d: Decisions, ids: dict[int, Any], extra: Any) -> None:
+        """Write what was asked for; ``extra`` is ``(examples, stats, seconds)`` for the
+        report."""
+        if self.summary is not None:
+            with atomic_write(self.summary, "w", encoding="utf-8") as f:
+                f.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        if self.clusters is not None:
+            write_clusters(self.clusters, d, ids)
+        if self.report is not None:
+            from neardup.cli.report import write_report
+
+            write_report(self.report, d, *extra)
+
+
+def _check_parent(option: str, path: str) -> None:
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise usage_error(f"{option} {path!r}: folder {parent!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise usage_error(f"{option} {path!r}: folder {parent!r} is not writable")
+    if os.path.isdir(path) and option != "--report":
+        raise usage_error(f"{option} {path!r} is a directory; give a file path")
+
+
+def write_clusters(path: str, d: Decisions, ids: dict[int, Any]) -> None:
+    """One row per cluster with duplicates: ``cluster_id``, ``size``, ``kept_id`` and
+    ``members`` (ids, the kept one first, then input order), largest clusters first. With
+    ``--state`` the kept document may come from an earlier run (``ids`` knows it)."""
+    rep = np.where(d.duplicate_of < 0, d.position, d.duplicate_of).tolist()
+    order = np.lexsort((d.position, d.cluster_id))
+    clusters, starts, sizes = np.unique(d.cluster_id[order], return_index=True, return_counts=True)
+    rows = []
+    for c, s, n in zip(clusters.tolist(), starts.tolist(), sizes.tolist(), strict=True):
+        members = order[s : s + n].tolist()
+        kept = rep[members[0]]  # every member points at the one kept document
+        others = [m for m in members if m != kept]
+        if others:
+            rows.append((c, kept, others))
+    rows.sort(key=lambda r: (-len(r[2]), r[0]))
+    with open_writer(path) as w:
+        for c, kept, others in rows:
+            members_ids = [ids[kept]] + [ids[m] for m in others]
+            w.write(
+                {
+                    "cluster_id": c,
+                    "size": len(members_ids),
+                    "kept_id": ids[kept],
+                    "members": members_ids,
+                }
+            )
+
+
+def print_summary(record: dict[str, Any]) -> None:
+    """The summary lines on stderr."""
+    r = record
+    lines = [
+        f"documents: {r['documents']:,}  unique: {r['unique']:,}  duplicates: "
+        f"{r['duplicate']:,}  exact duplicates: {r['exact_duplicate']:,}  empty: "
+        f"{r['empty']:,}  skipped: {r['skipped']:,}",
+        f"clusters with duplicates: {r['clusters_with_duplicates']:,}  largest: "
+        f"{r['largest_clusters']}",
+        f"{_size(r['bytes'])} of text in {r['seconds']:.2f} s "
+        f"({_size(r['bytes'] / max(r['seconds'], 1e-9))}/s, {r['docs_per_second']:,.0f} docs/s)",
+    ]
+    lines += [f"skipped: {e}" for e in r["errors"]]
+    click.echo("\n".join(lines), err=True)
+
+
+def _size(nbytes: float) -> str:
+    """Bytes in the unit that keeps the number readable: 9.4 kB, 16.6 MB, 2.9 GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:,.1f} {unit}"
+    return f"{nbytes:,.0f} B"
