@@ -98,12 +98,14 @@ def last_job(spark: Any) -> int:
     return max((j["jobId"] for j in _rest(spark, "jobs")), default=-1)
 
 
-def run_spark(spark: Any, data: str, hot: int | None) -> tuple[dict[str, Any], np.ndarray]:
+def run_spark(
+    spark: Any, data: str, hot: int | None, small: int = 0
+) -> tuple[dict[str, Any], np.ndarray]:
     """The engine on the Parquet file: result row and cluster ids in position order."""
     before = last_job(spark)
     start = time.perf_counter()
     docs = spark.read.parquet(data).select("pos", "text", "ts")
-    out, info = decide(docs, Deduplicator(), hot_key_nodes=hot)
+    out, info = decide(docs, Deduplicator(), hot_key_nodes=hot, small_job_docs=small)
     seconds = time.perf_counter() - start
     got = out.select("pos", "cluster_id").toArrow().sort_by("pos")
     out.unpersist()
@@ -138,10 +140,10 @@ def run_mllib(spark: Any, data: str, timeout: float) -> dict[str, Any]:
             df = spark.read.parquet(data).select("pos", "text")
             words = RegexTokenizer(inputCol="text", outputCol="w", pattern="\\W+").transform(df)
             grams = NGram(n=5, inputCol="w", outputCol="g").transform(words)
-            tf = HashingTF(inputCol="g", outputCol="v", numFeatures=1 << 20, binary=True)
+            tf = HashingTF(inputCol="g", outputCol="v", numFeatures=1 << 22, binary=True)
             vec = tf.transform(grams).where(F.size("g") > 0).select("pos", "v").persist()
             model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=5, seed=1).fit(vec)
-            pairs = model.approxSimilarityJoin(vec, vec, 0.5, distCol="d")
+            pairs = model.approxSimilarityJoin(vec, vec, 0.2, distCol="d")  # issue 23
             result["pairs"] = pairs.where(F.col("datasetA.pos") < F.col("datasetB.pos")).count()
             vec.unpersist()
         except Exception as exc:  # cancelled by the timeout
@@ -176,6 +178,12 @@ def run_mllib(spark: Any, data: str, timeout: float) -> dict[str, Any]:
 @click.option(
     "--hot-key-nodes", default=HOT_KEY_NODES, show_default=True, help="0: no hot-key tiling."
 )
+@click.option(
+    "--small-job-docs",
+    default=0,
+    show_default=True,
+    help="Decide on the driver up to this many documents (0: the distributed plan).",
+)
 def scale(
     data: str,
     master: str,
@@ -186,6 +194,7 @@ def scale(
     driver_memory: str,
     with_neardup: bool,
     hot_key_nodes: int,
+    small_job_docs: int,
 ) -> None:
     """The engine at scale on a Parquet file, with the local engine as anchor."""
     conf = {
@@ -201,7 +210,7 @@ def scale(
         print(json.dumps(_rounded(run_mllib(spark, data, mllib_timeout))))
         spark.stop()
         return
-    row, labels = run_spark(spark, data, hot_key_nodes or None)
+    row, labels = run_spark(spark, data, hot_key_nodes or None, small_job_docs)
     if with_local:
         texts = pq.read_table(data, columns=["text"]).column("text").to_pylist()
         start = time.perf_counter()

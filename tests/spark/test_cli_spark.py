@@ -77,3 +77,28 @@ def test_cli_parquet_input_and_output(spark: Any, tmp_path: Path) -> None:
     fields = ("id", "status", "duplicate_of", "distance", "cluster_id")
     got = sorted(tuple(str(r[f]) for f in fields) for r in table)
     assert got == sorted(tuple(str(r[f]) for f in fields) for r in records(local))
+
+
+def test_spark_conf_malformed_is_a_usage_error(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_text('{"id": 1, "text": "a b c d"}\n')
+    r = run([str(src), "--out", "-", "--engine", "spark", "--spark-conf", "executor.memory"])
+    assert r.exit_code == 2 and "--spark-conf 'executor.memory': expected KEY=VALUE" in r.output
+
+
+def test_spark_package_never_imports_the_cli() -> None:
+    """No import cycle cli/dedup.py -> spark/cli.py -> cli/...: no module of neardup.spark
+    imports neardup.cli, at the top or lazily (``__main__``, the spark-submit entry, aside)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "src" / "neardup" / "spark"
+    bad = []
+    for path in sorted(root.glob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            bad += [f"{path.name}: {n}" for n in names if n.startswith("neardup.cli")]
+    assert bad == []

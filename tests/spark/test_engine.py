@@ -41,7 +41,8 @@ def assert_same(
 ) -> Any:
     """Spark decisions (``engine``: options of :func:`decide`) equal ``Deduplicator.run``'s."""
     ref = Deduplicator(**opts).run(texts, ts)
-    (status, rep, distance, cluster), info = spark_decisions(spark, texts, ts, engine or {}, **opts)
+    engine = {"small_job_docs": 0, **(engine or {})}  # the distributed plan unless asked
+    (status, rep, distance, cluster), info = spark_decisions(spark, texts, ts, engine, **opts)
     ref_rep = np.where(ref.duplicate_of < 0, np.arange(len(texts)), ref.duplicate_of)
     assert status.tolist() == ref.status.tolist()
     assert rep.tolist() == ref_rep.tolist()

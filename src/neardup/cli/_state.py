@@ -62,8 +62,8 @@ class RunState:
         if late:
             out.append(
                 f"state: {late:,} documents were older than the state's newest timestamp minus "
-                "--window; kept documents they could match had expired, so their decisions may "
-                "differ from one run over all input (feed days in time order)"
+                "--window; kept documents older than that had expired for them, as in one run "
+                "over all input (feed days in time order)"
             )
         return out
 

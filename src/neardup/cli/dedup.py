@@ -49,7 +49,7 @@ from neardup.io import (
     iter_records,
     parse_window,
 )
-from neardup.spark.cli import dedup_on_engine, engine_options
+from neardup.spark.cli import SparkOptions, dedup_on_engine, engine_options, late_note
 
 EXAMPLES = """
 \b
@@ -185,6 +185,7 @@ def dedup_command(
     state_dir: str | None,
     engine: str,
     spark_master: str | None,
+    spark_conf: tuple[str, ...],
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
@@ -203,7 +204,9 @@ def dedup_command(
     )
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
-        if dedup_on_engine(engine, dd, paths, out, locals()):
+        opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
+                            drop_duplicates, report_dir, spark_master, spark_conf)  # fmt: skip
+        if dedup_on_engine(engine, dd, paths, out, opts):
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
         fast = can_write_fast(run, out)
@@ -215,6 +218,8 @@ def dedup_command(
             if state is not None:
                 decisions = state.this_run()  # positions of this run, earlier ids known
                 run.notes += state.notes()
+            elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
+                run.notes.append(late_note(late))
             if run.stats.documents == 0 and run.stats.skipped:
                 raise nothing_read_error(run.stats)
             plan = Plan.of(decisions)

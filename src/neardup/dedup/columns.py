@@ -14,10 +14,13 @@ Time window and expiry (the exact rule). Let ``M`` be the newest timestamp seen.
 ``floor(t_r) < horizon = floor(M - window)`` leave the candidate index, their sketches leave
 the saved state, and exact-map entries whose kept document expired are pruned: for such an
 ``i`` a pruned entry and a present one lead to the same decision (the window check of the exact
-path fails either way and the document is searched). A document is *late* when
-``t_i - window < horizon`` at the time it is decided: only late documents can get another
-decision than one run over all input; they are counted (``describe()["late_documents"]``, the
-CLI prints the count). Input in time order has none. When a state with a window is saved,
+path fails either way and the document is searched). With ``keep='first'`` the rule itself
+reads the horizon per document (:func:`neardup.dedup.greedy.horizons`, the newest timestamp up
+to it in input order): a kept document older than it never matches, in :meth:`run`, in
+:meth:`feed` with any chunking and in the Spark engine alike. A document is *late* when
+``t_i < h_i`` (older than the newest minus the window); late documents are counted
+(``describe()["late_documents"]``; both CLI engines print the count). Input in time order has
+none. When a state with a window is saved,
 the per-document rows before ``origin`` leave it too: ``origin`` is the first position a later
 decision can read (the kept documents still in the index, the exact-map entries and their kept
 documents), so a long stream keeps about one window of rows. Positions stay global;

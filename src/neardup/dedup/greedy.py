@@ -6,7 +6,7 @@ Documents are decided one by one in processing order. For document ``g``:
 2. exact path: ``p = exact[key]`` (the last document with this normalised text that was searched)
    and ``r = rep[p]``; without a window, or with ``|t_g - t_r| <= window``, ``g`` joins ``r``'s
    cluster: ``exact_duplicate`` (distance 0) when ``p == r``, else ``duplicate`` at ``p``'s
-   distance;
+   distance; with a horizon (streaming order, see :func:`horizons`) also ``floor(t_r) >= h_g``;
 3. otherwise ``exact[key] = g`` and the first candidate (candidates arrive sorted by distance,
    then position, already filtered by the accept predicate) that is a *kept* document makes ``g``
    a ``duplicate`` of it;
@@ -26,6 +26,7 @@ component of the accepted-candidate graph: a document's decision depends only on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -69,6 +70,18 @@ class Ledger:
         return [STATUS_NAMES[s] for s in self.status.tolist()]
 
 
+def horizons(ts: npt.ArrayLike, window: float, newest: float = -np.inf) -> npt.NDArray[np.float64]:
+    """Per document ``h_g = floor(max(newest, t_0..t_g) - window)`` (input order): a kept
+    document ``r`` with ``floor(t_r) < h_g`` has expired for ``g`` (a stream drops it from the
+    index), in every engine and for any chunking. ``g`` is *late* when ``t_g < h_g``.
+
+    >>> horizons([10.0, 30.0, 5.0], 10.0).tolist()
+    [0.0, 20.0, 20.0]
+    """
+    m = np.fmax.accumulate(np.concatenate([[newest], np.asarray(ts, np.float64)]))[1:]
+    return np.floor(m - window)
+
+
 def decide_in_order(
     ledger: Ledger,
     order: npt.NDArray[np.int64],
@@ -81,6 +94,7 @@ def decide_in_order(
     dist: Sequence[int],
     window: float | None = None,
     origin: int = 0,
+    horizon: Sequence[float] | None = None,
 ) -> list[int]:
     """Decide the documents ``base + order[i]`` in that order; returns the new kept local rows.
 
@@ -89,7 +103,8 @@ def decide_in_order(
     ``dist[...]``. Candidates below ``base`` are kept documents decided earlier; those at or
     above ``base`` count only once decided as kept. ``origin``: the ledger's arrays start at
     that position (a saved state drops the rows no later decision can read); positions stay
-    global.
+    global. ``horizon[l]``: kept documents older than that (whole seconds) are out of reach
+    of local row ``l`` (:func:`horizons`; ``keep='first'`` with a window).
     """
     rep, dst, clu, sta, ts = ledger.rep, ledger.distance, ledger.cluster, ledger.status, ledger.ts
     exact = ledger.exact
@@ -104,7 +119,10 @@ def decide_in_order(
         p = exact.get(keys[li])
         if p is not None:
             r = int(rep[p - o])
-            if window is None or abs(ts[g - o] - ts[r - o]) <= window:
+            if window is None or (
+                abs(ts[g - o] - ts[r - o]) <= window
+                and (horizon is None or math.floor(ts[r - o]) >= horizon[li])
+            ):
                 rep[g - o], clu[g - o] = r, clu[r - o]
                 if p == r:
                     sta[g - o], dst[g - o] = EXACT_DUPLICATE, 0

@@ -54,7 +54,7 @@ from neardup.dedup.candidates import (
 )
 from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
 from neardup.dedup.exact import exact_keys
-from neardup.dedup.greedy import Ledger, decide_in_order
+from neardup.dedup.greedy import Ledger, decide_in_order, horizons
 from neardup.dedup.persist import StateMixin
 from neardup.dedup.similarity import decided_similarity
 from neardup.dedup.state import (
@@ -283,13 +283,14 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._index_unindexed()
         base, n = self.n_documents, len(chunk.fps)
         saved = (self._n_clusters, self._max_ts)
+        hz = self._horizons(chunk)
         self._extend_state(chunk)
         live = self._hamming_rows(chunk, np.arange(n))
         q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
         cand = [(live[q], p, d), self._pairs(chunk, live, base)]
-        ptr, pos, dist = self._accepted(cand, base, n, chunk)
+        ptr, pos, dist = self._accepted(cand, base, n, chunk, hz)
         self._exact.start_log()
-        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist)
+        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist, hz)
         self._fill_similarity(base, chunk)
         out = self._decisions(base, base + n)
         if not commit:
@@ -297,7 +298,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._truncate(base)
             self._n_clusters, self._max_ts = saved
             return out
-        self._commit_chunk(base, chunk, ids)
+        self._commit_chunk(base, chunk, ids, hz)
         self._index_new(base, new, chunk)
         return out
 
@@ -361,12 +362,14 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         if self._pending:
             raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
 
-    def _commit_chunk(self, base: int, chunk: Chunk, ids: Sequence[Any] | None) -> None:
+    def _commit_chunk(
+        self, base: int, chunk: Chunk, ids: Sequence[Any] | None, hz: np.ndarray | None
+    ) -> None:
         """Bookkeeping of a decided chunk: searched flags, late count, external ids."""
         flags = self._flags.view()
         flags[np.asarray(self._exact.stop_log(), np.int64) - self._origin] |= SEARCHED
-        if self.window is not None:  # late: could have matched a kept document now expired
-            self._late += int((chunk.ts - self.window < self._horizon).sum())
+        if hz is not None:  # late: older than the newest minus the window (greedy.horizons)
+            self._late += int((chunk.ts < hz).sum())
         if ids is not None and self._ids is None:
             self._ids = JsonColumn.of(range(self._origin, base))  # earlier ones: positions
         if self._ids is not None:
@@ -404,14 +407,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         chunk = concat_chunks(self._pending)
         self._pending = []
         n = len(chunk.fps)
+        hz = self._horizons(chunk)
         self._extend_state(chunk)
         order = self._priority(chunk)
         live = self._hamming_rows(chunk, order)
-        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
+        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk, hz)
         self._exact.start_log()
-        new = self._greedy(order, 0, chunk, ptr, pos, dist)
+        new = self._greedy(order, 0, chunk, ptr, pos, dist, hz)
         self._fill_similarity(0, chunk)
-        self._commit_chunk(0, chunk, None)
+        self._commit_chunk(0, chunk, None, hz)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
             self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
             self._unindexed = np.asarray(new, np.int64)
@@ -535,6 +539,14 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
 
+    def _horizons(self, chunk: Chunk) -> np.ndarray | None:
+        """Per document of the chunk, the horizon of :func:`~neardup.dedup.greedy.horizons`
+        (``keep='first'`` with a window: the streaming order), from the newest timestamp before
+        the chunk; None otherwise. Call it before ``_extend_state`` moves the newest one."""
+        if self.window is None or self.keep != "first":
+            return None
+        return horizons(chunk.ts, self.window, self._max_ts)
+
     def _hamming_rows(self, chunk: Chunk, order: np.ndarray) -> np.ndarray:
         """Local rows that may need Hamming work (sorted).
 
@@ -568,15 +580,19 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         base: int,
         n: int,
         chunk: Chunk,
+        hz: np.ndarray | None = None,
     ) -> tuple[list[int], list[int], list[int]]:
-        """Filter candidates by the accept predicate (distance, window, verifier) and sort them
-        into CSR lists per local document, by (distance, position)."""
+        """Filter candidates by the accept predicate (distance, window, horizon, verifier) and
+        sort them into CSR lists per local document, by (distance, position)."""
         q = np.concatenate([p[0] for p in parts]).astype(np.int64)
         pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
         dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
         keep = dist <= self.candidate_k_
         if self.window is not None:
-            keep &= np.abs(chunk.ts[q] - self._ts.view()[pos - self._origin]) <= self.window
+            t_pos = self._ts.view()[pos - self._origin]
+            keep &= np.abs(chunk.ts[q] - t_pos) <= self.window
+            if hz is not None:
+                keep &= np.floor(t_pos) >= hz[q]
         if self.verifier is not None and len(q):
             keep &= self._verify(q, pos, base, chunk)
         q, pos, dist = q[keep], pos[keep], dist[keep]
@@ -613,6 +629,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         ptr: list[int],
         pos: list[int],
         dist: list[int],
+        hz: np.ndarray | None = None,
     ) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
         ledger = Ledger(
@@ -635,6 +652,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             dist=dist,
             window=self.window,
             origin=self._origin,
+            horizon=None if hz is None else hz.tolist(),
         )
         self._n_clusters = ledger.n_clusters
         return new

@@ -2,25 +2,88 @@
 
 Imported by :mod:`neardup.cli.dedup` without PySpark: the options are plain click options, and
 PySpark is imported only when ``--engine spark`` runs (a missing extra is a usage error naming
-it). On a cluster, ``spark-submit`` runs the same job through ``python -m neardup.spark``.
+it). This module never imports :mod:`neardup.cli` (no cycle): the dedup command hands its
+parameters over as a :class:`SparkOptions`. On a cluster, ``spark-submit`` runs the same job
+through ``python -m neardup.spark`` (docs/SCALE.md).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
 from neardup.dedup import Deduplicator
+from neardup.io import ReadStats
 
 ENGINES = ("local", "spark")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class EngineDataError(click.ClickException):
+    """Bad data in an input file (exit code 1), shown as one line like the local engine's."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        message = self.format_message().replace("\r", "\\r").replace("\n", "\\n")
+        click.echo(f"neardup: error: {message}", err=True)
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    """The ``neardup dedup`` parameters the Spark engine reads (explicit, no ``locals()``)."""
+
+    fmt: str | None = None
+    text_field: str = "text"
+    id_field: str = "id"
+    time_field: str | None = None
+    epoch_unit: str = "auto"
+    on_error: str = "fail"
+    drop_duplicates: bool = False
+    report_dir: str | None = None
+    spark_master: str | None = None
+    spark_conf: tuple[str, ...] = ()
+
+
+def parse_spark_conf(items: tuple[str, ...]) -> dict[str, str]:
+    """``("k=v", ...)`` -> ``{k: v}``; a malformed item is a usage error naming it.
+
+    >>> parse_spark_conf(("spark.executor.memory=4g", "spark.a=b=c"))
+    {'spark.executor.memory': '4g', 'spark.a': 'b=c'}
+    """
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not key.startswith("spark."):
+            raise click.UsageError(
+                f"--spark-conf {item!r}: expected KEY=VALUE with a Spark key, "
+                "e.g. --spark-conf spark.executor.memory=4g"
+            )
+        out[key.strip()] = value
+    return out
+
+
+def late_note(count: int) -> str:
+    """The summary line about late documents (both engines print it)."""
+    return (
+        f"late documents: {count:,} (older than the newest timestamp before them minus --window: "
+        "kept documents older than that had expired for them, as in a stream; input in time "
+        "order has none)"
+    )
+
+
 def engine_options(f: F) -> F:
-    """``--engine`` and ``--spark-master`` (click decorator)."""
+    """``--engine``, ``--spark-master`` and ``--spark-conf`` (click decorator)."""
+    f = click.option(
+        "--spark-conf",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g.",
+    )(f)
     f = click.option(
         "--spark-master",
         default=None,
@@ -38,65 +101,76 @@ def engine_options(f: F) -> F:
     return f
 
 
-def dedup_on_engine(
-    engine: str,
-    dd: Deduplicator,
-    inputs: tuple[str, ...],
-    out: str,
-    options: dict[str, Any],
-) -> bool:
-    """Run the dedup on ``engine`` when it is not the local one; returns whether it ran.
+def _nothing_read(stats: ReadStats) -> EngineDataError:
+    reason, count = stats.reasons.most_common(1)[0] if stats.reasons else ("?", 0)
+    same = "all of them" if count == stats.skipped else f"{count:,} of them"
+    return EngineDataError(
+        f"all {stats.skipped:,} rows were skipped, nothing written; {same}: {reason} "
+        f"(first: {stats.errors[0] if stats.errors else '?'})"
+    )
 
-    ``options``: the dedup command's parameters (fmt, text_field, id_field, time_field,
-    epoch_unit, on_error, drop_duplicates, report_dir, spark_master).
-    """
+
+def dedup_on_engine(
+    engine: str, dd: Deduplicator, inputs: tuple[str, ...], out: str, options: SparkOptions
+) -> bool:
+    """Run the dedup on ``engine`` when it is not the local one; returns whether it ran."""
     if engine == "local":
         return False
-    from neardup.cli._common import DataError, nothing_read_error, usage_error
-
-    if options.get("report_dir") is not None:
-        raise usage_error("--report is not available with --engine spark; drop one of them")
+    if options.report_dir is not None:
+        raise click.UsageError("--report is not available with --engine spark; drop one of them")
+    conf = parse_spark_conf(options.spark_conf)
     try:
         from neardup.spark import require_pyspark
 
         require_pyspark()
     except ImportError as exc:
-        raise usage_error(str(exc)) from None
+        raise click.UsageError(str(exc)) from None
     from neardup.io import InputError
     from neardup.spark.job import run_job
     from neardup.spark.reader import Fields
     from neardup.spark.session import spark_session
 
-    fields = Fields(
-        options["text_field"], options["id_field"], options["time_field"], options["epoch_unit"]
-    )
-    master = options.get("spark_master")
+    o = options
+    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit)
+    master = o.spark_master
     if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
         master = "local[*]"  # under spark-submit (python -m neardup.spark) the submitted one
-    spark = spark_session(master)
+    spark = spark_session(master, conf=conf)
     try:
         result = run_job(
             spark,
             dd,
             inputs,
             out,
-            fmt=options.get("fmt"),
+            fmt=o.fmt,
             fields=fields,
-            on_error=options["on_error"],
-            drop_duplicates=options["drop_duplicates"],
+            on_error=o.on_error,
+            drop_duplicates=o.drop_duplicates,
         )
     except InputError as exc:
-        raise DataError(str(exc)) from None
+        raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
-        raise nothing_read_error(result.stats)
-    c, s = result.counts, result.stats
+        raise _nothing_read(result.stats)
+    _summary(result)
+    return True
+
+
+def _summary(result: Any) -> None:
+    c, s, info = result.counts, result.stats, result.info
     lines = [
         f"documents: {s.documents:,}  unique: {c['unique']:,}  duplicates: {c['duplicate']:,}  "
         f"exact duplicates: {c['exact_duplicate']:,}  empty: {c['empty']:,}  "
         f"skipped: {s.skipped:,}",
-        f"spark: {result.seconds:.2f} s, {result.info.get('accepted_pairs', 0):,} accepted "
-        f"pairs, {result.info.get('cc_rounds', 0)} connected-component rounds",
+        f"spark: {result.seconds:.2f} s, "
+        + (
+            "prepared on executors, decided on the driver (small job)"
+            if info.get("path") == "driver"
+            else f"{info.get('accepted_pairs', 0):,} accepted pairs, "
+            f"{info.get('cc_rounds', 0)} connected-component rounds"
+        )
+        + f", {info.get('shuffle_partitions', '?')} shuffle partitions",
     ]
     lines += [f"skipped: {e}" for e in s.errors[:5]]
+    if info.get("late_documents"):
+        lines.append(late_note(int(info["late_documents"])))
     click.echo("\n".join(lines), err=True)
-    return True

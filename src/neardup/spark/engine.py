@@ -36,6 +36,7 @@ from neardup.spark.components import (
     components_on_driver,
     connected_components,
 )
+from neardup.spark.small import SMALL_JOB_DOCS, decide_on_driver, is_small
 
 DECISIONS = T.StructType(
     [
@@ -181,9 +182,55 @@ def _decide_components(
         return kernels.decide_group(dd, left, right)
 
     bucket = F.pmod(F.xxhash64("comp"), F.lit(buckets))
-    d = docs.withColumn("bucket", bucket).select("bucket", "pos", "node", "ekey", "ts", "length")
+    cols = ["bucket", "pos", "node", "ekey", "ts", "length"] + (
+        ["hz"] if "hz" in docs.columns else []
+    )
+    d = docs.withColumn("bucket", bucket).select(*cols)
     e = edges.withColumn("bucket", bucket).select("bucket", "a", "b", "dist")
     return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
+
+
+#: documents per shuffle partition when the partitions are not set explicitly
+DOCS_PER_PARTITION = 100_000
+
+
+def _auto_partitions(spark: SparkSession, documents: int) -> None:
+    """Shuffle partitions from the number of documents (one per 100,000, at least one per
+    core) unless ``spark.sql.shuffle.partitions`` was set explicitly (session conf,
+    ``--spark-conf``, spark-submit ``--conf``): Spark's 200 made small jobs seconds slower."""
+    key = "spark.sql.shuffle.partitions"
+    if not spark.sparkContext.getConf().contains(key):
+        parts = max(spark.sparkContext.defaultParallelism, -(-documents // DOCS_PER_PARTITION))
+        spark.conf.set(key, str(parts))
+
+
+#: positions per block of the running maximum of timestamps (:func:`_with_horizons`)
+HORIZON_BLOCK_BITS = 16
+
+
+def _with_horizons(prep: DataFrame, docs: DataFrame, window: float) -> DataFrame:
+    """``prep`` with ``hz`` = :func:`neardup.dedup.greedy.horizons` per document (the running
+    maximum of timestamps in input order, minus the window): maxima of blocks of positions on
+    the driver (a few numbers), the running maximum inside each block by a window function."""
+    blk = F.shiftright("pos", HORIZON_BLOCK_BITS)
+    maxima = docs.groupBy(blk.alias("blk")).agg(F.max("ts").alias("m")).collect()
+    prior, newest = [], None
+    for b, m in sorted((int(b), m) for b, m in maxima):
+        prior.append((b, newest))
+        if m is not None:
+            newest = m if newest is None else max(newest, m)
+    spark = prep.sparkSession
+    base = spark.createDataFrame(prior or [(0, None)], "blk long, prior double")
+    run = F.max("ts").over(
+        Window.partitionBy("blk").orderBy("pos").rowsBetween(Window.unboundedPreceding, 0)
+    )
+    newest_here = F.greatest(F.col("prior"), run)
+    return (
+        prep.withColumn("blk", blk)
+        .join(F.broadcast(base), "blk", "left")
+        .withColumn("hz", F.floor(newest_here - F.lit(window)).cast("double"))
+        .drop("blk", "prior")
+    )
 
 
 class _Phases:
@@ -219,6 +266,7 @@ def decide(
     buckets: int | None = None,
     driver_max_edges: int = DRIVER_MAX_EDGES,
     hot_key_nodes: int | None = HOT_KEY_NODES,
+    small_job_docs: int | None = None,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
@@ -227,16 +275,33 @@ def decide(
     ``driver_max_edges``: candidate graphs up to that many edges get their connected
     components on the driver (-1: always on DataFrames). ``hot_key_nodes``: keys shared by
     more nodes than that have their self-join tiled over many tasks (None: never); the pairs,
-    hence the decisions, are the same either way.
+    hence the decisions, are the same either way. ``small_job_docs``: up to that many
+    documents the texts are decided on the driver (:mod:`neardup.spark.small`; 0: never;
+    None: the Spark setting ``spark.neardup.smallJobDocs``, else :data:`SMALL_JOB_DOCS`).
     """
     spark = docs.sparkSession
-    buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     info: dict[str, Any] = {}
     start = time.perf_counter()
     phase = _Phases(spark, info)
     phase("prepare")
-    prep = prepare(docs, dd).persist()
+    if small_job_docs is None:
+        small_job_docs = int(spark.conf.get("spark.neardup.smallJobDocs", None) or SMALL_JOB_DOCS)
+    if is_small(docs, small_job_docs):
+        info["path"] = "driver"
+        out = decide_on_driver(docs, dd, info)  # a local relation: in memory, no job
+        phase(None)
+        info["total_s"] = time.perf_counter() - start
+        return out, info
+    _auto_partitions(spark, docs.count())
+    buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    prep = prepare(docs, dd)
+    streaming = dd.window is not None and dd.keep == "first"
+    if streaming:  # late documents: the streaming horizon of greedy.horizons
+        prep = _with_horizons(prep, docs, float(dd.window))  # type: ignore[arg-type]
+    prep = prep.persist()
     info["documents"] = prep.count()
+    if streaming:
+        info["late_documents"] = prep.where(F.col("ts") < F.col("hz")).count()
     phase("pairs")
     # one shuffle by exact key serves both windows (rows equal on (ekey, fp, sketch) share ekey)
     live = prep.where(~F.col("empty")).repartition("ekey")
@@ -255,7 +320,7 @@ def decide(
     )
     comps, info["cc_rounds"] = _components(graph, driver_max_edges)
     comps = comps.persist()
-    narrow = live.select("pos", "node", "n", "ekey", "ts", "length")
+    narrow = live.select("pos", "node", "n", "ekey", "ts", "length", *(["hz"] if streaming else []))
     grouped = narrow.join(comps, "node", "left")
     alone = F.col("comp").isNull() & (F.col("n") == 1)
     singles = grouped.where(alone).select(

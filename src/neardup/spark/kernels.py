@@ -226,6 +226,7 @@ def _candidate_lists(
     ts: npt.NDArray[np.float64],
     window: float | None,
     m: int,
+    hz: npt.NDArray[np.float64] | None = None,
 ) -> tuple[list[int], list[int], list[int]]:
     """CSR candidate lists of ``m`` local rows from accepted node edges (both directions).
 
@@ -261,6 +262,8 @@ def _candidate_lists(
     dist = np.concatenate(ds).astype(np.int64) if ds else none
     if window is not None:
         ok = np.abs(ts[q] - ts[p]) <= window
+        if hz is not None:  # expired for q (greedy.horizons)
+            ok &= np.floor(ts[p]) >= hz[q]
         q, p, dist = q[ok], p[ok], dist[ok]
     order = np.lexsort((p, dist, q))  # local rows are in input order: ties by position
     ptr = np.searchsorted(q[order], np.arange(m + 1))
@@ -268,7 +271,7 @@ def _candidate_lists(
 
 
 def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
-    """Decide whole connected components: ``docs (pos, node, ekey, ts, length)`` with their
+    """Decide whole connected components: ``docs (pos, node, ekey, ts, length[, hz])`` with their
     accepted node ``edges (a, b, dist)`` -> :data:`DECIDED` (``rep`` is a global position).
 
     Components never interact (a document's decision depends only on its candidates and the
@@ -289,7 +292,10 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
         np.asarray(edges.column("b").to_numpy(), np.int64),
         np.asarray(edges.column("dist").to_numpy(), np.int64),
     )
-    ptr, cand, dist = _candidate_lists(members, triple, ts, dd.window, m)
+    hz = None
+    if "hz" in docs.column_names:
+        hz = np.asarray(docs.column("hz").to_numpy(zero_copy_only=False), np.float64)
+    ptr, cand, dist = _candidate_lists(members, triple, ts, dd.window, m, hz)
     ledger = Ledger.empty(m, ts if dd.window is not None else None)
     decide_in_order(
         ledger,
@@ -301,6 +307,7 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
         pos=cand,
         dist=dist,
         window=dd.window,
+        horizon=None if hz is None else hz.tolist(),
     )
     return pa.table(
         {

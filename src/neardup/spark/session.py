@@ -43,8 +43,7 @@ def spark_session(
         "spark.sql.adaptive.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
     }
-    if shuffle_partitions is None and master is not None and master.startswith("local"):
-        shuffle_partitions = 2 * (os.cpu_count() or 2)  # Spark's 200 tasks cost seconds locally
+    # shuffle_partitions None: the job picks them from the input size (job.shuffle_partitions)
     if shuffle_partitions is not None:
         settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     cache = os.environ.get("NUMBA_CACHE_DIR")
