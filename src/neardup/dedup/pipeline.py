@@ -53,8 +53,17 @@ from neardup.dedup.candidates import (
     bands_fit,
 )
 from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
+from neardup.dedup.core import (
+    Csr,
+    DecideConfig,
+    accept,
+    candidate_csr,
+    decide,
+    processing_order,
+    searched_rows,
+)
 from neardup.dedup.exact import exact_keys
-from neardup.dedup.greedy import Ledger, decide_in_order
+from neardup.dedup.greedy import Ledger
 from neardup.dedup.persist import StateMixin
 from neardup.dedup.state import (
     STATUS_NAMES,
@@ -179,6 +188,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._late = 0  # documents decided after the kept ones they could match expired
         self._unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
         self._pending: list[Chunk] = []
+        threshold = None if verifier is None else float(verifier.threshold)
+        self._core = DecideConfig(self.candidate_k_, keep, window, threshold)
         self._freeze()
 
     def get_params(self) -> dict[str, Any]:
@@ -205,6 +216,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             raise TypeError(f"verifier {self.verifier!r} lacks threshold/sketch_many/similarity")
 
     # ------------------------------------------------------------------ public API
+    @property
+    def decide_config(self) -> DecideConfig:
+        """The parameters of the decide step (:mod:`neardup.dedup.core`) every engine applies.
+
+        >>> Deduplicator(k=3, verifier=None).decide_config.radius
+        3
+        """
+        return self._core
+
     @property
     def candidates(self) -> CandidateIndex:
         """The candidate design (its ``pairs``, ``keys`` and ``get_config``), read-only use:
@@ -283,9 +303,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         live = self._hamming_rows(chunk, np.arange(n))
         q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
         cand = [(live[q], p, d), self._pairs(chunk, live, base)]
-        ptr, pos, dist = self._accepted(cand, base, n, chunk)
+        csr = self._accepted(cand, base, n, chunk)
         self._exact.start_log()
-        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist)
+        new = self._greedy(np.arange(n), base, chunk, csr)
         out = self._decisions(base, base + n)
         if not commit:
             self._exact.undo_log()
@@ -402,9 +422,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._extend_state(chunk)
         order = self._priority(chunk)
         live = self._hamming_rows(chunk, order)
-        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
+        csr = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
         self._exact.start_log()
-        new = self._greedy(order, 0, chunk, ptr, pos, dist)
+        new = self._greedy(order, 0, chunk, csr)
         self._commit_chunk(0, chunk, None)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
             self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
@@ -529,23 +549,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
 
     def _hamming_rows(self, chunk: Chunk, order: np.ndarray) -> np.ndarray:
-        """Local rows that may need Hamming work (sorted).
-
-        Without a window, a later copy of an already seen normalised text always takes the
-        exact path, so only the first copy (in ``order``) is searched and joined: a text
-        repeated m times then costs no m^2 pairs. With a window a copy may fall outside it,
-        so every copy is searched.
-        """
-        rows = order[~chunk.empty[order]]
-        if self.window is not None:
-            return np.sort(rows)
-        seen, exact, keys, out = set(), self._exact, chunk.keys, []
-        for r in rows.tolist():
-            key = keys[r]
-            if key not in seen and key not in exact:
-                seen.add(key)
-                out.append(r)
-        return np.sort(np.asarray(out, dtype=np.int64))
+        """Local rows that may need Hamming work (sorted): :func:`~neardup.dedup.core.searched_rows`
+        of the non-empty rows, with the texts decided before this chunk as already seen."""
+        return searched_rows(self._core, order[~chunk.empty[order]], chunk.keys, self._exact)
 
     def _pairs(
         self, chunk: Chunk, live: np.ndarray, base: int
@@ -561,24 +567,22 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         base: int,
         n: int,
         chunk: Chunk,
-    ) -> tuple[list[int], list[int], list[int]]:
+    ) -> Csr:
         """Filter candidates by the accept predicate (distance, window, verifier) and sort them
         into CSR lists per local document, by (distance, position)."""
         q = np.concatenate([p[0] for p in parts]).astype(np.int64)
         pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
         dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
-        keep = dist <= self.candidate_k_
-        if self.window is not None:
-            keep &= np.abs(chunk.ts[q] - self._ts.view()[pos - self._origin]) <= self.window
-        if self.verifier is not None and len(q):
-            keep &= self._verify(q, pos, base, chunk)
-        q, pos, dist = q[keep], pos[keep], dist[keep]
-        order = np.lexsort((pos, dist, q))
-        ptr = np.searchsorted(q[order], np.arange(n + 1))
-        return ptr.tolist(), pos[order].tolist(), dist[order].tolist()
+        ts_p = self._ts.view()[pos - self._origin] if self.window is not None else None
+        sim = self._similarity(q, pos, base, chunk) if self.verifier is not None else None
+        keep = accept(self._core, dist, chunk.ts[q], ts_p, sim)
+        return candidate_csr(q[keep], pos[keep], dist[keep], n)
 
-    def _verify(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: Chunk) -> np.ndarray:
+    def _similarity(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: Chunk) -> np.ndarray:
+        """Verifier similarity of each candidate pair (query row ``q``, global position ``pos``)."""
         assert self.verifier is not None and chunk.sketches is not None
+        if not len(q):
+            return np.zeros(0, np.float64)
         a = chunk.sketches[q]
         b = np.empty_like(a)
         inside = pos >= base
@@ -586,27 +590,14 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         if (~inside).any():
             assert self._sketches is not None
             b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside] - self._origin]]
-        sim = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
-        ok: np.ndarray = sim >= float(self.verifier.threshold)
-        return ok
+        sim: np.ndarray = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
+        return sim
 
     def _priority(self, chunk: Chunk) -> np.ndarray:
         idx = np.arange(len(chunk.fps))
-        if self.keep == "longest":
-            return np.lexsort((idx, -chunk.lengths))
-        if self.keep == "newest":
-            return np.lexsort((idx, -chunk.ts))
-        return idx
+        return processing_order(self.keep, idx, chunk.lengths, chunk.ts)
 
-    def _greedy(
-        self,
-        order: np.ndarray,
-        base: int,
-        chunk: Chunk,
-        ptr: list[int],
-        pos: list[int],
-        dist: list[int],
-    ) -> list[int]:
+    def _greedy(self, order: np.ndarray, base: int, chunk: Chunk, csr: Csr) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
         ledger = Ledger(
             self._rep.writable(),
@@ -617,18 +608,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._exact,
             self._n_clusters,
         )
-        new = decide_in_order(
-            ledger,
-            order,
-            base=base,
-            empty=chunk.empty.tolist(),
-            keys=chunk.keys,
-            ptr=ptr,
-            pos=pos,
-            dist=dist,
-            window=self.window,
-            origin=self._origin,
-        )
+        empty = chunk.empty.tolist()
+        origin = self._origin
+        new = decide(self._core, ledger, order, empty, chunk.keys, csr, base=base, origin=origin)
         self._n_clusters = ledger.n_clusters
         return new
 
