@@ -36,13 +36,11 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from neardup._backend import native
 from neardup._params import FrozenParams
 from neardup._persist import JsonColumn
 from neardup.dedup.candidates import (
@@ -62,9 +60,9 @@ from neardup.dedup.core import (
     processing_order,
     searched_rows,
 )
-from neardup.dedup.exact import exact_keys
 from neardup.dedup.greedy import Ledger
 from neardup.dedup.persist import StateMixin
+from neardup.dedup.prepare import prepare_chunk
 from neardup.dedup.state import (
     STATUS_NAMES,
     Chunk,
@@ -73,7 +71,6 @@ from neardup.dedup.state import (
     Growable,
     concat_chunks,
 )
-from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
 
@@ -303,9 +300,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         live = self._hamming_rows(chunk, np.arange(n))
         q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
         cand = [(live[q], p, d), self._pairs(chunk, live, base)]
-        csr = self._accepted(cand, base, n, chunk)
+        ptr, pos, dist = self._accepted(cand, base, n, chunk)
         self._exact.start_log()
-        new = self._greedy(np.arange(n), base, chunk, csr)
+        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist)
         out = self._decisions(base, base + n)
         if not commit:
             self._exact.undo_log()
@@ -422,9 +419,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._extend_state(chunk)
         order = self._priority(chunk)
         live = self._hamming_rows(chunk, order)
-        csr = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
+        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
         self._exact.start_log()
-        new = self._greedy(order, 0, chunk, csr)
+        new = self._greedy(order, 0, chunk, ptr, pos, dist)
         self._commit_chunk(0, chunk, None)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
             self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
@@ -458,78 +455,12 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     # ------------------------------------------------------------------ internals
     def prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Chunk:
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
-        keys, timestamps, lengths and verifier sketches (what every engine decides on)."""
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
-        # fingerprints, exact keys and MinHash sketches read the same prepared bytes: pack once
-        packed = pack_prepared(texts) if native() is not None else None
-        minhash = packed is not None and type(self.verifier) is MinHashVerifier
-        every = None  # MinHash sketches of every text (rows of empty texts are dropped below)
-        if minhash and len(texts) >= OVERLAP_MIN and self.n_jobs == 1:  # (workers fork: no thread)
-            # the sketch kernel releases the GIL: on a second core it runs beside fingerprinting
-            with ThreadPoolExecutor(1) as pool:
-                side = pool.submit(_sketch_all, self.verifier, packed, texts)
-                fps, empty = self._fingerprints(texts, packed)
-                every = side.result()
-        else:
-            fps, empty = self._fingerprints(texts, packed)
-            if minhash:
-                every = _sketch_all(self.verifier, packed, texts)
-        live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
-        live_texts = [texts[i] for i in live]
-        keys = [0] * len(texts)
-        if packed is not None:
-            every_key = exact_keys(texts, packed=packed)
-            for i in live:
-                keys[i] = every_key[i]
-        else:
-            for i, key in zip(live, exact_keys(live_texts), strict=True):
-                keys[i] = key
-        if timestamps is None:
-            if self.window is not None or self.keep == "newest":
-                raise ValueError("timestamps are required with window=... or keep='newest'")
-            ts = np.full(len(texts), np.nan)
-        else:
-            ts = np.asarray(timestamps, dtype=np.float64)
-            if ts.shape != (len(texts),):
-                raise ValueError(f"got {len(ts)} timestamps for {len(texts)} texts")
-            _check_timestamps(ts, needed=self.window is not None or self.keep == "newest")
-        sketches = None
-        if self.verifier is not None:  # sketch texts with features only; other rows stay 0
-            rows = np.flatnonzero(~np.asarray(empty, bool))
-            if every is not None:
-                part = every[rows]
-            else:
-                part = np.asarray(self.verifier.sketch_many(live_texts))
-            if part.ndim != 2 or part.shape[0] != rows.size:
-                raise ValueError(
-                    f"verifier.sketch_many returned shape {part.shape} for "
-                    f"{rows.size} texts; expected (n, width)"
-                )
-            sketches = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
-            sketches[rows] = part
-        return Chunk(
-            np.asarray(fps, np.uint64),
-            np.asarray(empty, bool),
-            keys,
-            ts,
-            np.fromiter(map(len, texts), np.int64, len(texts)),
-            sketches,
+        keys, timestamps, lengths and verifier sketches (what every engine decides on; see
+        :func:`~neardup.dedup.prepare.prepare_chunk`)."""
+        timed = self.window is not None or self.keep == "newest"
+        return prepare_chunk(
+            self.fingerprinter, self.verifier, texts, timestamps, timed=timed, n_jobs=self.n_jobs
         )
-
-    def _fingerprints(
-        self, texts: list[str], packed: tuple[np.ndarray, np.ndarray] | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        own = type(self.fingerprinter) is Fingerprinter  # (not a user's duck-typed one)
-        if packed is not None and self.n_jobs == 1 and own:  # prepared bytes packed already
-            fps, empty = self.fingerprinter._fingerprint_packed(texts, packed)
-        else:
-            fps, empty = self.fingerprinter.fingerprint_many(
-                texts, return_mask=True, n_jobs=self.n_jobs
-            )
-        return np.asarray(fps), np.asarray(empty, bool)
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
@@ -597,7 +528,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         idx = np.arange(len(chunk.fps))
         return processing_order(self.keep, idx, chunk.lengths, chunk.ts)
 
-    def _greedy(self, order: np.ndarray, base: int, chunk: Chunk, csr: Csr) -> list[int]:
+    def _greedy(  # (call sites keep the CSR as three lists: see dedup/core.py)
+        self, order: np.ndarray, base: int, chunk: Chunk, *csr: list[int]
+    ) -> list[int]:
         """Decide documents one by one in ``order``; returns the new kept (local) indices."""
         ledger = Ledger(
             self._rep.writable(),
@@ -610,7 +543,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         )
         empty = chunk.empty.tolist()
         origin = self._origin
-        new = decide(self._core, ledger, order, empty, chunk.keys, csr, base=base, origin=origin)
+        ptr, pos, dist = csr
+        new = decide(
+            self._core, ledger, order, empty, chunk.keys, (ptr, pos, dist), base=base, origin=origin
+        )
         self._n_clusters = ledger.n_clusters
         return new
 
@@ -652,31 +588,6 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             np.where(kept, -1, rep),
             self._dist.view()[a:b].copy(),
             self._cluster.view()[a:b].copy(),
-        )
-
-
-OVERLAP_MIN = 1024  # texts per prepare() from which the sketch runs on a second thread
-
-
-def _sketch_all(verifier: Any, packed: Any, texts: list[str]) -> Any:
-    return verifier.sketch_packed(*packed, [len(t) for t in texts])
-
-
-def _check_timestamps(ts: np.ndarray, *, needed: bool) -> None:
-    """Refuse infinite timestamps, and NaN where a window or ``keep='newest'`` reads them (NaN
-    is "no timestamp" otherwise): a NaN would never match and an infinity would expire every
-    kept document, both silently.
-
-    >>> _check_timestamps(np.array([1.0, np.inf]), needed=False)
-    Traceback (most recent call last):
-    ...
-    ValueError: timestamps[1] is inf: give finite epoch seconds (e.g. 1700000000.0)
-    """
-    bad = np.isinf(ts) | (np.isnan(ts) if needed else False)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"timestamps[{i}] is {float(ts[i])}: give finite epoch seconds (e.g. 1700000000.0)"
         )
 
 
