@@ -135,20 +135,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         n_jobs: int = 1,
     ) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
-        if isinstance(verifier, str):
-            if verifier != "default":
-                raise ValueError(
-                    f"verifier must be 'default', None or a Verifier, got {verifier!r}"
-                )
-            verifier = MinHashVerifier()
+        resolved = _resolve_verifier(verifier)
         bands = k is None and candidate_k is None and index_design == "auto"
-        bands = bands and bands_fit(verifier)
+        bands = bands and bands_fit(resolved)
         if k is None:
-            k = NO_HAMMING_LIMIT if bands else VERIFIED_K if verifier is not None else PLAIN_K
+            k = NO_HAMMING_LIMIT if bands else VERIFIED_K if resolved is not None else PLAIN_K
         self.k = k
         self.keep = keep
         self.window = window
-        self.verifier = verifier
+        self.verifier = resolved
         self.candidate_k = candidate_k
         self.index_design = index_design
         self.n_jobs = n_jobs
@@ -165,6 +160,13 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             if bands
             else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
         )
+        self._init_state()
+        threshold = None if resolved is None else float(resolved.threshold)
+        self._core = DecideConfig(self.candidate_k_, keep, window, threshold)
+        self._freeze()
+
+    def _init_state(self) -> None:
+        """The empty per-document state (the columns of dedup/columns.py) and its counters."""
         self._rep = Growable(np.int64)
         self._dist = Growable(np.int16)
         self._cluster = Growable(np.int64)
@@ -185,9 +187,6 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._late = 0  # documents decided after the kept ones they could match expired
         self._unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
         self._pending: list[Chunk] = []
-        threshold = None if verifier is None else float(verifier.threshold)
-        self._core = DecideConfig(self.candidate_k_, keep, window, threshold)
-        self._freeze()
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters as given: ``k=None`` for the band design (whose resolved
@@ -589,6 +588,14 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._dist.view()[a:b].copy(),
             self._cluster.view()[a:b].copy(),
         )
+
+
+def _resolve_verifier(verifier: Verifier | str | None) -> Verifier | None:
+    if isinstance(verifier, str):
+        if verifier != "default":
+            raise ValueError(f"verifier must be 'default', None or a Verifier, got {verifier!r}")
+        return MinHashVerifier()
+    return verifier
 
 
 def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
