@@ -30,27 +30,35 @@ of files, HTTP or Spark:
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.dedup.greedy import Ledger, decide_in_order
+from neardup.dedup.state import Chunk
+
+if TYPE_CHECKING:
+    from neardup.dedup.candidates import CandidateIndex
 
 __all__ = [
     "Csr",
     "DecideConfig",
     "Ledger",
+    "StateView",
     "accept",
     "candidate_csr",
     "decide",
+    "decide_batch",
     "processing_order",
     "searched_rows",
 ]
 
 Csr = tuple[list[int], list[int], list[int]]
+Lookup = Callable[[npt.NDArray[np.int64]], npt.NDArray[Any]]
+Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
 @dataclass(frozen=True)
@@ -172,3 +180,71 @@ def decide(
         window=config.window,
         origin=origin,
     )
+
+
+@dataclass(frozen=True)
+class StateView:
+    """What :func:`decide_batch` reads of the documents decided before a batch: the exact keys
+    already searched, and per global position of a kept document its timestamp (with a window)
+    and its verifier sketch (with a verifier). ``index``: query the kept documents' candidate
+    index (streaming); None when the batch is the whole input (batch mode, Spark components).
+    """
+
+    exact: Container[int] = ()
+    timestamps: Lookup | None = None
+    sketches: Lookup | None = None
+    index: CandidateIndex | None = None
+
+
+def decide_batch(
+    config: DecideConfig,
+    design: CandidateIndex,
+    verifier: Any,
+    view: StateView,
+    ledger: Ledger,
+    chunk: Chunk,
+    order: npt.NDArray[np.int64],
+    *,
+    base: int = 0,
+    origin: int = 0,
+) -> list[int]:
+    """Decide the documents of ``chunk`` (global positions ``base..``) in ``order`` against the
+    state seen through ``view``: searched rows, candidates (inside the batch by ``design``, and
+    among the kept documents by ``view.index``), the accept test, then the greedy rule into
+    ``ledger``. Returns the rows kept; the caller applies them to its state (index, sketches).
+    """
+    live = searched_rows(config, order[~chunk.empty[order]], chunk.keys, view.exact)
+    sk = None if chunk.sketches is None else chunk.sketches[live]
+    i, j, d = design.pairs(chunk.fps[live], sk)
+    i, j = live[i], live[j]
+    parts = [(np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d]))]
+    if view.index is not None:
+        q, p, d = view.index.query(chunk.fps[live], sk)
+        parts.append((live[q], p, d))
+    q = np.concatenate([x[0] for x in parts]).astype(np.int64)
+    pos = np.concatenate([x[1] for x in parts]).astype(np.int64)
+    dist = np.concatenate([x[2] for x in parts]).astype(np.int64)
+    ts_p = None
+    if config.window is not None:
+        ts_p = _lookup(pos, base, chunk.ts, view.timestamps)
+    sim = None
+    if config.threshold is not None and chunk.sketches is not None and len(q):
+        b = _lookup(pos, base, chunk.sketches, view.sketches)
+        sim = np.asarray(verifier.similarity(chunk.sketches[q], b), np.float64)
+    ok = accept(config, dist, chunk.ts[q], ts_p, sim)
+    csr = candidate_csr(q[ok], pos[ok], dist[ok], len(chunk.fps))
+    empty = chunk.empty.tolist()
+    return decide(config, ledger, order, empty, chunk.keys, csr, base=base, origin=origin)
+
+
+def _lookup(
+    pos: npt.NDArray[np.int64], base: int, rows: npt.NDArray[Any], before: Lookup | None
+) -> npt.NDArray[Any]:
+    """Per global position: the batch's own row from ``base`` on, else the state's value."""
+    inside = pos >= base
+    out = np.empty((len(pos), *rows.shape[1:]), rows.dtype)
+    out[inside] = rows[pos[inside] - base]
+    if (~inside).any():
+        assert before is not None, "candidates outside the batch need the state's values"
+        out[~inside] = before(pos[~inside])
+    return out

@@ -51,15 +51,7 @@ from neardup.dedup.candidates import (
     bands_fit,
 )
 from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
-from neardup.dedup.core import (
-    Csr,
-    DecideConfig,
-    accept,
-    candidate_csr,
-    decide,
-    processing_order,
-    searched_rows,
-)
+from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
 from neardup.dedup.greedy import Ledger
 from neardup.dedup.persist import StateMixin
 from neardup.dedup.prepare import prepare_chunk
@@ -296,12 +288,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         base, n = self.n_documents, len(chunk.fps)
         saved = (self._n_clusters, self._max_ts)
         self._extend_state(chunk)
-        live = self._hamming_rows(chunk, np.arange(n))
-        q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
-        cand = [(live[q], p, d), self._pairs(chunk, live, base)]
-        ptr, pos, dist = self._accepted(cand, base, n, chunk)
         self._exact.start_log()
-        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist)
+        new = self._decide(chunk, np.arange(n), base, streaming=True)
         out = self._decisions(base, base + n)
         if not commit:
             self._exact.undo_log()
@@ -416,11 +404,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._pending = []
         n = len(chunk.fps)
         self._extend_state(chunk)
-        order = self._priority(chunk)
-        live = self._hamming_rows(chunk, order)
-        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk)
+        order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
         self._exact.start_log()
-        new = self._greedy(order, 0, chunk, ptr, pos, dist)
+        new = self._decide(chunk, order, 0, streaming=False)
         self._commit_chunk(0, chunk, None)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
             self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
@@ -478,59 +464,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
 
-    def _hamming_rows(self, chunk: Chunk, order: np.ndarray) -> np.ndarray:
-        """Local rows that may need Hamming work (sorted): :func:`~neardup.dedup.core.searched_rows`
-        of the non-empty rows, with the texts decided before this chunk as already seen."""
-        return searched_rows(self._core, order[~chunk.empty[order]], chunk.keys, self._exact)
-
-    def _pairs(
-        self, chunk: Chunk, live: np.ndarray, base: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Candidate pairs inside a chunk, both directions, as (query local, pos global, d)."""
-        i, j, d = self._candidates.pairs(chunk.fps[live], _rows(chunk.sketches, live))
-        i, j = live[i], live[j]
-        return np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d])
-
-    def _accepted(
-        self,
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-        base: int,
-        n: int,
-        chunk: Chunk,
-    ) -> Csr:
-        """Filter candidates by the accept predicate (distance, window, verifier) and sort them
-        into CSR lists per local document, by (distance, position)."""
-        q = np.concatenate([p[0] for p in parts]).astype(np.int64)
-        pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
-        dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
-        ts_p = self._ts.view()[pos - self._origin] if self.window is not None else None
-        sim = self._similarity(q, pos, base, chunk) if self.verifier is not None else None
-        keep = accept(self._core, dist, chunk.ts[q], ts_p, sim)
-        return candidate_csr(q[keep], pos[keep], dist[keep], n)
-
-    def _similarity(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: Chunk) -> np.ndarray:
-        """Verifier similarity of each candidate pair (query row ``q``, global position ``pos``)."""
-        assert self.verifier is not None and chunk.sketches is not None
-        if not len(q):
-            return np.zeros(0, np.float64)
-        a = chunk.sketches[q]
-        b = np.empty_like(a)
-        inside = pos >= base
-        b[inside] = chunk.sketches[pos[inside] - base]
-        if (~inside).any():
-            assert self._sketches is not None
-            b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside] - self._origin]]
-        sim: np.ndarray = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
-        return sim
-
-    def _priority(self, chunk: Chunk) -> np.ndarray:
-        idx = np.arange(len(chunk.fps))
-        return processing_order(self.keep, idx, chunk.lengths, chunk.ts)
-
-    def _greedy(  # (call sites keep the CSR as three lists: see dedup/core.py)
-        self, order: np.ndarray, base: int, chunk: Chunk, *csr: list[int]
-    ) -> list[int]:
-        """Decide documents one by one in ``order``; returns the new kept (local) indices."""
+    def _decide(self, chunk: Chunk, order: np.ndarray, base: int, *, streaming: bool) -> list[int]:
+        """The decision core's step (:func:`~neardup.dedup.core.decide_batch`) on this state;
+        returns the new kept (local) rows."""
+        origin = self._origin
         ledger = Ledger(
             self._rep.writable(),
             self._dist.writable(),
@@ -540,14 +477,23 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._exact,
             self._n_clusters,
         )
-        empty = chunk.empty.tolist()
-        origin = self._origin
-        ptr, pos, dist = csr
-        new = decide(
-            self._core, ledger, order, empty, chunk.keys, (ptr, pos, dist), base=base, origin=origin
+        view = StateView(
+            self._exact,
+            lambda pos: self._ts.view()[pos - origin],
+            self._kept_sketches,
+            self._candidates if streaming else None,
         )
+        new = decide_batch(
+            self._core, self._candidates, self.verifier, view, ledger, chunk, order,
+            base=base, origin=origin,
+        )  # fmt: skip
         self._n_clusters = ledger.n_clusters
         return new
+
+    def _kept_sketches(self, pos: np.ndarray) -> np.ndarray:
+        assert self._sketches is not None
+        rows: np.ndarray = self._sketches.view()[self._slot.view()[pos - self._origin]]
+        return rows
 
     def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
         local = np.asarray(new, dtype=np.int64)
