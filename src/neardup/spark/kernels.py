@@ -3,9 +3,11 @@
 Three functions run inside Spark's Python workers: :func:`prepare_batch` (fingerprints, exact
 keys, verifier sketches and candidate keys through :meth:`Deduplicator.prepare`),
 :func:`accept_pairs` (the accept predicate minus the window, on candidate pairs of nodes) and
-:func:`decide_group` (the greedy rule, :func:`~neardup.dedup.greedy.decide_in_order`, over the
-documents of whole connected components). They take and return ``pyarrow`` tables, so they are
-tested without Spark and the Spark engine stays a thin plan around them.
+:func:`decide_group` (the greedy rule over the documents of whole connected components). The
+decision itself (processing order, searched rows, accept test, candidate order, greedy rule) is
+the library's decision core, :mod:`neardup.dedup.core`, with the Deduplicator's
+``decide_config``: nothing of it is written here. The three take and return ``pyarrow``
+tables, so they are tested without Spark and the Spark engine stays a thin plan around them.
 
 The one place that pays the numba JIT cost per Python worker is :func:`warm`: the first batch a
 worker sees loads the compiled kernels from numba's cache (``NUMBA_CACHE_DIR`` when set, else
