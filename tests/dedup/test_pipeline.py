@@ -183,7 +183,7 @@ def test_dedup_batch_function() -> None:
 def test_prepare_large_batch_equals_small_batches() -> None:
     # from OVERLAP_MIN texts the sketch runs on a second thread beside the fingerprints; rows
     # and keys equal those of small batches (the inline path), empty texts included
-    from neardup.dedup.pipeline import OVERLAP_MIN
+    from neardup.dedup.prepare import OVERLAP_MIN
 
     rng = np.random.default_rng(7)
     words = ["oil", "price", "rose", "bank", "rate", "cut", "Ｆｅｄ", "市场", "!!", "  "]

@@ -67,11 +67,11 @@ def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
     i, _, _ = dd.candidates.pairs(chunk.fps, chunk.sketches)
     out["candidate"] = bool(len(i)) or status == "exact_duplicate"
     out["distance"] = int(hamming(chunk.fps[0], chunk.fps[1]))
-    out["k"] = dd.candidate_k_
+    out["k"] = dd.decide_config.radius  # the decision core's parameters (dedup/core.py)
     if dd.verifier is not None and chunk.sketches is not None:
         sa, sb = chunk.sketches[:1], chunk.sketches[1:]
         out["similarity"] = round(float(dd.verifier.similarity(sa, sb)[0]), 4)
-        out["threshold"] = float(dd.verifier.threshold)
+        out["threshold"] = dd.decide_config.threshold
         estimate = getattr(dd.verifier, "estimate", None)
         if estimate is not None:  # the similarity is the estimate minus a margin (short texts)
             est = float(estimate(sa, sb)[0])

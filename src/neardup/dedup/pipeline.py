@@ -36,13 +36,11 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from neardup._backend import native
 from neardup._params import FrozenParams
 from neardup._persist import JsonColumn
 from neardup.dedup.candidates import (
@@ -53,9 +51,10 @@ from neardup.dedup.candidates import (
     bands_fit,
 )
 from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
-from neardup.dedup.exact import exact_keys
-from neardup.dedup.greedy import Ledger, decide_in_order, horizons
+from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
+from neardup.dedup.greedy import Ledger, horizons
 from neardup.dedup.persist import StateMixin
+from neardup.dedup.prepare import prepare_chunk
 from neardup.dedup.similarity import decided_similarity
 from neardup.dedup.state import (
     DUPLICATE,
@@ -66,7 +65,6 @@ from neardup.dedup.state import (
     Growable,
     concat_chunks,
 )
-from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
 
@@ -131,20 +129,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         n_jobs: int = 1,
     ) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
-        if isinstance(verifier, str):
-            if verifier != "default":
-                raise ValueError(
-                    f"verifier must be 'default', None or a Verifier, got {verifier!r}"
-                )
-            verifier = MinHashVerifier()
+        resolved = _resolve_verifier(verifier)
         bands = k is None and candidate_k is None and index_design == "auto"
-        bands = bands and bands_fit(verifier)
+        bands = bands and bands_fit(resolved)
         if k is None:
-            k = NO_HAMMING_LIMIT if bands else VERIFIED_K if verifier is not None else PLAIN_K
+            k = NO_HAMMING_LIMIT if bands else VERIFIED_K if resolved is not None else PLAIN_K
         self.k = k
         self.keep = keep
         self.window = window
-        self.verifier = verifier
+        self.verifier = resolved
         self.candidate_k = candidate_k
         self.index_design = index_design
         self.n_jobs = n_jobs
@@ -161,6 +154,13 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             if bands
             else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
         )
+        self._init_state()
+        threshold = None if resolved is None else float(resolved.threshold)
+        self._core = DecideConfig(self.candidate_k_, keep, window, threshold)
+        self._freeze()
+
+    def _init_state(self) -> None:
+        """The empty per-document state (the columns of dedup/columns.py) and its counters."""
         self._rep = Growable(np.int64)
         self._dist = Growable(np.int16)
         self._cluster = Growable(np.int64)
@@ -182,7 +182,6 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._late = 0  # documents decided after the kept ones they could match expired
         self._unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
         self._pending: list[Chunk] = []
-        self._freeze()
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters as given: ``k=None`` for the band design (whose resolved
@@ -208,6 +207,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             raise TypeError(f"verifier {self.verifier!r} lacks threshold/sketch_many/similarity")
 
     # ------------------------------------------------------------------ public API
+    @property
+    def decide_config(self) -> DecideConfig:
+        """The parameters of the decide step (:mod:`neardup.dedup.core`) every engine applies.
+
+        >>> Deduplicator(k=3, verifier=None).decide_config.radius
+        3
+        """
+        return self._core
+
     @property
     def candidates(self) -> CandidateIndex:
         """The candidate design (its ``pairs``, ``keys`` and ``get_config``), read-only use:
@@ -285,12 +293,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         saved = (self._n_clusters, self._max_ts)
         hz = self._horizons(chunk)
         self._extend_state(chunk)
-        live = self._hamming_rows(chunk, np.arange(n))
-        q, p, d = self._candidates.query(chunk.fps[live], _rows(chunk.sketches, live))
-        cand = [(live[q], p, d), self._pairs(chunk, live, base)]
-        ptr, pos, dist = self._accepted(cand, base, n, chunk, hz)
         self._exact.start_log()
-        new = self._greedy(np.arange(n), base, chunk, ptr, pos, dist, hz)
+        new = self._decide(chunk, np.arange(n), base, streaming=True, hz=hz)
         self._fill_similarity(base, chunk)
         out = self._decisions(base, base + n)
         if not commit:
@@ -409,11 +413,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         n = len(chunk.fps)
         hz = self._horizons(chunk)
         self._extend_state(chunk)
-        order = self._priority(chunk)
-        live = self._hamming_rows(chunk, order)
-        ptr, pos, dist = self._accepted([self._pairs(chunk, live, 0)], 0, n, chunk, hz)
+        order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
         self._exact.start_log()
-        new = self._greedy(order, 0, chunk, ptr, pos, dist, hz)
+        new = self._decide(chunk, order, 0, streaming=False, hz=hz)
         self._fill_similarity(0, chunk)
         self._commit_chunk(0, chunk, None, hz)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
@@ -448,78 +450,12 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     # ------------------------------------------------------------------ internals
     def prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Chunk:
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
-        keys, timestamps, lengths and verifier sketches (what every engine decides on)."""
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
-        # fingerprints, exact keys and MinHash sketches read the same prepared bytes: pack once
-        packed = pack_prepared(texts) if native() is not None else None
-        minhash = packed is not None and type(self.verifier) is MinHashVerifier
-        every = None  # MinHash sketches of every text (rows of empty texts are dropped below)
-        if minhash and len(texts) >= OVERLAP_MIN and self.n_jobs == 1:  # (workers fork: no thread)
-            # the sketch kernel releases the GIL: on a second core it runs beside fingerprinting
-            with ThreadPoolExecutor(1) as pool:
-                side = pool.submit(_sketch_all, self.verifier, packed, texts)
-                fps, empty = self._fingerprints(texts, packed)
-                every = side.result()
-        else:
-            fps, empty = self._fingerprints(texts, packed)
-            if minhash:
-                every = _sketch_all(self.verifier, packed, texts)
-        live = np.flatnonzero(~np.asarray(empty, bool)).tolist()
-        live_texts = [texts[i] for i in live]
-        keys = [0] * len(texts)
-        if packed is not None:
-            every_key = exact_keys(texts, packed=packed)
-            for i in live:
-                keys[i] = every_key[i]
-        else:
-            for i, key in zip(live, exact_keys(live_texts), strict=True):
-                keys[i] = key
-        if timestamps is None:
-            if self.window is not None or self.keep == "newest":
-                raise ValueError("timestamps are required with window=... or keep='newest'")
-            ts = np.full(len(texts), np.nan)
-        else:
-            ts = np.asarray(timestamps, dtype=np.float64)
-            if ts.shape != (len(texts),):
-                raise ValueError(f"got {len(ts)} timestamps for {len(texts)} texts")
-            _check_timestamps(ts, needed=self.window is not None or self.keep == "newest")
-        sketches = None
-        if self.verifier is not None:  # sketch texts with features only; other rows stay 0
-            rows = np.flatnonzero(~np.asarray(empty, bool))
-            if every is not None:
-                part = every[rows]
-            else:
-                part = np.asarray(self.verifier.sketch_many(live_texts))
-            if part.ndim != 2 or part.shape[0] != rows.size:
-                raise ValueError(
-                    f"verifier.sketch_many returned shape {part.shape} for "
-                    f"{rows.size} texts; expected (n, width)"
-                )
-            sketches = np.zeros((len(texts), part.shape[1]), dtype=part.dtype)
-            sketches[rows] = part
-        return Chunk(
-            np.asarray(fps, np.uint64),
-            np.asarray(empty, bool),
-            keys,
-            ts,
-            np.fromiter(map(len, texts), np.int64, len(texts)),
-            sketches,
+        keys, timestamps, lengths and verifier sketches (what every engine decides on; see
+        :func:`~neardup.dedup.prepare.prepare_chunk`)."""
+        timed = self.window is not None or self.keep == "newest"
+        return prepare_chunk(
+            self.fingerprinter, self.verifier, texts, timestamps, timed=timed, n_jobs=self.n_jobs
         )
-
-    def _fingerprints(
-        self, texts: list[str], packed: tuple[np.ndarray, np.ndarray] | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        own = type(self.fingerprinter) is Fingerprinter  # (not a user's duck-typed one)
-        if packed is not None and self.n_jobs == 1 and own:  # prepared bytes packed already
-            fps, empty = self.fingerprinter._fingerprint_packed(texts, packed)
-        else:
-            fps, empty = self.fingerprinter.fingerprint_many(
-                texts, return_mask=True, n_jobs=self.n_jobs
-            )
-        return np.asarray(fps), np.asarray(empty, bool)
 
     def _extend_state(self, chunk: Chunk) -> None:
         n = len(chunk.fps)
@@ -547,91 +483,18 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             return None
         return horizons(chunk.ts, self.window, self._max_ts)
 
-    def _hamming_rows(self, chunk: Chunk, order: np.ndarray) -> np.ndarray:
-        """Local rows that may need Hamming work (sorted).
-
-        Without a window, a later copy of an already seen normalised text always takes the
-        exact path, so only the first copy (in ``order``) is searched and joined: a text
-        repeated m times then costs no m^2 pairs. With a window a copy may fall outside it,
-        so every copy is searched.
-        """
-        rows = order[~chunk.empty[order]]
-        if self.window is not None:
-            return np.sort(rows)
-        seen, exact, keys, out = set(), self._exact, chunk.keys, []
-        for r in rows.tolist():
-            key = keys[r]
-            if key not in seen and key not in exact:
-                seen.add(key)
-                out.append(r)
-        return np.sort(np.asarray(out, dtype=np.int64))
-
-    def _pairs(
-        self, chunk: Chunk, live: np.ndarray, base: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Candidate pairs inside a chunk, both directions, as (query local, pos global, d)."""
-        i, j, d = self._candidates.pairs(chunk.fps[live], _rows(chunk.sketches, live))
-        i, j = live[i], live[j]
-        return np.concatenate([j, i]), np.concatenate([i, j]) + base, np.concatenate([d, d])
-
-    def _accepted(
+    def _decide(
         self,
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-        base: int,
-        n: int,
         chunk: Chunk,
-        hz: np.ndarray | None = None,
-    ) -> tuple[list[int], list[int], list[int]]:
-        """Filter candidates by the accept predicate (distance, window, horizon, verifier) and
-        sort them into CSR lists per local document, by (distance, position)."""
-        q = np.concatenate([p[0] for p in parts]).astype(np.int64)
-        pos = np.concatenate([p[1] for p in parts]).astype(np.int64)
-        dist = np.concatenate([p[2] for p in parts]).astype(np.int64)
-        keep = dist <= self.candidate_k_
-        if self.window is not None:
-            t_pos = self._ts.view()[pos - self._origin]
-            keep &= np.abs(chunk.ts[q] - t_pos) <= self.window
-            if hz is not None:
-                keep &= np.floor(t_pos) >= hz[q]
-        if self.verifier is not None and len(q):
-            keep &= self._verify(q, pos, base, chunk)
-        q, pos, dist = q[keep], pos[keep], dist[keep]
-        order = np.lexsort((pos, dist, q))
-        ptr = np.searchsorted(q[order], np.arange(n + 1))
-        return ptr.tolist(), pos[order].tolist(), dist[order].tolist()
-
-    def _verify(self, q: np.ndarray, pos: np.ndarray, base: int, chunk: Chunk) -> np.ndarray:
-        assert self.verifier is not None and chunk.sketches is not None
-        a = chunk.sketches[q]
-        b = np.empty_like(a)
-        inside = pos >= base
-        b[inside] = chunk.sketches[pos[inside] - base]
-        if (~inside).any():
-            assert self._sketches is not None
-            b[~inside] = self._sketches.view()[self._slot.view()[pos[~inside] - self._origin]]
-        sim = np.asarray(self.verifier.similarity(a, b), dtype=np.float64)
-        ok: np.ndarray = sim >= float(self.verifier.threshold)
-        return ok
-
-    def _priority(self, chunk: Chunk) -> np.ndarray:
-        idx = np.arange(len(chunk.fps))
-        if self.keep == "longest":
-            return np.lexsort((idx, -chunk.lengths))
-        if self.keep == "newest":
-            return np.lexsort((idx, -chunk.ts))
-        return idx
-
-    def _greedy(
-        self,
         order: np.ndarray,
         base: int,
-        chunk: Chunk,
-        ptr: list[int],
-        pos: list[int],
-        dist: list[int],
+        *,
+        streaming: bool,
         hz: np.ndarray | None = None,
     ) -> list[int]:
-        """Decide documents one by one in ``order``; returns the new kept (local) indices."""
+        """The decision core's step (:func:`~neardup.dedup.core.decide_batch`) on this state;
+        returns the new kept (local) rows."""
+        origin = self._origin
         ledger = Ledger(
             self._rep.writable(),
             self._dist.writable(),
@@ -641,19 +504,16 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self._exact,
             self._n_clusters,
         )
-        new = decide_in_order(
-            ledger,
-            order,
-            base=base,
-            empty=chunk.empty.tolist(),
-            keys=chunk.keys,
-            ptr=ptr,
-            pos=pos,
-            dist=dist,
-            window=self.window,
-            origin=self._origin,
-            horizon=None if hz is None else hz.tolist(),
+        view = StateView(
+            self._exact,
+            lambda pos: self._ts.view()[pos - origin],
+            self._kept_sketches,
+            self._candidates if streaming else None,
         )
+        new = decide_batch(
+            self._core, self._candidates, self.verifier, view, ledger, chunk, order,
+            base=base, origin=origin, horizon=hz,
+        )  # fmt: skip
         self._n_clusters = ledger.n_clusters
         return new
 
@@ -677,6 +537,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         if rep_sk is not None and (~inside).any():
             sim[dup[~inside][~known]] = np.nan
         self._sim.writable()[rows] = sim
+
+    def _kept_sketches(self, pos: np.ndarray) -> np.ndarray:
+        assert self._sketches is not None
+        rows: np.ndarray = self._sketches.view()[self._slot.view()[pos - self._origin]]
+        return rows
 
     def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
         local = np.asarray(new, dtype=np.int64)
@@ -720,29 +585,12 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         )
 
 
-OVERLAP_MIN = 1024  # texts per prepare() from which the sketch runs on a second thread
-
-
-def _sketch_all(verifier: Any, packed: Any, texts: list[str]) -> Any:
-    return verifier.sketch_packed(*packed, [len(t) for t in texts])
-
-
-def _check_timestamps(ts: np.ndarray, *, needed: bool) -> None:
-    """Refuse infinite timestamps, and NaN where a window or ``keep='newest'`` reads them (NaN
-    is "no timestamp" otherwise): a NaN would never match and an infinity would expire every
-    kept document, both silently.
-
-    >>> _check_timestamps(np.array([1.0, np.inf]), needed=False)
-    Traceback (most recent call last):
-    ...
-    ValueError: timestamps[1] is inf: give finite epoch seconds (e.g. 1700000000.0)
-    """
-    bad = np.isinf(ts) | (np.isnan(ts) if needed else False)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"timestamps[{i}] is {float(ts[i])}: give finite epoch seconds (e.g. 1700000000.0)"
-        )
+def _resolve_verifier(verifier: Verifier | str | None) -> Verifier | None:
+    if isinstance(verifier, str):
+        if verifier != "default":
+            raise ValueError(f"verifier must be 'default', None or a Verifier, got {verifier!r}")
+        return MinHashVerifier()
+    return verifier
 
 
 def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:

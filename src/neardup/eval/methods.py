@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.dedup.clusters import connected_components
+from neardup.dedup.core import DecideConfig, accept
 from neardup.index import all_pairs
 from neardup.verify import MinHashVerifier, shingle_hashes
 
@@ -44,13 +45,10 @@ class Candidates:
 
     def labels(self, k: int, threshold: float | None = None) -> IntArr:
         """Cluster labels from pairs within k (and with verifier similarity >= threshold)."""
-        keep = self.dist <= k
-        if threshold is not None:
-            if self.sim is None:
-                raise ValueError(
-                    "threshold given but these candidates carry no verifier similarity"
-                )
-            keep &= self.sim >= threshold
+        if threshold is not None and self.sim is None:
+            raise ValueError("threshold given but these candidates carry no verifier similarity")
+        # the decision core's accept test (clusters here: connected components of accepted pairs)
+        keep = accept(DecideConfig(k, "first", None, threshold), self.dist, None, None, self.sim)
         return connected_components(self.n, self.i[keep], self.j[keep])
 
 

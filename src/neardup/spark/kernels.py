@@ -3,9 +3,11 @@
 Three functions run inside Spark's Python workers: :func:`prepare_batch` (fingerprints, exact
 keys, verifier sketches and candidate keys through :meth:`Deduplicator.prepare`),
 :func:`accept_pairs` (the accept predicate minus the window, on candidate pairs of nodes) and
-:func:`decide_group` (the greedy rule, :func:`~neardup.dedup.greedy.decide_in_order`, over the
-documents of whole connected components). They take and return ``pyarrow`` tables, so they are
-tested without Spark and the Spark engine stays a thin plan around them.
+:func:`decide_group` (the greedy rule over the documents of whole connected components). The
+decision itself (processing order, searched rows, accept test, candidate order, greedy rule) is
+the library's decision core, :mod:`neardup.dedup.core`, with the Deduplicator's
+``decide_config``: nothing of it is written here. The three take and return ``pyarrow``
+tables, so they are tested without Spark and the Spark engine stays a thin plan around them.
 
 The one place that pays the numba JIT cost per Python worker is :func:`warm`: the first batch a
 worker sees loads the compiled kernels from numba's cache (``NUMBA_CACHE_DIR`` when set, else
@@ -29,7 +31,14 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from neardup.dedup.greedy import Ledger, decide_in_order
+from neardup.dedup.core import (
+    Ledger,
+    accept,
+    candidate_csr,
+    decide,
+    processing_order,
+    searched_rows,
+)
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.similarity import decided_similarity
 from neardup.dedup.state import DUPLICATE
@@ -74,13 +83,12 @@ def candidate_keys(
     dd: Deduplicator, fps: npt.NDArray[np.uint64], sketches: npt.NDArray[Any] | None
 ) -> npt.NDArray[np.uint64]:
     """The candidate join keys ``(n, m)`` of the Deduplicator's own candidate design."""
-    design = getattr(dd, "candidates", None) or dd._candidates
-    return np.asarray(design.keys(fps, sketches), np.uint64).reshape(len(fps), -1)
+    return np.asarray(dd.candidates.keys(fps, sketches), np.uint64).reshape(len(fps), -1)
 
 
 def accept_radius(dd: Deduplicator) -> int:
     """The Hamming bound of the accept predicate (what ``Deduplicator`` filters on)."""
-    return int(dd.candidate_k_)
+    return int(dd.decide_config.radius)
 
 
 def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
@@ -164,33 +172,19 @@ def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Recor
     fa = batch.column("fp_a").to_numpy().view(np.uint64)
     fb = batch.column("fp_b").to_numpy().view(np.uint64)
     dist = np.bitwise_count(fa ^ fb).astype(np.int64)
-    keep = dist <= accept_radius(dd)
+    cfg = dd.decide_config
+    keep = accept(cfg, dist, None, None, None)  # window: per document pair in decide_group
     if dd.verifier is not None and keep.any():
         rows = np.flatnonzero(keep)
         sa = _sketch_rows(dd, batch.column("sk_a").take(pa.array(rows)))
         sb = _sketch_rows(dd, batch.column("sk_b").take(pa.array(rows)))
         sim = np.asarray(dd.verifier.similarity(sa, sb), np.float64)
-        keep[rows] = sim >= dd.verifier.threshold
+        keep[rows] = accept(cfg, dist[rows], None, None, sim)
     idx = pa.array(np.flatnonzero(keep))
     return pa.RecordBatch.from_arrays(
         [batch.column("a").take(idx), batch.column("b").take(idx), pa.array(dist[keep])],
         schema=ACCEPTED,
     )
-
-
-def processing_order(
-    keep: str, pos: npt.NDArray[np.int64], length: npt.NDArray[np.int64], ts: npt.NDArray[Any]
-) -> npt.NDArray[np.int64]:
-    """Rows in processing order: input position, longest first, or newest first (ties: position).
-
-    >>> processing_order("longest", np.array([0, 1, 2]), np.array([3, 9, 9]), np.zeros(3)).tolist()
-    [1, 2, 0]
-    """
-    if keep == "longest":
-        return np.lexsort((pos, -length))
-    if keep == "newest":
-        return np.lexsort((pos, -np.asarray(ts, np.float64)))
-    return np.argsort(pos, kind="stable")
 
 
 def _members(node: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]) -> dict[int, Any]:
@@ -201,30 +195,11 @@ def _members(node: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]) -> dict[i
     return {nd: np.asarray(rs, np.int64) for nd, rs in out.items()}
 
 
-def _searched_rows(
-    order: npt.NDArray[np.int64], ekeys: list[bytes], window: float | None
-) -> npt.NDArray[np.int64]:
-    """Rows that may take the Hamming path: all with a window, else the first copy of each text.
-
-    Without a window a later copy of a text always takes the exact path (its candidates are never
-    read) and is never kept (it is never anybody's candidate), as in the local engine.
-    """
-    if window is not None:
-        return np.sort(order)
-    seen: set[bytes] = set()
-    out = []
-    for r in order.tolist():
-        if ekeys[r] not in seen:
-            seen.add(ekeys[r])
-            out.append(r)
-    return np.sort(np.asarray(out, np.int64))
-
-
 def _candidate_lists(
     members: dict[int, Any],
     edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
     ts: npt.NDArray[np.float64],
-    window: float | None,
+    dd: Deduplicator,
     m: int,
     hz: npt.NDArray[np.float64] | None = None,
 ) -> tuple[list[int], list[int], list[int]]:
@@ -260,14 +235,8 @@ def _candidate_lists(
     q = np.concatenate(qs) if qs else none
     p = np.concatenate(ps) if ps else none
     dist = np.concatenate(ds).astype(np.int64) if ds else none
-    if window is not None:
-        ok = np.abs(ts[q] - ts[p]) <= window
-        if hz is not None:  # expired for q (greedy.horizons)
-            ok &= np.floor(ts[p]) >= hz[q]
-        q, p, dist = q[ok], p[ok], dist[ok]
-    order = np.lexsort((p, dist, q))  # local rows are in input order: ties by position
-    ptr = np.searchsorted(q[order], np.arange(m + 1))
-    return ptr.tolist(), p[order].tolist(), dist[order].tolist()
+    ok = accept(dd.decide_config, dist, ts[q], ts[p], None, None if hz is None else hz[q])
+    return candidate_csr(q[ok], p[ok], dist[ok], m)  # local rows in input order: ties by position
 
 
 def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
@@ -286,7 +255,8 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
     ts = np.asarray(docs.column("ts").to_numpy(zero_copy_only=False), np.float64)
     length = docs.column("length").to_numpy()
     order = processing_order(dd.keep, pos, length, ts)
-    members = _members(node, _searched_rows(order, ekeys, dd.window))
+    cfg = dd.decide_config
+    members = _members(node, searched_rows(cfg, order, ekeys))
     triple = (
         np.asarray(edges.column("a").to_numpy(), np.int64),
         np.asarray(edges.column("b").to_numpy(), np.int64),
@@ -295,20 +265,10 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
     hz = None
     if "hz" in docs.column_names:
         hz = np.asarray(docs.column("hz").to_numpy(zero_copy_only=False), np.float64)
-    ptr, cand, dist = _candidate_lists(members, triple, ts, dd.window, m, hz)
+    csr = _candidate_lists(members, triple, ts, dd, m, hz)
     ledger = Ledger.empty(m, ts if dd.window is not None else None)
-    decide_in_order(
-        ledger,
-        order.astype(np.int64),
-        base=0,
-        empty=[False] * m,
-        keys=[int.from_bytes(k, "big") for k in ekeys],
-        ptr=ptr,
-        pos=cand,
-        dist=dist,
-        window=dd.window,
-        horizon=None if hz is None else hz.tolist(),
-    )
+    keys = [int.from_bytes(k, "big") for k in ekeys]
+    decide(cfg, ledger, order, [False] * m, keys, csr, horizon=hz)
     return pa.table(
         {
             "pos": pos,

@@ -35,8 +35,9 @@ def is_small(docs: DataFrame, max_docs: int, max_bytes: int = SMALL_JOB_BYTES) -
 
 
 def decide_on_driver(docs: DataFrame, dd: Deduplicator, info: dict[str, Any]) -> DataFrame:
-    """Decisions ``(pos, status, rep, distance, cluster_id, similarity)`` of ``docs (pos, text, ts)``,
-    decided in this process by a fresh copy of ``dd`` (the caller's stays untouched)."""
+    """Decisions ``(pos, status, rep, distance, cluster_id, similarity)`` of
+    ``docs (pos, text, ts)``, decided in this process by a fresh copy of ``dd`` (the caller's
+    stays untouched)."""
     table = docs.select("pos", "text", "ts").toArrow().sort_by("pos")
     pos = np.asarray(table.column("pos").to_numpy(), np.int64)
     texts = table.column("text").to_pylist()
