@@ -1,4 +1,4 @@
-"""Reuters / reviews F1 of ``Deduplicator`` with the default verifier and the one before issue 20.
+"""Reuters / reviews F1 of ``Deduplicator``: the default verifier, the one before, edited-copies.
 
     flock /tmp/neardup-bench.lock python benchmarks/compare_verifiers.py
 
@@ -20,8 +20,9 @@ from neardup.verify import MinHashVerifier
 
 VERIFIERS = {
     "default (issue 20)": MinHashVerifier(),
-    "before (4-shingles, 0.6 / 0.8 short)": MinHashVerifier(
-        ngram=4, threshold=0.6, short_threshold=0.8, band_ngram=None
+    "before (short rule under 300 chars)": MinHashVerifier(short_length=300),
+    "edited-copies setting": MinHashVerifier(
+        ngram=2, band_ngram=3, threshold=0.64, short_threshold=None
     ),
 }
 
