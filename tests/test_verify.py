@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,3 +237,22 @@ def test_bad_inputs() -> None:
 def test_script_detection() -> None:
     assert text_is_cjk("这是中文内容 with English")
     assert not text_is_cjk("English with 一 char")
+
+
+def test_edited_copies_setting_finds_a_10pct_edited_copy_end_to_end(tmp_path: Path) -> None:
+    from neardup.dedup import Deduplicator
+
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(5000)]
+    base = [vocab[i] for i in rng.integers(0, 5000, 150)]
+    edited = list(base)
+    for p in rng.choice(150, 15, replace=False).tolist():  # 10 % of the words substituted
+        edited[p] = vocab[int(rng.integers(5000))]
+    texts = [" ".join(base), " ".join(edited)]
+    v = MinHashVerifier(ngram=2, band_ngram=3, threshold=0.64, short_threshold=None)
+    assert Deduplicator(verifier=v).run(texts).status.tolist() == [0, 1]
+    assert Deduplicator().run(texts).status.tolist() == [0, 0]  # 4-gram J ~0.5 < 0.6
+    first = Deduplicator(verifier=v)
+    first.feed(texts[:1])
+    first.save(tmp_path / "state")  # the 257-column sketches persist and reload
+    assert Deduplicator.load(tmp_path / "state").feed(texts[1:]).status.tolist() == [1]
