@@ -42,6 +42,7 @@ NEW_VALUES: dict[type, dict[str, Any]] = {
         "short_threshold": 0.9,
         "short_length": 10,
         "seed": 1,
+        "band_ngram": 5,
     },
     Deduplicator: {
         "fingerprinter": Fingerprinter(stopwords="en"),

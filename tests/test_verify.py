@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,7 +93,8 @@ def test_golden_values_stable_across_processes() -> None:
         ["Oil prices rose sharply on Monday after the OPEC meeting", "质量很好，物流也快"]
     )
     assert out.stdout.strip() == str(here[:, :8].tolist())
-    assert here.tolist() == [[*row, 1] for row in GOLDEN]  # both texts are short
+    # values unchanged since issue 13; flag: 56 characters is no longer short (short_length=50)
+    assert here.tolist() == [[*row, flag] for row, flag in zip(GOLDEN, (0, 1), strict=True)]
 
 
 GOLDEN = [[108, 111, 207, 230, 255, 204, 31, 239], [191, 53, 104, 193, 246, 216, 83, 238]]
@@ -116,7 +118,9 @@ def test_similarity_estimates_jaccard(size: int, target: float, seed: int) -> No
 
 
 def test_short_texts_need_the_stricter_threshold() -> None:
-    v = MinHashVerifier(num_hashes=256, bits=16, threshold=0.6, short_threshold=0.8)
+    v = MinHashVerifier(
+        num_hashes=256, bits=16, threshold=0.6, short_threshold=0.8, short_length=300
+    )
     pool = np.arange(1, 201, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     a = np.sort(pool[:100])
     b = np.sort(np.concatenate([pool[:70], pool[100:130]]))  # J = 70/130
@@ -126,6 +130,56 @@ def test_short_texts_need_the_stricter_threshold() -> None:
     assert float(v.similarity(short[:1], short[1:])[0]) == pytest.approx(max(0.0, est - 0.2))
     same = v.sketch_sets([a, a], lengths=[100, 100])
     assert v.confirm(same[:1], same[1:]).tolist() == [True]
+
+
+def _han(n: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    return "".join(chr(0x4E00 + int(c)) for c in rng.integers(0, 3000, n))
+
+
+def test_default_confirms_5pct_edited_150_char_chinese_text() -> None:
+    # issue 20: texts of 50-300 characters got the 0.8 short-text rule, so a 5 %-edited
+    # 150-character paragraph (4-gram Jaccard ~0.68) was never confirmed
+    v = MinHashVerifier()
+    text = _han(150, 1)
+    edited = list(text)
+    for p in np.random.default_rng(2).choice(150, 8, replace=False).tolist():
+        edited[p] = "的"
+    sk = v.sketch_many([text, "".join(edited)])
+    assert sk[:, -1].tolist() == [0, 0]  # 150 characters is not short any more
+    assert v.confirm(sk[:1], sk[1:]).tolist() == [True]
+    tiny = v.sketch_many([text[:30], text[:28] + "的的"])  # under 50 characters: still strict
+    assert tiny[:, -1].tolist() == [1, 1]
+    assert float(v.similarity(tiny[:1], tiny[1:])[0]) < float(v.estimate(tiny[:1], tiny[1:])[0])
+
+
+def test_band_part_is_a_separate_sketch_of_band_ngram_shingles() -> None:
+    texts = [_han(200, 3), _han(200, 3)[:190] + _han(10, 4), "the quick brown fox jumps over"]
+    split = MinHashVerifier(ngram=2, band_ngram=3)
+    assert split.width == 257 and split.bytes_per_doc == 257
+    sk = split.sketch_many(texts)
+    two, three = MinHashVerifier(ngram=2), MinHashVerifier(ngram=3)
+    assert (sk[:, :128] == three.sketch_many(texts)[:, :128]).all()  # band part first
+    assert (sk[:, 128:] == two.sketch_many(texts)).all()  # similarity part + flag
+    s2 = two.sketch_many(texts)
+    assert split.estimate(sk[:2], sk[1:]).tolist() == two.estimate(s2[:2], s2[1:]).tolist()
+    assert MinHashVerifier(ngram=3, band_ngram=3).width == 129  # same size: no split
+    with pytest.raises(ValueError, match="sketch_sets"):
+        split.sketch_sets([np.arange(3, dtype=np.uint64)])
+
+
+def test_short_threshold_none_means_plain_estimate() -> None:
+    v = MinHashVerifier(short_threshold=None)
+    sk = v.sketch_many(["a b c d e f g", "a b c d e f h"])
+    assert v.similarity(sk[:1], sk[1:]).tolist() == v.estimate(sk[:1], sk[1:]).tolist()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"), [({"band_ngram": 0}, "band_ngram"), ({"threshold": "0.5"}, "threshold")]
+)
+def test_new_parameters_are_validated(kwargs: dict[str, object], word: str) -> None:
+    with pytest.raises(ValueError, match=word):
+        MinHashVerifier(**kwargs)  # type: ignore[arg-type]
 
 
 def test_identical_and_disjoint() -> None:
@@ -183,3 +237,22 @@ def test_bad_inputs() -> None:
 def test_script_detection() -> None:
     assert text_is_cjk("这是中文内容 with English")
     assert not text_is_cjk("English with 一 char")
+
+
+def test_edited_copies_setting_finds_a_10pct_edited_copy_end_to_end(tmp_path: Path) -> None:
+    from neardup.dedup import Deduplicator
+
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(5000)]
+    base = [vocab[i] for i in rng.integers(0, 5000, 150)]
+    edited = list(base)
+    for p in rng.choice(150, 15, replace=False).tolist():  # 10 % of the words substituted
+        edited[p] = vocab[int(rng.integers(5000))]
+    texts = [" ".join(base), " ".join(edited)]
+    v = MinHashVerifier(ngram=2, band_ngram=3, threshold=0.64, short_threshold=None)
+    assert Deduplicator(verifier=v).run(texts).status.tolist() == [0, 1]
+    assert Deduplicator().run(texts).status.tolist() == [0, 0]  # 4-gram J ~0.5 < 0.6
+    first = Deduplicator(verifier=v)
+    first.feed(texts[:1])
+    first.save(tmp_path / "state")  # the 257-column sketches persist and reload
+    assert Deduplicator.load(tmp_path / "state").feed(texts[1:]).status.tolist() == [1]

@@ -20,7 +20,7 @@ sketches are identical across processes and machines.
 ((3, 65), 'uint8')
 >>> v.estimate(s[:2], s[1:]).round(2).tolist()
 [1.0, 0.0]
->>> v.confirm(s[:2], s[1:]).tolist()  # short texts: confirmed only at >= short_threshold
+>>> v.confirm(s[:2], s[1:]).tolist()  # texts under 50 characters: >= short_threshold
 [True, False]
 """
 
@@ -96,15 +96,28 @@ def shingle_hashes(
 class MinHashVerifier(FrozenParams):
     """b-bit MinHash over shingles: confirms a candidate pair by estimated Jaccard similarity.
 
-    Keyword parameters: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits kept per
-    value), ``ngram`` (shingle size), ``mode`` ("auto", "word", "char"), ``threshold``
-    (minimum estimated Jaccard to confirm), ``short_threshold`` (the stricter minimum when
-    either text has fewer than ``short_length`` characters: short texts chain more easily),
-    ``seed``. The defaults are the measured recommendation (docs/ACCURACY.md). Parameters are
-    read-only after construction; :meth:`replace` makes a changed verifier.
+    **The similarity.** ``threshold`` (default 0.6) is a minimum *Jaccard similarity of the
+    two texts' shingle sets*, estimated from ``num_hashes`` b-bit MinHash values: shingles are
+    word ``ngram``-grams (default 4) or, for mostly-CJK text, character ``ngram``-grams over
+    letters and digits only (each Han character a unit), after NFKC and case folding
+    (:func:`shingle_hashes`). A pair where either text has fewer than ``short_length``
+    characters (default 50) must reach ``short_threshold`` (default 0.8; None: no short-text
+    rule): very short texts share most of their few shingles by chance ("好好好" / "好好好，
+    好好好"). Texts of 50 characters and more get the plain rule since issue 20 (it was 300:
+    a 5 %-edited 150-character paragraph has 4-shingle Jaccard ~0.68 and was never confirmed).
 
-    A sketch row holds ``num_hashes`` values plus one flag byte/word (1 = short text), so
-    ``sketch_many`` returns shape ``(n, num_hashes + 1)``; memory is :attr:`bytes_per_doc`.
+    Keyword parameters: ``num_hashes`` (values per document), ``bits`` (8 or 16 bits kept per
+    value), ``ngram``, ``mode`` ("auto", "word", "char"), ``threshold``, ``short_threshold``,
+    ``short_length``, ``seed``, ``band_ngram`` (None: the LSH band keys are cut from the
+    similarity values; an int != ``ngram``: each row starts with a second block of
+    ``num_hashes`` values over ``band_ngram``-shingles that only the band keys use, e.g.
+    ``MinHashVerifier(ngram=2, band_ngram=3, threshold=0.64, short_threshold=None)``, the
+    edited-copies setting measured in docs/ACCURACY.md). The defaults are the measured
+    recommendation. Parameters are read-only after construction; :meth:`replace` makes a
+    changed verifier.
+
+    A sketch row holds [the band block,] ``num_hashes`` similarity values and one flag
+    byte/word (1 = short text): shape ``(n, width)``; memory is :attr:`bytes_per_doc`.
     :meth:`similarity` is the decision score: the Jaccard estimate, lowered by
     ``short_threshold - threshold`` for short pairs, so ``similarity >= threshold`` applies the
     length-aware rule; :meth:`estimate` is the plain estimate.
@@ -118,9 +131,10 @@ class MinHashVerifier(FrozenParams):
     ngram: int = 4
     mode: str = "auto"
     threshold: float = 0.6
-    short_threshold: float = 0.8
-    short_length: int = 300
+    short_threshold: float | None = 0.8
+    short_length: int = 50
     seed: int = 0
+    band_ngram: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_hashes, int) or not 1 <= self.num_hashes <= 4096:
@@ -128,20 +142,34 @@ class MinHashVerifier(FrozenParams):
         if self.bits not in (8, 16):
             raise ValueError(f"bits must be 8 or 16, got {self.bits!r}")
         for name in ("threshold", "short_threshold"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
+            if name == "short_threshold" and self.short_threshold is None:
+                continue
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+            if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.mode not in ("auto", "word", "char"):
             raise ValueError(f"mode must be 'auto', 'word' or 'char', got {self.mode!r}")
         if not isinstance(self.ngram, int) or self.ngram < 1:
             raise ValueError(f"ngram must be an int >= 1, got {self.ngram!r}")
+        if self.band_ngram is not None and (
+            not isinstance(self.band_ngram, int) or self.band_ngram < 1
+        ):
+            raise ValueError(f"band_ngram must be None or an int >= 1, got {self.band_ngram!r}")
         if not isinstance(self.short_length, int) or self.short_length < 0:
             raise ValueError(f"short_length must be an int >= 0, got {self.short_length!r}")
         self._freeze()
 
     @property
+    def split(self) -> bool:
+        """Whether rows carry a separate band part (``band_ngram`` set and != ``ngram``)."""
+        return self.band_ngram is not None and self.band_ngram != self.ngram
+
+    @property
     def width(self) -> int:
-        """Columns of a sketch row: the hash values plus the short-text flag."""
-        return self.num_hashes + 1
+        """Columns of a sketch row: [band part,] the similarity values, the short-text flag."""
+        return self.num_hashes * (2 if self.split else 1) + 1
 
     @property
     def bytes_per_doc(self) -> int:
@@ -179,20 +207,32 @@ class MinHashVerifier(FrozenParams):
         """``sketch_many`` of texts already packed by
         :func:`~neardup.features.normalize.pack_prepared`; ``chars``: their lengths."""
         modes = np.full(len(offsets) - 1, _MODES[self.mode], dtype=np.int8)
-        mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
-        # one pass per text (C: _csrc/verify.c nd_sketch): minhash() over shingle_hashes_many()
-        kernels("verify").sketch(
-            buf, offsets, modes, char_classes(), self.ngram, self.seed, self._salts(), mins
-        )
-        return self._finish(mins, chars)
+        salts = self._salts()
+        parts = []
+        for n in self._ngrams():
+            mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
+            # one pass per text (C: _csrc/verify.c nd_sketch): minhash() over shingle_hashes_many()
+            kernels("verify").sketch(buf, offsets, modes, char_classes(), n, self.seed, salts, mins)
+            parts.append(mins)
+        return self._finish(np.hstack(parts) if len(parts) > 1 else parts[0], chars)
+
+    def _ngrams(self) -> tuple[int, ...]:
+        """Shingle sizes of the row's parts, in column order."""
+        return (self.band_ngram, self.ngram) if self.band_ngram and self.split else (self.ngram,)
 
     def sketch_sets(
         self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None
     ) -> npt.NDArray[np.unsignedinteger]:
         """Sketch rows from precomputed shingle hash arrays (see :func:`shingle_hashes`).
 
-        ``lengths`` are the texts' lengths in characters (None: treated as long texts).
+        ``lengths`` are the texts' lengths in characters (None: treated as long texts). Only
+        for verifiers without a separate band part (one shingle size).
         """
+        if self.split:
+            raise ValueError(
+                "sketch_sets needs a verifier with one shingle size; pass band_ngram=None "
+                f"(this one has ngram={self.ngram}, band_ngram={self.band_ngram})"
+            )
         sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
@@ -229,7 +269,8 @@ class MinHashVerifier(FrozenParams):
     ) -> npt.NDArray[np.float64]:
         """Estimated Jaccard similarity of row i of ``a`` and row i of ``b``, in [0, 1]."""
         self._check(a, b)
-        match = (a[:, :-1] == b[:, :-1]).mean(axis=1)
+        lo = self.width - 1 - self.num_hashes  # the similarity values (after any band part)
+        match = (a[:, lo:-1] == b[:, lo:-1]).mean(axis=1)
         chance = 2.0**-self.bits
         out: npt.NDArray[np.float64] = np.clip((match - chance) / (1.0 - chance), 0.0, 1.0)
         return out.astype(np.float64)
@@ -242,6 +283,8 @@ class MinHashVerifier(FrozenParams):
         ``similarity(a, b) >= threshold`` is the verification rule.
         """
         est = self.estimate(a, b)
+        if self.short_threshold is None:
+            return est
         short = (a[:, -1] != 0) | (b[:, -1] != 0)
         margin = max(0.0, self.short_threshold - self.threshold)
         out: npt.NDArray[np.float64] = np.clip(est - margin * short, 0.0, 1.0)

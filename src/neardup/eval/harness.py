@@ -66,9 +66,7 @@ DEFAULT_FINGERPRINTER: dict[str, Any] = {
 # the library's own defaults (one source of truth): plain k, and the verified candidate radius
 DEFAULT_K = PLAIN_K
 DEFAULT_CANDIDATE_K = int(os.environ.get("NEARDUP_EVAL_CANDIDATE_K", VERIFIED_K))
-DEFAULT_VERIFIER = MinHashVerifier(
-    num_hashes=128, bits=8, ngram=4, threshold=0.6, short_threshold=0.8, short_length=300
-)
+DEFAULT_VERIFIER = MinHashVerifier()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,39 @@
+"""Reuters / reviews F1 of ``Deduplicator``: the default verifier, the one before, edited-copies.
+
+    flock /tmp/neardup-bench.lock python benchmarks/compare_verifiers.py
+
+Same input, same run, ground truth as ``bench_accuracy.py`` (exact 5-shingle Jaccard: >= 0.8
+must merge, >= 0.5 may merge).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from neardup.dedup import Deduplicator
+from neardup.eval.corpora import load_corpus
+from neardup.eval.groundtruth import GroundTruth
+from neardup.eval.metrics import score
+from neardup.verify import MinHashVerifier
+
+VERIFIERS = {
+    "default (issue 20)": MinHashVerifier(),
+    "before (short rule under 300 chars)": MinHashVerifier(short_length=300),
+    "edited-copies setting": MinHashVerifier(
+        ngram=2, band_ngram=3, threshold=0.64, short_threshold=None
+    ),
+}
+
+for corpus in ("reuters", "shopping"):
+    texts = load_corpus(corpus)[1]
+    gt = GroundTruth.from_texts(texts)
+    for name, v in VERIFIERS.items():
+        t0 = time.perf_counter()
+        labels = np.asarray(Deduplicator(verifier=v).run(texts).cluster_id, dtype=np.int64)
+        secs = time.perf_counter() - t0
+        s = score(labels, gt)
+        print(
+            f"| {corpus} | {name} | {s.precision:.4f} | {s.recall:.4f} | {s.f1:.4f} | {secs:.1f} |"
+        )
