@@ -55,6 +55,7 @@ import numpy.typing as npt
 
 from neardup.dedup.state import Growable
 from neardup.index import HammingIndex, all_pairs
+from neardup.index.expiry import ExpiryQueue
 from neardup.index.keytable import KeyTable
 from neardup.index.lsh import BandDesign, band_keys, mix64_np, pairs_sharing_keys
 
@@ -277,7 +278,9 @@ class BandCandidates:
         self._fps = Growable(np.uint64)
         self._ts = Growable(np.int64)
         self._alive = Growable(np.bool_)
+        self._live = 0
         self._has_ts = False
+        self._expiry: ExpiryQueue | None = None  # slots by timestamp, built by expire()
         self._queries = 0
         self._hits = 0
 
@@ -324,25 +327,43 @@ class BandCandidates:
         self._pos.extend(positions)
         self._fps.extend(fps)
         self._alive.extend(np.ones(n, bool))
+        self._live += n
         if timestamps is not None:
             self._has_ts = True
+            if self._expiry is not None:
+                self._expiry.push(timestamps, slots)
         self._ts.extend(np.zeros(n, np.int64) if timestamps is None else timestamps)
 
-    def _kill(self, mask: npt.NDArray[np.bool_]) -> int:
-        slots = np.flatnonzero(mask)
+    def _kill(self, slots: I64) -> int:
+        """Kill live ``slots``; compact once as many slots are dead as live (amortised O(1))."""
         self._alive.writable()[slots] = False
+        self._live -= int(slots.size)
         self._table.kill(slots)
-        if len(self) < self._pos.size // 2 and self._pos.size > 4096:
-            self._table.compact()
+        if self._live < self._pos.size // 2 and self._pos.size > 4096:
+            self._compact()
         return int(slots.size)
+
+    def _compact(self) -> None:
+        """Drop dead slots and renumber the live ones ``0..live-1`` (keys stay sorted)."""
+        live = np.flatnonzero(self._alive.view())
+        self._table.compact(live)
+        self._pos = Growable.wrap(self._pos.view()[live].copy())
+        self._fps = Growable.wrap(self._fps.view()[live].copy())
+        self._ts = Growable.wrap(self._ts.view()[live].copy())
+        self._alive = Growable.wrap(np.ones(live.size, np.bool_))
+        self._expiry = None  # slots renumbered: rebuilt by the next expire()
 
     def expire(self, before_timestamp: int) -> int:
         if not self._has_ts:
             return 0
-        return self._kill(self._alive.view() & (self._ts.view() < int(before_timestamp)))
+        if self._expiry is None:  # once per compaction: later calls pop, no scan (expiry.py)
+            live = np.flatnonzero(self._alive.view())
+            self._expiry = ExpiryQueue.of(self._ts.view()[live], live)
+        old = self._expiry.pop_before(int(before_timestamp))
+        return self._kill(old[self._alive.view()[old]])
 
     def remove(self, positions: I64) -> int:
-        return self._kill(self._alive.view() & np.isin(self._pos.view(), positions))
+        return self._kill(np.flatnonzero(self._alive.view() & np.isin(self._pos.view(), positions)))
 
     def get_config(self) -> dict[str, Any]:
         return {"design": "minhash-bands", "bands": self.design.bands, "rows": self.design.rows}
@@ -379,6 +400,8 @@ class BandCandidates:
         self._pos = Growable.wrap(np.asarray(arrays["slot_positions"], np.int64))
         self._fps = Growable.wrap(np.asarray(arrays["slot_fingerprints"], np.uint64))
         self._alive = Growable.wrap(np.asarray(arrays["slot_alive"], np.bool_))
+        self._live = int(np.count_nonzero(self._alive.view()))
+        self._expiry = None
         self._has_ts = "slot_timestamps" in arrays
         ts = arrays.get("slot_timestamps")
         self._ts = Growable.wrap(np.zeros(n, np.int64) if ts is None else ts)
@@ -396,7 +419,7 @@ class BandCandidates:
             )
 
     def __len__(self) -> int:
-        return int(self._alive.view().sum())
+        return self._live
 
     def describe(self) -> dict[str, Any]:
         """Design, expected and measured candidates per query at the current size, memory.

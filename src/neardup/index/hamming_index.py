@@ -31,6 +31,7 @@ import numpy.typing as npt
 from neardup.index import kernels
 from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, check_bits, check_k
 from neardup.index.design import DEFAULT_MEMORY_BUDGET, TableDesign, auto_design
+from neardup.index.expiry import ExpiryQueue
 from neardup.index.results import Matches
 from neardup.index.store import IdIndex, Store
 from neardup.index.tables import StaticTables
@@ -95,6 +96,7 @@ class HammingIndex:
         self._ids = IdIndex()
         self._runs: list[tuple[int, int, StaticTables]] = []  # (lo, hi, tables)
         self._indexed = 0
+        self._expiry: ExpiryQueue | None = None  # store rows by timestamp, built by expire()
 
     def _fixed_design(self, design: str | int | TableDesign) -> TableDesign | None:
         if isinstance(design, TableDesign):
@@ -151,6 +153,8 @@ class HammingIndex:
             raise ValueError(f"id {bad} is already in the index; remove() it first or use a new id")
         first = self._store.n
         self._store.append(ids_arr, fps, ts)
+        if self._expiry is not None and ts is not None:
+            self._expiry.push(ts, np.arange(first, self._store.n))
         if (self._ids.sorted_ids.shape[0] == 0 and not self._ids.recent) or len(ids_arr) > 65536:
             self._ids.rebuild(self._store)
         else:
@@ -208,8 +212,11 @@ class HammingIndex:
         ts = self._store.ts
         if ts is None:
             return 0
-        old = np.flatnonzero((ts < int(before_timestamp)) & (self._store.alive != 0))
-        removed = self._store.kill(old)
+        if self._expiry is None:  # once per compaction: later calls pop, no scan (expiry.py)
+            live = np.flatnonzero(self._store.alive != 0)
+            self._expiry = ExpiryQueue.of(ts[live], live)
+        old = self._expiry.pop_before(int(before_timestamp))
+        removed = self._store.kill(old[self._store.alive[old] != 0])
         self._maybe_compact()
         return removed
 
@@ -222,6 +229,7 @@ class HammingIndex:
         if self._wide is not None:
             return self._wide.compact()
         self._store = self._store.compacted()
+        self._expiry = None  # rows renumbered
         self._ids.rebuild(self._store)
         self._runs = []
         self._indexed = 0

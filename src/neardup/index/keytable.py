@@ -123,13 +123,29 @@ class KeyTable:
         s = np.asarray(slots, dtype=np.int64)
         self._dead[s[s < self._dead.size]] = True
 
-    def compact(self) -> None:
-        """Merge everything into one run without dead rows."""
-        if self._runs:
-            keys = np.concatenate([r.keys for r in self._runs])
-            slots = np.concatenate([r.slots for r in self._runs])
-            live = ~self._dead[slots]
-            self._runs = [_Run.build(keys[live], slots[live])] if live.any() else []
+    def compact(self, live: npt.ArrayLike | None = None) -> None:
+        """Merge everything into one run without dead rows.
+
+        ``live``: the sorted live slots, to renumber them ``0..len(live)-1`` (the caller drops
+        its dead slots the same way); the runs are merged (each is sorted), never re-sorted.
+        """
+        merged: _Run | None = None
+        for run in self._runs:
+            merged = run if merged is None else self._merge(merged, run)
+        if merged is not None and len(self._runs) == 1:  # one run: still drop its dead rows
+            keep = ~self._dead[merged.slots]
+            merged = _Run.sorted(merged.keys[keep], merged.slots[keep])
+        if live is None:
+            self._runs = [merged] if merged is not None and merged.keys.size else []
+            return
+        slots = np.asarray(live, np.int64)
+        renumber = np.zeros(max(self._dead.size, 1), np.uint32)
+        renumber[slots] = np.arange(slots.size, dtype=np.uint32)
+        self._dead = np.zeros(slots.size, dtype=bool)
+        if merged is None or not merged.keys.size:
+            self._runs = []
+            return
+        self._runs = [_Run(merged.keys, renumber[merged.slots], merged.offsets, merged.p)]
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
         """``(query row, slot)`` for every live slot holding a queried key, sorted, distinct.
