@@ -150,10 +150,52 @@ def test_report(tmp_path: Path, sample: Path) -> None:
     rep = tmp_path / "rep"
     res = _invoke(["dedup", str(sample), "--out", str(tmp_path / "o.jsonl"), "--report", str(rep)])
     assert res.exit_code == 0, res.stderr
-    assert sorted(os.listdir(rep)) == ["cluster_sizes.png", "distance_histogram.png", "report.md"]
+    # the default verifier decides: its similarity is plotted, not the Hamming distance
+    assert sorted(os.listdir(rep)) == ["cluster_sizes.png", "report.md", "similarity_histogram.png"]
     text = (rep / "report.md").read_text()
+    assert "similarity_histogram.png" in text
     assert "## Largest clusters" in text and "n03" in text
     assert (rep / "cluster_sizes.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_plain_simhash_plots_distance(tmp_path: Path, sample: Path) -> None:
+    rep = tmp_path / "rep"
+    args = ["dedup", str(sample), "--out", str(tmp_path / "o.jsonl"), "--report", str(rep)]
+    res = _invoke([*args, "--no-verify"])
+    assert res.exit_code == 0, res.stderr
+    assert "distance_histogram.png" in os.listdir(rep)
+
+
+def test_report_plot_marks_threshold_with_whole_counts() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import numpy as np
+
+    from neardup.cli.report import deciding_figure
+    from neardup.dedup.state import Decisions
+
+    n = 5
+    d = Decisions(
+        position=np.arange(n),
+        fingerprint=np.zeros(n, np.uint64),
+        status=np.array([0, 1, 1, 2, 0], np.int8),
+        duplicate_of=np.array([-1, 0, 0, 0, -1]),
+        distance=np.array([-1, 5, 9, 0, -1], np.int16),
+        cluster_id=np.array([0, 0, 0, 0, 1]),
+        similarity=np.array([np.nan, 0.71, 0.93, 1.0, np.nan]),
+    )
+    fig, name = deciding_figure(d, threshold=0.6, radius=12)
+    ax = fig.axes[0]
+    assert name == "similarity_histogram.png"
+    assert any(list(line.get_xdata()) == [0.6, 0.6] for line in ax.get_lines())
+    assert sum(p.get_height() for p in ax.patches) == 2  # exact duplicate left out
+    ticks = ax.get_yticks()
+    assert np.all(ticks == np.round(ticks)), ticks
+    fig, name = deciding_figure(d, threshold=None, radius=12)
+    assert name == "distance_histogram.png"
+    assert np.all(fig.axes[0].get_yticks() == np.round(fig.axes[0].get_yticks()))
 
 
 def test_help_has_examples() -> None:

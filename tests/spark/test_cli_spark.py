@@ -88,17 +88,39 @@ def test_spark_conf_malformed_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_spark_package_never_imports_the_cli() -> None:
     """No import cycle cli/dedup.py -> spark/cli.py -> cli/...: no module of neardup.spark
-    imports neardup.cli, at the top or lazily (``__main__``, the spark-submit entry, aside)."""
+    imports neardup.cli, at the top or lazily (the spark-submit entry is
+    neardup.cli.spark_submit)."""
     import ast
 
     root = Path(__file__).resolve().parents[2] / "src" / "neardup" / "spark"
     bad = []
     for path in sorted(root.glob("*.py")):
-        if path.name == "__main__.py":
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom):
                 names = [node.module or ""]
             bad += [f"{path.name}: {n}" for n in names if n.startswith("neardup.cli")]
     assert bad == []
+
+
+def test_cli_spark_summary_and_clusters_equal_local(spark: Any, tmp_path: Path) -> None:
+    from tests.synthetic import synthetic_corpus
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in synthetic_corpus(300, seed=5)))
+    files = {}
+    for engine in ("local", "spark"):
+        summary, clusters = tmp_path / f"{engine}.summary.json", tmp_path / f"{engine}.c.jsonl"
+        res = run(
+            [str(src), "--out", str(tmp_path / f"{engine}.jsonl"), "--engine", engine,
+             "--summary", str(summary), "--clusters", str(clusters)]
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        files[engine] = (json.loads(summary.read_text()), records(clusters))
+    (ls, lc), (ss, sc) = files["local"], files["spark"]
+    timing = ("seconds", "docs_per_second")
+    assert {k: v for k, v in ss.items() if k not in timing} == {
+        k: v for k, v in ls.items() if k not in timing
+    }
+    assert ls["clusters_with_duplicates"] > 5 and len(lc) == ls["clusters_with_duplicates"]
+    assert sc == lc

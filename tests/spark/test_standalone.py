@@ -104,7 +104,7 @@ def test_documented_spark_submit_recipe_on_standalone(master: str, tmp_path: Pat
     _docs(src)
     r = CliRunner().invoke(cli, ["dedup", str(src), "--out", str(local)])
     assert r.exit_code == 0, r.output
-    import neardup.spark.__main__ as entry
+    import neardup.cli.spark_submit as entry
 
     # the recipe of docs/SCALE.md ("On a standalone cluster")
     env = _cluster_env()

@@ -27,6 +27,7 @@ from neardup.io import (
     open_binary,
     open_writer,
 )
+from neardup.io.partitions import add_to_line, partition_values, root_of
 from neardup.io.readers import skip_bom
 from neardup.io.writers import dumps_utf8
 
@@ -71,6 +72,7 @@ class Source(Protocol):
     """What the writers need from a dedup run."""
 
     inputs: tuple[str, ...]
+    roots: tuple[str, ...]
     fmt: str | None
     id_field: str
     text_field: str
@@ -130,12 +132,14 @@ def can_write_fast(src: Source, out: str) -> bool:
 
 def _lines(src: Source) -> Iterator[bytes]:
     for path in src.inputs:
+        root = root_of(path, src.roots)
+        values = {} if root is None else partition_values(root, path)
         f = open_binary(path)
         try:
             skip_bom(f)  # as the reader does
             for line in f:
                 if not line.isspace():  # == line.strip() on a non-empty line, without the copy
-                    yield line.rstrip()
+                    yield add_to_line(line.rstrip(), values) if values else line.rstrip()
         finally:
             f.close()
 

@@ -24,15 +24,24 @@ from neardup.io import ReadStats, open_writer
 
 def summary_record(stats: ReadStats, d: Decisions, seconds: float) -> dict[str, Any]:
     """The run's summary as a JSON-able dict (what stderr shows, and more)."""
-    counts = d.counts()
     sizes = np.bincount(d.cluster_id) if len(d) else np.zeros(0, np.int64)
+    clusters = {
+        "clusters": int(sizes.size),
+        "clusters_with_duplicates": int((sizes > 1).sum()),
+        "largest_clusters": [s for _, s in largest_clusters(d.cluster_id, top=5)],
+    }
+    return record_of(stats, d.counts(), clusters, seconds)
+
+
+def record_of(
+    stats: ReadStats, counts: dict[str, int], clusters: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """The summary from its parts (the Spark engine counts clusters on the cluster)."""
     return {
         "documents": stats.documents,
         **counts,
         "skipped": stats.skipped,
-        "clusters": int(sizes.size),
-        "clusters_with_duplicates": int((sizes > 1).sum()),
-        "largest_clusters": [s for _, s in largest_clusters(d.cluster_id, top=5)],
+        **clusters,
         "bytes": stats.bytes,
         "seconds": round(seconds, 3),
         "docs_per_second": round(stats.documents / max(seconds, 1e-9), 1),
@@ -70,18 +79,47 @@ class ExtraOutputs:
             members = np.isin(d.cluster_id, multi) | (d.duplicate_of >= 0)
             needed.update(np.flatnonzero(members).tolist())
 
-    def write(self, record: dict[str, Any], d: Decisions, ids: dict[int, Any], extra: Any) -> None:
-        """Write what was asked for; ``extra`` is ``(examples, stats, seconds)`` for the
-        report."""
+    def write_engine(self, record: dict[str, Any], members: list[Any] | None) -> None:
+        """``--summary`` and ``--clusters`` of a Spark run: ``members`` rows are (position,
+        kept position, cluster id, id as JSON) of every member of a cluster with duplicates."""
         if self.summary is not None:
-            with atomic_write(self.summary, "w", encoding="utf-8") as f:
-                f.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+            self._write_summary(record)
+        if self.clusters is not None:
+            rows = members or []
+            pos = np.array([r[0] for r in rows], np.int64)
+            rep = np.array([r[1] for r in rows], np.int64)
+            d = _cluster_view(pos, np.where(rep == pos, -1, rep), [r[2] for r in rows])
+            write_clusters(self.clusters, d, {r[0]: json.loads(r[3]) for r in rows})
+
+    def _write_summary(self, record: dict[str, Any]) -> None:
+        with atomic_write(self.summary or "", "w", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+
+    def write(self, record: dict[str, Any], d: Decisions, ids: dict[int, Any], extra: Any) -> None:
+        """Write what was asked for; ``extra`` is ``(examples, stats, seconds, decide
+        config)`` for the report."""
+        if self.summary is not None:
+            self._write_summary(record)
         if self.clusters is not None:
             write_clusters(self.clusters, d, ids)
         if self.report is not None:
             from neardup.cli.report import write_report
 
             write_report(self.report, d, *extra)
+
+
+def _cluster_view(pos: Any, duplicate_of: Any, cluster_id: list[int]) -> Decisions:
+    """Decisions holding only what :func:`write_clusters` reads (the other columns blank)."""
+    n = len(pos)
+    return Decisions(
+        position=pos,
+        fingerprint=np.zeros(n, np.uint64),
+        status=np.zeros(n, np.int8),
+        duplicate_of=duplicate_of,
+        distance=np.full(n, -1, np.int16),
+        cluster_id=np.array(cluster_id, np.int64),
+        similarity=np.full(n, np.nan),
+    )
 
 
 def _check_parent(option: str, path: str) -> None:
@@ -96,16 +134,18 @@ def _check_parent(option: str, path: str) -> None:
 
 def write_clusters(path: str, d: Decisions, ids: dict[int, Any]) -> None:
     """One row per cluster with duplicates: ``cluster_id``, ``size``, ``kept_id`` and
-    ``members`` (ids, the kept one first, then input order), largest clusters first. With
+    ``members`` (ids, the kept one first, then input order), largest clusters first. ``d``
+    may hold only some documents (Spark sends the members of clusters with duplicates); with
     ``--state`` the kept document may come from an earlier run (``ids`` knows it)."""
-    rep = np.where(d.duplicate_of < 0, d.position, d.duplicate_of).tolist()
-    order = np.lexsort((d.position, d.cluster_id))
+    pos = d.position
+    rep = np.where(d.duplicate_of < 0, pos, d.duplicate_of)
+    order = np.lexsort((pos, d.cluster_id))
     clusters, starts, sizes = np.unique(d.cluster_id[order], return_index=True, return_counts=True)
     rows = []
     for c, s, n in zip(clusters.tolist(), starts.tolist(), sizes.tolist(), strict=True):
-        members = order[s : s + n].tolist()
-        kept = rep[members[0]]  # every member points at the one kept document
-        others = [m for m in members if m != kept]
+        members = order[s : s + n]
+        kept = int(rep[members[0]])  # every member points at the one kept document
+        others = [m for m in pos[members].tolist() if m != kept]
         if others:
             rows.append((c, kept, others))
     rows.sort(key=lambda r: (-len(r[2]), r[0]))

@@ -36,7 +36,7 @@ from neardup.cli._dedup_write import (
     write_fast,
     write_generic,
 )
-from neardup.cli._outputs import ExtraOutputs, print_summary, summary_record
+from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary_record
 from neardup.cli._state import dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy
@@ -46,9 +46,10 @@ from neardup.io import (
     ReadStats,
     Record,
     iter_document_records,
-    iter_records,
     parse_window,
 )
+from neardup.io.partitions import PartOrder, root_of
+from neardup.io.readers import Row, iter_part_records
 from neardup.spark.cli import SparkOptions, dedup_on_engine, engine_options, late_note
 
 EXAMPLES = """
@@ -85,12 +86,38 @@ class _Run:
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
     notes: list[str] = field(default_factory=list)
     spool: LineSpool | None = None  # pass 1's raw lines for the fast writer
+    roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
+    order: PartOrder = field(default_factory=PartOrder)  # are the parts in time order?
     _spooled: bool = False
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
         keep = None if self._spooled or self.spool is None else self.spool.keep  # pass 1 only
+        first_pass = not self._spooled
         self._spooled = True
-        rows = chain.from_iterable(iter_records(p, self.fmt, keep=keep) for p in self.inputs)
+        rows = chain.from_iterable(
+            iter_part_records(p, root_of(p, self.roots), self.fmt, keep) for p in self.inputs
+        )
+        if first_pass and self.time_field is not None:
+            return self._timed(rows)
+        return self._read(rows, stats)
+
+    def _timed(self, rows: Iterator[Row]) -> Iterator[tuple[Document, Record]]:
+        """Pass 1 with a time field: note which part each document's timestamp comes from
+        (documents are made from rows one by one, so the part of the row last read is its)."""
+        order = self.order
+
+        def parts() -> Iterator[Row]:
+            for where, rec in rows:
+                order.at(where.rsplit(":", 1)[0])
+                yield where, rec
+
+        for doc, rec in self._read(parts(), None):
+            order.see(doc.timestamp)
+            yield doc, rec
+
+    def _read(
+        self, rows: Iterator[Row], stats: ReadStats | None
+    ) -> Iterator[tuple[Document, Record]]:
         return iter_document_records(
             rows,
             text_field=self.text_field,
@@ -205,10 +232,15 @@ def dedup_command(
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
-                            drop_duplicates, report_dir, spark_master, spark_conf)  # fmt: skip
-        if dedup_on_engine(engine, dd, paths, out, opts):
+                            drop_duplicates, report_dir, spark_master, spark_conf,
+                            roots=inputs, cluster_members=clusters_path is not None)  # fmt: skip
+        if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
+            record = record_of(result.stats, result.counts, result.clusters, result.seconds)
+            late = int(result.info.get("late_documents", 0))
+            record["notes"] = [late_note(late)] if late else []
+            extra.write_engine(record, result.members)
             return
-        run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit)
+        run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
         fast = can_write_fast(run, out)
         run.spool = LineSpool(SPOOL_BUDGET) if fast else None
         try:
@@ -220,6 +252,8 @@ def dedup_command(
                 run.notes += state.notes()
             elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
                 run.notes.append(late_note(late))
+            if (seconds is not None or state is not None) and (note := run.order.note()):
+                run.notes.append(note)
             if run.stats.documents == 0 and run.stats.skipped:
                 raise nothing_read_error(run.stats)
             plan = Plan.of(decisions)
@@ -234,7 +268,8 @@ def dedup_command(
         record = summary_record(run.stats, decisions, seconds_taken)
         record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
         # before the state commits: an output that cannot be written leaves the state as it was
-        extra.write(record, decisions, plan.ids, (plan.examples, run.stats, seconds_taken))
+        report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
+        extra.write(record, decisions, plan.ids, report)
     print_summary(record)
     if record["notes"]:
         click.echo("\n".join(record["notes"]), err=True)

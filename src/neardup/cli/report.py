@@ -11,6 +11,7 @@ import numpy as np
 from neardup._atomic import atomic_write
 from neardup._extras import MissingExtraError, require
 from neardup.dedup import Decisions, largest_clusters
+from neardup.dedup.core import DecideConfig
 from neardup.io import ReadStats
 
 
@@ -25,26 +26,62 @@ def check_report_extra(ctx: click.Context, param: click.Parameter, value: str | 
     return value
 
 
-def _plots(out_dir: str, d: Decisions) -> list[str]:
+def _deciding_plot(ax: Any, d: Decisions, threshold: float | None, radius: int | None) -> str:
+    """The value that decided each near duplicate: the verifier's similarity with its
+    threshold marked, or (plain SimHash) the Hamming distance with the radius marked."""
+    near = d.status == 1  # near duplicates (exact ones are all at similarity 1, distance 0)
+    sim = d.similarity[near]
+    if threshold is not None and sim.size and not np.isnan(sim).all():
+        sim = sim[~np.isnan(sim)]
+        lo = min(threshold, float(sim.min())) if sim.size else threshold
+        bins = np.linspace(np.floor(lo * 20) / 20, 1.0, 21)
+        ax.hist(sim, bins=bins, color="#4477aa", edgecolor="white")
+        ax.axvline(threshold, color="#cc3311", linestyle="--", label=f"threshold {threshold:g}")
+        ax.legend(loc="upper left")
+        ax.set(
+            xlabel="similarity to the kept document (the value that decided)",
+            title=f"Similarity of near duplicates (n={sim.size:,}; exact duplicates excluded)",
+        )
+        return "similarity_histogram.png"
+    dist = d.distance[near]
+    top = max(int(dist.max()) if dist.size else 3, radius or 0)
+    ax.hist(dist, bins=[i - 0.5 for i in range(top + 2)], color="#4477aa", edgecolor="white")
+    if radius is not None:
+        ax.axvline(radius + 0.5, color="#cc3311", linestyle="--", label=f"radius k={radius}")
+        ax.legend(loc="upper left")
+    ax.set(
+        xlabel="Hamming distance to the kept document (the value that decided)",
+        title=f"Distances of near duplicates (n={dist.size:,}; exact duplicates excluded)",
+    )
+    ax.set_xticks(range(top + 1))
+    return "distance_histogram.png"
+
+
+def deciding_figure(d: Decisions, threshold: float | None, radius: int | None) -> tuple[Any, str]:
+    """The figure of the values that decided (see :func:`_deciding_plot`) and its file name."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    name = _deciding_plot(ax, d, threshold, radius)
+    ax.set_ylabel("near duplicates")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts are whole numbers
+    fig.tight_layout()
+    return fig, name
+
+
+def _plots(
+    out_dir: str, d: Decisions, threshold: float | None = None, radius: int | None = None
+) -> list[str]:
     matplotlib = require("matplotlib", "report", "--report")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     written = []
-    dist = d.distance[d.status == 1]  # near duplicates (exact ones are all at 0)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    top = int(dist.max()) if dist.size else 3
-    ax.hist(dist, bins=[i - 0.5 for i in range(top + 2)], color="#4477aa", edgecolor="white")
-    ax.set(
-        xlabel="Hamming distance to the kept document",
-        ylabel="near duplicates",
-        title=f"Distances of matched pairs (n={dist.size:,}; exact duplicates excluded)",
-    )
-    ax.set_xticks(range(top + 1))
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "distance_histogram.png"), dpi=110)
+    fig, name = deciding_figure(d, threshold, radius)
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
     plt.close(fig)
-    written.append("distance_histogram.png")
+    written.append(name)
 
     sizes = np.bincount(d.cluster_id) if len(d) else np.zeros(0, np.int64)
     counts = np.bincount(sizes) if sizes.size else np.zeros(1, np.int64)
@@ -65,11 +102,19 @@ def _plots(out_dir: str, d: Decisions) -> list[str]:
 
 
 def write_report(
-    out_dir: str, d: Decisions, examples: dict[int, list[str]], stats: ReadStats, seconds: float
+    out_dir: str,
+    d: Decisions,
+    examples: dict[int, list[str]],
+    stats: ReadStats,
+    seconds: float,
+    config: DecideConfig | None = None,
 ) -> str:
-    """Write ``report.md`` and the plots into ``out_dir``; returns the report path."""
+    """Write ``report.md`` and the plots into ``out_dir``; returns the report path.
+    ``config`` (the decide step's parameters) marks the threshold or radius that decided."""
     os.makedirs(out_dir, exist_ok=True)
-    images = _plots(out_dir, d)
+    threshold = None if config is None else config.threshold
+    radius = None if config is None else config.radius
+    images = _plots(out_dir, d, threshold, radius)
     counts = d.counts()
     lines: list[Any] = [
         "# neardup dedup report",

@@ -346,7 +346,7 @@ class HammingIndex:
         from neardup.index import storage
 
         if self._wide is not None:
-            return self._wide.save(path)
+            return storage.save_halves(self._wide, path)
         self.flush()
         if self._ids.recent:
             self._ids.rebuild(self._store)  # the saved id index is the sorted part only

@@ -34,9 +34,12 @@ from neardup._persist import (
     read_manifest,
     write_bundle,
 )
+from neardup.index._validate import check_k
 from neardup.index.design import TableDesign
 from neardup.index.store import IdIndex, Store
 from neardup.index.tables import StaticTables
+from neardup.index.wide import MAX_K as MAX_K_128
+from neardup.index.wide import HalvesIndex
 
 if TYPE_CHECKING:
     from neardup.fingerprint import Fingerprinter
@@ -183,8 +186,6 @@ def read_index_files(
     where = directory / MANIFEST
     try:
         if meta.get("bits") == 128:
-            from neardup.index.wide import load_halves
-
             index: HammingIndex = load_halves(cls, directory, meta, mmap=mmap, verify=verify)
         else:
             index = _index_from(cls, directory, meta, arrays)
@@ -338,3 +339,26 @@ def read_halves(
             )
         halves.append(read_index_files(cls, sub, mmap=mmap, verify=verify).index)
     return halves[0], halves[1]
+
+
+def load_halves(
+    cls: type[HammingIndex],
+    path: str | os.PathLike[str],
+    manifest: dict[str, Any],
+    *,
+    mmap: bool,
+    verify: bool,
+) -> HammingIndex:
+    """Open a 128-bit index written by :func:`save_halves` (``manifest`` already read)."""
+    k = check_k(manifest["k"], MAX_K_128)
+    hi, lo = read_halves(cls, Path(path), manifest, mmap, verify)
+    index = cls(
+        k=k,
+        bits=128,
+        design=hi.design,
+        memory_budget=hi.memory_budget,
+        buffer_size=hi.buffer_size,
+        merge_factor=hi.merge_factor,
+    )
+    index._wide = HalvesIndex(k, hi, lo)
+    return index

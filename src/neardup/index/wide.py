@@ -20,14 +20,11 @@ the join. Fingerprints are ``(n, 2)`` uint64 arrays ``[hi, lo]`` (what
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.index._validate import check_k
 from neardup.index.results import Matches
 
 if TYPE_CHECKING:
@@ -118,36 +115,3 @@ class HalvesIndex:
             "memory_bytes": self.memory_bytes(),
             "live": len(self),
         }
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """A versioned directory like the 64-bit format: the halves in ``hi/`` and ``lo/`` of
-        one version and a top manifest with k and both halves' manifest checksums (see
-        :func:`neardup.index.storage.save_halves`)."""
-        from neardup.index.storage import save_halves
-
-        save_halves(self, path)
-
-
-def load_halves(
-    cls: type[HammingIndex],
-    path: str | os.PathLike[str],
-    manifest: dict[str, Any],
-    *,
-    mmap: bool,
-    verify: bool,
-) -> HammingIndex:
-    """Open a 128-bit index written by :meth:`HalvesIndex.save` (``manifest`` already read)."""
-    from neardup.index.storage import read_halves
-
-    k = check_k(manifest["k"], MAX_K)
-    hi, lo = read_halves(cls, Path(path), manifest, mmap, verify)
-    index = cls(
-        k=k,
-        bits=128,
-        design=hi.design,
-        memory_budget=hi.memory_budget,
-        buffer_size=hi.buffer_size,
-        merge_factor=hi.merge_factor,
-    )
-    index._wide = HalvesIndex(k, hi, lo)
-    return index

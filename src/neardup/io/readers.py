@@ -9,8 +9,9 @@ row that cannot be decoded (invalid UTF-8, malformed JSON, a CSV row whose field
 from the header) is yielded as an :class:`InputError`, so ``--on-error skip`` skips just it.
 
 A folder is read as *parts* (what Spark, Hive and most tools write): every file under it,
-sorted by relative path, except hidden and ``_``-prefixed ones (``_SUCCESS``, ``.crc``). The
-format comes from ``--format`` or from the parts' extensions, which must agree; a folder holding
+in natural relative-path order, except hidden and ``_``-prefixed ones (``_SUCCESS``, ``.crc``);
+Hive-style ``name=value`` folders become columns of their records (:mod:`neardup.io.partitions`).
+The format comes from ``--format`` or from the parts' extensions, which must agree; a folder holding
 only ``.txt`` files (and no JSONL/CSV/Parquet parts) is a text folder, one document per file.
 
 >>> import tempfile, os
@@ -35,6 +36,7 @@ from typing import IO, Any
 
 from neardup.io import _json
 from neardup.io._gunzip import gunzip
+from neardup.io.partitions import add_to_line, add_to_records, part_sort_key, partition_values
 
 FORMATS = ("jsonl", "csv", "parquet", "txt")
 _EXTENSIONS = {
@@ -95,12 +97,13 @@ def detect_format(path: str, fmt: str | None = None) -> str:
 
 
 def _visible_files(root: str) -> list[str]:
-    """Files under ``root`` in sorted relative-path order, without hidden or ``_`` names."""
+    """Files under ``root`` in natural relative-path order (:mod:`neardup.io.partitions`:
+    ``month=2`` before ``month=10``), without hidden or ``_`` names."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
         found += [os.path.join(dirpath, f) for f in filenames if not f.startswith((".", "_"))]
-    return sorted(found, key=lambda f: Path(f).relative_to(root).parts)
+    return sorted(found, key=lambda f: part_sort_key(os.path.relpath(f, root)))
 
 
 def _folder_format(path: str) -> str:
@@ -336,6 +339,23 @@ def _iter_txt_folder(path: str) -> Iterator[Row]:
             yield where, exc
 
 
+def iter_part_records(
+    part: str,
+    root: str | None,
+    fmt: str | None = None,
+    keep: Callable[[bytes], object] | None = None,
+) -> Iterator[Row]:
+    """The rows of one part listed from folder ``root`` (:func:`list_parts`), with its Hive
+    partition columns added (:mod:`neardup.io.partitions`); ``root`` None: a file as given."""
+    values = {} if root is None else partition_values(root, part)
+    if not values:
+        return iter_records(part, fmt, keep=keep)
+    if keep is not None:
+        outer = keep
+        keep = lambda line: outer(add_to_line(line, values))  # noqa: E731
+    return add_to_records(iter_records(part, fmt, keep=keep), values)
+
+
 def iter_records(
     path: str, fmt: str | None = None, *, keep: Callable[[bytes], object] | None = None
 ) -> Iterator[Row]:
@@ -353,7 +373,7 @@ def iter_records(
         raise FormatError("Parquet cannot be read from stdin; pass a file path")
     parts = list_parts(path, fmt)
     if len(parts) > 1 or parts[0] != path:
-        return chain.from_iterable(iter_records(p, kind, keep=keep) for p in parts)
+        return chain.from_iterable(iter_part_records(p, path, kind, keep) for p in parts)
     if kind == "jsonl":
         return _iter_jsonl(path, keep)
     readers = {

@@ -4,7 +4,7 @@ Imported by :mod:`neardup.cli.dedup` without PySpark: the options are plain clic
 PySpark is imported only when ``--engine spark`` runs (a missing extra is a usage error naming
 it). This module never imports :mod:`neardup.cli` (no cycle): the dedup command hands its
 parameters over as a :class:`SparkOptions`. On a cluster, ``spark-submit`` runs the same job
-through ``python -m neardup.spark`` (docs/SCALE.md).
+through ``neardup/cli/spark_submit.py`` (docs/SCALE.md).
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ class SparkOptions:
     report_dir: str | None = None
     spark_master: str | None = None
     spark_conf: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()  # the inputs as given (folders: Hive partition columns)
+    cluster_members: bool = False  # --clusters: collect the members of clusters with duplicates
 
 
 def parse_spark_conf(items: tuple[str, ...]) -> dict[str, str]:
@@ -112,10 +114,11 @@ def _nothing_read(stats: ReadStats) -> EngineDataError:
 
 def dedup_on_engine(
     engine: str, dd: Deduplicator, inputs: tuple[str, ...], out: str, options: SparkOptions
-) -> bool:
-    """Run the dedup on ``engine`` when it is not the local one; returns whether it ran."""
+) -> Any:
+    """Run the dedup on ``engine`` when it is not the local one; returns its
+    :class:`~neardup.spark.job.JobResult` (None: the local engine runs it)."""
     if engine == "local":
-        return False
+        return None
     if options.report_dir is not None:
         raise click.UsageError("--report is not available with --engine spark; drop one of them")
     conf = parse_spark_conf(options.spark_conf)
@@ -131,10 +134,10 @@ def dedup_on_engine(
     from neardup.spark.session import spark_session
 
     o = options
-    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit)
+    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit, o.roots)
     master = o.spark_master
     if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
-        master = "local[*]"  # under spark-submit (python -m neardup.spark) the submitted one
+        master = "local[*]"  # under spark-submit (cli/spark_submit.py) the submitted one
     spark = spark_session(master, conf=conf)
     try:
         result = run_job(
@@ -146,13 +149,14 @@ def dedup_on_engine(
             fields=fields,
             on_error=o.on_error,
             drop_duplicates=o.drop_duplicates,
+            members=o.cluster_members,
         )
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise _nothing_read(result.stats)
     _summary(result)
-    return True
+    return result
 
 
 def _summary(result: Any) -> None:

@@ -35,6 +35,8 @@ class JobResult:
     stats: ReadStats
     seconds: float
     info: dict[str, Any]
+    clusters: dict[str, Any] | None = None  # counts and the largest sizes, as the local summary
+    members: list[tuple[int, int, int, str]] | None = None  # (pos, kept pos, cluster, id JSON)
 
 
 def output_kind(out: str) -> str:
@@ -165,8 +167,10 @@ def run_job(
     fields: Fields | None = None,
     on_error: str = "fail",
     drop_duplicates: bool = False,
+    members: bool = False,
 ) -> JobResult:
-    """Read ``inputs``, decide with ``dd``'s configuration, write ``out``; raises InputError."""
+    """Read ``inputs``, decide with ``dd``'s configuration, write ``out``; raises InputError.
+    ``members``: also collect the members of every cluster with duplicates (``--clusters``)."""
     start = time.perf_counter()
     partitions = pick_shuffle_partitions(spark, inputs)
     docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
@@ -180,6 +184,36 @@ def run_job(
     total: Any = docs.agg(F.sum(F.octet_length("text"))).first()
     stats.bytes = int(total[0] or 0)
     write_output(spark, _with_decisions(docs, decisions, drop_duplicates), out)
+    clusters = _cluster_counts(decisions)
+    rows = _cluster_members(docs, decisions) if members else None
     decisions.unpersist()
     docs.unpersist()
-    return JobResult(counts, stats, time.perf_counter() - start, info)
+    return JobResult(counts, stats, time.perf_counter() - start, info, clusters, rows)
+
+
+def _cluster_counts(decisions: DataFrame) -> dict[str, Any]:
+    """``clusters``, ``clusters_with_duplicates`` and ``largest_clusters`` (sizes of the five
+    largest with duplicates, ties by cluster id), the keys of the local summary."""
+    sizes = decisions.groupBy("cluster_id").count()
+    agg: Any = sizes.agg(
+        F.count("*").alias("n"), F.sum((F.col("count") > 1).cast("long")).alias("multi")
+    ).first()
+    top = sizes.where("count > 1").orderBy(F.desc("count"), "cluster_id").limit(5).collect()
+    return {
+        "clusters": int(agg["n"] or 0),
+        "clusters_with_duplicates": int(agg["multi"] or 0),
+        "largest_clusters": [int(r["count"]) for r in top],
+    }
+
+
+def _cluster_members(docs: DataFrame, decisions: DataFrame) -> list[tuple[int, int, int, str]]:
+    """Every member of a cluster with duplicates, collected on the driver (as many rows as
+    such members: the local engine holds them too)."""
+    multi = decisions.groupBy("cluster_id").count().where("count > 1").select("cluster_id")
+    rows = (
+        decisions.join(multi, "cluster_id")
+        .join(docs.select("pos", "id"), "pos")
+        .select("pos", "rep", "cluster_id", "id")
+        .collect()
+    )
+    return [(int(r["pos"]), int(r["rep"]), int(r["cluster_id"]), r["id"]) for r in rows]

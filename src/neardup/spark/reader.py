@@ -1,7 +1,8 @@
 """Read JSONL (``.gz`` too) and Parquet inputs on Spark into positioned documents.
 
 Positions are the local engine's: 0, 1, 2, ... over the valid records in input order (files in
-the order given, lines or rows in file order). JSONL files are read as lines
+the order given, a local folder's parts in the local reader's natural order with their Hive
+partition columns, lines or rows in file order). JSONL files are read as lines
 (``textFile`` keeps a file's lines in order across partitions) and numbered by
 ``zipWithIndex``; Parquet rows are ordered by ``(file, row index)`` from Spark's hidden
 ``_metadata`` columns. Every record is validated by :func:`neardup.io.record_to_document`, the
@@ -21,7 +22,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from neardup.io import InputError, ReadStats, detect_format, record_to_document
-from neardup.io.readers import jsonl_record
+from neardup.io.partitions import add_to_line, partition_values, root_of
+from neardup.io.readers import jsonl_record, list_parts
 
 SPARK_FORMATS = ("jsonl", "parquet")
 DOCS_SCHEMA = "pos long, id string, text string, ts double, record string"
@@ -35,6 +37,7 @@ class Fields:
     id: str = "id"
     time: str | None = None
     epoch_unit: str = "s"
+    roots: tuple[str, ...] = ()  # input folders the paths were listed from (partition columns)
 
 
 def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
@@ -70,6 +73,16 @@ def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _with_partitions(item: tuple[str, Any], values: dict[str, Any]) -> tuple[str, Any]:
+    where, raw = item
+    if isinstance(raw, bytes | bytearray):
+        return where, add_to_line(bytes(raw), values)
+    rec = dict(raw)
+    for name, value in values.items():
+        rec.setdefault(name, value)
+    return where, rec
 
 
 def _line_row(path: str, line: bytes, index: int) -> tuple[str, bytes]:
@@ -118,7 +131,14 @@ def read_documents(
                 f"{path}: the Spark engine reads {' and '.join(SPARK_FORMATS)}; convert "
                 f"{kind} input or use --engine local"
             )
-        parts.append(_jsonl_rows(spark, path) if kind == "jsonl" else _parquet_rows(spark, path))
+        listed = os.path.isdir(path)  # a local folder (the CLI passes its parts, with roots)
+        for part in list_parts(path, fmt) if listed else [path]:
+            rows = _jsonl_rows(spark, part) if kind == "jsonl" else _parquet_rows(spark, part)
+            root = path if listed else root_of(part, fields.roots)
+            values = {} if root is None else partition_values(root, part)
+            if values:  # Hive-style name=value folders: columns, as the local reader adds them
+                rows = rows.map(lambda item, v=values: _with_partitions(item, v))
+            parts.append(rows)
     rows = spark.sparkContext.union(parts) if len(parts) > 1 else parts[0]
     parsed = rows.map(lambda item: _validate(item, fields)).cache()
     stats = ReadStats()

@@ -1,6 +1,6 @@
 """Entry for ``spark-submit``: ``neardup dedup ... --engine spark`` on the submitted master.
 
-    ENTRY=$(python -c 'import neardup.spark.__main__ as m; print(m.__file__)')
+    ENTRY=$(python -c 'import neardup.cli.spark_submit as m; print(m.__file__)')
     spark-submit --master spark://host:7077 --conf spark.pyspark.python=/opt/neardup/bin/python \
         "$ENTRY" s3a://bucket/crawl/ --out s3a://bucket/marked.parquet
 
