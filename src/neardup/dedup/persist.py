@@ -43,7 +43,34 @@ from neardup.dedup.columns import (
     check_config,
 )
 
-__all__ = ["StateConfigError", "StateFormatError", "StateMixin", "state_exists"]
+__all__ = [
+    "LOCKED_METHODS",
+    "StateConfigError",
+    "StateFormatError",
+    "StateMixin",
+    "state_exists",
+]
+
+# Deduplicator methods that hold the object's lock (neardup._threads): all that read or change
+# its state; not prepare() (no shared state: the service prepares batches in parallel).
+LOCKED_METHODS = (
+    "add",
+    "feed",
+    "feed_prepared",
+    "extend_state_columns",
+    "run",
+    "collect",
+    "resolve",
+    "decisions",
+    "describe",
+    "forget",
+    "save",
+    "write_state",
+    "state_columns",
+    "state_meta",
+    "external_id",
+    "shared_ids",
+)
 
 FORMAT = "neardup-dedup-state"
 VERSION = 1
