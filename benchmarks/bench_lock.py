@@ -1,9 +1,13 @@
 """Single-thread cost of the per-object lock (issue 22): ``Deduplicator.add`` and
-``HammingIndex.add`` / ``query`` one document (row) per call, with the lock and, as the
-anchor in the same run, the same method unwrapped (``__wrapped__``: no lock). Run under the
-shared lock::
+``HammingIndex.add`` / ``query``, one document (row) per call, and the lock wrapper alone on
+a no-op method. The anchor is the same script on the sources before the lock (another
+``PYTHONPATH``), interleaved in one run under the shared lock::
 
-    flock /tmp/neardup-bench.lock python benchmarks/bench_lock.py --docs 20000 --rows 50000
+    git archive 1391aa2 src | tar -x -C /tmp/base
+    cp src/neardup/_native*.so /tmp/base/src/neardup/
+    flock /tmp/neardup-bench.lock sh -c 'for i in 1 2; do
+      PYTHONPATH=/tmp/base/src python benchmarks/bench_lock.py --tag before
+      PYTHONPATH=src python benchmarks/bench_lock.py --tag after; done'
 """
 
 from __future__ import annotations
@@ -33,11 +37,6 @@ def _best(run: Callable[[], int], repeat: int) -> float:
     return best
 
 
-def _method(cls: type, name: str, unlocked: bool) -> Callable[..., Any]:
-    m = getattr(cls, name)
-    return getattr(m, "__wrapped__", m) if unlocked else m  # type: ignore[no-any-return]
-
-
 def _dd_run(add: Callable[..., Any], texts: list[str]) -> int:
     dd = Deduplicator()
     for i, t in enumerate(texts):
@@ -58,25 +57,36 @@ def _q_run(query: Callable[..., Any], ix: HammingIndex, fps: npt.NDArray[np.uint
     return len(fps) // 10
 
 
+def _wrapper_ns(calls: int = 200_000) -> float | None:
+    """ns per call that the lock wrapper adds to a no-op method (None before the lock)."""
+    try:
+        from neardup._threads import thread_safe
+    except ImportError:
+        return None
+
+    class Plain:
+        def noop(self) -> None:
+            pass
+
+    locked = thread_safe("noop")(type("Locked", (Plain,), {}))
+    times = []
+    for obj in (Plain(), locked()):
+        times.append(_best(lambda o=obj: [o.noop() for _ in range(calls)] and calls, 5))
+    return round((times[1] - times[0]) * 1e9, 1)
+
+
 def bench(docs: int, rows: int, repeat: int) -> dict[str, Any]:
     texts = [f"story {i} on the harbour, {i * 7919 % 1000} ships and cranes" for i in range(docs)]
     fps = np.random.default_rng(1).integers(0, 2**63, rows, dtype=np.uint64)
     ix = HammingIndex(k=3)
     ix.add(np.arange(rows), fps)
-    out: dict[str, Any] = {}
-    for unlocked in (True, False, True, False):  # interleaved: drift hits both alike
-        tag = "unlocked" if unlocked else "locked"
-        runs = {
-            "dedup_add": partial(_dd_run, _method(Deduplicator, "add", unlocked), texts),
-            "index_add": partial(_ix_run, _method(HammingIndex, "add", unlocked), fps),
-            "index_query": partial(_q_run, _method(HammingIndex, "query", unlocked), ix, fps),
-        }
-        for name, run in runs.items():
-            us = _best(run, repeat) * 1e6
-            key = f"{name}_{tag}_us"
-            out[key] = round(min(us, out.get(key, us)), 3)
-    for name in ("dedup_add", "index_add", "index_query"):
-        out[f"{name}_ratio"] = round(out[f"{name}_locked_us"] / out[f"{name}_unlocked_us"], 3)
+    runs = {
+        "dedup_add_us": partial(_dd_run, Deduplicator.add, texts),
+        "index_add_us": partial(_ix_run, HammingIndex.add, fps),
+        "index_query_us": partial(_q_run, HammingIndex.query, ix, fps),
+    }
+    out: dict[str, Any] = {name: round(_best(run, repeat) * 1e6, 3) for name, run in runs.items()}
+    out["lock_wrapper_ns"] = _wrapper_ns()
     return out
 
 
@@ -85,8 +95,9 @@ def main() -> None:
     p.add_argument("--docs", type=int, default=20000)
     p.add_argument("--rows", type=int, default=50000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--tag", default="")
     a = p.parse_args()
-    res = bench(a.docs, a.rows, a.repeat)
+    res = {"tag": a.tag, **bench(a.docs, a.rows, a.repeat)}
     res["loadavg"] = os.getloadavg()
     print(json.dumps(res))
 

@@ -123,3 +123,12 @@ def test_locked_objects_still_pickle() -> None:
     index = HammingIndex(k=2)
     index.add([1], np.array([5], np.uint64))
     assert 1 in pickle.loads(pickle.dumps(index))
+
+
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_every_pickle_protocol_gives_a_working_lock(protocol: int) -> None:
+    index = HammingIndex(k=2)
+    index.add([1], np.array([5], np.uint64))
+    copy = pickle.loads(pickle.dumps(index, protocol=protocol))
+    copy.add([2], np.array([6], np.uint64))
+    assert 2 in copy and 2 not in index

@@ -1,7 +1,7 @@
 """One lock per object around the methods that read or change its state (issue 22).
 
 :func:`thread_safe` is a class decorator: each named method runs holding the object's
-re-entrant lock (``threading.RLock``, created on first use), so calls from several threads
+re-entrant lock (``threading.RLock``, made with the object), so calls from several threads
 run one at a time, each whole, in the order they take the lock. A lock rather than "detect
 concurrent use and raise": sharing one index or Deduplicator between request threads is a
 normal thing to do, and an uncontended RLock costs well under a microsecond per call (see
@@ -15,8 +15,11 @@ benchmarks/README.md, "Thread safety"). The lock is left out when the object is 
 ...     def push(self, x: int) -> int:
 ...         self.items.append(x)
 ...         return len(self.items)
->>> bag = Bag(); bag.push(1), bag.push(2), LOCK in bag.__dict__, LOCK in bag.__getstate__()
-(1, 2, True, False)
+>>> import copy
+>>> bag = Bag(); bag.push(1), bag.push(2), LOCK in bag.__getstate__()
+(1, 2, False)
+>>> twin = copy.deepcopy(bag); twin.push(3), object_lock(twin) is not object_lock(bag)
+(3, True)
 """
 
 from __future__ import annotations
@@ -31,19 +34,22 @@ LOCK = "_thread_lock"
 
 
 def object_lock(obj: Any) -> threading.RLock:
-    """The object's lock (made on first use; ``dict.setdefault`` is atomic, so two threads
-    asking at once get the same one)."""
-    lock: threading.RLock | None = obj.__dict__.get(LOCK)
-    if lock is None:
-        lock = obj.__dict__.setdefault(LOCK, threading.RLock())
-    return lock
+    """The object's lock."""
+    return obj.__dict__[LOCK]  # type: ignore[no-any-return]
+
+
+def _new_with_lock(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """``__new__`` of a thread-safe class: every instance (unpickled ones too) has its lock
+    before anything else runs, so a method only reads an attribute (no check, no race)."""
+    obj: Any = object.__new__(cls)
+    obj.__dict__[LOCK] = threading.RLock()
+    return obj
 
 
 def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        lock = self.__dict__.get(LOCK) or object_lock(self)
-        with lock:
+        with self._thread_lock:
             return method(self, *args, **kwargs)
 
     return run
@@ -51,8 +57,13 @@ def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _getstate(self: Any) -> dict[str, Any]:
     state = dict(self.__dict__)
-    state.pop(LOCK, None)  # a lock cannot be pickled; the copy makes its own
+    state.pop(LOCK, None)  # a lock cannot be pickled; the copy has its own (from __new__)
     return state
+
+
+def _setstate(self: Any, state: dict[str, Any]) -> None:
+    self.__dict__.update(state)
+    self.__dict__.setdefault(LOCK, threading.RLock())  # pickle protocols 0-1 skip __new__
 
 
 def thread_safe(*names: str) -> Callable[[C], C]:
@@ -66,8 +77,12 @@ def thread_safe(*names: str) -> Callable[[C], C]:
                 setattr(cls, name, property(_locked(method.fget)))
             else:
                 setattr(cls, name, _locked(method))
+        if "__new__" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} defines __new__; thread_safe needs its own")
+        setattr(cls, "__new__", staticmethod(_new_with_lock))  # noqa: B010 (no method-assign)
         if "__getstate__" not in cls.__dict__:
-            setattr(cls, "__getstate__", _getstate)  # noqa: B010 (mypy: no method-assign)
+            setattr(cls, "__getstate__", _getstate)  # noqa: B010
+            setattr(cls, "__setstate__", _setstate)  # noqa: B010
         return cls
 
     return wrap
