@@ -11,8 +11,17 @@ Directories (:func:`atomic_directory`) are *versioned*::
 A writer takes the lock (a second writer waits, or fails with :class:`DirectoryBusyError`),
 removes versions left by dead writers, fills a new ``v-<n+1>/``, fsyncs its files and
 directories, then replaces ``CURRENT`` (the commit point) and deletes the old version. A reader
-(:func:`current_version`) reads ``CURRENT`` once and opens that version only, so it sees one
-consistent version; a writer killed at any instant leaves the previous version live. Files and
+(:func:`read_live`) reads ``CURRENT`` once and opens that version only; when a writer commits
+and deletes that version while it is being read, the read fails, ``CURRENT`` names another
+version, and the reader starts again on the new one. So a load sees the old or the new version,
+never a half. (Retrying rather than keeping old versions around for readers: no extra disk, and
+it holds for a reader slower than any number of commits, where keeping one previous version
+would not.) A writer killed at any instant leaves the previous version live.
+
+Nothing here deletes data it cannot prove is a dead writer's leftover: when ``CURRENT`` is
+missing but a version holding its bundle's manifest (:data:`MANIFEST`, written last) is there,
+or ``CURRENT`` names a version that is gone, writers and readers raise
+:class:`BrokenDirectoryError` naming the file and the fix, and touch nothing. Files and
 directories get the usual mode under the umask (not ``mkstemp``'s 0600), and a symlinked target
 stays a symlink: the file it points to is replaced.
 
@@ -41,10 +50,11 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
+MANIFEST = "manifest.json"  # what every bundle writes last (neardup._persist): a whole version
 _VERSION = re.compile(r"^v-(\d+)$")
 # Test hook (crash tests): seconds to sleep between writing a version and committing it.
 SLEEP_BEFORE_COMMIT = "NEARDUP_TEST_SLEEP_BEFORE_COMMIT"
@@ -52,8 +62,18 @@ SLEEP_BEFORE_COMMIT = "NEARDUP_TEST_SLEEP_BEFORE_COMMIT"
 SLEEP_PER_FILE = "NEARDUP_TEST_SLEEP_PER_FILE"
 
 
+T = TypeVar("T")
+
+
 class DirectoryBusyError(RuntimeError):
     """Another process is writing the directory and the caller asked not to wait."""
+
+
+class BrokenDirectoryError(OSError):
+    """``CURRENT`` is missing while saved versions exist, or names a version that is gone.
+
+    Raised before anything is written or deleted; the message names the file and the fix.
+    """
 
 
 def _umask() -> int:
@@ -124,15 +144,90 @@ def current_version(path: str | os.PathLike[str], legacy_marker: str | None = No
     """The directory of the live version of ``path`` (read ``CURRENT`` once, then use it).
 
     A directory written before versioning (holding ``legacy_marker`` itself) is its own
-    version. Raises ``FileNotFoundError`` when ``path`` holds no version.
+    version. Raises ``FileNotFoundError`` when ``path`` holds no version, and
+    :class:`BrokenDirectoryError` when ``CURRENT`` is missing or names a version that is gone
+    while saved versions exist. Use :func:`read_live` to read it (a writer may replace it).
     """
     root = Path(path)
     name = read_current(root)
+    for _ in range(8):
+        if name is None or (root / name).is_dir():
+            break
+        again = read_current(root)  # a writer may have committed and deleted it meanwhile
+        if again == name:
+            raise BrokenDirectoryError(_gone_message(root, name))
+        name = again
     if name is not None:
         return root / name
     if legacy_marker is not None and (root / legacy_marker).exists():
         return root
+    check_versions(root, None, legacy_marker)
     raise FileNotFoundError(f"{root} holds no saved version ({root / CURRENT} is missing)")
+
+
+def read_live(
+    path: str | os.PathLike[str],
+    read: Callable[[Path], T],
+    *,
+    legacy_marker: str | None = None,
+    attempts: int = 8,
+) -> T:
+    """``read(version)`` of the live version of ``path``, whole: when ``read`` fails because a
+    writer committed another version and deleted this one meanwhile, read the new one.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp()) / "state"
+    >>> with atomic_directory(root) as version:
+    ...     _ = (version / "data.txt").write_text("one")
+    >>> read_live(root, lambda v: (v / "data.txt").read_text())
+    'one'
+    """
+    root = Path(path)
+    for _ in range(attempts):
+        version = current_version(root, legacy_marker)
+        try:
+            return read(version)
+        except Exception:
+            if version == root or read_current(root) == version.name:
+                if not version.is_dir():
+                    raise BrokenDirectoryError(_gone_message(root, version.name)) from None
+                raise  # not a concurrent replacement: the live version itself is damaged
+    raise BrokenDirectoryError(f"{root} kept changing while being read; try again")
+
+
+def _saved(root: Path) -> list[str]:
+    """Names of the versions holding their manifest (newest first)."""
+    found = sorted(_versions(root).items(), reverse=True)
+    return [p.name for _, p in found if (p / MANIFEST).exists()]
+
+
+def _gone_message(root: Path, name: str) -> str:
+    saved = _saved(root)
+    fix = f"point it at another one (echo {saved[0]} > {root / CURRENT}), " if saved else ""
+    return (
+        f"{root / CURRENT} names {name}, which is gone (saved versions: "
+        f"{', '.join(saved) or 'none'}); nothing was changed: restore {root / name}, "
+        f"{fix}or use a new directory"
+    )
+
+
+def check_versions(root: Path, live: str | None, legacy_marker: str | None) -> None:
+    """Raise :class:`BrokenDirectoryError` when ``CURRENT`` (read as ``live``) is missing
+    while saved versions exist, or names a version that is gone."""
+    if live is not None:
+        if not (root / live).is_dir():
+            raise BrokenDirectoryError(_gone_message(root, live))
+        return
+    if legacy_marker is not None and (root / legacy_marker).exists():
+        return
+    saved = _saved(root) if root.is_dir() else []
+    if saved:
+        raise BrokenDirectoryError(
+            f"{root / CURRENT} is missing, but {root} holds saved version(s) "
+            f"{', '.join(saved)}; nothing was deleted: if {saved[0]} (the newest) is the "
+            f"one to go on from, restore it with `echo {saved[0]} > {root / CURRENT}`; "
+            "otherwise use a new directory"
+        )
 
 
 def _lock(root: Path, wait: bool, on_wait: Callable[[str], None] | None) -> int:
@@ -205,6 +300,7 @@ def atomic_directory(
     fd = _lock(root, wait, on_wait)
     try:
         live = read_current(root)
+        check_versions(root, live, legacy_marker)  # before deleting anything
         versions = _versions(root)
         for name, p in versions.items():  # dead writers' leftovers (we hold the lock)
             if f"v-{name}" != live:

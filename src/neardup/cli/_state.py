@@ -2,8 +2,12 @@
 
 The run holds ``DIR``'s writer lock from start to end (a second run on the same state waits),
 loads the live version (refusing another configuration), decides this run's documents after
-the saved ones, writes the output, and only then commits the new state version: a run that
-fails or is killed leaves the previous state, and running it again gives the same output.
+the saved ones, writes the new state version (not yet live: :meth:`RunState.stage`), then the
+output, and only then commits the new version: a run that fails or is killed (a full disk
+while writing the state or the output included) leaves ``--out`` and the previous state as they
+were, and running it again gives the same output. A ``CURRENT`` that is missing or names a
+version that is gone is refused (exit 1, the message gives the fix), nothing deleted. Ids that
+documents of earlier runs already have are warned about, as ids repeated within a run are.
 ``duplicate_of`` may name a document of an earlier run (by its saved id); cluster ids and
 decisions are those of one run over all the state's inputs in order.
 """
@@ -18,7 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from neardup._atomic import CURRENT, LOCK, atomic_directory, current_version, read_current
+from neardup._atomic import (
+    CURRENT,
+    LOCK,
+    BrokenDirectoryError,
+    atomic_directory,
+    current_version,
+    read_current,
+)
 from neardup.cli._common import DataError, usage_error
 from neardup.dedup import Decisions, Deduplicator
 from neardup.dedup.persist import StateConfigError, StateFormatError
@@ -32,7 +43,24 @@ class RunState:
     path: str
     base: int
     late_before: int
+    version: Path
     earlier_ids: dict[int, Any] = field(default_factory=dict)
+    staged: bool = False
+
+    def stage(self) -> None:
+        """Write the new state version now, before the outputs: a state that cannot be written
+        (disk full) fails the run while ``--out`` is still as it was. It becomes live when the
+        run ends well."""
+        try:
+            self.dd.write_state(self.version)
+        except OSError as e:
+            raise OSError(
+                e.errno,
+                f"cannot write the new state version ({e.strerror or e}); --out and the state "
+                "were left as they were: free some space and run again",
+                str(self.version),
+            ) from None
+        self.staged = True
 
     def this_run(self) -> Decisions:
         """This run's decisions with run positions; an earlier document ``r`` that is
@@ -58,6 +86,7 @@ class RunState:
     def notes(self) -> list[str]:
         n = self.dd.n_documents
         out = [f"state: {self.base:,} documents before this run, {n:,} after -> {self.path}"]
+        out += self._shared_ids_note()
         late = int(self.dd.describe()["late_documents"]) - self.late_before
         if late:
             out.append(
@@ -67,11 +96,23 @@ class RunState:
             )
         return out
 
+    def _shared_ids_note(self) -> list[str]:
+        ids = [self.dd.external_id(p) for p in range(self.base, self.dd.n_documents)]
+        shared = self.dd.shared_ids(ids, self.base) if self.base else []
+        if not shared:
+            return []
+        some = ", ".join(repr(v) for v in shared[:3])
+        return [
+            f"warning: {len(shared):,} ids of this run were already given to documents of "
+            f"earlier runs on this state (e.g. {some}), so duplicate_of is ambiguous for them: "
+            "use ids that are unique across runs"
+        ]
+
 
 def _check_directory(root: Path) -> None:
     if root.exists() and not root.is_dir():
         raise usage_error(f"--state {str(root)!r} is a file; give a directory")
-    ours = (root / CURRENT).exists() or (root / LOCK).exists()
+    ours = (root / CURRENT).exists() or (root / LOCK).exists() or any(root.glob("v-*/"))
     if root.is_dir() and any(root.iterdir()) and not ours:
         raise usage_error(
             f"--state {str(root)!r} holds other data (no {CURRENT}); choose another directory"
@@ -86,15 +127,26 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
         return
     root = Path(path)
     _check_directory(root)
-    with atomic_directory(root) as version:
-        loaded = dd
-        if read_current(root) is not None:
-            try:
-                loaded = Deduplicator.read_state(current_version(root), dd, name=path)
-            except StateConfigError as exc:
-                raise usage_error(str(exc)) from None
-            except StateFormatError as exc:
-                raise DataError(str(exc)) from None
-        state = RunState(loaded, path, loaded.n_documents, loaded.describe()["late_documents"])
-        yield state
-        loaded.write_state(version)
+    try:
+        with atomic_directory(root) as version:  # checks CURRENT under the lock
+            loaded = _load(root, path, dd)
+            state = RunState(
+                loaded, path, loaded.n_documents, loaded.describe()["late_documents"], version
+            )
+            yield state
+            if not state.staged:
+                state.stage()
+    except BrokenDirectoryError as exc:
+        raise DataError(f"--state: {exc}") from None
+
+
+def _load(root: Path, path: str, dd: Deduplicator) -> Deduplicator:
+    """The live version's Deduplicator (``dd`` itself on the first run)."""
+    if read_current(root) is None:
+        return dd
+    try:
+        return Deduplicator.read_state(current_version(root), dd, name=path)
+    except StateConfigError as exc:
+        raise usage_error(str(exc)) from None
+    except StateFormatError as exc:
+        raise DataError(str(exc)) from None

@@ -250,6 +250,7 @@ def dedup_command(
             if state is not None:
                 decisions = state.this_run()  # positions of this run, earlier ids known
                 run.notes += state.notes()
+                state.stage()  # the state's files before the outputs (committed at the end)
             elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
                 run.notes.append(late_note(late))
             if (seconds is not None or state is not None) and (note := run.order.note()):

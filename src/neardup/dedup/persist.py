@@ -17,18 +17,23 @@ another configuration with a one-line error naming both config ids and the fix.
 >>> again = Deduplicator.load(d)
 >>> again.add("Storm hits the coast tonight", id="c").duplicate_of, again.n_documents
 ('a', 3)
+
+A reader loading a state while a writer saves a new version sees the old or the new version
+(:func:`neardup._atomic.read_live`); a directory whose ``CURRENT`` is missing or names a
+version that is gone is refused with the fix, nothing deleted.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup._atomic import atomic_directory, current_version, read_current
+from neardup._atomic import BrokenDirectoryError, atomic_directory, read_current, read_live
 from neardup._persist import MANIFEST, JsonColumn, read_bundle, write_bundle
 from neardup.dedup.columns import (
     ExactMap,
@@ -38,7 +43,34 @@ from neardup.dedup.columns import (
     check_config,
 )
 
-__all__ = ["StateConfigError", "StateFormatError", "StateMixin", "state_exists"]
+__all__ = [
+    "LOCKED_METHODS",
+    "StateConfigError",
+    "StateFormatError",
+    "StateMixin",
+    "state_exists",
+]
+
+# Deduplicator methods that hold the object's lock (neardup._threads): all that read or change
+# its state; not prepare() (no shared state: the service prepares batches in parallel).
+LOCKED_METHODS = (
+    "add",
+    "feed",
+    "feed_prepared",
+    "extend_state_columns",
+    "run",
+    "collect",
+    "resolve",
+    "decisions",
+    "describe",
+    "forget",
+    "save",
+    "write_state",
+    "state_columns",
+    "state_meta",
+    "external_id",
+    "shared_ids",
+)
 
 FORMAT = "neardup-dedup-state"
 VERSION = 1
@@ -83,6 +115,21 @@ class StateMixin(StateColumns):
         meta = {**self.state_meta(), "origin": origin}
         write_bundle(directory, FORMAT, VERSION, meta, arrays, files)
 
+    def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:
+        """The distinct values of ``ids`` that a document before position ``before`` also has
+        (among the rows still held: with a window, expired documents are not kept).
+
+        >>> from neardup import Deduplicator
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["one text", "another one", "a third"], ids=["a", "b", "a"])
+        >>> dd.shared_ids(["a", "z"], 2), dd.shared_ids(["a", "z"], 0)
+        (['a'], [])
+        """
+        ids_column: JsonColumn | None = getattr(self, "_ids", None)
+        if ids_column is None:
+            return []
+        return ids_column.shared(ids, max(0, before - self._origin))
+
     def _new_origin(self, kept: npt.NDArray[np.int64]) -> int:
         """With a window, the first position a later decision can read: kept documents still
         in the index, exact-map entries and their kept documents. The rows before it (expired
@@ -114,12 +161,15 @@ class StateMixin(StateColumns):
         """
         root = Path(path)
         try:
-            version = current_version(root)
-        except (FileNotFoundError, OSError) as e:
+            return read_live(
+                root, lambda version: cls.read_state(version, config, verify=verify, name=str(root))
+            )
+        except BrokenDirectoryError as e:
+            raise StateFormatError(str(e)) from None
+        except OSError as e:  # no CURRENT, or unreadable
             raise StateFormatError(
                 f"{root} is not a saved dedup state ({e}); create it with save()"
             ) from None
-        return cls.read_state(version, config, verify=verify, name=str(root))
 
     @classmethod
     def read_state(

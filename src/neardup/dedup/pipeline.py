@@ -43,6 +43,7 @@ import numpy as np
 
 from neardup._params import FrozenParams
 from neardup._persist import JsonColumn
+from neardup._threads import thread_safe
 from neardup.dedup.candidates import (
     NO_HAMMING_LIMIT,
     BandCandidates,
@@ -53,7 +54,7 @@ from neardup.dedup.candidates import (
 from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
 from neardup.dedup.greedy import Ledger, horizons
-from neardup.dedup.persist import StateMixin
+from neardup.dedup.persist import LOCKED_METHODS, StateMixin
 from neardup.dedup.prepare import prepare_chunk
 from neardup.dedup.similarity import decided_similarity
 from neardup.dedup.state import (
@@ -96,6 +97,7 @@ VERIFIED_K = 14
 PLAIN_K = 8
 
 
+@thread_safe(*LOCKED_METHODS)  # one call at a time per object, each whole (neardup._threads)
 class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they define the config
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
@@ -114,6 +116,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting worker processes (``-1``: all cores).
+
+    Threads: one Deduplicator may be shared. Every method that reads or changes its state
+    holds the object's lock, so calls run one at a time, each whole, and the decisions are
+    those of one thread making the same calls in the order they took the lock;
+    :meth:`prepare` (no shared state) runs in parallel.
     """
 
     def __init__(

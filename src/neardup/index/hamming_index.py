@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._threads import object_lock, thread_safe
 from neardup.index import kernels
 from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, check_bits, check_k
 from neardup.index.design import DEFAULT_MEMORY_BUDGET, TableDesign, auto_design
@@ -41,6 +42,17 @@ from neardup.index.wide import HalvesIndex
 I64 = npt.NDArray[np.int64]
 
 
+@thread_safe(
+    "add",
+    "flush",
+    "remove",
+    "expire",
+    "compact",
+    "__contains__",
+    "describe",
+    "memory_bytes",
+    "save",
+)
 class HammingIndex:
     """Exact Hamming-distance index over 64- or 128-bit fingerprints.
 
@@ -55,6 +67,13 @@ class HammingIndex:
 
     ``search`` with ``k`` above the index's ``k`` works by probing a larger radius; it raises
     ``ValueError`` when that would need more than 200 000 probes per table.
+
+    Threads: one index may be shared. Writers (``add``, ``remove``, ``expire``, ``flush``,
+    ``compact``) hold the index's lock (:mod:`neardup._threads`), so they run one at a time,
+    each whole; ``search`` takes the lock only to read a consistent view (the runs are
+    immutable, the store only grows or is replaced), so 64-bit searches run in parallel with
+    each other and with writers, and find every row added before they started (128-bit
+    searches hold the lock throughout).
     """
 
     def __init__(
@@ -245,20 +264,24 @@ class HammingIndex:
         """Every live row within ``k`` (default: the index's k) of each query."""
         queries = as_fingerprints(fingerprints, self.bits)
         if self._wide is not None:
-            return self._wide.search(queries, self.k if k is None else check_k(k, MAX_K_128))
+            with object_lock(self):  # the halves change together under this lock
+                return self._wide.search(queries, self.k if k is None else check_k(k, MAX_K_128))
         k = self.k if k is None else check_k(k)
-        parts = [run.search(queries, k, self._store.alive) for _, _, run in self._runs]
-        if self._store.n > self._indexed:
+        with object_lock(self):  # a consistent view; searched without the lock (see class docs)
+            store, runs, indexed = self._store, list(self._runs), self._indexed
+            n, fps_, alive_, ids_ = store.n, store.fps_, store.alive_, store.ids_
+        parts = [run.search(queries, k, alive_[:n]) for _, _, run in runs]
+        if n > indexed:
             parts.append(
                 kernels.collect(
                     kernels.scan_range,
                     int(queries.shape[0]),
                     queries,
                     k,
-                    self._store.fps_,
-                    self._indexed,
-                    self._store.n,
-                    self._store.alive_,
+                    fps_,
+                    indexed,
+                    n,
+                    alive_,
                     capacity=256,
                 )
             )
@@ -267,7 +290,7 @@ class HammingIndex:
         qrow = np.concatenate([p[0] for p in parts])
         pos = np.concatenate([p[1] for p in parts])
         dist = np.concatenate([p[2] for p in parts])
-        ids = self._store.ids_[pos]
+        ids = ids_[pos]
         order = np.lexsort((ids, dist, qrow))
         return Matches(qrow[order], ids[order], dist[order])
 
