@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import cast
+from typing import Any, cast
 
 import click
 
@@ -37,7 +37,7 @@ from neardup.cli._dedup_write import (
     write_generic,
 )
 from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary_record
-from neardup.cli._state import dedup_state
+from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator, KeepPolicy
 from neardup.io import (
@@ -235,36 +235,10 @@ def dedup_command(
                             drop_duplicates, report_dir, spark_master, spark_conf,
                             roots=inputs, cluster_members=clusters_path is not None)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
-            record = record_of(result.stats, result.counts, result.clusters, result.seconds)
-            late = int(result.info.get("late_documents", 0))
-            record["notes"] = [late_note(late)] if late else []
-            extra.write_engine(record, result.members)
+            _write_engine_outputs(result, extra)
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
-        fast = can_write_fast(run, out)
-        run.spool = LineSpool(SPOOL_BUDGET) if fast else None
-        try:
-            if state is not None:
-                dd = state.dd
-            decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
-            if state is not None:
-                decisions = state.this_run()  # positions of this run, earlier ids known
-                run.notes += state.notes()
-                state.stage()  # the state's files before the outputs (committed at the end)
-            elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
-                run.notes.append(late_note(late))
-            if (seconds is not None or state is not None) and (note := run.order.note()):
-                run.notes.append(note)
-            if run.stats.documents == 0 and run.stats.skipped:
-                raise nothing_read_error(run.stats)
-            plan = Plan.of(decisions)
-            extra.want_ids(plan.needed, decisions)
-            if state is not None:
-                plan.ids.update(state.earlier_ids)
-            write = write_fast if fast else write_generic
-            write(run, plan, out, drop_duplicates, keep != "first")
-        except InputError as exc:
-            raise DataError(str(exc)) from None
+        decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)
         record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
@@ -274,6 +248,51 @@ def dedup_command(
     print_summary(record)
     if record["notes"]:
         click.echo("\n".join(record["notes"]), err=True)
+
+
+def _write_engine_outputs(result: Any, extra: ExtraOutputs) -> None:
+    """``--summary`` and ``--clusters`` of a Spark run (it printed its summary)."""
+    record = record_of(result.stats, result.counts, result.clusters, result.seconds)
+    late = int(result.info.get("late_documents", 0))
+    record["notes"] = [late_note(late)] if late else []
+    extra.write_engine(record, result.members)
+
+
+def _run_local(
+    run: _Run,
+    dd: Deduplicator,
+    state: RunState | None,
+    out: str,
+    extra: ExtraOutputs,
+    chunk_size: int,
+    drop_duplicates: bool,
+) -> tuple[Decisions, Plan]:
+    """Decide ``run``'s documents on the local engine (with ``--state``: against the earlier
+    runs, staging the new state version) and write ``out``; notes go to ``run.notes``."""
+    fast = can_write_fast(run, out)
+    run.spool = LineSpool(SPOOL_BUDGET) if fast else None
+    try:
+        dd = state.dd if state is not None else dd  # the same configuration (checked)
+        decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
+        if state is not None:
+            decisions = state.this_run()  # positions of this run, earlier ids known
+            run.notes += state.notes()
+            state.stage()  # the state's files before the outputs (committed at the end)
+        elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
+            run.notes.append(late_note(late))
+        if (dd.window is not None or state is not None) and (note := run.order.note()):
+            run.notes.append(note)
+        if run.stats.documents == 0 and run.stats.skipped:
+            raise nothing_read_error(run.stats)
+        plan = Plan.of(decisions)
+        extra.want_ids(plan.needed, decisions)
+        if state is not None:
+            plan.ids.update(state.earlier_ids)
+        write = write_fast if fast else write_generic
+        write(run, plan, out, drop_duplicates, dd.keep != "first")
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    return decisions, plan
 
 
 def _check_options(

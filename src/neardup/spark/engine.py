@@ -294,6 +294,33 @@ def decide(
         return out, info
     _auto_partitions(spark, docs.count())
     buckets = buckets or int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    prep, streaming = _prepare_all(docs, dd, info)
+    phase("pairs")
+    live, edges = _pairs(prep, dd, hot_key_nodes, info)
+    phase("components")
+    graph, comps, singles, multi = _grouped(live, edges, streaming, driver_max_edges, info)
+    phase("component sizes")
+    sizes: Any = multi.groupBy("comp").count().agg(F.max("count"), F.count("*")).first()
+    info["largest_component"], info["components"] = int(sizes[0] or 0), int(sizes[1])
+    phase("decide")
+    edge_comp = edges.join(comps.withColumnRenamed("node", "a"), "a")
+    decided = _decide_components(multi, edge_comp, dd, buckets)
+    empty = _fixed(prep.where(F.col("empty")), EMPTY)
+    # read twice below (kept documents, then the join): persisted so the Python decide runs once
+    decisions = singles.unionByName(decided).unionByName(empty).persist()
+    out, ranked = _cluster_ids(decisions, prep, dd.keep)
+    out = out.join(_similarities(decisions, prep, dd), "pos", "left").persist()
+    info["decided"] = out.count()
+    phase(None)
+    info["total_s"] = time.perf_counter() - start
+    for df in (live, edges, graph, comps, multi, ranked, decisions, prep):
+        df.unpersist()
+    return out, info
+
+
+def _prepare_all(docs: DataFrame, dd: Deduplicator, info: dict[str, Any]) -> tuple[DataFrame, bool]:
+    """Prepared rows (persisted) and whether the streaming horizon applies; counts documents
+    and late documents into ``info``."""
     prep = prepare(docs, dd)
     streaming = dd.window is not None and dd.keep == "first"
     if streaming:  # late documents: the streaming horizon of greedy.horizons
@@ -302,7 +329,15 @@ def decide(
     info["documents"] = prep.count()
     if streaming:
         info["late_documents"] = prep.where(F.col("ts") < F.col("hz")).count()
-    phase("pairs")
+    return prep, streaming
+
+
+def _pairs(
+    prep: DataFrame, dd: Deduplicator, hot_key_nodes: int | None, info: dict[str, Any]
+) -> tuple[DataFrame, DataFrame]:
+    """``live`` (non-empty rows with their node: the first row of equal (ekey, fp, sketch),
+    and ``first``: the first node of their exact key) and the accepted ``edges`` between
+    nodes, both persisted."""
     # one shuffle by exact key serves both windows (rows equal on (ekey, fp, sketch) share ekey)
     live = prep.where(~F.col("empty")).repartition("ekey")
     same = Window.partitionBy("ekey", "fp", "sketch")
@@ -311,7 +346,18 @@ def decide(
     nodes = live.where(F.col("pos") == F.col("node")).select("node", "n", "fp", "sketch", "keys")
     edges = _accepted_edges(nodes, dd, hot_key_nodes, info).persist()
     info["accepted_pairs"] = edges.where(F.col("a") != F.col("b")).count()
-    phase("components")
+    return live, edges
+
+
+def _grouped(
+    live: DataFrame,
+    edges: DataFrame,
+    streaming: bool,
+    driver_max_edges: int,
+    info: dict[str, Any],
+) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
+    """The candidate graph (accepted edges plus exact-key links), its components, the rows
+    alone in theirs (decided unique) and the rest with their component (``multi``)."""
     links = live.where(F.col("node") == F.col("pos")).where(F.col("first") != F.col("node"))
     graph = (
         edges.select("a", "b")
@@ -323,36 +369,19 @@ def decide(
     narrow = live.select("pos", "node", "n", "ekey", "ts", "length", *(["hz"] if streaming else []))
     grouped = narrow.join(comps, "node", "left")
     alone = F.col("comp").isNull() & (F.col("n") == 1)
-    singles = grouped.where(alone).select(
-        "pos",
-        F.lit(UNIQUE).cast("byte").alias("status"),
-        F.col("pos").alias("rep"),
-        F.lit(-1).cast("short").alias("distance"),
-    )
+    singles = _fixed(grouped.where(alone), UNIQUE)
     multi = grouped.where(~alone).withColumn("comp", F.coalesce("comp", "node")).persist()
-    phase("component sizes")
-    sizes: Any = multi.groupBy("comp").count().agg(F.max("count"), F.count("*")).first()
-    info["largest_component"], info["components"] = int(sizes[0] or 0), int(sizes[1])
-    phase("decide")
-    edge_comp = edges.join(comps.withColumnRenamed("node", "a"), "a")
-    decided = _decide_components(multi, edge_comp, dd, buckets)
-    empty = prep.where(F.col("empty")).select(
+    return graph, comps, singles, multi
+
+
+def _fixed(rows: DataFrame, status: int) -> DataFrame:
+    """Decisions of rows decided alone: ``status``, kept as themselves, no distance."""
+    return rows.select(
         "pos",
-        F.lit(EMPTY).cast("byte").alias("status"),
+        F.lit(status).cast("byte").alias("status"),
         F.col("pos").alias("rep"),
         F.lit(-1).cast("short").alias("distance"),
     )
-    # read twice below (kept documents, then the join): persisted so the Python decide runs once
-    decisions = singles.unionByName(decided).unionByName(empty).persist()
-    out, ranked = _cluster_ids(decisions, prep, dd.keep)
-    out = out.join(_similarities(decisions, prep, dd), "pos", "left").persist()
-    info["decided"] = out.count()
-    phase(None)
-    info["total_s"] = time.perf_counter() - start
-    for df in (live, edges, graph, comps, multi, ranked, decisions):
-        df.unpersist()
-    prep.unpersist()
-    return out, info
 
 
 def _similarities(decisions: DataFrame, prep: DataFrame, dd: Deduplicator) -> DataFrame:
