@@ -36,7 +36,7 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import islice, pairwise
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -44,6 +44,7 @@ import numpy as np
 from neardup._params import FrozenParams
 from neardup._persist import JsonColumn
 from neardup._threads import thread_safe
+from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import (
     NO_HAMMING_LIMIT,
     BandCandidates,
@@ -65,6 +66,7 @@ from neardup.dedup.state import (
     Decisions,
     Growable,
     concat_chunks,
+    slice_chunk,
 )
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
@@ -122,6 +124,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     those of one thread making the same calls in the order they took the lock;
     :meth:`prepare` (no shared state) runs in parallel.
     """
+
+    _pair_budget = PAIR_BUDGET  # candidate pairs per streaming part (dedup/budget.py)
 
     def __init__(
         self,
@@ -295,6 +299,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._check_streaming()
         if ids is not None and len(ids) != len(chunk.fps):
             raise ValueError(f"got {len(ids)} ids for {len(chunk.fps)} texts")
+        if commit and (cuts := self._budget_cuts(chunk)):  # hot keys: in parts, same decisions
+            base, n = self.n_documents, len(chunk.fps)
+            for a, b in pairwise([0, *cuts, n]):
+                self.feed_prepared(slice_chunk(chunk, a, b), ids=None if ids is None else ids[a:b])
+            return self._decisions(base, base + n)
         self._index_unindexed()
         base, n = self.n_documents, len(chunk.fps)
         saved = (self._n_clusters, self._max_ts)
@@ -312,6 +321,17 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._commit_chunk(base, chunk, ids, hz)
         self._index_new(base, new, chunk)
         return out
+
+    def _budget_cuts(self, chunk: Chunk) -> list[int]:
+        """Where to cut ``chunk`` so that its pairs stay within the budget (dedup/budget.py)."""
+        first: dict[int, int] = {}
+        for row in np.flatnonzero(~chunk.empty).tolist():
+            first.setdefault(chunk.keys[row], row)  # later copies take the exact path: no pairs
+        live = np.fromiter(first.values(), np.int64, len(first))
+        if len(live) < 2:
+            return []
+        keys = self._candidates.keys(chunk.fps[live], _rows(chunk.sketches, live))
+        return budget_cuts(keys, live, self._pair_budget)
 
     def extend_state_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Append rows decided earlier (:meth:`state_columns` of positions ``n_documents``..

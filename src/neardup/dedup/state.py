@@ -73,6 +73,19 @@ class Chunk:
     sketches: np.ndarray | None
 
 
+def slice_chunk(chunk: Chunk, a: int, b: int) -> Chunk:
+    """Rows ``a..b-1`` of ``chunk``."""
+    sk = chunk.sketches
+    return Chunk(
+        chunk.fps[a:b],
+        chunk.empty[a:b],
+        chunk.keys[a:b],
+        chunk.ts[a:b],
+        chunk.lengths[a:b],
+        None if sk is None else sk[a:b],
+    )
+
+
 def concat_chunks(chunks: list[Chunk]) -> Chunk:
     if not chunks:
         return Chunk(
