@@ -124,3 +124,22 @@ def test_cli_spark_summary_and_clusters_equal_local(spark: Any, tmp_path: Path) 
     }
     assert ls["clusters_with_duplicates"] > 5 and len(lc) == ls["clusters_with_duplicates"]
     assert sc == lc
+
+
+def test_cli_spark_refuses_far_future_like_local(spark: Any, tmp_path: Path) -> None:
+    from tests.synthetic import synthetic_corpus
+
+    rows = synthetic_corpus(120, seed=11)
+    rows.insert(40, {**rows[39], "id": "typo", "ts": "9999-12-31"})
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    opts = ["--time-field", "ts", "--window", "2d"]
+    outs = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}.jsonl"
+        bad = run([str(src), "--out", str(out), *opts, "--engine", engine])
+        assert bad.exit_code == 1 and "in.jsonl:41" in bad.output and "--max-future" in bad.output
+        ok = run([str(src), "--out", str(out), *opts, "--engine", engine, "--on-error", "skip"])
+        assert ok.exit_code == 0, ok.output
+        outs[engine] = out.read_bytes()
+    assert outs["spark"] == outs["local"]

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import Any, cast
+from typing import Any
 
 import click
 
@@ -39,7 +39,7 @@ from neardup.cli._dedup_write import (
 from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary_record
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
-from neardup.dedup import Decisions, Deduplicator, KeepPolicy
+from neardup.dedup import Decisions, Deduplicator
 from neardup.io import (
     Document,
     InputError,
@@ -87,6 +87,7 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     spool: LineSpool | None = None  # pass 1's raw lines for the fast writer
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
+    max_time: float | None = None  # --max-future: later timestamps are bad rows
     order: PartOrder = field(default_factory=PartOrder)  # are the parts in time order?
     _spooled: bool = False
 
@@ -126,6 +127,7 @@ class _Run:
             on_error=self.on_error,  # type: ignore[arg-type]
             stats=self.stats if stats is None else stats,
             epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
+            max_time=self.max_time,
         )
 
 
@@ -142,6 +144,13 @@ class _Run:
 )
 @epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
+@click.option(
+    "--max-future",
+    default="1d",
+    show_default=True,
+    help="With --window: timestamps later than this machine's clock plus this are bad rows "
+    "(one typo'd year would move the window for every later document); none: no limit.",
+)
 @decision_options
 @click.option(
     "--keep",
@@ -197,6 +206,7 @@ def dedup_command(
     time_field: str | None,
     epoch_unit: str,
     window: str | None,
+    max_future: str,
     k: int | None,
     no_verify: bool,
     keep: str,
@@ -216,28 +226,27 @@ def dedup_command(
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
-    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming, null when
-    kept) and status (unique, duplicate, exact_duplicate, empty). A summary goes to stderr.
+    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming) and similarity
+    (the value that decided; both null when kept) and status (unique, duplicate,
+    exact_duplicate, empty). A summary goes to stderr.
     INPUT is a file, a folder of parts or of .txt files, or - (stdin).
     """
     files = check_inputs(inputs, fmt)
-    output_path_or_usage_error(out, inputs + files)
-    extra = ExtraOutputs(summary_path, clusters_path, report_dir)
-    extra.check(inputs + files)
-    seconds = _check_options(window, time_field, keep, state_dir, engine)
-    fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = build_deduplicator(
-        fingerprinter, k, no_verify, keep=cast(KeepPolicy, keep), window=seconds, n_jobs=jobs
-    )
+    extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
+    seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
+    fp = build_fingerprinter(config_path, idf_path)
+    dd = build_deduplicator(fp, k, no_verify, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
                             drop_duplicates, report_dir, spark_master, spark_conf,
-                            roots=inputs, cluster_members=clusters_path is not None)  # fmt: skip
+                            roots=inputs, max_time=max_time,
+                            cluster_members=clusters_path is not None)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
             _write_engine_outputs(result, extra)
             return
-        run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
+        run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
+                   roots=inputs, max_time=max_time)  # fmt: skip
         decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)
@@ -248,6 +257,16 @@ def dedup_command(
     print_summary(record)
     if record["notes"]:
         click.echo("\n".join(record["notes"]), err=True)
+
+
+def _checked_outputs(
+    inputs: tuple[str, ...], out: str, summary: str | None, clusters: str | None, report: str | None
+) -> ExtraOutputs:
+    """Usage errors of the output locations (before any work): ``--out`` and the extras."""
+    output_path_or_usage_error(out, inputs)
+    extra = ExtraOutputs(summary, clusters, report)
+    extra.check(inputs)
+    return extra
 
 
 def _write_engine_outputs(result: Any, extra: ExtraOutputs) -> None:
@@ -296,9 +315,15 @@ def _run_local(
 
 
 def _check_options(
-    window: str | None, time_field: str | None, keep: str, state_dir: str | None, engine: str
-) -> float | None:
-    """Usage errors of option combinations; the window in seconds."""
+    window: str | None,
+    max_future: str,
+    time_field: str | None,
+    keep: str,
+    state_dir: str | None,
+    engine: str,
+) -> tuple[float | None, float | None]:
+    """Usage errors of option combinations; the window in seconds and the latest timestamp
+    accepted (epoch seconds: only with a window, where one far-future date would matter)."""
     if window is not None and time_field is None:
         raise usage_error("--window needs --time-field")
     if keep == "newest" and time_field is None:
@@ -310,10 +335,14 @@ def _check_options(
         )
     if engine == "spark" and state_dir is not None:
         raise usage_error("--state works with the local engine only; drop --engine spark")
+    if window is None:
+        return None, None
     try:
-        return None if window is None else parse_window(window)
+        seconds = parse_window(window)
+        future = None if max_future.lower() == "none" else parse_window(max_future)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
+    return seconds, None if future is None else time.time() + future
 
 
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:

@@ -238,6 +238,14 @@ def _epoch(t: dt.datetime) -> float:
     return seconds
 
 
+def _future(value: Any, max_time: float) -> str:
+    limit = dt.datetime.fromtimestamp(max_time, dt.UTC).strftime("%Y-%m-%d %H:%M")
+    return (
+        f"timestamp {value!r} is after {limit} UTC (this machine's clock plus --max-future): "
+        "a typo in the year? fix the value, or raise --max-future (none: no limit)"
+    )
+
+
 def _field_names(rec: Record) -> str:
     # repr: a field name with a newline must not break the one-line error
     names = [n if n.isprintable() else repr(n) for n in map(str, rec)]
@@ -255,10 +263,13 @@ def record_to_document(
     time_field: str | None = None,
     epoch_unit: EpochUnit = "s",
     stats: ReadStats | None = None,
+    max_time: float | None = None,
 ) -> Document:
     """Validate one record; raise :class:`InputError` naming ``where`` when it is unusable.
 
-    A record whose id field is missing or null gets its position as id.
+    A record whose id field is missing or null gets its position as id. ``max_time``: later
+    timestamps are refused (``--max-future``: a typo in the year would move a time window for
+    every later document).
     """
     if text_field not in rec:
         raise InputError(
@@ -283,6 +294,8 @@ def record_to_document(
             raise InputError(f"{where}: {exc}") from None
         if unit is not None and stats is not None:
             stats.epoch_units[unit] += 1
+        if max_time is not None and ts > max_time:
+            raise InputError(f"{where}: {_future(rec[time_field], max_time)}")
     doc_id = rec.get(id_field)
     if doc_id is None:
         doc_id = position
@@ -300,6 +313,7 @@ def iter_document_records(
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
     epoch_unit: EpochUnit = "s",
+    max_time: float | None = None,
 ) -> Iterator[tuple[Document, Record]]:
     """Yield ``(document, record)`` for valid rows; skip (counting) or raise on bad rows."""
     if on_error not in ("fail", "skip"):
@@ -318,6 +332,7 @@ def iter_document_records(
                 time_field=time_field,
                 epoch_unit=epoch_unit,
                 stats=stats,
+                max_time=max_time,
             )
         except InputError as exc:
             if on_error == "fail":

@@ -48,6 +48,7 @@ class SparkOptions:
     spark_master: str | None = None
     spark_conf: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()  # the inputs as given (folders: Hive partition columns)
+    max_time: float | None = None  # --max-future as an epoch limit (the driver's clock)
     cluster_members: bool = False  # --clusters: collect the members of clusters with duplicates
 
 
@@ -134,7 +135,7 @@ def dedup_on_engine(
     from neardup.spark.session import spark_session
 
     o = options
-    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit, o.roots)
+    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit, o.roots, o.max_time)
     master = o.spark_master
     if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
         master = "local[*]"  # under spark-submit (cli/spark_submit.py) the submitted one

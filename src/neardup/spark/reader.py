@@ -38,6 +38,7 @@ class Fields:
     time: str | None = None
     epoch_unit: str = "s"
     roots: tuple[str, ...] = ()  # input folders the paths were listed from (partition columns)
+    max_time: float | None = None  # later timestamps are refused (--max-future, set on the driver)
 
 
 def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
@@ -63,6 +64,7 @@ def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
             id_field=fields.id,
             time_field=fields.time,
             epoch_unit=fields.epoch_unit,  # type: ignore[arg-type]
+            max_time=fields.max_time,
         )
     except InputError as exc:
         return (str(exc), where, None, None, None)
