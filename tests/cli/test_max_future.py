@@ -9,6 +9,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from neardup.cli import cli
+
 from tests.synthetic import synthetic_corpus
 
 
@@ -30,7 +31,7 @@ def test_far_future_timestamp_is_a_bad_row_not_a_window_move(tmp_path: Path) -> 
     rows = synthetic_corpus(200, seed=9)  # epoch seconds within six days
     typo = {**rows[50], "id": "typo", "ts": "9999-12-31T00:00:00Z"}
     clean = _write(tmp_path / "clean.jsonl", rows)
-    dirty = _write(tmp_path / "dirty.jsonl", rows[:51] + [typo] + rows[51:])
+    dirty = _write(tmp_path / "dirty.jsonl", [*rows[:51], typo, *rows[51:]])
     opts = ["--time-field", "ts", "--window", "2d"]
     res = _run([dirty, "--out", str(tmp_path / "o.jsonl"), *opts])
     assert res.exit_code == 1
