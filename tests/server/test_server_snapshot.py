@@ -135,3 +135,49 @@ def test_concurrent_batches_share_commits_and_decide_in_arrival_order(tmp_path: 
     commits = sum(svc.commit_seconds._counts[()])
     assert commits <= len(batches)
     svc.close()
+
+
+def _synthetic(n: int, seed: int) -> list[str]:
+    from tests.synthetic import synthetic_corpus
+
+    return [r["text"] for r in synthetic_corpus(n, seed=seed)]
+
+
+def test_a_snapshot_of_another_database_is_not_loaded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import shutil
+
+    texts, others = _synthetic(200, seed=21), _synthetic(40, seed=23)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for data, part in ((a, others), (b, texts[:60])):
+        svc = Service(Deduplicator(), Settings(str(data), snapshot_every=20))
+        svc.ingest(items(part), False)
+        svc.close()  # a's snapshot covers its 40 rows (other texts), b's its 60
+    # b's own later rows, then a's snapshot put where b's was (a copied directory)
+    svc = Service(Deduplicator(), Settings(str(b), snapshot_every=0))
+    svc.ingest(items(texts[150:], 150), False)
+    crash(svc)
+    shutil.rmtree(b / "snapshot")
+    shutil.copytree(a / "snapshot", b / "snapshot")
+    with caplog.at_level(logging.WARNING, logger="neardup.server"):
+        again = Service(Deduplicator(), Settings(str(b)))
+    assert any("another database" in r.getMessage() for r in caplog.records)
+    replay = Deduplicator()
+    replay.feed(texts[:60])
+    replay.feed(texts[150:])
+    assert_same_state(again.dd, replay)
+    crash(again)
+
+
+def test_a_deleted_database_beside_its_snapshot_is_refused(tmp_path: Path) -> None:
+    texts = _synthetic(80, seed=22)
+    data = tmp_path / "d"
+    svc = Service(Deduplicator(), Settings(str(data), snapshot_every=20))
+    svc.ingest(items(texts), False)
+    svc.close()
+    for p in data.glob("neardup.db*"):
+        p.unlink()
+    with pytest.raises(ValueError, match="deleted or replaced"):
+        Service(Deduplicator(), Settings(str(data)))
+    assert (data / "snapshot" / "CURRENT").is_file()  # nothing of it deleted

@@ -8,8 +8,10 @@ and at shutdown, and records in SQLite (``meta.snapshot``) the position it cover
 load the snapshot, then append the rows written after it
 (:meth:`Deduplicator.extend_state_columns`, no decision is made again) and forget again the
 documents deleted since. SQLite stays the source of truth: a snapshot that is missing, damaged
-(bad checksum), of another configuration or ahead of the store is ignored with a log line, and
-every row is replayed from SQLite.
+(bad checksum), of another configuration, of another database (each version holds ``owner.json``
+with the database's random ``db_id``) or ahead of the store is ignored with a log line, and
+every row is replayed from SQLite. An empty database beside a snapshot (the database file was
+deleted or replaced) is refused at start: serving an empty state would forget every document.
 """
 
 from __future__ import annotations
@@ -18,21 +20,30 @@ import json
 import logging
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from neardup._atomic import atomic_directory, read_current
 from neardup.dedup import Deduplicator
 from neardup.dedup.columns import StateFormatError
 from neardup.server.store import Store
 
 log = logging.getLogger("neardup.server")
+OWNER = "owner.json"  # in each snapshot version: the database it was taken of
 
 
 def load_state(store: Store, config: Deduplicator, snapshot_dir: str) -> Deduplicator:
     """The Deduplicator of the stored state: snapshot + later rows, or every row."""
     meta = store.state_meta()
     if meta is None:
+        if os.path.isfile(os.path.join(snapshot_dir, "CURRENT")):
+            raise ValueError(
+                f"{store.path} holds no documents but {snapshot_dir} holds a snapshot: the "
+                "database was deleted or replaced. Restore the database file (with its -wal "
+                f"file), or move {snapshot_dir} away to start with an empty state"
+            )
         return config.replace()
     n = int(meta["documents"])
     width = dtype = None
@@ -58,7 +69,12 @@ def _snapshot(store: Store, config: Deduplicator, path: str, n: int) -> Deduplic
     if store.meta("snapshot") is None or not os.path.isdir(path):
         return None
     try:
+        owner = _owner(path)
+        if owner.get("db_id") != store.db_id():
+            raise ValueError(f"it belongs to another database ({owner.get('db_id')})")
         dd = Deduplicator.load(path, config)
+        if dd.n_documents != owner.get("documents"):
+            raise ValueError("its owner record does not match it")
     except (StateFormatError, OSError, ValueError) as exc:
         log.warning("ignoring the snapshot in %s (%s); replaying every stored row", path, exc)
         return None
@@ -74,12 +90,28 @@ def _snapshot(store: Store, config: Deduplicator, path: str, n: int) -> Deduplic
     return dd
 
 
+def _owner(path: str) -> dict[str, Any]:
+    """``owner.json`` of the live snapshot version (``{}`` when it has none)."""
+    live = read_current(Path(path))
+    owner = os.path.join(path, live or "", OWNER)
+    if live is None or not os.path.isfile(owner):
+        return {}
+    with open(owner, encoding="utf-8") as f:
+        return dict(json.load(f))
+
+
 def write_snapshot(dd: Deduplicator, store: Store, path: str) -> float:
     """Save ``dd`` (its state must be exactly what the store holds) and record it; returns the
     seconds it took. A failure is logged: the store alone is still complete."""
     start = time.perf_counter()
     try:
-        dd.save(path)
+        with atomic_directory(path) as version:  # dd.save(path), plus the owner in the version
+            dd.write_state(version)
+            owner = {"db_id": store.db_id(), "documents": dd.n_documents}
+            with open(version / OWNER, "w", encoding="utf-8") as f:
+                f.write(json.dumps(owner))
+                f.flush()
+                os.fsync(f.fileno())
         record: dict[str, Any] = {"documents": dd.n_documents, "config_id": dd.config_id}
         with store.transaction():
             store.set_meta({"snapshot": json.dumps(record)})

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -143,6 +144,16 @@ class Store:
                 f"are config {config_id}; start with the same options as before "
                 f"({self.meta('settings')}) or use another --data directory"
             )
+
+    def db_id(self) -> str:
+        """A random id made with the database (once): its snapshots carry it, so a snapshot
+        directory of another database is never loaded as this one's."""
+        got = self.meta("db_id")
+        if got is None:
+            got = uuid.uuid4().hex
+            with self.transaction():
+                self.set_meta({"db_id": got})
+        return got
 
     def set_meta(self, values: dict[str, str]) -> None:
         self.db.executemany(
