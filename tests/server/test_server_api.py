@@ -200,3 +200,21 @@ def test_token_from_the_environment_and_the_option(tmp_path: Path) -> None:
         r = httpx.get(s.url + "/v1/clusters/0", headers={"Authorization": "bearer opt"})
         assert r.status_code == 404  # authorised (scheme case-insensitive), nothing stored
         assert httpx.get(s.url + "/v1/clusters/0").status_code == 401
+
+
+def test_far_future_timestamp_refused_and_retention_keeps_the_rest(tmp_path: Path) -> None:
+    now = time.time()
+    texts = [f"story {i} about the harbour strike and the ferries that stopped at dawn" * 3
+             for i in range(5)]  # fmt: skip
+    with Server(tmp_path / "d", "--window", "1d", "--retention", "2d") as s:
+        first = [{"id": f"a{i}", "text": t, "timestamp": now - 60 + i} for i, t in enumerate(texts)]
+        assert s.post(first).status_code == 200
+        typo = {"id": "typo", "text": "x y z w", "timestamp": "9999-12-31T00:00:00Z"}
+        r = s.post([typo])
+        assert r.status_code == 422 and "documents[0].timestamp" in r.json()["error"]
+        assert "--max-future" in r.json()["error"]
+        again = [{"id": f"b{i}", "text": t, "timestamp": now + i} for i, t in enumerate(texts)]
+        got = s.decide(again)
+        assert [g["duplicate_of"] for g in got] == [f"a{i}" for i in range(5)]
+    with Server(tmp_path / "e", "--window", "1d", "--max-future", "none") as s:
+        assert s.post([typo]).status_code == 200  # on request: no limit

@@ -181,3 +181,46 @@ def test_a_deleted_database_beside_its_snapshot_is_refused(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="deleted or replaced"):
         Service(Deduplicator(), Settings(str(data)))
     assert (data / "snapshot" / "CURRENT").is_file()  # nothing of it deleted
+
+
+def test_after_retention_a_late_copy_never_points_at_nothing(tmp_path: Path) -> None:
+    day, t0 = 86_400.0, 1_700_000_000.0
+    svc = Service(
+        Deduplicator(window=day), Settings(str(tmp_path / "d"), retention=day, max_future=None)
+    )
+    text = "the harbour strike stopped every ferry at dawn and the port stayed closed all week"
+    svc.ingest([Item("A", text, t0), Item("B", text + " today", t0 + 5)], False)
+    svc.ingest([Item("C", "apples and the autumn harvest in the north", t0 + 3 * day)], False)
+    assert svc.get("A") is None  # retention deleted A (older than newest - 1 day)
+    late = svc.ingest([Item("late", text, t0 + 10), Item("late2", text, t0 + 3 * day)], False)
+    for r in late:
+        assert r["status"] in ("unique", "duplicate", "exact_duplicate")
+        assert (r["duplicate_of"] is None) == (r["status"] == "unique"), r
+    assert late[1]["duplicate_of"] in (None, "late")  # never the deleted A
+    crash(svc)
+
+
+def test_a_repost_is_answered_only_once_the_first_post_is_durable(tmp_path: Path) -> None:
+    import threading
+
+    svc = Service(Deduplicator(), Settings(str(tmp_path / "d")))
+    batch = items(_synthetic(20, seed=24))
+    answers: dict[str, list[dict[str, object]]] = {}
+
+    def post(name: str) -> None:
+        answers[name] = svc.ingest(batch, False)
+
+    with svc.group._commit_lock:  # the first post's commit cannot start yet
+        first = threading.Thread(target=post, args=("first",))
+        first.start()
+        while not svc._undurable:  # decided, on its way to disk
+            first.join(0.01)
+        again = threading.Thread(target=post, args=("again",))
+        again.start()
+        again.join(0.5)
+        assert again.is_alive(), "a 200 for ids whose first post has not committed"
+    first.join(30)
+    again.join(30)
+    assert answers["again"] == answers["first"]
+    assert svc.store.lookup_ids([it.id for it in batch]).keys() == {it.id for it in batch}
+    crash(svc)

@@ -38,6 +38,13 @@ Examples:
     default=None,
     help="Delete documents older than newest - RETENTION from disk (>= --window).",
 )
+@click.option(
+    "--max-future",
+    default="1d",
+    show_default=True,
+    help="With --window: refuse (422) timestamps later than this server's clock plus this; "
+    "none: no limit (one typo'd year would then move the window and retention).",
+)
 @decision_options
 @click.option(
     "--token",
@@ -84,6 +91,7 @@ def serve_command(
     port: int,
     window: str | None,
     retention: str | None,
+    max_future: str,
     k: int | None,
     no_verify: bool,
     token: str | None,
@@ -108,7 +116,7 @@ def serve_command(
         require_server_extra()
     except ImportError as exc:
         raise usage_error(str(exc)) from None
-    seconds, keep = _window_and_retention(window, retention)
+    seconds, keep, future = _window_and_retention(window, retention, max_future)
     if token_file is not None:
         with open(token_file, encoding="utf-8") as f:
             token = f.read().strip()
@@ -128,6 +136,7 @@ def serve_command(
         max_body,
         token,
         snapshot_every,
+        future,
     )
     try:  # a bad option combination is a usage error, like in `neardup dedup`
         service = Service(dd, settings)  # loads the state before the port opens
@@ -137,16 +146,18 @@ def serve_command(
 
 
 def _window_and_retention(
-    window: str | None, retention: str | None
-) -> tuple[float | None, float | None]:
+    window: str | None, retention: str | None, max_future: str
+) -> tuple[float | None, float | None, float | None]:
+    """``--window``, ``--retention`` and ``--max-future`` in seconds (None: not given)."""
     try:
         seconds = None if window is None else parse_window(window)
         keep = None if retention is None else parse_window(retention)
+        future = None if max_future.lower() == "none" else parse_window(max_future)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     if keep is not None and (seconds is None or keep < seconds):
         raise usage_error("--retention needs a --window and must be at least as long")
-    return seconds, keep
+    return seconds, keep, future
 
 
 def _run(make: Any, host: str, port: int, log_level: str) -> None:

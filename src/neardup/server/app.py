@@ -97,7 +97,9 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         Known ids return their stored decision; ``dry_run`` decides without storing."""
         s = service()
         body = await _read_body(request, s.settings.max_body)
-        items, dry_run = parse_documents(body, s.settings.max_batch, s.dd.window is not None)
+        items, dry_run = parse_documents(
+            body, s.settings.max_batch, s.dd.window is not None, s.latest_time()
+        )
         results = await run_in_threadpool(s.ingest, items, dry_run)
         return _json({"results": results, "dry_run": dry_run})
 

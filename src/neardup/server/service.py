@@ -57,6 +57,7 @@ class Settings:
     max_body: int = 16 << 20
     token: str | None = None
     snapshot_every: int = 100_000  # documents between snapshots (0: none; see snapshot.py)
+    max_future: float | None = 86_400.0  # with a window: later than clock + this is refused
 
 
 def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
@@ -90,6 +91,7 @@ class Service:
         self.group = GroupCommit(self._write, self._failed, self.lock)
         self._undurable: dict[str, tuple[Any, ...]] = {}  # id -> ROW, decided, not yet on disk
         self._undurable_ids: dict[int, str] = {}  # position -> id of those
+        self._last: Pending | None = None  # the batch submitted last (commits go in order)
         self.store = Store(os.path.join(settings.data, "neardup.db"), settings.synchronous)
         self._config = dd.replace()  # an empty Deduplicator of these settings
         self.config_id = dd.config_id
@@ -105,6 +107,14 @@ class Service:
         )
         self._counts = self._count_rows()
         self._warm_up()
+
+    def latest_time(self) -> float | None:
+        """The latest timestamp a document may carry (with a window: this server's clock plus
+        ``max_future``; one typo'd year would move the window and retention for every other
+        document); None: no limit."""
+        if self.dd.window is None or self.settings.max_future is None:
+            return None
+        return time.time() + self.settings.max_future
 
     def _load(self) -> Deduplicator:
         """The Deduplicator of the stored state (empty for a new directory)."""
@@ -137,6 +147,8 @@ class Service:
             if isinstance(prepared, Exception):
                 raise prepared
             known = self._known([it.id for it in items])
+            # a re-post of ids still on their way to disk: answer once they are durable
+            behind = self._last if any(i in self._undurable for i in known) else None
             rows = [i for i, it in enumerate(items) if it.id not in known]
             new = [items[i] for i in rows]
             decided = batch = None
@@ -146,8 +158,9 @@ class Service:
                 if not dry_run:
                     batch = self._submit(new, decided)
             out = self._results(items, known, new, decided)
-        if batch is not None:
-            self.group.wait(batch)
+        waiting = batch if batch is not None else behind
+        if waiting is not None:
+            self.group.wait(waiting)
         return out
 
     def _prepare(self, items: list[Item]) -> Chunk:
@@ -178,6 +191,7 @@ class Service:
         for r in rows:  # ROW order: position, id, timestamp, fingerprint, status, dup, ...
             self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10], r[13])
         self._undurable_ids.update(batch.ids)
+        self._last = batch
         return self.group.submit(batch)
 
     def _results(

@@ -36,8 +36,11 @@ class Item(NamedTuple):
 MAX_ID_LENGTH = 512
 
 
-def parse_documents(body: bytes, max_batch: int, need_time: bool) -> tuple[list[Item], bool]:
-    """The documents of a ``POST /v1/documents`` body and its ``dry_run`` flag."""
+def parse_documents(
+    body: bytes, max_batch: int, need_time: bool, max_time: float | None = None
+) -> tuple[list[Item], bool]:
+    """The documents of a ``POST /v1/documents`` body and its ``dry_run`` flag; timestamps
+    after ``max_time`` are refused (422)."""
     try:  # strict RFC 8259: no NaN, no lone surrogates, no nesting deeper than 1024
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -57,7 +60,7 @@ def parse_documents(body: bytes, max_batch: int, need_time: bool) -> tuple[list[
     unknown = set(data) - {"documents", "dry_run"}
     if unknown:
         raise BadRequest(422, f"unknown field(s) {sorted(unknown)}: expected documents, dry_run")
-    items = [_item(i, d, need_time) for i, d in enumerate(docs)]
+    items = [_item(i, d, need_time, max_time) for i, d in enumerate(docs)]
     seen: dict[str, int] = {}
     for i, it in enumerate(items):
         if it.id in seen:
@@ -70,7 +73,7 @@ def parse_documents(body: bytes, max_batch: int, need_time: bool) -> tuple[list[
     return items, dry_run
 
 
-def _item(i: int, d: Any, need_time: bool) -> Item:
+def _item(i: int, d: Any, need_time: bool, max_time: float | None = None) -> Item:
     where = f"documents[{i}]"
     if not isinstance(d, dict):
         raise BadRequest(422, f"{where} must be an object with id and text")
@@ -96,6 +99,13 @@ def _item(i: int, d: Any, need_time: bool) -> Item:
             )
         return Item(d["id"], d["text"], None)
     try:
-        return Item(d["id"], d["text"], parse_timestamp(ts))
+        when = parse_timestamp(ts)
     except (ValueError, OverflowError) as exc:
         raise BadRequest(422, f"{where}.timestamp is invalid: {exc}") from None
+    if max_time is not None and when > max_time:
+        raise BadRequest(
+            422,
+            f"{where}.timestamp {ts!r} is more than --max-future after this server's clock: "
+            "a typo in the year? fix it (or start the server with a larger --max-future)",
+        )
+    return Item(d["id"], d["text"], when)
