@@ -218,3 +218,43 @@ def test_far_future_timestamp_refused_and_retention_keeps_the_rest(tmp_path: Pat
         assert [g["duplicate_of"] for g in got] == [f"a{i}" for i in range(5)]
     with Server(tmp_path / "e", "--window", "1d", "--max-future", "none") as s:
         assert s.post([typo]).status_code == 200  # on request: no limit
+
+
+def test_batched_delete_answers_like_single_deletes(tmp_path: Path) -> None:
+    from tests.synthetic import synthetic_corpus
+
+    rows = [r for r in synthetic_corpus(60, seed=31) if r["text"]][:30]
+    docs = [{"id": r["id"], "text": r["text"]} for r in rows]
+    ids = [d["id"] for d in docs]
+    pick = [ids[0], "nope", ids[5], ids[0], ids[9]]
+    answers = {}
+    for name, batched in (("single", False), ("batch", True)):
+        with Server(tmp_path / name, "--no-verify", "--max-batch", "5") as s:
+            for k in range(0, len(docs), 5):
+                s.decide(docs[k : k + 5])
+            if batched:
+                r = httpx.post(s.url + "/v1/documents/delete", json={"ids": pick})
+                assert r.status_code == 200, r.text
+                got = r.json()["results"]
+                too_many = httpx.post(s.url + "/v1/documents/delete", json={"ids": ids[:6]})
+                assert too_many.status_code == 413
+                bad = httpx.post(s.url + "/v1/documents/delete", json={"ids": [3]})
+                assert bad.status_code == 422 and "ids[0]" in bad.json()["error"]
+            else:
+                got = []
+                for i in pick:
+                    r = httpx.delete(s.url + f"/v1/documents/{i}")
+                    got.append(r.json() if r.status_code == 200 else {"id": i, "deleted": False})
+            after = [
+                s.decide([{**d, "id": "again-" + d["id"]} for d in docs[k : k + 5]], dry_run=True)
+                for k in range(0, len(docs), 5)
+            ]
+            answers[name] = (
+                [{k: v for k, v in g.items() if k != "error"} for g in got],
+                after,
+                httpx.get(s.url + f"/v1/documents/{ids[5]}").status_code,
+            )
+    assert answers["batch"] == answers["single"]
+    assert answers["batch"][0][0]["deleted"] and not answers["batch"][0][1]["deleted"]
+    assert not answers["batch"][0][3]["deleted"]  # the repeat: already deleted
+    assert answers["batch"][2] == 404

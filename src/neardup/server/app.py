@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from neardup.server.metrics import Counter, Histogram, gauge
 from neardup.server.service import Service
-from neardup.server.validate import BadRequest, parse_documents
+from neardup.server.validate import BadRequest, parse_documents, parse_ids
 
 POST_EXAMPLE = {
     "documents": [
@@ -36,6 +36,12 @@ POST_EXAMPLE = {
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
+
+
+def _deleted(doc_id: str, done: dict[str, Any] | None) -> dict[str, Any]:
+    if done is not None:
+        return done
+    return {"id": doc_id, "deleted": False, "error": f"no document with id {doc_id!r}"}
 
 
 def create_app(make_service: Callable[[], Service]) -> FastAPI:
@@ -114,6 +120,15 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
         done = await run_in_threadpool(service().delete, doc_id)
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
+
+    @app.post("/v1/documents/delete")
+    async def delete_documents(request: Request) -> Any:
+        """Forget up to the batch limit of documents in one transaction: per id the answer of
+        ``DELETE /v1/documents/{id}`` (``deleted: false`` with an ``error`` for an unknown id)."""
+        s = service()
+        ids = parse_ids(await _read_body(request, s.settings.max_body), s.settings.max_batch)
+        done = await run_in_threadpool(s.delete_many, ids)
+        return _json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
 
     @app.get("/v1/clusters/{cluster_id}")
     async def get_cluster(cluster_id: int) -> Any:

@@ -318,21 +318,37 @@ class Service:
         return out
 
     def delete(self, doc_id: str) -> dict[str, Any] | None:
-        """Forget a document, in arrival order with the batches (after every earlier batch is
-        durable: the document may be in one of them)."""
+        """Forget a document (None: no such document); see :meth:`delete_many`."""
+        return self.delete_many([doc_id])[0]
+
+    def delete_many(self, doc_ids: list[str]) -> list[dict[str, Any] | None]:
+        """Forget documents in one transaction, in arrival order with the batches (after
+        every earlier batch is durable: a document may be in one of them); per id the answer
+        of a single delete (None: unknown or already deleted)."""
         with self.turns.turn(self.turns.ticket()), self.group.exclusive(), self.lock:
-            row = self.store.lookup_ids([doc_id]).get(doc_id)
-            if row is None:
-                return None
+            rows = self.store.lookup_ids(list(dict.fromkeys(doc_ids)))
+            if not rows:
+                return [None] * len(doc_ids)
+            positions = [int(r[0]) for r in rows.values()]
             try:
                 with self.store.transaction():
-                    self.store.tombstone(int(row[0]))
-                self.dd.forget([int(row[0])])
+                    for p in positions:
+                        self.store.tombstone(p)
+                self.dd.forget(positions)
             except BaseException:
                 self.dd = self._load()
                 raise
-            self._counts[STATUS_NAMES[int(row[4])]] -= 1
-        return {"id": doc_id, "deleted": True, "was": STATUS_NAMES[int(row[4])]}
+            for r in rows.values():
+                self._counts[STATUS_NAMES[int(r[4])]] -= 1
+        out: list[dict[str, Any] | None] = []
+        for i in doc_ids:
+            row = rows.pop(i, None)  # a repeated id: deleted once, then unknown
+            out.append(
+                None
+                if row is None
+                else {"id": i, "deleted": True, "was": STATUS_NAMES[int(row[4])]}
+            )
+        return out
 
     def cluster(self, cluster_id: int) -> dict[str, Any] | None:
         rows = self.store.cluster(cluster_id)

@@ -73,6 +73,23 @@ def parse_documents(
     return items, dry_run
 
 
+def parse_ids(body: bytes, max_batch: int) -> list[str]:
+    """The ids of a ``POST /v1/documents/delete`` body ``{"ids": [...]}``."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(400, f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict) or set(data) != {"ids"} or not isinstance(data["ids"], list):
+        raise BadRequest(422, 'the body must be a JSON object {"ids": ["id", ...]}')
+    ids = data["ids"]
+    if len(ids) > max_batch:
+        raise BadRequest(413, f"{len(ids)} ids in one request, the limit is {max_batch}: split it")
+    for i, x in enumerate(ids):
+        if not isinstance(x, str) or not x or len(x) > MAX_ID_LENGTH:
+            raise BadRequest(422, f"ids[{i}] must be a string of 1 to {MAX_ID_LENGTH} characters")
+    return ids
+
+
 def _item(i: int, d: Any, need_time: bool, max_time: float | None = None) -> Item:
     where = f"documents[{i}]"
     if not isinstance(d, dict):
