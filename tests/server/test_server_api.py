@@ -127,6 +127,9 @@ def test_metrics_and_sigterm_exit_zero(tmp_path: Path) -> None:
         "neardup_duplicates 1",
         "neardup_index_size 1",
         "neardup_commit_seconds_count 1",
+        'neardup_commit_batches_bucket{le="1"} 1',
+        'neardup_commit_documents_bucket{le="1"} 0',
+        'neardup_commit_documents_bucket{le="2"} 1',
         'neardup_request_seconds_bucket{route="/v1/documents",le="+Inf"} 1',
     ):
         assert name in text, name

@@ -151,7 +151,8 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         s = service()
         counts = s.counts()
         lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
-        lines += s.snapshot_seconds.lines()
+        lines += s.snapshot_seconds.lines() + s.commit_batches.lines()
+        lines += s.commit_documents.lines()
         lines += gauge("neardup_documents", "Stored documents by status.", counts, "status")
         lines += gauge(
             "neardup_duplicates",

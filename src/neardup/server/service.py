@@ -102,6 +102,13 @@ class Service:
         self.commit_seconds = Histogram(
             "neardup_commit_seconds", "SQLite transaction time of one group of batches."
         )
+        sizes = (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096)
+        self.commit_batches = Histogram(
+            "neardup_commit_batches", "Requests (batches) written by one group commit.", sizes
+        )
+        self.commit_documents = Histogram(
+            "neardup_commit_documents", "Documents written by one group commit.", sizes
+        )
         self.snapshot_seconds = Histogram(
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
@@ -246,6 +253,8 @@ class Service:
             self.store.set_state(meta)
             purged = self._retention(meta["max_timestamp"])
         self.commit_seconds.observe(time.perf_counter() - start)
+        self.commit_batches.observe(len(group))
+        self.commit_documents.observe(sum(len(b.rows) for b in group))
         with self.lock:
             for b in group:
                 for pos, doc_id in b.ids.items():
