@@ -15,13 +15,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from neardup.server import schemas as sc
+from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
 from neardup.server.service import Service
 from neardup.server.validate import BadRequest, parse_documents
@@ -32,6 +35,14 @@ POST_EXAMPLE = {
     ],
     "dry_run": False,
 }
+
+
+# Declares the token in the OpenAPI document; Guard checks it (also on routes FastAPI lacks).
+BEARER = HTTPBearer(
+    auto_error=False,
+    description="Required on /v1 when the service runs with --token or NEARDUP_TOKEN.",
+)
+AUTH = [Security(BEARER)]
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -55,7 +66,10 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         title="neardup",
         summary="Near-duplicate decisions for a stream of documents",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI loads from a CDN: blank offline; /docs below is inline
+        redoc_url=None,
     )
+    _add_docs(app)
 
     def service() -> Service:
         return holder["s"]
@@ -84,9 +98,16 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
 
     @app.post(
         "/v1/documents",
+        dependencies=AUTH,
+        responses=sc.responses(sc.DocumentsOut, 400, 401, 413, 422),
         openapi_extra={
             "requestBody": {
-                "content": {"application/json": {"example": POST_EXAMPLE}},
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": "#/components/schemas/DocumentsIn"},
+                        "example": POST_EXAMPLE,
+                    }
+                },
                 "required": True,
             }
         },
@@ -101,25 +122,35 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         results = await run_in_threadpool(s.ingest, items, dry_run)
         return _json({"results": results, "dry_run": dry_run})
 
-    @app.get("/v1/documents/{doc_id}")
+    @app.get(
+        "/v1/documents/{doc_id}",
+        dependencies=AUTH,
+        responses=sc.responses(sc.StoredDocument, 401, 404),
+    )
     async def get_document(doc_id: str) -> Any:
         """The stored decision of one document (404 if unknown or deleted)."""
         found = await run_in_threadpool(service().get, doc_id)
         return found if found is not None else _error(404, f"no document with id {doc_id!r}")
 
-    @app.delete("/v1/documents/{doc_id}")
+    @app.delete(
+        "/v1/documents/{doc_id}", dependencies=AUTH, responses=sc.responses(sc.Deleted, 401, 404)
+    )
     async def delete_document(doc_id: str) -> Any:
         """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
         done = await run_in_threadpool(service().delete, doc_id)
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
 
-    @app.get("/v1/clusters/{cluster_id}")
+    @app.get(
+        "/v1/clusters/{cluster_id}",
+        dependencies=AUTH,
+        responses=sc.responses(sc.Cluster, 401, 404, 422),
+    )
     async def get_cluster(cluster_id: int) -> Any:
         """The stored members of a cluster, in arrival order (deleted ones left out)."""
         found = await run_in_threadpool(service().cluster, cluster_id)
         return found if found is not None else _error(404, f"no cluster {cluster_id}")
 
-    @app.get("/healthz")
+    @app.get("/healthz", responses=sc.responses(sc.Health))
     async def healthz() -> Any:
         """Ready: the state is loaded and the store answers."""
         s = service()
@@ -131,6 +162,7 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics() -> Any:
+        """Prometheus text format: requests, latency, commits, snapshots, documents, memory."""
         s = service()
         counts = s.counts()
         lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
@@ -152,6 +184,22 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         )
 
     return app
+
+
+def _add_docs(app: FastAPI) -> None:
+    """``/docs`` (a self-contained page) and an ``/openapi.json`` that names the request body."""
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            sc.add_request_schema(base())  # base() caches the dict it returns
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(PAGE)
 
 
 def _route(path: str) -> str:
