@@ -6,6 +6,8 @@ import json
 import signal
 import socket
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -261,3 +263,33 @@ def test_batched_delete_answers_like_single_deletes(tmp_path: Path) -> None:
     assert answers["batch"][0][0]["deleted"] and not answers["batch"][0][1]["deleted"]
     assert not answers["batch"][0][3]["deleted"]  # the repeat: already deleted
     assert answers["batch"][2] == 404
+
+
+def _serve(*options: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "neardup", "serve", *options]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_bad_options_are_one_line_usage_errors(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    for options, words in [
+        (("--k", "64"), "--k"),
+        (("--log-level", "bogus"), "--log-level"),
+        (("--window", "soon"), "bad window"),
+        (("--retention", "1d"), "--retention"),
+        (("--port", "70000"), "--port"),
+    ]:
+        r = _serve("--data", data, *options)
+        assert r.returncode == 2, (options, r.stderr)
+        assert "Traceback" not in r.stderr and words in r.stderr, (options, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, (options, r.stderr)
+
+
+def test_a_port_in_use_is_one_error_and_exit_1(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        r = _serve("--data", str(tmp_path / "d"), "--no-verify", "--port", port)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and f"did not start on 127.0.0.1:{port}" in r.stderr

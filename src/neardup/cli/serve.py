@@ -83,7 +83,13 @@ Examples:
     help="Snapshot the in-memory state every N documents and at shutdown, so that a restart "
     "loads it instead of rebuilding from every row (0: never).",
 )
-@click.option("--log-level", default="warning", show_default=True)
+@click.option(
+    "--log-level",
+    # uvicorn's names; an unknown one was a KeyError traceback from inside uvicorn
+    type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"], False),
+    default="warning",
+    show_default=True,
+)
 @fingerprinter_options
 def serve_command(
     data: str,
@@ -177,6 +183,11 @@ def _run(make: Any, host: str, port: int, log_level: str) -> None:
         timeout_graceful_shutdown=30,
     )
     server = uvicorn.Server(config)
-    server.run()
+    try:
+        server.run()
+    except SystemExit as exc:
+        # uvicorn exits 3 when it cannot bind (its log says why): exit 1 with one line
+        if server.started or exc.code in (0, None):
+            raise
     if not server.started:
         raise click.ClickException(f"the service did not start on {host}:{port} (see above)")

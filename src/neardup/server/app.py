@@ -15,13 +15,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from neardup.server import schemas as sc
+from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
 from neardup.server.service import Service
 from neardup.server.validate import BadRequest, parse_documents, parse_ids
@@ -32,6 +35,14 @@ POST_EXAMPLE = {
     ],
     "dry_run": False,
 }
+
+
+# Declares the token in the OpenAPI document; Guard checks it (also on routes FastAPI lacks).
+BEARER = HTTPBearer(
+    auto_error=False,
+    description="Required on /v1 when the service runs with --token or NEARDUP_TOKEN.",
+)
+AUTH = [Security(BEARER)]
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -61,12 +72,24 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         title="neardup",
         summary="Near-duplicate decisions for a stream of documents",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI loads from a CDN: blank offline; /docs below is inline
+        redoc_url=None,
     )
+    _add_docs(app)
 
     def service() -> Service:
         return holder["s"]
 
     app.add_middleware(Guard, service=service, requests=requests, latency=latency)
+    _add_error_handlers(app)
+    app.include_router(_document_routes(service))
+    app.include_router(_cluster_routes(service))
+    _add_ops_routes(app, service, requests, latency)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error is one JSON ``{"error": ...}``; a bug is a logged 500 without a traceback."""
 
     @app.exception_handler(BadRequest)
     async def bad_request(request: Request, exc: BadRequest) -> JSONResponse:
@@ -88,14 +111,37 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _error(422, f"{where}: {first.get('msg', 'invalid request')}")
 
-    @app.post(
+
+POST_BODY = {
+    "content": {
+        "application/json": {
+            "schema": {"$ref": "#/components/schemas/DocumentsIn"},
+            "example": POST_EXAMPLE,
+        }
+    },
+    "required": True,
+}
+
+
+IDS_BODY = {
+    "content": {
+        "application/json": {
+            "schema": {"$ref": "#/components/schemas/IdsIn"},
+            "example": {"ids": ["wire-1", "https://example.com/a/1"]},
+        }
+    },
+    "required": True,
+}
+
+
+def _document_routes(service: Callable[[], Service]) -> APIRouter:
+    """``POST /v1/documents`` and ``GET``/``DELETE /v1/documents/{doc_id}``."""
+    router = APIRouter(dependencies=AUTH)
+
+    @router.post(
         "/v1/documents",
-        openapi_extra={
-            "requestBody": {
-                "content": {"application/json": {"example": POST_EXAMPLE}},
-                "required": True,
-            }
-        },
+        responses=sc.responses(sc.DocumentsOut, 400, 401, 413, 422),
+        openapi_extra={"requestBody": POST_BODY},
     )
     async def post_documents(request: Request) -> Any:
         """Decide a batch in input order; durable (committed) before the answer is sent.
@@ -109,19 +155,23 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         results = await run_in_threadpool(s.ingest, items, dry_run)
         return _json({"results": results, "dry_run": dry_run})
 
-    @app.get("/v1/documents/{doc_id}")
+    @router.get("/v1/documents/{doc_id}", responses=sc.responses(sc.StoredDocument, 401, 404))
     async def get_document(doc_id: str) -> Any:
         """The stored decision of one document (404 if unknown or deleted)."""
         found = await run_in_threadpool(service().get, doc_id)
         return found if found is not None else _error(404, f"no document with id {doc_id!r}")
 
-    @app.delete("/v1/documents/{doc_id}")
+    @router.delete("/v1/documents/{doc_id}", responses=sc.responses(sc.Deleted, 401, 404))
     async def delete_document(doc_id: str) -> Any:
         """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
         done = await run_in_threadpool(service().delete, doc_id)
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
 
-    @app.post("/v1/documents/delete")
+    @router.post(
+        "/v1/documents/delete",
+        responses=sc.responses(sc.DeletedMany, 400, 401, 413, 422),
+        openapi_extra={"requestBody": IDS_BODY},
+    )
     async def delete_documents(request: Request) -> Any:
         """Forget up to the batch limit of documents in one transaction: per id the answer of
         ``DELETE /v1/documents/{id}`` (``deleted: false`` with an ``error`` for an unknown id)."""
@@ -130,13 +180,28 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
         done = await run_in_threadpool(s.delete_many, ids)
         return _json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
 
-    @app.get("/v1/clusters/{cluster_id}")
+    return router
+
+
+def _cluster_routes(service: Callable[[], Service]) -> APIRouter:
+    """``GET /v1/clusters/{cluster_id}``."""
+    router = APIRouter(dependencies=AUTH)
+
+    @router.get("/v1/clusters/{cluster_id}", responses=sc.responses(sc.Cluster, 401, 404, 422))
     async def get_cluster(cluster_id: int) -> Any:
         """The stored members of a cluster, in arrival order (deleted ones left out)."""
         found = await run_in_threadpool(service().cluster, cluster_id)
         return found if found is not None else _error(404, f"no cluster {cluster_id}")
 
-    @app.get("/healthz")
+    return router
+
+
+def _add_ops_routes(
+    app: FastAPI, service: Callable[[], Service], requests: Counter, latency: Histogram
+) -> None:
+    """``/healthz`` and ``/metrics`` (no token: probes and scrapers)."""
+
+    @app.get("/healthz", responses=sc.responses(sc.Health))
     async def healthz() -> Any:
         """Ready: the state is loaded and the store answers."""
         s = service()
@@ -148,28 +213,42 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics() -> Any:
-        s = service()
-        counts = s.counts()
-        lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
-        lines += s.snapshot_seconds.lines() + s.commit_batches.lines()
-        lines += s.commit_documents.lines()
-        lines += gauge("neardup_documents", "Stored documents by status.", counts, "status")
-        lines += gauge(
-            "neardup_duplicates",
-            "Stored duplicates (near and exact).",
-            counts["duplicate"] + counts["exact_duplicate"],
-        )
-        lines += gauge(
-            "neardup_index_size", "Kept documents in the in-memory index.", s.index_size()
-        )
-        lines += gauge(
-            "neardup_memory_bytes", "Bytes of the in-memory dedup state.", s.memory_bytes()
-        )
+        """Prometheus text format: requests, latency, commits, snapshots, documents, memory."""
         return PlainTextResponse(
-            "\n".join(lines) + "\n", media_type="text/plain; version=0.0.4; charset=utf-8"
+            _metrics_text(service(), requests, latency),
+            media_type="text/plain; version=0.0.4; charset=utf-8",
         )
 
-    return app
+
+def _metrics_text(s: Service, requests: Counter, latency: Histogram) -> str:
+    counts = s.counts()
+    lines = requests.lines() + latency.lines() + s.commit_seconds.lines()
+    lines += s.snapshot_seconds.lines() + s.commit_batches.lines() + s.commit_documents.lines()
+    lines += gauge("neardup_documents", "Stored documents by status.", counts, "status")
+    lines += gauge(
+        "neardup_duplicates",
+        "Stored duplicates (near and exact).",
+        counts["duplicate"] + counts["exact_duplicate"],
+    )
+    lines += gauge("neardup_index_size", "Kept documents in the in-memory index.", s.index_size())
+    lines += gauge("neardup_memory_bytes", "Bytes of the in-memory dedup state.", s.memory_bytes())
+    return "\n".join(lines) + "\n"
+
+
+def _add_docs(app: FastAPI) -> None:
+    """``/docs`` (a self-contained page) and an ``/openapi.json`` that names the request body."""
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            sc.add_request_schema(base())  # base() caches the dict it returns
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(PAGE)
 
 
 def _route(path: str) -> str:
