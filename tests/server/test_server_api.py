@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 
@@ -293,3 +294,25 @@ def test_a_port_in_use_is_one_error_and_exit_1(tmp_path: Path) -> None:
         r = _serve("--data", str(tmp_path / "d"), "--no-verify", "--port", port)
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr and f"did not start on 127.0.0.1:{port}" in r.stderr
+
+
+def test_ids_with_slashes_and_dots_can_be_read_and_deleted(server: Server) -> None:
+    ids = ["a/b", "https://example.com/news/1?page=2#top", ".", "..", "../x", "%2F", "a b"]
+    docs = [{"id": i, "text": f"{STORY} {n}" * (n + 1)} for n, i in enumerate(ids)]
+    server.decide(docs)
+    url = server.url + "/v1/documents"
+    for i in ids:
+        r = httpx.get(url, params={"id": i})
+        assert r.status_code == 200 and r.json()["id"] == i, (i, r.text)
+    for i in ["a/b", "https://example.com/news/1?page=2#top", "%2F", "a b"]:
+        r = httpx.get(url + "/" + quote(i, safe=""))
+        assert r.status_code == 200 and r.json()["id"] == i, (i, r.text)
+    for i in ids:
+        r = httpx.delete(url, params={"id": i})
+        assert r.status_code == 200 and r.json()["id"] == i, (i, r.text)
+        assert httpx.get(url, params={"id": i}).status_code == 404
+    assert httpx.get(url, params={"id": ""}).status_code == 422
+    assert httpx.get(url).status_code == 422
+    server.decide([{"id": "c/d", "text": STORY + " again"}])
+    r = httpx.delete(url + "/" + quote("c/d", safe=""))
+    assert r.status_code == 200 and r.json() == {"id": "c/d", "deleted": True, "was": "unique"}

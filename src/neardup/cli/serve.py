@@ -113,7 +113,7 @@ def serve_command(
 ) -> None:
     """Serve near-duplicate decisions over HTTP; SQLite in DATA is the source of truth.
 
-    POST /v1/documents, GET/DELETE /v1/documents/{id}, GET /v1/clusters/{id}, /healthz,
+    POST /v1/documents, GET/DELETE /v1/documents/{id} (or ?id=), GET /v1/clusters/{id}, /healthz,
     /metrics, OpenAPI docs at /docs. One worker owns the index and is the only writer.
     """
     try:

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, FastAPI, Request, Security
+from fastapi import APIRouter, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPBearer
@@ -83,6 +83,7 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
     app.add_middleware(Guard, service=service, requests=requests, latency=latency)
     _add_error_handlers(app)
     app.include_router(_document_routes(service))
+    app.include_router(_id_routes(service))
     app.include_router(_cluster_routes(service))
     _add_ops_routes(app, service, requests, latency)
     return app
@@ -135,7 +136,7 @@ IDS_BODY = {
 
 
 def _document_routes(service: Callable[[], Service]) -> APIRouter:
-    """``POST /v1/documents`` and ``GET``/``DELETE /v1/documents/{doc_id}``."""
+    """``POST /v1/documents``."""
     router = APIRouter(dependencies=AUTH)
 
     @router.post(
@@ -155,17 +156,43 @@ def _document_routes(service: Callable[[], Service]) -> APIRouter:
         results = await run_in_threadpool(s.ingest, items, dry_run)
         return _json({"results": results, "dry_run": dry_run})
 
-    @router.get("/v1/documents/{doc_id}", responses=sc.responses(sc.StoredDocument, 401, 404))
-    async def get_document(doc_id: str) -> Any:
-        """The stored decision of one document (404 if unknown or deleted)."""
+    return router
+
+
+def _id_routes(service: Callable[[], Service]) -> APIRouter:
+    """``GET``/``DELETE`` of one document, by path or by ``?id=`` (any id: ``a/b``, ``..``, a
+    URL; a path segment cannot carry ``.`` or ``..``, clients resolve them away), and the
+    batched ``POST /v1/documents/delete``."""
+    router = APIRouter(dependencies=AUTH)
+    by_query = Query(alias="id", min_length=1, description="The document id, URL-encoded.")
+
+    async def get(doc_id: str) -> Any:
         found = await run_in_threadpool(service().get, doc_id)
         return found if found is not None else _error(404, f"no document with id {doc_id!r}")
 
-    @router.delete("/v1/documents/{doc_id}", responses=sc.responses(sc.Deleted, 401, 404))
-    async def delete_document(doc_id: str) -> Any:
-        """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
+    async def delete(doc_id: str) -> Any:
         done = await run_in_threadpool(service().delete, doc_id)
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
+
+    @router.get("/v1/documents", responses=sc.responses(sc.StoredDocument, 401, 404, 422))
+    async def get_document_by_query(doc_id: str = by_query) -> Any:
+        """The stored decision of the document ``?id=`` (404 if unknown or deleted)."""
+        return await get(doc_id)
+
+    @router.get("/v1/documents/{doc_id:path}", responses=sc.responses(sc.StoredDocument, 401, 404))
+    async def get_document(doc_id: str) -> Any:
+        """The stored decision of one document (404 if unknown or deleted)."""
+        return await get(doc_id)
+
+    @router.delete("/v1/documents", responses=sc.responses(sc.Deleted, 401, 404, 422))
+    async def delete_document_by_query(doc_id: str = by_query) -> Any:
+        """Forget the document ``?id=`` (as ``DELETE /v1/documents/{doc_id}``)."""
+        return await delete(doc_id)
+
+    @router.delete("/v1/documents/{doc_id:path}", responses=sc.responses(sc.Deleted, 401, 404))
+    async def delete_document(doc_id: str) -> Any:
+        """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
+        return await delete(doc_id)
 
     @router.post(
         "/v1/documents/delete",
@@ -252,6 +279,8 @@ def _add_docs(app: FastAPI) -> None:
 
 
 def _route(path: str) -> str:
+    if path == "/v1/documents/delete":
+        return path
     for prefix in ("/v1/documents/", "/v1/clusters/"):
         if path.startswith(prefix):
             return prefix + "{id}"
