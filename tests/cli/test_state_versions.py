@@ -172,3 +172,24 @@ def test_foreign_directory_check_keeps_versions(state: Path) -> None:
     assert r.returncode == 1 and "echo v-1 >" in r.stderr, r.stderr
     assert (state / "v-1" / "manifest.json").exists()
     shutil.rmtree(state)
+
+
+def test_unwritable_report_leaves_the_state(state: Path, tmp_path: Path) -> None:
+    """A report path that is a file is refused before any work: the state does not advance,
+    so running again (with a good path) decides as the first attempt would have."""
+    before = _snapshot(state)
+    blocker = tmp_path / "rep"
+    blocker.write_text("a file, not a folder")
+    data = _write(tmp_path / "day2.jsonl", _rows("r", 20))
+    cmd = [sys.executable, "-m", "neardup", "dedup", str(data), "--out", str(tmp_path / "o.jsonl")]
+    r = subprocess.run(
+        [*cmd, "--state", str(state), "--summary", str(tmp_path / "no" / "s.json")],
+        env=ENV, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 2 and "--summary" in r.stderr
+    r = subprocess.run(
+        [*cmd, "--state", str(state), "--report", str(blocker)],
+        env=ENV, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 2 and "--report" in r.stderr
+    assert _snapshot(state) == before and not (tmp_path / "o.jsonl").exists()
