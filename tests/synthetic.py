@@ -88,3 +88,14 @@ def synthetic_corpus(n: int, seed: int = 0, days: float = 6.0) -> list[dict[str,
             text, kind = docs[rng.randrange(max(1, len(docs) // 3))]["text"], "old-copy"
         docs.append({"id": f"d{i}", "text": text, "ts": ts, "kind": kind})
     return docs
+
+
+def corpus_or_synthetic(name: str, n: int, seed: int = 0) -> list[str]:
+    """``n`` texts of the named real corpus, or (corpora absent: a clean clone) ``n`` texts of
+    :func:`synthetic_corpus`, so the tests that use it run either way."""
+    from neardup.eval.corpora import CorpusNotFoundError, load_corpus
+
+    try:
+        return list(load_corpus(name, n)[1])
+    except CorpusNotFoundError:
+        return [r["text"] for r in synthetic_corpus(n + n // 10, seed=seed) if r["text"]][:n]

@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from neardup.dedup.state import STATUS_NAMES
-from neardup.eval.corpora import CorpusNotFoundError, load_corpus
 from neardup.eval.perturb import plant_copies
 
 from tests.server.server_helpers import Server
 from tests.server.test_server_decisions import library
+from tests.synthetic import corpus_or_synthetic
 
 KILLS = 20
 
@@ -54,10 +53,7 @@ class Client(threading.Thread):
 
 
 def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path) -> None:
-    try:
-        _, texts = load_corpus("reuters", 2500)
-    except CorpusNotFoundError as exc:
-        pytest.skip(str(exc))
+    texts = corpus_or_synthetic("reuters", 2500, seed=7)
     texts = plant_copies(texts, per_bucket=4, kinds=("substitute",), rates=(0.05,)).texts
     rng = random.Random(7)
     rng.shuffle(texts)

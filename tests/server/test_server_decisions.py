@@ -1,4 +1,5 @@
-"""The service decides exactly like the library and the CLI, across restarts (real corpora)."""
+"""The service decides exactly like the library and the CLI, across restarts (real corpora;
+synthetic texts on a clone without them)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from click.testing import CliRunner
 
 from neardup.cli import cli
 from neardup.dedup import Deduplicator
-from neardup.eval.corpora import CorpusNotFoundError, load_corpus
 from neardup.eval.perturb import plant_copies
 
 from tests.server.server_helpers import Server
+from tests.synthetic import corpus_or_synthetic
 
 FIELDS = ("status", "duplicate_of", "distance", "similarity", "cluster_id")
 
 
 def corpus(name: str, n: int, seed: int) -> list[str]:
-    """``n`` texts of a real corpus plus planted edited and exact copies, shuffled."""
-    try:
-        _, texts = load_corpus(name, n)
-    except CorpusNotFoundError as exc:
-        pytest.skip(str(exc))
+    """``n`` texts of a real corpus (synthetic ones without the corpora) plus planted edited
+    and exact copies, shuffled."""
+    texts = corpus_or_synthetic(name, n, seed)
     planted = plant_copies(
         texts, per_bucket=8, kinds=("substitute", "delete"), rates=(0.02, 0.1), seed=seed
     ).texts
