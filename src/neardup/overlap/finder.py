@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._params import FrozenParams
-from neardup.overlap.align import align, gram_share
+from neardup.overlap.align import align, fine_seeds, gram_share
 from neardup.overlap.index import GramIndex
 from neardup.overlap.persist import ReferenceMixin
 from neardup.overlap.tokens import WORD_UNITS, Grams, Tokens, grams, tokenize, winnow
@@ -36,6 +36,11 @@ from neardup.overlap.tokens import WORD_UNITS, Grams, Tokens, grams, tokenize, w
 __all__ = ["OverlapFinder", "Passage"]
 
 TOKENIZER_VERSION = 1
+ALIGNER_VERSION = 2  # strong/near seed groups + fine seeds; part of config_id
+# Seeds within NEAR grams of each other form a group (a lone seed is a common phrase, not a
+# copy); FINE: the fine seeds are grams this many words shorter than ``ngram``.
+NEAR = 1
+FINE = 2
 _CACHE = 512  # tokenised source documents kept for the next queries
 
 
@@ -103,7 +108,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
-        self._cache: OrderedDict[int, tuple[Tokens, Grams]] = OrderedDict()
+        self._cache: OrderedDict[int, tuple[Tokens, Grams, Grams]] = OrderedDict()
         self._freeze()
 
     @property
@@ -113,7 +118,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         >>> OverlapFinder().config_id == OverlapFinder().config_id != OverlapFinder(gap=3).config_id
         True
         """
-        body = {"tokenizer": TOKENIZER_VERSION, **self.get_params()}
+        body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.get_params()}
         blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -127,10 +132,14 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         toks = tokenize(text)
         return toks, grams(toks, self.ngram * WORD_UNITS)
 
-    def _source(self, position: int) -> tuple[Tokens, Grams]:
+    def _fine(self, toks: Tokens) -> Grams:
+        return grams(toks, max(1, self.ngram - FINE) * WORD_UNITS)
+
+    def _source(self, position: int) -> tuple[Tokens, Grams, Grams]:
         hit = self._cache.get(position)
         if hit is None:
-            hit = self._prepare(self._texts[position])
+            toks, g = self._prepare(self._texts[position])
+            hit = (toks, g, self._fine(toks))
             self._cache[position] = hit
             if len(self._cache) > _CACHE:
                 self._cache.popitem(last=False)
@@ -179,7 +188,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         """Add every text (in ``timestamps`` order when given, ties in input order) and return
         all passages found; the source of a passage is always the earlier document.
 
-        >>> OverlapFinder().find(["a b c d e f g h i j k l m n", "x a b c d e f g h i j k l m n"])[0].span
+        >>> texts = ["a b c d e f g h i j k l m n", "x a b c d e f g h i j k l m n"]
+        >>> OverlapFinder().find(texts)[0].span
         (2, 29)
         """
         texts = list(texts)
@@ -215,12 +225,25 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         return out
 
     def _passages(
-        self, toks: Tokens, g: Grams, doc: int, seeds: npt.NDArray[np.int64], ident: Any,
+        self,
+        toks: Tokens,
+        g: Grams,
+        doc: int,
+        seeds: npt.NDArray[np.int64],
+        ident: Any,
         position: int,
     ) -> list[Passage]:
-        dt, dg = self._source(doc)
+        dt, dg, dfine = self._source(doc)
+        reach = self.gap * WORD_UNITS
+        fine = fine_seeds(toks, dt, self._fine(toks), dfine, seeds, reach) if FINE else seeds[:0]
         found = align(
-            toks, dt, seeds, gap=self.gap * WORD_UNITS, min_units=self.min_length * WORD_UNITS
+            toks,
+            dt,
+            np.concatenate([seeds, fine]),
+            strong=seeds.shape[0],
+            near=NEAR * self.ngram * WORD_UNITS,
+            gap=self.gap * WORD_UNITS,
+            min_units=self.min_length * WORD_UNITS,
         )
         out = []
         for a in found:

@@ -77,8 +77,10 @@ class GramIndex:
         """``(query_index, postings)``: one row per posting of each of ``hashes``, leaving out
         grams with more than ``max_df`` postings (boilerplate)."""
         self._flush()
-        found = [(np.searchsorted(h, hashes, "left"), np.searchsorted(h, hashes, "right"))
-                 for h in self._hashes]
+        found = [
+            (np.searchsorted(h, hashes, "left"), np.searchsorted(h, hashes, "right"))
+            for h in self._hashes
+        ]
         df = sum((hi - lo for lo, hi in found), np.zeros(hashes.size, dtype=np.int64))
         keep = df <= max_df
         qs: list[npt.NDArray[np.int64]] = []
@@ -111,9 +113,7 @@ class GramIndex:
         return self._hashes[0], self._posts[0]
 
     @classmethod
-    def from_arrays(
-        cls, hashes: npt.NDArray[np.uint64], posts: npt.NDArray[np.int64]
-    ) -> GramIndex:
+    def from_arrays(cls, hashes: npt.NDArray[np.uint64], posts: npt.NDArray[np.int64]) -> GramIndex:
         """The index holding one saved sorted segment."""
         ix = cls()
         if hashes.size:
