@@ -78,8 +78,8 @@ class _Read:
 
 def _finder_options(func: Any) -> Any:
     for name, help_ in (
-        ("min-length", "Shortest passage reported, in words (a Han character counts half) [12]."),
-        ("ngram", "Words per hashed gram [5]."),
+        ("min-length", "Shortest passage reported, in words (a Han character counts half) [10]."),
+        ("ngram", "Words per hashed gram [4]."),
         ("gap", "Largest gap in words between the seeds of one passage [20]."),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)

@@ -15,7 +15,7 @@ one-line error naming both ids.
 >>> g = OverlapFinder.load(d)
 >>> [p.source_id for p in g.query("so the quick brown fox jumps over the lazy dog near the river")]
 ['s']
->>> OverlapFinder.load(d, OverlapFinder(ngram=4))
+>>> OverlapFinder.load(d, OverlapFinder(ngram=5))
 Traceback (most recent call last):
 ...
 neardup.overlap.persist.ReferenceConfigError: ...
