@@ -99,3 +99,12 @@ def test_bad_input_is_one_line_with_exit_codes(tmp_path: Path) -> None:
     assert res.exit_code == 0 and out.read_text() == ""
     res = _invoke(["overlap", str(bad), "--out", str(out), "--ngram", "0"])
     assert res.exit_code == 2 and "ngram" in res.stderr
+
+
+def test_parquet_output(tmp_path: Path) -> None:
+    pq = __import__("pytest").importorskip("pyarrow.parquet")
+    path, _ = _corpus(tmp_path)
+    out = tmp_path / "out.parquet"
+    assert _invoke(["overlap", str(path), "--out", str(out)]).exit_code == 0
+    [row] = pq.read_table(out).to_pylist()
+    assert (row["id"], row["source_id"]) == ("b", "a") and len(row["span"]) == 2
