@@ -41,7 +41,7 @@ ALIGNER_VERSION = 2  # strong/near seed groups + fine seeds; part of config_id
 # copy); FINE: the fine seeds are grams this many words shorter than ``ngram``.
 NEAR = 1
 FINE = 2
-_CACHE = 512  # tokenised source documents kept for the next queries
+_CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
 
 
 @dataclass(frozen=True)
