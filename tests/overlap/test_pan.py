@@ -61,3 +61,23 @@ def test_bad_rows_are_named(tmp_path: Path) -> None:
     f.write_text('{"id": "b", "span": [0, 1], "source_id": "a", "source_span": [0, 1]}\nnope\n')
     with pytest.raises(ValueError, match=r"d\.jsonl:2: not JSON"):
         read_alignments(f)
+
+
+def test_eval_cli_scores_overlap_output(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from neardup.cli import cli
+
+    cases, dets = tmp_path / "cases.jsonl", tmp_path / "dets.jsonl"
+    cases.write_text(json.dumps(_pair((0, 100), (0, 100))) + "\n")
+    dets.write_text(json.dumps({**_pair((0, 200), (0, 100)), "score": 1.0}) + "\n")
+    res = CliRunner().invoke(cli, ["eval", "--overlap", str(cases), str(dets), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["plagdet"] == pytest.approx(0.8)
+    dets.write_text("{}\n")
+    res = CliRunner().invoke(cli, ["eval", "--overlap", str(cases), str(dets)])
+    assert res.exit_code == 1 and "dets.jsonl:1" in res.stderr
+    res = CliRunner().invoke(cli, ["eval", "--overlap", str(cases), str(dets), "--corpus", "x"])
+    assert res.exit_code == 2 and "exactly one" in res.stderr
