@@ -217,6 +217,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         out: list[Passage] = []
         by_doc = np.argsort(posts[:, 0], kind="stable")
         bounds = np.searchsorted(posts[by_doc, 0], docs)
+        qfine: Grams | None = None  # the query's fine grams: once per query, when needed
         for doc, start, count in zip(docs.tolist(), bounds.tolist(), counts.tolist(), strict=True):
             if count < 2:  # one gram is shorter than any passage we report
                 continue
@@ -224,7 +225,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             seeds = np.stack(
                 [g.first[qi[rows]], g.last[qi[rows]], posts[rows, 1], posts[rows, 2]], axis=1
             )
-            out += self._passages(toks, g, doc, seeds, ident, position)
+            if qfine is None:
+                qfine = self._fine(toks)
+            out += self._passages(toks, g, qfine, doc, seeds, ident, position)
         out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
         return out
 
@@ -232,6 +235,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self,
         toks: Tokens,
         g: Grams,
+        qfine: Grams,
         doc: int,
         seeds: npt.NDArray[np.int64],
         ident: Any,
@@ -239,7 +243,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ) -> list[Passage]:
         dt, dg, dfine = self._source(doc)
         reach = self.gap * WORD_UNITS
-        fine = fine_seeds(toks, dt, self._fine(toks), dfine, seeds, reach) if FINE else seeds[:0]
+        fine = fine_seeds(toks, dt, qfine, dfine, seeds, reach) if FINE else seeds[:0]
         found = align(
             toks,
             dt,
