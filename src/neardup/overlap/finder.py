@@ -181,6 +181,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._index.add(position, g.hashes[keep], where)
         self._texts.append(text)
         self._ids.append(ident)
+        # a new document is the likeliest source of the next ones: keep its tokens
+        self._cache[position] = (toks, g, self._fine(toks))
+        if len(self._cache) > _CACHE:
+            self._cache.popitem(last=False)
         return found
 
     def find(
