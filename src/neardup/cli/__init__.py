@@ -88,6 +88,7 @@ SUBCOMMANDS = {
     "idf": "neardup.cli.idf:idf_group",
     "eval": "neardup.eval.cli:eval_command",
     "serve": "neardup.cli.serve:serve_command",
+    "overlap": "neardup.cli.overlap:overlap_command",
 }
 
 

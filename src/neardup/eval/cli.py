@@ -123,8 +123,23 @@ def labelled_pairs_report(
 )
 @click.option("--limit", type=int, default=-1, help="Documents to load (default: corpus default).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--overlap",
+    "overlap_paths",
+    nargs=2,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="CASES DETECTIONS",
+    help="Score `neardup overlap` output (DETECTIONS) against labelled passage pairs (CASES: "
+    "JSONL with id, span, source_id, source_span) with the PAN measures.",
+)
 def eval_command(
-    corpus: str | None, pairs_path: Path | None, methods: tuple[str, ...], limit: int, as_json: bool
+    corpus: str | None,
+    pairs_path: Path | None,
+    methods: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+    overlap_paths: tuple[Path, Path] | None,
 ) -> None:
     """Measure precision, recall, F1 (and ARI) against shingle-Jaccard ground truth.
 
@@ -139,9 +154,15 @@ def eval_command(
       neardup eval --corpus reuters
       neardup eval --corpus reuters --method neardup --method minhash-lsh
       neardup eval --pairs my_labelled_pairs.jsonl
+      neardup eval --overlap cases.jsonl passages.jsonl
     """
-    if (corpus is None) == (pairs_path is None):
-        raise click.UsageError("give exactly one of --corpus NAME or --pairs FILE")
+    if sum(x is not None for x in (corpus, pairs_path, overlap_paths)) != 1:
+        raise click.UsageError(
+            "give exactly one of --corpus NAME, --pairs FILE or --overlap CASES DETECTIONS"
+        )
+    if overlap_paths is not None:
+        _score_overlap(*overlap_paths, as_json=as_json)
+        return
     if pairs_path is not None:
         a, b, truth = read_labelled_pairs(pairs_path)
         report = labelled_pairs_report(a, b, truth)
@@ -162,6 +183,24 @@ def eval_command(
         )
         return
     _run_corpus(str(corpus), methods or tuple(METHODS), limit, as_json, asked=bool(methods))
+
+
+def _score_overlap(cases: Path, detections: Path, *, as_json: bool) -> None:
+    """PAN measures of ``detections`` against ``cases`` (bad rows: exit 1, naming the line)."""
+    from neardup.eval.pan import pan_scores, read_alignments
+
+    try:
+        scores = pan_scores(read_alignments(cases), read_alignments(detections))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(scores.as_dict(), indent=2))
+        return
+    click.echo(
+        f"plagdet {scores.plagdet:.4f}  precision {scores.precision:.4f}  recall "
+        f"{scores.recall:.4f}  granularity {scores.granularity:.4f}  ({scores.cases} cases, "
+        f"{scores.detections} detections, {scores.detected_cases} detected)"
+    )
 
 
 def _run_corpus(

@@ -1,0 +1,229 @@
+"""``neardup overlap``: passages copied between documents, one output row per passage pair."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+import click
+
+from neardup._atomic import current_version
+from neardup.cli._common import (
+    DataError,
+    check_inputs,
+    epoch_unit_option,
+    input_options,
+    materialized_stdin,
+    nothing_read_error,
+    out_option,
+    output_path_or_usage_error,
+    read_notes,
+    usage_error,
+)
+from neardup.io import (
+    Document,
+    FormatError,
+    InputError,
+    ReadStats,
+    iter_document_records,
+    iter_records,
+)
+from neardup.io.writers import open_writer
+from neardup.overlap import OverlapFinder, Passage, ReferenceFormatError
+
+EXAMPLES = """
+\b
+Examples:
+  neardup overlap posts.jsonl --out passages.jsonl
+  neardup overlap answers.jsonl --against wiki.jsonl --save-reference ref/ --out hits.jsonl
+  neardup overlap today.jsonl --against ref/ --out hits.csv    # a saved reference directory
+
+\b
+Each output row: id, span [start, end), source_id, source_span, score (share of the passage's
+word grams found in the source passage), chars. Spans are code points into the texts as read;
+the source is the earlier document (input order, or --time-field). Exit codes as for dedup.
+"""
+
+
+@dataclass
+class _Read:
+    """How inputs are read (the same options as ``dedup``)."""
+
+    fmt: str | None
+    text_field: str
+    id_field: str
+    time_field: str | None
+    on_error: str
+    epoch_unit: str
+    stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
+
+    def documents(self, paths: tuple[str, ...]) -> Iterator[Document]:
+        rows = chain.from_iterable(iter_records(p, self.fmt) for p in paths)
+        for doc, _ in iter_document_records(
+            rows,
+            text_field=self.text_field,
+            id_field=self.id_field,
+            time_field=self.time_field,
+            on_error=self.on_error,  # type: ignore[arg-type]
+            stats=self.stats,
+            epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
+        ):
+            yield doc
+
+
+def _finder_options(func: Any) -> Any:
+    for name, help_ in (
+        ("min-length", "Shortest passage reported, in words (a Han character counts half) [10]."),
+        ("ngram", "Words per hashed gram [4]."),
+        ("gap", "Largest gap in words between the seeds of one passage [20]."),
+    ):
+        func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
+    return click.option(
+        "--min-score", type=click.FloatRange(0, 1), default=None, help="Drop passages below [0]."
+    )(func)
+
+
+def _saved(path: str) -> bool:
+    if not os.path.isdir(path):
+        return False
+    try:
+        current_version(path)
+    except OSError:
+        return False
+    return True
+
+
+def _build(params: dict[str, Any], against: tuple[str, ...], read: _Read) -> OverlapFinder:
+    """The finder: loaded from a saved reference, or with ``params``, holding ``against``."""
+    try:
+        config = OverlapFinder(**params)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    saved = [p for p in against if _saved(p)]
+    if len(saved) > 1 or (saved and len(against) > 1):
+        raise usage_error("--against takes one saved reference directory, or input files")
+    if saved:
+        try:
+            return OverlapFinder.load(saved[0], config if params else None)
+        except ReferenceFormatError as exc:
+            raise usage_error(str(exc)) from None
+    finder = config
+    if against:
+        ref_read = dataclasses.replace(read, stats=ReadStats())  # ids apart from INPUT's
+        refs = sorted(ref_read.documents(check_inputs(against, read.fmt)), key=_order)
+        for doc in refs:
+            finder.add(doc.text, doc.id)
+    return finder
+
+
+def _order(doc: Document) -> tuple[float, int]:
+    return (doc.timestamp if doc.timestamp is not None else 0.0, doc.position)
+
+
+@click.command("overlap", epilog=EXAMPLES)
+@input_options(id_field=True)
+@out_option()
+@click.option("--time-field", default=None, help="Timestamp field (as for dedup): the earlier "
+              "document is the source.")  # fmt: skip
+@epoch_unit_option
+@click.option("--against", multiple=True, help="Reference files (or one saved reference "
+              "directory): check INPUT against these only. Repeatable.")  # fmt: skip
+@click.option("--save-reference", default=None, type=click.Path(file_okay=False),
+              help="Save the reference (--against, else INPUT) here for --against.")  # fmt: skip
+@_finder_options
+def overlap_command(
+    inputs: tuple[str, ...],
+    out: str,
+    fmt: str | None,
+    text_field: str,
+    id_field: str,
+    time_field: str | None,
+    epoch_unit: str,
+    against: tuple[str, ...],
+    save_reference: str | None,
+    on_error: str,
+    **finder_params: Any,
+) -> None:
+    """Find passages that documents share and write one row per passage pair.
+
+    INPUT is a file, a folder of parts or of .txt files, or - (stdin). A summary goes to
+    stderr.
+    """
+    files = check_inputs(inputs, fmt)
+    output_path_or_usage_error(out, inputs + files)
+    params = {k: v for k, v in finder_params.items() if v is not None}
+    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit)
+    start = time.perf_counter()
+    with materialized_stdin(files) as paths:
+        try:
+            finder = _build(params, against, read)
+            ref_docs = len(finder)
+            docs = read.documents(paths)
+            if time_field:
+                docs = iter(sorted(docs, key=_order))
+            n_docs, found, with_copies, share = _run(finder, docs, keep=not against)
+        except InputError as exc:
+            raise DataError(str(exc)) from None
+        if read.stats.documents == 0 and read.stats.skipped:
+            raise nothing_read_error(read.stats)
+        _write(out, found)
+        if save_reference is not None:
+            finder.save(save_reference)
+    ref = f" against {ref_docs:,} reference documents" if against else ""
+    click.echo(
+        f"overlap: {n_docs:,} documents{ref}: {with_copies:,} with copied passages, "
+        f"{len(found):,} passage pairs, {share:.1%} of the text copied, "
+        f"{time.perf_counter() - start:.2f}s",
+        err=True,
+    )
+    for note in read_notes(read.stats, id_field, epoch_unit):
+        click.echo(note, err=True)
+
+
+def _run(
+    finder: OverlapFinder, docs: Iterator[Document] | list[Document], keep: bool
+) -> tuple[int, list[Passage], int, float]:
+    """Documents read, passages of every document (added to ``finder`` when ``keep``),
+    documents with a passage, share of the characters inside a passage."""
+    found: list[Passage] = []
+    n = with_copies = chars = copied = 0
+    for doc in docs:
+        got = finder.add(doc.text, doc.id) if keep else finder.query(doc.text, doc.id)
+        n, with_copies = n + 1, with_copies + bool(got)
+        chars += len(doc.text)
+        copied += _union(p.span for p in got)
+        found += got
+    return n, found, with_copies, copied / chars if chars else 0.0
+
+
+def _union(spans: Iterator[tuple[int, int]] | Any) -> int:
+    total, end = 0, -1
+    for lo, hi in sorted(spans):
+        if hi > end:
+            total += hi - max(lo, end)
+            end = hi
+    return total
+
+
+def _write(out: str, found: list[Passage]) -> None:
+    try:
+        writer = open_writer(out)
+    except FormatError as exc:
+        raise usage_error(str(exc)) from None
+    with writer:
+        for p in found:
+            writer.write(
+                {
+                    "id": p.id,
+                    "span": list(p.span),
+                    "source_id": p.source_id,
+                    "source_span": list(p.source_span),
+                    "score": p.score,
+                    "chars": p.span[1] - p.span[0],
+                }
+            )

@@ -1,0 +1,189 @@
+"""Seeds -> passages: merge the shared grams of one document pair into passage pairs.
+
+A *seed* is a gram found in both texts: its token range in the query and in the source. Seeds
+that lie within ``gap`` units of a passage on *both* sides join it (so light edits, which cut a
+few grams out, and swapped sentences, which stay inside the passage's box, still make one
+passage); the passage is then extended token by token where both texts agree exactly, and
+kept when it is at least ``min_units`` long on both sides.
+
+>>> from neardup.overlap.tokens import grams, tokenize
+>>> import numpy as np
+>>> a = tokenize("x y z one two three four five six seven")
+>>> b = tokenize("one two three four five six seven q r")
+>>> seeds = np.array([[3, 5, 0, 2], [5, 7, 2, 4]])  # query tokens [3, 5) = source [0, 2)
+>>> found = align(a, b, seeds, near=4, gap=8, min_units=8)
+>>> [(p.q_first, p.q_last, p.d_first, p.d_last) for p in found]
+[(3, 10, 0, 7)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.overlap.tokens import Grams, Tokens
+
+__all__ = ["Alignment", "align", "fine_seeds", "gram_share"]
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """One passage pair in tokens: query ``[q_first, q_last)``, source ``[d_first, d_last)``."""
+
+    q_first: int
+    q_last: int
+    d_first: int
+    d_last: int
+    seeds: int
+
+
+def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]]:
+    """Group seed boxes (rows qlo, qhi, dlo, dhi in units, strong 0/1) that lie within
+    ``near`` on both sides, drop lone seeds and groups without a strong seed (a common phrase,
+    not a copy), then join the groups that lie within ``gap``; returns lists of
+    [qlo, qhi, dlo, dhi, seeds, strong seeds]."""
+    order = np.lexsort((box[:, 2], box[:, 0]))
+    done: list[list[int]] = []
+    open_: list[list[int]] = []
+    for i in order.tolist():
+        qlo, qhi, dlo, dhi, strong = box[i].tolist()
+        still: list[list[int]] = []
+        for c in open_:
+            (still if c[1] + near >= qlo else done).append(c)
+        open_ = still
+        for c in reversed(open_):
+            if dlo <= c[3] + near and dhi >= c[2] - near:
+                c[1], c[2], c[3] = max(c[1], qhi), min(c[2], dlo), max(c[3], dhi)
+                c[4], c[5] = c[4] + 1, c[5] + strong
+                break
+        else:
+            open_.append([qlo, qhi, dlo, dhi, 1, strong])
+    done += open_
+    return _merge_boxes(_merge_boxes(done, near, strong=0), gap, min_count=2)
+
+
+def _near(a: list[int], b: list[int], gap: int) -> bool:
+    return a[0] <= b[1] + gap and b[0] <= a[1] + gap and a[2] <= b[3] + gap and b[2] <= a[3] + gap
+
+
+def _merge_boxes(
+    boxes: list[list[int]], gap: int, min_count: int = 1, strong: int = 1
+) -> list[list[int]]:
+    boxes = [b for b in boxes if b[4] >= min_count and b[5] >= strong]
+    merged = True
+    while merged and len(boxes) > 1:
+        merged = False
+        boxes.sort()
+        out: list[list[int]] = []
+        for b in boxes:
+            for c in out:
+                if _near(b, c, gap):
+                    c[0], c[1] = min(c[0], b[0]), max(c[1], b[1])
+                    c[2], c[3] = min(c[2], b[2]), max(c[3], b[3])
+                    c[4], c[5] = c[4] + b[4], c[5] + b[5]
+                    merged = True
+                    break
+            else:
+                out.append(b)
+        boxes = out
+    return boxes
+
+
+def _extend(q: Tokens, d: Tokens, qi: int, di: int, step: int) -> tuple[int, int]:
+    """Walk from the aligned tokens (qi, di) while both texts agree (step -1: leftwards from
+    the tokens before them; +1: rightwards from them)."""
+    qh, dh = q.hashes, d.hashes
+    if step < 0:
+        while qi > 0 and di > 0 and qh[qi - 1] == dh[di - 1]:
+            qi, di = qi - 1, di - 1
+    else:
+        while qi < qh.size and di < dh.size and qh[qi] == dh[di]:
+            qi, di = qi + 1, di + 1
+    return qi, di
+
+
+def align(
+    q: Tokens,
+    d: Tokens,
+    seeds: npt.NDArray[np.int64],
+    *,
+    strong: int | None = None,
+    near: int,
+    gap: int,
+    min_units: int,
+) -> list[Alignment]:
+    """Passages of the query ``q`` taken from ``d``; ``seeds`` rows: (q_first, q_last,
+    d_first, d_last) token ranges of shared grams, the first ``strong`` of them (default:
+    all) long-gram seeds, of which each passage needs one."""
+    if seeds.size == 0:
+        return []
+    is_strong = np.arange(seeds.shape[0]) < (seeds.shape[0] if strong is None else strong)
+    box = np.stack(
+        [
+            q.units[seeds[:, 0]],
+            q.units[seeds[:, 1]],
+            d.units[seeds[:, 2]],
+            d.units[seeds[:, 3]],
+            is_strong.astype(np.int64),
+        ],
+        axis=1,
+    )
+    out = []
+    for qlo, qhi, dlo, dhi, count, _ in _clusters(box, near, gap):
+        inside = (box[:, 0] >= qlo) & (box[:, 1] <= qhi) & (box[:, 2] >= dlo) & (box[:, 3] <= dhi)
+        s = seeds[inside]
+        first_q, first_d = s[np.argmin(s[:, 0])], s[np.argmin(s[:, 2])]
+        last_q, last_d = s[np.argmax(s[:, 1])], s[np.argmax(s[:, 3])]
+        q0 = _extend(q, d, int(first_q[0]), int(first_q[2]), -1)[0]
+        d0 = _extend(q, d, int(first_d[0]), int(first_d[2]), -1)[1]
+        q1 = _extend(q, d, int(last_q[1]), int(last_q[3]), 1)[0]
+        d1 = _extend(q, d, int(last_d[1]), int(last_d[3]), 1)[1]
+        if q.units[q1] - q.units[q0] >= min_units and d.units[d1] - d.units[d0] >= min_units:
+            out.append(Alignment(q0, q1, d0, d1, count))
+    return out
+
+
+def gram_share(q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64]) -> float:
+    """Share of the distinct grams of a query passage that the source passage also holds.
+
+    >>> gram_share(np.array([1, 2, 3, 4], dtype=np.uint64), np.array([2, 4, 9], dtype=np.uint64))
+    0.5
+    """
+    qs = np.unique(q_hashes)
+    if qs.size == 0:
+        return 0.0
+    return float(np.isin(qs, d_hashes, assume_unique=False).sum() / qs.size)
+
+
+def fine_seeds(
+    q: Tokens,
+    d: Tokens,
+    qg: Grams,
+    dg: Grams,
+    anchors: npt.NDArray[np.int64],
+    reach: int,
+    fanout: int = 4,
+) -> npt.NDArray[np.int64]:
+    """Seeds of the shorter grams ``qg``/``dg`` shared by ``q`` and ``d`` within ``reach``
+    units of the ``anchors`` (the long-gram seeds), so that a rewrite that leaves few long
+    grams intact still fills its passage; a gram repeated more than ``fanout`` times in ``d``
+    is left out (``of the``)."""
+    qlo, qhi = q.units[anchors[:, 0].min()] - reach, q.units[anchors[:, 1].max()] + reach
+    dlo, dhi = d.units[anchors[:, 2].min()] - reach, d.units[anchors[:, 3].max()] + reach
+    qu0, qu1 = q.units[qg.first], q.units[qg.last]
+    du0, du1 = d.units[dg.first], d.units[dg.last]
+    qidx = np.flatnonzero((qu0 >= qlo) & (qu1 <= qhi))
+    didx = np.flatnonzero((du0 >= dlo) & (du1 <= dhi))
+    order = didx[np.argsort(dg.hashes[didx], kind="stable")]
+    dh = dg.hashes[order]
+    lo = np.searchsorted(dh, qg.hashes[qidx], "left")
+    cnt = np.searchsorted(dh, qg.hashes[qidx], "right") - lo
+    cnt[cnt > fanout] = 0
+    total = int(cnt.sum())
+    if not total:
+        return np.zeros((0, 4), dtype=np.int64)
+    qrep = np.repeat(qidx, cnt)
+    rows = order[np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)]
+    return np.stack([qg.first[qrep], qg.last[qrep], dg.first[rows], dg.last[rows]], axis=1)

@@ -1,0 +1,272 @@
+"""``OverlapFinder``: passages shared between documents (partial copies, 洗稿), with spans.
+
+Seed and extend, as in PAN text alignment: every text is tokenised (words; single Han
+characters) with offsets into the text as read; grams of ``ngram`` words (a Han character
+counts half a word) are hashed; winnowing keeps a few of them per window in an inverted index.
+A query looks up *all* its grams, groups the hits by document, merges nearby seeds into
+passages (:mod:`neardup.overlap.align`) and reports each passage pair with its spans and score.
+
+>>> f = OverlapFinder(min_length=6)
+>>> src = "The committee approved the new budget for schools and hospitals on Monday."
+>>> f.add("Weather today. " + src, id="a")
+[]
+>>> [p] = f.add("In other news, " + src[:60] + " More later.", id="b")
+>>> p.id, p.source_id, p.span, p.source_span, p.score  # "hospit" is not "hospitals"
+('b', 'a', (15, 68), (15, 68), 1.0)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup._params import FrozenParams
+from neardup.overlap.align import align, fine_seeds, gram_share
+from neardup.overlap.index import GramIndex
+from neardup.overlap.persist import ReferenceMixin
+from neardup.overlap.tokens import WORD_UNITS, Grams, Tokens, grams, tokenize, winnow
+
+__all__ = ["OverlapFinder", "Passage"]
+
+TOKENIZER_VERSION = 1
+ALIGNER_VERSION = 2  # strong/near seed groups + fine seeds; part of config_id
+# Seeds within NEAR grams of each other form a group (a lone seed is a common phrase, not a
+# copy); FINE: the fine seeds are grams this many words shorter than ``ngram``.
+NEAR = 1
+FINE = 2
+_CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage of document ``id`` (``span``) that is also in ``source_id`` (``source_span``).
+
+    Spans are ``[start, end)`` in code points of the texts as given. ``score`` is the share of
+    the passage's word grams also found in the source passage (1.0: copied verbatim).
+    ``position``/``source_position`` are the documents' places in the finder.
+    """
+
+    id: Any
+    span: tuple[int, int]
+    source_id: Any
+    source_span: tuple[int, int]
+    score: float
+    position: int
+    source_position: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The passage as a JSON-ready dict (spans as lists)."""
+        d = asdict(self)
+        d["span"], d["source_span"] = list(self.span), list(self.source_span)
+        return d
+
+
+class OverlapFinder(ReferenceMixin, FrozenParams):
+    """Find passages a text shares with the texts added before it.
+
+    Parameters (keyword-only, frozen; they make up :attr:`config_id`):
+    ``ngram`` words per hashed gram (4; a Han character counts half a word, so 8 of them);
+    ``window`` winnowing window, in grams (4: any shared run of ``ngram + window - 1`` words
+    leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
+    20 Han characters); ``gap`` largest distance in words between seeds of one passage (20);
+    ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50);
+    ``min_score`` passages whose score is below this are dropped (0.0).
+
+    The defaults of ``ngram`` and ``min_length`` were chosen on PAN-style sets (seed 1 of
+    ``benchmarks/bench_overlap.py``; docs/OVERLAP.md): 4/10 against 5/12 raised heavy
+    rewrites from 0.68 to 0.90 plagdet (English) at 0.02 less on light ones.
+    """
+
+    def __init__(
+        self,
+        *,
+        ngram: int = 4,
+        window: int = 4,
+        min_length: int = 10,
+        gap: int = 20,
+        max_df: int = 50,
+        min_score: float = 0.0,
+    ) -> None:
+        for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not isinstance(gap, int) or gap < 0:
+            raise ValueError(f"gap must be an integer >= 0, got {gap!r}")
+        if not isinstance(max_df, int) or max_df < 1:
+            raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
+        if not 0.0 <= float(min_score) <= 1.0:
+            raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
+        self.ngram = ngram
+        self.window = window
+        self.min_length = min_length
+        self.gap = gap
+        self.max_df = max_df
+        self.min_score = float(min_score)
+        self._index = GramIndex()
+        self._texts: list[str] = []
+        self._ids: list[Any] = []
+        self._cache: OrderedDict[int, tuple[Tokens, Grams, Grams]] = OrderedDict()
+        self._freeze()
+
+    @property
+    def config_id(self) -> str:
+        """Short stable id of what is computed; carried by a saved reference.
+
+        >>> OverlapFinder().config_id == OverlapFinder().config_id != OverlapFinder(gap=3).config_id
+        True
+        """
+        body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.get_params()}
+        blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def __len__(self) -> int:
+        """Documents indexed."""
+        return len(self._texts)
+
+    def _prepare(self, text: str) -> tuple[Tokens, Grams]:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        toks = tokenize(text)
+        return toks, grams(toks, self.ngram * WORD_UNITS)
+
+    def _fine(self, toks: Tokens) -> Grams:
+        return grams(toks, max(1, self.ngram - FINE) * WORD_UNITS)
+
+    def _source(self, position: int) -> tuple[Tokens, Grams, Grams]:
+        hit = self._cache.get(position)
+        if hit is None:
+            toks, g = self._prepare(self._texts[position])
+            hit = (toks, g, self._fine(toks))
+            self._cache[position] = hit
+            if len(self._cache) > _CACHE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(position)
+        return hit
+
+    def text(self, position: int) -> str:
+        """The text of the indexed document at ``position``."""
+        return self._texts[position]
+
+    def id_of(self, position: int) -> Any:
+        """The id of the indexed document at ``position`` (its position when none was given)."""
+        return self._ids[position]
+
+    def query(self, text: str, id: Any = None) -> list[Passage]:
+        """Passages of ``text`` found in the indexed documents (``text`` is not added).
+
+        ``id`` names the text in the passages (default: the position it would get).
+        """
+        toks, g = self._prepare(text)
+        return self._query(toks, g, len(self._texts) if id is None else id, len(self._texts))
+
+    def add(self, text: str, id: Any = None) -> list[Passage]:
+        """Query ``text`` against the documents before it, then index it; returns the passages.
+
+        ``id`` defaults to the document's position (0, 1, ...).
+        """
+        toks, g = self._prepare(text)
+        position = len(self._texts)
+        ident = position if id is None else id
+        found = self._query(toks, g, ident, position)
+        keep = winnow(g.hashes, self.window)
+        where = np.stack([g.first[keep], g.last[keep]], axis=1)
+        self._index.add(position, g.hashes[keep], where)
+        self._texts.append(text)
+        self._ids.append(ident)
+        # a new document is the likeliest source of the next ones: keep its tokens
+        self._cache[position] = (toks, g, self._fine(toks))
+        if len(self._cache) > _CACHE:
+            self._cache.popitem(last=False)
+        return found
+
+    def find(
+        self,
+        texts: Iterable[str],
+        ids: Sequence[Any] | None = None,
+        timestamps: Sequence[float] | None = None,
+    ) -> list[Passage]:
+        """Add every text (in ``timestamps`` order when given, ties in input order) and return
+        all passages found; the source of a passage is always the earlier document.
+
+        >>> texts = ["a b c d e f g h i j k l m n", "x a b c d e f g h i j k l m n"]
+        >>> OverlapFinder().find(texts)[0].span
+        (2, 29)
+        """
+        texts = list(texts)
+        if ids is not None and len(ids) != len(texts):
+            raise ValueError(f"got {len(ids)} ids for {len(texts)} texts")
+        order: Iterable[int] = range(len(texts))
+        if timestamps is not None:
+            if len(timestamps) != len(texts):
+                raise ValueError(f"got {len(timestamps)} timestamps for {len(texts)} texts")
+            order = sorted(order, key=lambda i: (timestamps[i], i))
+        out: list[Passage] = []
+        for i in order:
+            out += self.add(texts[i], i if ids is None else ids[i])
+        return out
+
+    def _query(self, toks: Tokens, g: Grams, ident: Any, position: int) -> list[Passage]:
+        qi, posts = self._index.lookup(g.hashes, self.max_df)
+        if qi.size == 0:
+            return []
+        docs, counts = np.unique(posts[:, 0], return_counts=True)
+        out: list[Passage] = []
+        by_doc = np.argsort(posts[:, 0], kind="stable")
+        bounds = np.searchsorted(posts[by_doc, 0], docs)
+        qfine: Grams | None = None  # the query's fine grams: once per query, when needed
+        for doc, start, count in zip(docs.tolist(), bounds.tolist(), counts.tolist(), strict=True):
+            if count < 2:  # one gram is shorter than any passage we report
+                continue
+            rows = by_doc[start : start + count]
+            seeds = np.stack(
+                [g.first[qi[rows]], g.last[qi[rows]], posts[rows, 1], posts[rows, 2]], axis=1
+            )
+            if qfine is None:
+                qfine = self._fine(toks)
+            out += self._passages(toks, g, qfine, doc, seeds, ident, position)
+        out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
+        return out
+
+    def _passages(
+        self,
+        toks: Tokens,
+        g: Grams,
+        qfine: Grams,
+        doc: int,
+        seeds: npt.NDArray[np.int64],
+        ident: Any,
+        position: int,
+    ) -> list[Passage]:
+        dt, dg, dfine = self._source(doc)
+        reach = self.gap * WORD_UNITS
+        fine = fine_seeds(toks, dt, qfine, dfine, seeds, reach) if FINE else seeds[:0]
+        found = align(
+            toks,
+            dt,
+            np.concatenate([seeds, fine]),
+            strong=seeds.shape[0],
+            near=NEAR * self.ngram * WORD_UNITS,
+            gap=self.gap * WORD_UNITS,
+            min_units=self.min_length * WORD_UNITS,
+        )
+        out = []
+        for a in found:
+            qin = (g.first >= a.q_first) & (g.last <= a.q_last)
+            din = (dg.first >= a.d_first) & (dg.last <= a.d_last)
+            score = gram_share(g.hashes[qin], dg.hashes[din])
+            if score < self.min_score:
+                continue
+            span = (int(toks.starts[a.q_first]), int(toks.ends[a.q_last - 1]))
+            source_span = (int(dt.starts[a.d_first]), int(dt.ends[a.d_last - 1]))
+            out.append(
+                Passage(ident, span, self._ids[doc], source_span, round(score, 4), position, doc)
+            )
+        return out

@@ -1,0 +1,118 @@
+"""A saved reference collection: the texts, ids and gram index of an :class:`OverlapFinder`.
+
+The directory is written through :func:`neardup._atomic.atomic_directory` (a writer lock;
+a writer killed at any instant leaves the previous version loadable) as a checksummed bundle of
+``.npy`` arrays (:mod:`neardup._persist`, no pickle) whose manifest carries the finder's
+parameters and ``config_id``. Loading with a finder of other parameters is refused with a
+one-line error naming both ids.
+
+>>> import tempfile, pathlib
+>>> from neardup.overlap import OverlapFinder
+>>> d = pathlib.Path(tempfile.mkdtemp()) / "ref"
+>>> f = OverlapFinder()
+>>> _ = f.add("the quick brown fox jumps over the lazy dog near the river bank today", id="s")
+>>> f.save(d)
+>>> g = OverlapFinder.load(d)
+>>> [p.source_id for p in g.query("so the quick brown fox jumps over the lazy dog near the river")]
+['s']
+>>> OverlapFinder.load(d, OverlapFinder(ngram=5))
+Traceback (most recent call last):
+...
+neardup.overlap.persist.ReferenceConfigError: ...
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
+
+from neardup._atomic import atomic_directory, current_version
+from neardup._persist import FormatError, JsonColumn, read_bundle, write_bundle
+
+__all__ = ["ReferenceConfigError", "ReferenceFormatError", "ReferenceMixin"]
+
+FORMAT = "neardup-overlap-reference"
+VERSION = 1
+
+
+class ReferenceFormatError(FormatError):
+    """A saved reference is missing, damaged or of another format."""
+
+
+class ReferenceConfigError(ReferenceFormatError):
+    """A saved reference was built with other parameters than the finder asked for."""
+
+
+class ReferenceMixin:
+    """``save`` / ``load`` for :class:`~neardup.overlap.OverlapFinder` (module docs)."""
+
+    _texts: list[str]
+    _ids: list[Any]
+    _index: Any
+
+    if TYPE_CHECKING:  # provided by OverlapFinder and FrozenParams
+
+        @property
+        def config_id(self) -> str: ...
+
+        def get_params(self) -> dict[str, Any]: ...
+
+        def replace(self, **changes: Any) -> Self: ...
+
+    def save(self, path: str | os.PathLike[str], *, wait: bool = True) -> None:
+        """Write the indexed documents as a new version of directory ``path``."""
+        hashes, posts = self._index.arrays()
+        texts = JsonColumn.of(self._texts).arrays()
+        ids = JsonColumn.of(self._ids).arrays()
+        arrays = {
+            "hashes": hashes,
+            "postings": posts,
+            "texts_data": texts[0],
+            "texts_offsets": texts[1],
+            "ids_data": ids[0],
+            "ids_offsets": ids[1],
+        }
+        meta = {"config_id": self.config_id, "params": self.get_params(), "docs": len(self._texts)}
+        with atomic_directory(path, wait=wait) as version:
+            write_bundle(version, FORMAT, VERSION, meta, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], config: Self | None = None) -> Self:
+        """The reference saved in ``path``; ``config``: a finder whose parameters it must
+        have (default: the saved ones). Raises :class:`ReferenceFormatError` /
+        :class:`ReferenceConfigError`."""
+        root = Path(path)
+        try:
+            version = current_version(root)
+        except OSError as e:
+            raise ReferenceFormatError(
+                f"{root} is not a saved overlap reference ({e}); create it with "
+                "--save-reference (OverlapFinder.save)"
+            ) from None
+        meta, arrays = read_bundle(version, FORMAT, VERSION, mmap=False, error=ReferenceFormatError)
+        if config is None:
+            try:
+                config = cls(**meta["params"])
+            except (TypeError, ValueError, KeyError) as e:
+                raise ReferenceFormatError(f"{root}: bad saved parameters ({e})") from None
+        if meta.get("config_id") != config.config_id:
+            raise ReferenceConfigError(
+                f"{root} was built with config {meta.get('config_id')}, this run uses "
+                f"{config.config_id} (other overlap parameters): use the saved parameters "
+                f"({meta.get('params')}) or rebuild the reference with --save-reference"
+            )
+        finder = config.replace()
+        texts = JsonColumn(arrays["texts_data"], arrays["texts_offsets"])
+        ids = JsonColumn(arrays["ids_data"], arrays["ids_offsets"])
+        texts.check(f"{root} texts", ReferenceFormatError)
+        ids.check(f"{root} ids", ReferenceFormatError)
+        finder._texts, finder._ids = texts.to_list(), ids.to_list()
+        if len(finder._texts) != len(finder._ids) or arrays["postings"].ndim != 2:
+            raise ReferenceFormatError(f"{root}: inconsistent arrays; restore or rebuild")
+        finder._index = type(finder._index).from_arrays(
+            arrays["hashes"], np.asarray(arrays["postings"])
+        )
+        return finder

@@ -1,0 +1,143 @@
+"""OverlapFinder on synthetic English and Chinese text: spans, sources, save/load, errors."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from neardup.overlap import OverlapFinder, ReferenceConfigError, ReferenceFormatError
+
+_HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
+
+
+def _english(rng: random.Random, words: int) -> str:
+    sents = []
+    while words > 0:
+        n = min(words, rng.randint(8, 16))
+        ws = [
+            "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 9)))
+            for _ in range(n)
+        ]
+        sents.append(" ".join(ws).capitalize() + ".")
+        words -= n
+    return " ".join(sents)
+
+
+def _chinese(rng: random.Random, chars: int) -> str:
+    out = []
+    while chars > 0:
+        n = min(chars, rng.randint(10, 25))
+        out.append("".join(rng.choices(_HAN, k=n)) + "。")
+        chars -= n
+    return "".join(out)
+
+
+def _covers(span: tuple[int, int], want: tuple[int, int], slack: int) -> bool:
+    return span[0] <= want[0] + slack and span[1] >= want[1] - slack
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_copied_passage_is_found_with_covering_spans(seed: int, lang: str) -> None:
+    rng = random.Random(seed)
+    make = _english if lang == "en" else _chinese
+    size = 120 if lang == "en" else 300
+    a = make(rng, size)
+    start = rng.randrange(len(a) // 3)
+    passage = a[start : start + len(a) // 2]
+    head = make(rng, size // 2) + (" " if lang == "en" else "")
+    b = head + passage + (" " if lang == "en" else "") + make(rng, size // 2)
+    noise = [make(rng, size) for _ in range(3)]
+    f = OverlapFinder()
+    found = f.find([noise[0], a, noise[1], b, noise[2]], ids=["n0", "a", "n1", "b", "n2"])
+    assert found, "the copied passage was not found"
+    assert {(p.id, p.source_id) for p in found} == {("b", "a")}
+    [p] = found
+    slack = 12  # the passage's cut words at both ends need not be aligned
+    assert _covers(p.span, (len(head), len(head) + len(passage)), slack), (p.span, len(head))
+    assert _covers(p.source_span, (start, start + len(passage)), slack)
+    # offsets are code points into the texts as read: the spans show the same text
+    assert b[p.span[0] : p.span[1]] == a[p.source_span[0] : p.source_span[1]]
+    assert p.score == 1.0
+    assert p.span[1] - p.span[0] <= len(passage) + 2 * slack
+
+
+def test_source_is_the_earlier_document_by_time() -> None:
+    rng = random.Random(7)
+    a = _english(rng, 80)
+    b = _english(rng, 30) + " " + a[:300]
+    found = OverlapFinder().find([a, b], ids=["a", "b"], timestamps=[5.0, 1.0])
+    assert [(p.id, p.source_id) for p in found] == [("a", "b")]
+
+
+def test_unrelated_documents_give_nothing() -> None:
+    rng = random.Random(3)
+    texts = [_english(rng, 150) for _ in range(20)] + [_chinese(rng, 400) for _ in range(20)]
+    assert OverlapFinder().find(texts) == []
+
+
+def test_mixed_and_full_width_text_is_found() -> None:
+    rng = random.Random(11)
+    zh = _chinese(rng, 200)
+    a = "Report 2024 年度 " + zh
+    wide = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in "Report 2024")
+    b = "前言。" + wide + " 年度 " + zh[:150]
+    [p] = OverlapFinder().find([a, b])
+    assert p.source_id == 0 and p.span[1] - p.span[0] >= 150
+    assert p.span[0] <= len("前言。") + len(wide)
+
+
+def test_short_shared_phrase_below_min_length_is_not_reported() -> None:
+    rng = random.Random(5)
+    phrase = "the committee approved the new budget"  # 6 words < min_length 12
+    a = _english(rng, 60) + " " + phrase + " " + _english(rng, 60)
+    b = _english(rng, 60) + " " + phrase + " " + _english(rng, 60)
+    assert OverlapFinder().find([a, b]) == []
+    assert OverlapFinder(min_length=5, ngram=3, window=2).find([a, b]) != []
+
+
+def test_save_load_round_trips_and_refuses_other_config(tmp_path: Path) -> None:
+    rng = random.Random(2)
+    refs = [_english(rng, 100) for _ in range(5)] + [_chinese(rng, 300)]
+    f = OverlapFinder(min_length=10)
+    for i, t in enumerate(refs):
+        f.add(t, id=f"r{i}")
+    query = _english(rng, 20) + " " + refs[3][50:450]
+    before = f.query(query, id="q")
+    f.save(tmp_path / "ref")
+    g = OverlapFinder.load(tmp_path / "ref")
+    assert g.config_id == f.config_id and len(g) == len(refs)
+    assert g.query(query, id="q") == before and [p.source_id for p in before] == ["r3"]
+    zq = refs[5][20:200]
+    assert [p.source_id for p in g.query(zq)] == ["r5"]
+    with pytest.raises(ReferenceConfigError) as e:
+        OverlapFinder.load(tmp_path / "ref", OverlapFinder(min_length=11))
+    assert f.config_id in str(e.value) and OverlapFinder(min_length=11).config_id in str(e.value)
+    with pytest.raises(ReferenceFormatError, match="not a saved overlap reference"):
+        OverlapFinder.load(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"ngram": 0}, "ngram"),
+        ({"gap": -1}, "gap"),
+        ({"min_score": 2.0}, "min_score"),
+        ({"max_df": 0}, "max_df"),
+    ],
+)
+def test_bad_parameters_are_refused(kwargs: dict[str, float], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        OverlapFinder(**kwargs)  # type: ignore[arg-type]
+
+
+def test_bad_input_is_refused() -> None:
+    f = OverlapFinder()
+    with pytest.raises(TypeError, match="text must be a str"):
+        f.add(None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="2 ids for 1 texts"):
+        f.find(["x"], ids=["a", "b"])
+    with pytest.raises(ValueError, match="timestamps"):
+        f.find(["x"], timestamps=[1.0, 2.0])
