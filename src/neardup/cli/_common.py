@@ -320,12 +320,7 @@ def progress(description: str, enabled: bool | None = None) -> Iterator[Callable
 
 def nothing_read_error(stats: ReadStats) -> DataError:
     """Every row was skipped: a data error naming the commonest reason (nothing is written)."""
-    reason, count = stats.reasons.most_common(1)[0] if stats.reasons else ("?", 0)
-    same = "all of them" if count == stats.skipped else f"{count:,} of them"
-    return DataError(
-        f"all {stats.skipped:,} rows were skipped, nothing written; {same}: {reason} "
-        f"(first: {stats.errors[0] if stats.errors else '?'})"
-    )
+    return DataError(stats.nothing_read())
 
 
 def read_notes(stats: ReadStats, id_field: str, epoch_unit: str) -> list[str]:

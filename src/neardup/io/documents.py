@@ -77,6 +77,15 @@ class ReadStats:
     track_ids: bool = False
     id_hashes: array[int] = field(default_factory=lambda: array("q"))
 
+    def nothing_read(self) -> str:
+        """The message when every row was skipped: the commonest reason and the first error."""
+        reason, count = self.reasons.most_common(1)[0] if self.reasons else ("?", 0)
+        same = "all of them" if count == self.skipped else f"{count:,} of them"
+        return (
+            f"all {self.skipped:,} rows were skipped, nothing written; {same}: {reason} "
+            f"(first: {self.errors[0] if self.errors else '?'})"
+        )
+
     def skip(self, message: str, where: str = "") -> None:
         self.skipped += 1
         if len(self.errors) < 20:

@@ -105,12 +105,7 @@ def engine_options(f: F) -> F:
 
 
 def _nothing_read(stats: ReadStats) -> EngineDataError:
-    reason, count = stats.reasons.most_common(1)[0] if stats.reasons else ("?", 0)
-    same = "all of them" if count == stats.skipped else f"{count:,} of them"
-    return EngineDataError(
-        f"all {stats.skipped:,} rows were skipped, nothing written; {same}: {reason} "
-        f"(first: {stats.errors[0] if stats.errors else '?'})"
-    )
+    return EngineDataError(stats.nothing_read())
 
 
 def dedup_on_engine(
