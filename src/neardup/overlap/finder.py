@@ -25,22 +25,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup._params import FrozenParams
-from neardup.overlap.align import align, fine_seeds, gram_share
 from neardup.overlap.index import GramIndex
+from neardup.overlap.pairs import PairParams, Prepared, pair_passages, prepare
 from neardup.overlap.persist import ReferenceMixin
-from neardup.overlap.tokens import WORD_UNITS, Grams, Tokens, grams, tokenize, winnow
+from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
 
 TOKENIZER_VERSION = 1
 ALIGNER_VERSION = 2  # strong/near seed groups + fine seeds; part of config_id
-# Seeds within NEAR grams of each other form a group (a lone seed is a common phrase, not a
-# copy); FINE: the fine seeds are grams this many words shorter than ``ngram``.
-NEAR = 1
-FINE = 2
 _CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
 
 
@@ -112,7 +107,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
-        self._cache: OrderedDict[int, tuple[Tokens, Grams, Grams]] = OrderedDict()
+        self._cache: OrderedDict[int, Prepared] = OrderedDict()
         self._freeze()
 
     @property
@@ -130,20 +125,17 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         """Documents indexed."""
         return len(self._texts)
 
-    def _prepare(self, text: str) -> tuple[Tokens, Grams]:
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        toks = tokenize(text)
-        return toks, grams(toks, self.ngram * WORD_UNITS)
+    @property
+    def _pair_params(self) -> PairParams:
+        return PairParams(ngram=self.ngram, gap=self.gap, min_length=self.min_length)
 
-    def _fine(self, toks: Tokens) -> Grams:
-        return grams(toks, max(1, self.ngram - FINE) * WORD_UNITS)
+    def _prepare(self, text: str) -> Prepared:
+        return prepare(text, self._pair_params)
 
-    def _source(self, position: int) -> tuple[Tokens, Grams, Grams]:
+    def _source(self, position: int) -> Prepared:
         hit = self._cache.get(position)
         if hit is None:
-            toks, g = self._prepare(self._texts[position])
-            hit = (toks, g, self._fine(toks))
+            hit = self._prepare(self._texts[position])
             self._cache[position] = hit
             if len(self._cache) > _CACHE:
                 self._cache.popitem(last=False)
@@ -164,25 +156,26 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
         ``id`` names the text in the passages (default: the position it would get).
         """
-        toks, g = self._prepare(text)
-        return self._query(toks, g, len(self._texts) if id is None else id, len(self._texts))
+        prepared = self._prepare(text)
+        return self._query(prepared, len(self._texts) if id is None else id, len(self._texts))
 
     def add(self, text: str, id: Any = None) -> list[Passage]:
         """Query ``text`` against the documents before it, then index it; returns the passages.
 
         ``id`` defaults to the document's position (0, 1, ...).
         """
-        toks, g = self._prepare(text)
+        prepared = self._prepare(text)
+        g = prepared.grams
         position = len(self._texts)
         ident = position if id is None else id
-        found = self._query(toks, g, ident, position)
+        found = self._query(prepared, ident, position)
         keep = winnow(g.hashes, self.window)
         where = np.stack([g.first[keep], g.last[keep]], axis=1)
         self._index.add(position, g.hashes[keep], where)
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
-        self._cache[position] = (toks, g, self._fine(toks))
+        self._cache[position] = prepared
         if len(self._cache) > _CACHE:
             self._cache.popitem(last=False)
         return found
@@ -213,7 +206,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             out += self.add(texts[i], i if ids is None else ids[i])
         return out
 
-    def _query(self, toks: Tokens, g: Grams, ident: Any, position: int) -> list[Passage]:
+    def _query(self, prepared: Prepared, ident: Any, position: int) -> list[Passage]:
+        g = prepared.grams
         qi, posts = self._index.lookup(g.hashes, self.max_df)
         if qi.size == 0:
             return []
@@ -221,7 +215,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         out: list[Passage] = []
         by_doc = np.argsort(posts[:, 0], kind="stable")
         bounds = np.searchsorted(posts[by_doc, 0], docs)
-        qfine: Grams | None = None  # the query's fine grams: once per query, when needed
+        params = self._pair_params
         for doc, start, count in zip(docs.tolist(), bounds.tolist(), counts.tolist(), strict=True):
             if count < 2:  # one gram is shorter than any passage we report
                 continue
@@ -229,44 +223,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             seeds = np.stack(
                 [g.first[qi[rows]], g.last[qi[rows]], posts[rows, 1], posts[rows, 2]], axis=1
             )
-            if qfine is None:
-                qfine = self._fine(toks)
-            out += self._passages(toks, g, qfine, doc, seeds, ident, position)
+            source_id = self._ids[doc]
+            for f in pair_passages(prepared, self._source(doc), seeds, params):
+                if f.score >= self.min_score:
+                    out.append(
+                        Passage(ident, f.span, source_id, f.source_span, f.score, position, doc)
+                    )
         out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
-        return out
-
-    def _passages(
-        self,
-        toks: Tokens,
-        g: Grams,
-        qfine: Grams,
-        doc: int,
-        seeds: npt.NDArray[np.int64],
-        ident: Any,
-        position: int,
-    ) -> list[Passage]:
-        dt, dg, dfine = self._source(doc)
-        reach = self.gap * WORD_UNITS
-        fine = fine_seeds(toks, dt, qfine, dfine, seeds, reach) if FINE else seeds[:0]
-        found = align(
-            toks,
-            dt,
-            np.concatenate([seeds, fine]),
-            strong=seeds.shape[0],
-            near=NEAR * self.ngram * WORD_UNITS,
-            gap=self.gap * WORD_UNITS,
-            min_units=self.min_length * WORD_UNITS,
-        )
-        out = []
-        for a in found:
-            qin = (g.first >= a.q_first) & (g.last <= a.q_last)
-            din = (dg.first >= a.d_first) & (dg.last <= a.d_last)
-            score = gram_share(g.hashes[qin], dg.hashes[din])
-            if score < self.min_score:
-                continue
-            span = (int(toks.starts[a.q_first]), int(toks.ends[a.q_last - 1]))
-            source_span = (int(dt.starts[a.d_first]), int(dt.ends[a.d_last - 1]))
-            out.append(
-                Passage(ident, span, self._ids[doc], source_span, round(score, 4), position, doc)
-            )
         return out
