@@ -84,6 +84,13 @@ Examples:
     "loads it instead of rebuilding from every row (0: never).",
 )
 @click.option(
+    "--overlap",
+    "overlap",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="OverlapFinder parameter for POST /v1/overlaps (repeatable), e.g. min_length=12.",
+)
+@click.option(
     "--log-level",
     # uvicorn's names; an unknown one was a KeyError traceback from inside uvicorn
     type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"], False),
@@ -107,6 +114,7 @@ def serve_command(
     max_batch: int,
     max_body: int,
     snapshot_every: int,
+    overlap: tuple[str, ...],
     log_level: str,
     config_path: str | None,
     idf_path: str | None,
@@ -143,12 +151,34 @@ def serve_command(
         token,
         snapshot_every,
         future,
+        _overlap_params(overlap),
     )
     try:  # a bad option combination is a usage error, like in `neardup dedup`
         service = Service(dd, settings)  # loads the state before the port opens
     except (ConfigMismatch, ValueError) as exc:
         raise usage_error(str(exc)) from None
     _run(lambda: service, host, port, log_level)
+
+
+def _overlap_params(items: tuple[str, ...]) -> dict[str, Any]:
+    """``--overlap KEY=VALUE`` items as OverlapFinder parameters; bad ones: a usage error."""
+    from neardup.overlap import OverlapFinder
+
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            number = value.strip()
+            params[key.strip()] = int(number) if number.lstrip("-").isdigit() else float(number)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise usage_error(f"--overlap {item!r}: expected KEY=NUMBER, e.g. min_length=12")
+    try:
+        OverlapFinder(**params)
+    except (TypeError, ValueError) as exc:
+        raise usage_error(f"--overlap: {exc}") from None
+    return params
 
 
 def _window_and_retention(

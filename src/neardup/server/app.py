@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from neardup.server import schemas as sc
 from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
+from neardup.server.overlap import overlap_routes
 from neardup.server.service import Service
 from neardup.server.validate import BadRequest, parse_documents, parse_ids
 
@@ -85,6 +86,7 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
     app.include_router(_document_routes(service))
     app.include_router(_id_routes(service))
     app.include_router(_cluster_routes(service))
+    app.include_router(overlap_routes(service), dependencies=AUTH)
     _add_ops_routes(app, service, requests, latency)
     return app
 
@@ -284,7 +286,8 @@ def _route(path: str) -> str:
     for prefix in ("/v1/documents/", "/v1/clusters/"):
         if path.startswith(prefix):
             return prefix + "{id}"
-    return path if path in ("/v1/documents", "/healthz", "/metrics", "/docs") else "other"
+    known = ("/v1/documents", "/v1/overlaps", "/healthz", "/metrics", "/docs")
+    return path if path in known else "other"
 
 
 class Guard:

@@ -29,14 +29,16 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
+from neardup.overlap import OverlapFinder
 from neardup.server.metrics import Histogram
+from neardup.server.overlap_store import OverlapStore
 from neardup.server.snapshot import load_state, write_snapshot
 from neardup.server.store import Store, to_i64
 from neardup.server.validate import Item
@@ -58,6 +60,7 @@ class Settings:
     token: str | None = None
     snapshot_every: int = 100_000  # documents between snapshots (0: none; see snapshot.py)
     max_future: float | None = 86_400.0  # with a window: later than clock + this is refused
+    overlap: dict[str, Any] = field(default_factory=dict)  # OverlapFinder params (/v1/overlaps)
 
 
 def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
@@ -113,6 +116,8 @@ class Service:
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
         self._counts = self._count_rows()
+        finder = OverlapFinder(**settings.overlap)  # /v1/overlaps (overlap_store.py)
+        self.overlap = OverlapStore(settings.data, finder, settings.synchronous)
         self._warm_up()
 
     def latest_time(self) -> float | None:
@@ -399,6 +404,7 @@ class Service:
             if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
                 self._snapshot()
             self.store.close()
+        self.overlap.close()
 
 
 def _take(chunk: Chunk, rows: list[int]) -> Chunk:

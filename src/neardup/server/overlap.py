@@ -1,0 +1,226 @@
+"""``POST /v1/overlaps``: the passages a text shares with the stored overlap documents.
+
+A body is one text ``{"text": ..., "id": ..., "store": false}`` (answered with one result) or a
+batch ``{"documents": [{"id": ..., "text": ...}, ...], "store": false}`` (answered with
+``{"results": [...]}`` in input order). Each result lists the passages of the text found in the
+documents stored before it (:meth:`OverlapFinder.query`; with ``store: true``
+:meth:`OverlapFinder.add`, so a later document of the same batch finds an earlier one), with
+the fields of :meth:`Passage.to_dict`. ``store: true`` needs an ``id`` per text and answers once
+the texts are committed (:mod:`neardup.server.overlap_store`). A known id is not stored again:
+its stored answer comes back with ``known: true``.
+
+>>> items, store, single = parse_overlaps(b'{"text": "a b c", "id": "x", "store": true}', 10)
+>>> items, store, single
+([('x', 'a b c')], True, True)
+>>> try:
+...     parse_overlaps(b'{"text": "a b c", "store": true}', 10)
+... except BadRequest as e:
+...     print(e.status, e.message)
+422 id is missing: store=true needs an id per text (the source_id later passages name)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from neardup.server import schemas as sc
+from neardup.server.service import Service
+from neardup.server.validate import MAX_ID_LENGTH, BadRequest
+
+__all__ = ["MAX_TEXT", "overlap_routes", "parse_overlaps"]
+
+MAX_TEXT = 1 << 20  # code points per text: the aligner's time grows with the text
+
+
+class OverlapIn(BaseModel):
+    """One text; ``store: true`` adds it (``id`` required) so later requests find it."""
+
+    text: str
+    id: str | None = None
+    store: bool = False
+
+
+class OverlapDocumentIn(BaseModel):
+    id: str | None = None
+    text: str
+
+
+class OverlapsIn(BaseModel):
+    """A batch (at most ``--max-batch``), in input order."""
+
+    documents: list[OverlapDocumentIn]
+    store: bool = False
+
+
+class PassageOut(BaseModel):
+    """A passage ``span`` of the text (code points, ``[start, end)``) also found at
+    ``source_span`` of the stored document ``source_id``; ``score``: share of its word grams
+    found in the source passage; ``position``/``source_position``: places in the finder."""
+
+    id: str | None
+    span: list[int]
+    source_id: str
+    source_span: list[int]
+    score: float
+    position: int
+    source_position: int
+
+
+class OverlapOut(BaseModel):
+    """The passages of one text; ``stored``: it is stored (now, or before when ``known``)."""
+
+    id: str | None
+    stored: bool
+    known: bool
+    passages: list[PassageOut]
+
+
+class OverlapsOut(BaseModel):
+    results: list[OverlapOut]
+
+
+def _inline(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema with its nested models inlined (the body is parsed by hand, so
+    FastAPI does not put them in ``components``)."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, dict):
+            ref = x.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(defs[ref.rsplit("/", 1)[1]])
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    out: dict[str, Any] = walk(schema)
+    return out
+
+
+BODY = {
+    "content": {
+        "application/json": {
+            "schema": {"oneOf": [_inline(OverlapIn), _inline(OverlapsIn)]},
+            "example": {"text": "The committee approved ...", "id": "a-1", "store": True},
+        }
+    },
+    "required": True,
+}
+
+
+def parse_overlaps(
+    body: bytes, max_batch: int, max_text: int = MAX_TEXT
+) -> tuple[list[tuple[str | None, str]], bool, bool]:
+    """``(items, store, single)`` of a ``POST /v1/overlaps`` body; ``items`` are ``(id, text)``."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(400, f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict) or ("text" in data) == ("documents" in data):
+        raise BadRequest(
+            422, 'the body must be {"text": ..., "id": ..., "store": ...} or {"documents": [...]}'
+        )
+    store = data.get("store", False)
+    if not isinstance(store, bool):
+        raise BadRequest(422, f"store must be true or false, got {store!r}")
+    single = "text" in data
+    allowed = {"text", "id", "store"} if single else {"documents", "store"}
+    unknown = set(data) - allowed
+    if unknown:
+        raise BadRequest(422, f"unknown field(s) {sorted(unknown)}: expected {sorted(allowed)}")
+    if single:
+        return [_item("", data, store, max_text)], store, True
+    docs = data["documents"]
+    if not isinstance(docs, list):
+        raise BadRequest(422, f"documents must be a list, got {type(docs).__name__}")
+    if len(docs) > max_batch:
+        raise BadRequest(
+            413, f"{len(docs)} documents in one batch, the limit is {max_batch}: split the batch"
+        )
+    items = []
+    seen: dict[str, int] = {}
+    for i, d in enumerate(docs):
+        where = f"documents[{i}]"
+        if not isinstance(d, dict):
+            raise BadRequest(422, f"{where} must be an object with id and text")
+        extra = set(d) - {"id", "text"}
+        if extra:
+            raise BadRequest(422, f"{where} has unknown field(s) {sorted(extra)}")
+        item = _item(where + ".", d, store, max_text)
+        if item[0] is not None and item[0] in seen:
+            raise BadRequest(
+                422, f"{where}.id {item[0]!r} repeats documents[{seen[item[0]]}].id: "
+                "ids must be unique within a batch"
+            )  # fmt: skip
+        if item[0] is not None:
+            seen[item[0]] = i
+        items.append(item)
+    return items, store, False
+
+
+def _item(where: str, d: dict[str, Any], store: bool, max_text: int) -> tuple[str | None, str]:
+    text, doc_id = d.get("text"), d.get("id")
+    if "text" not in d:
+        raise BadRequest(422, f'{where}text is missing: every document needs a string "text"')
+    if not isinstance(text, str):
+        raise BadRequest(422, f"{where}text must be a string, got {type(text).__name__}")
+    if len(text) > max_text:
+        raise BadRequest(
+            413, f"{where}text has {len(text):,} characters, the limit is {max_text:,}: split it"
+        )
+    if doc_id is None:
+        if store:
+            raise BadRequest(
+                422,
+                f"{where}id is missing: store=true needs an id per text (the source_id later "
+                "passages name)",
+            )
+        return None, text
+    if not isinstance(doc_id, str) or not doc_id or len(doc_id) > MAX_ID_LENGTH:
+        raise BadRequest(422, f"{where}id must be a string of 1 to {MAX_ID_LENGTH} characters")
+    return doc_id, text
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(413, f"request body of {declared} bytes, the limit is {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, f"request body over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def overlap_routes(service: Callable[[], Service]) -> APIRouter:
+    """``POST /v1/overlaps`` (the app adds the bearer token with ``include_router``)."""
+    router = APIRouter()
+
+    @router.post(
+        "/v1/overlaps",
+        responses=sc.responses(OverlapOut | OverlapsOut, 400, 401, 413, 422),  # type: ignore[arg-type]
+        openapi_extra={"requestBody": BODY},
+    )
+    async def post_overlaps(request: Request) -> Any:
+        """Passages of a text (or a batch) found in the stored overlap documents; with
+        ``store: true`` the texts are stored too, durable (committed) before the answer."""
+        s = service()
+        body = await _read_body(request, s.settings.max_body)
+        items, store, single = parse_overlaps(body, s.settings.max_batch)
+        results = await run_in_threadpool(s.overlap.run, items, store)
+        content = results[0] if single else {"results": results}
+        return Response(orjson.dumps(content), media_type="application/json")
+
+    return router

@@ -1,0 +1,206 @@
+"""The overlap side of the service: an :class:`~neardup.overlap.OverlapFinder` in memory and
+its documents in SQLite (``overlap.sqlite`` in the data directory), kept in step.
+
+The finder needs the texts of the stored documents to align spans, so each stored document is
+one row: position, id, text, and the passages it got when it was stored (the answer a retry of
+the same id gets back). ``meta`` holds the format and the finder's ``config_id``. A store batch
+is one ``BEGIN IMMEDIATE`` ... ``COMMIT`` (WAL, ``synchronous=FULL`` by default) and the answer
+leaves only after the commit returned, so an acknowledged document survives ``kill -9``.
+
+At start the finder is rebuilt *before the port opens* (``/healthz`` answers once it is
+ready): from the reference saved at the last clean shutdown (``overlap-reference/``,
+:meth:`OverlapFinder.save`) when it holds a prefix of the rows, then the rows after it are added
+again in position order (a kill -9 costs re-adding the documents stored since the last clean
+shutdown). A directory written with other overlap parameters is refused naming both ids; one
+without stored overlap documents takes the new parameters.
+
+Ids: a known id is never added twice; its answer is the stored one (``known: true``), whatever
+the text and ``store`` of the new request (the dedup endpoint's rule: a retry after a lost
+answer gets the same answer).
+
+>>> import tempfile
+>>> from neardup.overlap import OverlapFinder
+>>> s = OverlapStore(tempfile.mkdtemp(), OverlapFinder(min_length=5))
+>>> text = "one two three four five six seven eight nine ten eleven twelve"
+>>> s.run([("a", text)], store=True)[0]["stored"]
+True
+>>> [p["source_id"] for p in s.run([(None, "so: " + text)], store=False)[0]["passages"]]
+['a']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from neardup.overlap import OverlapFinder, ReferenceFormatError
+from neardup.server.store import ConfigMismatch
+
+__all__ = ["FORMAT", "OverlapConfigMismatch", "OverlapStore"]
+
+FORMAT = "neardup-overlap-serve-1"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    position INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    text TEXT NOT NULL,
+    passages TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class OverlapConfigMismatch(ConfigMismatch):
+    """The overlap documents were stored with other overlap parameters."""
+
+
+class OverlapStore:
+    """Query and store texts for ``POST /v1/overlaps``; one lock serialises the finder and
+    the writes (a store batch is decided and committed holding it)."""
+
+    def __init__(self, data: str, finder: OverlapFinder, synchronous: str = "FULL") -> None:
+        if synchronous.upper() not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
+        os.makedirs(data, exist_ok=True)
+        self.path = os.path.join(data, "overlap.sqlite")
+        self.reference = os.path.join(data, "overlap-reference")
+        self.lock = threading.Lock()
+        self._config = finder.replace()  # an empty finder of these parameters
+        self.config_id = finder.config_id
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        self.db.execute("PRAGMA busy_timeout=10000")
+        self.db.executescript(SCHEMA)
+        self._check_config()
+        self._saved = -1  # documents in the saved reference (-1: none loaded)
+        self.finder = self._rebuild()
+
+    def __len__(self) -> int:
+        return len(self.finder)
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _check_config(self) -> None:
+        """Refuse stored documents of other parameters; record these ones otherwise."""
+        stored, fmt = self._meta("config_id"), self._meta("format")
+        has_rows = self.db.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+        if has_rows and fmt != FORMAT:
+            raise OverlapConfigMismatch(
+                f"{self.path} has format {fmt}, this server writes {FORMAT}; "
+                "use another --data directory"
+            )
+        if has_rows and stored != self.config_id:
+            raise OverlapConfigMismatch(
+                f"the overlap documents in {self.path} were stored with overlap config {stored} "
+                f"({self._meta('params')}), these settings are config {self.config_id}: start "
+                "with the same --overlap options as before or use another --data directory"
+            )
+        params = json.dumps(self._config.get_params(), sort_keys=True)
+        meta = {"format": FORMAT, "config_id": self.config_id, "params": params}
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _rebuild(self) -> OverlapFinder:
+        """The finder of the stored rows: the saved reference when it is a prefix of them,
+        then the rows after it, added in position order."""
+        rows = self.db.execute("SELECT id, text FROM documents ORDER BY position").fetchall()
+        finder = self._load_reference(rows)
+        for doc_id, text in rows[len(finder) :]:
+            finder.add(text, doc_id)
+        return finder
+
+    def _load_reference(self, rows: Sequence[tuple[str, str]]) -> OverlapFinder:
+        if not os.path.isdir(self.reference):
+            return self._config.replace()
+        try:
+            saved = OverlapFinder.load(self.reference, self._config)
+        except ReferenceFormatError:  # another config or damaged: the rows are the truth
+            return self._config.replace()
+        n = len(saved)
+        if n > len(rows) or [saved.id_of(i) for i in range(n)] != [r[0] for r in rows[:n]]:
+            return self._config.replace()
+        self._saved = n
+        return saved
+
+    def run(self, items: Sequence[tuple[str | None, str]], store: bool) -> list[dict[str, Any]]:
+        """The passages of each ``(id, text)`` in the stored documents, in input order; with
+        ``store`` each text is added after its query (so later items of the batch find it)
+        and the batch is committed before this returns. Known ids get their stored answer."""
+        with self.lock:
+            known = self._known([i for i, _ in items if i is not None])
+            out: list[dict[str, Any]] = []
+            rows: list[tuple[int, str, str, str]] = []
+            try:
+                for doc_id, text in items:
+                    if doc_id is not None and doc_id in known:
+                        out.append(known[doc_id])
+                        continue
+                    position = len(self.finder)
+                    if store:
+                        assert doc_id is not None  # the request parser requires an id
+                        found = self.finder.add(text, doc_id)
+                    else:
+                        found = self.finder.query(text, doc_id)
+                    passages = [_passage(p.to_dict(), doc_id) for p in found]
+                    if store:
+                        rows.append((position, str(doc_id), text, json.dumps(passages)))
+                    out.append(_answer(doc_id, passages, stored=store, known=False))
+                if rows:
+                    self._commit(rows)
+            except BaseException:
+                if rows:  # memory back to what the store holds
+                    self.finder = self._rebuild()
+                raise
+        return out
+
+    def _known(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):  # SQLite's limit on parameters
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            q = f"SELECT id, passages FROM documents WHERE id IN ({marks})"
+            for doc_id, passages in self.db.execute(q, chunk):
+                out[doc_id] = _answer(doc_id, json.loads(passages), stored=True, known=True)
+        return out
+
+    def _commit(self, rows: list[tuple[int, str, str, str]]) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.executemany("INSERT INTO documents VALUES (?, ?, ?, ?)", rows)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        """Save the reference (the next start loads it instead of re-adding every row) when
+        documents were stored since it was saved, and close the database."""
+        with self.lock:
+            if len(self.finder) and len(self.finder) != self._saved:
+                self.finder.save(self.reference)
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.db.close()
+
+
+def _passage(d: dict[str, Any], doc_id: str | None) -> dict[str, Any]:
+    """A passage as answered: ``id`` is the request's id (null when none was given)."""
+    d["id"] = doc_id
+    return d
+
+
+def _answer(
+    doc_id: str | None, passages: list[dict[str, Any]], *, stored: bool, known: bool
+) -> dict[str, Any]:
+    return {"id": doc_id, "stored": stored, "known": known, "passages": passages}
