@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -84,6 +84,10 @@ class OverlapOut(BaseModel):
 
 class OverlapsOut(BaseModel):
     results: list[OverlapOut]
+
+
+class OverlapAnswer(RootModel[OverlapOut | OverlapsOut]):
+    """One text's result, or ``{"results": [...]}`` for a batch body."""
 
 
 def _inline(model: type[BaseModel]) -> dict[str, Any]:
@@ -210,7 +214,7 @@ def overlap_routes(service: Callable[[], Service]) -> APIRouter:
 
     @router.post(
         "/v1/overlaps",
-        responses=sc.responses(OverlapOut | OverlapsOut, 400, 401, 413, 422),  # type: ignore[arg-type]
+        responses=sc.responses(OverlapAnswer, 400, 401, 413, 422),
         openapi_extra={"requestBody": BODY},
     )
     async def post_overlaps(request: Request) -> Any:

@@ -1,0 +1,185 @@
+"""``POST /v1/overlaps`` on a real server (127.0.0.1, real SQLite files, kill -9): the passages
+are the library's, stored documents survive restarts and crashes, bad input is a 4xx."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from neardup.overlap import OverlapFinder
+from tests.server.server_helpers import Server
+
+TOKEN = "s3cret"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+
+def synthetic(seed: int = 7, n: int = 14) -> list[tuple[str, str]]:
+    """``(id, text)``: random English-like and Chinese texts, later ones copying passages of
+    earlier ones verbatim, with word edits, and a boilerplate line in every text."""
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstu") for _ in range(rng.randint(2, 8)))
+             for _ in range(800)]  # fmt: skip
+    han = [chr(0x4E00 + rng.randrange(3000)) for _ in range(400)]
+    boiler = "subscribe to our newsletter for more stories like this one every day"
+    docs: list[tuple[str, str]] = []
+    for i in range(n):
+        if i % 4 == 3:
+            words = [rng.choice(han) for _ in range(120)]
+            text = "".join(words[:60]) + "。" + "".join(words[60:]) + "！"
+        else:
+            text = " ".join(rng.choice(vocab) for _ in range(rng.randint(60, 140)))
+        if i >= 2 and i % 2 == 0:
+            _, src = docs[rng.randrange(len(docs))]
+            a = rng.randrange(max(1, len(src) // 2))
+            piece = src[a : a + rng.randint(80, 300)]
+            if i % 3 == 0:  # a light rewrite: a few words replaced
+                piece = " ".join(rng.choice(vocab) if rng.random() < 0.05 else w
+                                 for w in piece.split(" "))  # fmt: skip
+            cut = rng.randrange(len(text))
+            text = text[:cut] + " " + piece + " " + text[cut:]
+        docs.append((f"doc-{i}", text + "\n" + boiler))
+    return docs
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    data = tmp_path_factory.mktemp("ov") / "data"
+    with Server(data, "--no-verify", "--max-batch", "5", "--token", TOKEN) as s:
+        yield s
+
+
+def post(server: Server, body: Any, **kw: Any) -> httpx.Response:
+    return httpx.post(server.url + "/v1/overlaps", json=body, headers=AUTH, timeout=60, **kw)
+
+
+def answer(server: Server, body: Any) -> Any:
+    r = post(server, body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def library(docs: list[tuple[str, str]], **params: Any) -> list[list[dict[str, Any]]]:
+    f = OverlapFinder(**params)
+    return [[p.to_dict() for p in f.add(text, i)] for i, text in docs]
+
+
+def test_passages_equal_the_library_in_order(server: Server) -> None:
+    docs = synthetic()
+    want = library(docs)
+    got = [answer(server, {"text": docs[0][1], "id": docs[0][0], "store": True})]
+    got += answer(server, {"documents": [{"id": i, "text": t} for i, t in docs[1:5]],
+                           "store": True})["results"]  # fmt: skip
+    got += [answer(server, {"text": t, "id": i, "store": True}) for i, t in docs[5:]]
+    assert [g["passages"] for g in got] == want
+    assert all(g["stored"] and not g["known"] for g in got)
+    assert sum(bool(w) for w in want) >= 5  # copies were found, across both scripts
+    assert any(p["score"] < 1.0 for w in want for p in w)
+    # a query (not stored) is OverlapFinder.query; without an id, passages carry id null
+    f = OverlapFinder()
+    for i, t in docs:
+        f.add(t, i)
+    probe = "intro words here " + docs[4][1][10:400] + " and " + docs[3][1][:90]
+    expect = [p.to_dict() for p in f.query(probe, "q")]
+    assert expect and answer(server, {"text": probe, "id": "q"})["passages"] == expect
+    anon = answer(server, {"documents": [{"text": probe}]})["results"][0]
+    assert anon["passages"] == [{**p, "id": None} for p in expect]
+    assert anon["stored"] is False and len(f) == len(docs)  # the query stored nothing
+    assert answer(server, {"text": probe, "id": "q2"})["passages"] == [
+        {**p, "id": "q2"} for p in expect
+    ]
+
+
+def test_a_known_id_gets_its_stored_answer_and_is_not_stored_twice(server: Server) -> None:
+    text = synthetic(seed=11, n=1)[0][1]
+    first = answer(server, {"text": text, "id": "k-1", "store": True})
+    again = answer(server, {"text": "something else entirely", "id": "k-1", "store": True})
+    assert again == {**first, "known": True}
+    copy = answer(server, {"text": "so: " + text, "id": "k-2"})
+    assert [p["source_id"] for p in copy["passages"]].count("k-1") == 1  # one k-1, not two
+
+
+def test_bad_input_is_a_4xx_json_error(server: Server) -> None:
+    url = server.url + "/v1/overlaps"
+    cases: list[tuple[Any, int, str]] = [
+        ({"text": "a", "documents": []}, 422, "the body must be"),
+        ({}, 422, "the body must be"),
+        ([1, 2], 422, "the body must be"),
+        ({"text": 5}, 422, "text must be a string"),
+        ({"text": "a", "store": "yes"}, 422, "store must be true or false"),
+        ({"text": "a", "store": True}, 422, "id is missing"),
+        ({"text": "a", "id": ""}, 422, "id must be a string"),
+        ({"text": "a", "id": "x" * 600}, 422, "id must be a string"),
+        ({"text": "a", "lang": "en"}, 422, "unknown field"),
+        ({"documents": "a"}, 422, "documents must be a list"),
+        ({"documents": [{"id": "a"}]}, 422, "documents[0].text is missing"),
+        ({"documents": [1]}, 422, "documents[0] must be an object"),
+        ({"documents": [{"text": "a", "x": 1}]}, 422, "unknown field"),
+        ({"documents": [{"id": "a", "text": "b"}] * 2}, 422, "repeats documents[0].id"),
+        ({"documents": [{"text": "a"}], "store": True}, 422, "documents[0].id is missing"),
+        ({"documents": [{"text": "a"}] * 6}, 413, "the limit is 5"),
+        ({"text": "a" * ((1 << 20) + 1)}, 413, "characters, the limit is"),
+    ]
+    for body, status, message in cases:
+        r = httpx.post(url, json=body, headers=AUTH, timeout=60)
+        assert r.status_code == status, (body if len(str(body)) < 200 else "big", r.text)
+        assert message in r.json()["error"], r.json()
+    r = httpx.post(url, content=b"{nope", headers=AUTH, timeout=60)
+    assert r.status_code == 400 and "malformed JSON" in r.json()["error"]
+    r = httpx.post(url, json={"text": "a"}, timeout=60)
+    assert r.status_code == 401
+    big = httpx.post(url, content=b" " * (17 << 20), headers=AUTH, timeout=60)
+    assert big.status_code == 413
+    spec = httpx.get(server.url + "/openapi.json").json()["paths"]["/v1/overlaps"]["post"]
+    assert {"200", "400", "401", "413", "422"} <= set(spec["responses"])
+
+
+def test_restart_and_kill9_keep_acknowledged_documents(tmp_path: Path) -> None:
+    docs = synthetic(seed=3, n=8)
+    probe = "new words " + docs[2][1][:200] + " then " + docs[7][1][50:250]
+    f = OverlapFinder()
+    for i, t in docs:
+        f.add(t, i)
+    want = [p.to_dict() for p in f.query(probe, "p")]
+    assert {p["source_id"] for p in want} >= {"doc-7"}
+    with Server(tmp_path / "data", "--no-verify") as s:
+        for i, t in docs[:5]:
+            answer(s, {"text": t, "id": i, "store": True})
+        assert s.stop() == 0  # a clean stop saves the reference
+        assert (tmp_path / "data" / "overlap-reference").is_dir()
+        s.start()
+        answer(s, {"documents": [{"id": i, "text": t} for i, t in docs[5:]], "store": True})
+        s.kill()  # acknowledged = committed: the rows are in overlap.sqlite
+        s.start()
+        assert answer(s, {"text": probe, "id": "p"})["passages"] == want
+        again = answer(s, {"text": docs[6][1], "id": "doc-6", "store": True})
+        assert again["known"] is True
+
+
+def _serve(data: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "neardup", "serve", "--data", str(data), "--port", "0"]
+    return subprocess.run(
+        [*cmd, "--no-verify", *options], capture_output=True, text=True, timeout=120,
+        env=os.environ.copy(),
+    )  # fmt: skip
+
+
+def test_other_overlap_parameters_are_refused_naming_both_ids(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with Server(data, "--no-verify") as s:
+        answer(s, {"text": synthetic(n=1)[0][1], "id": "a", "store": True})
+    done = _serve(data, "--overlap", "min_length=12")
+    assert done.returncode == 2, done.stderr
+    old, new = OverlapFinder().config_id, OverlapFinder(min_length=12).config_id
+    assert old in done.stderr and new in done.stderr
+    assert "Traceback" not in done.stderr
+    for bad in ("min_length", "min_length=x", "colour=3", "ngram=0"):
+        done = _serve(tmp_path / "other", "--overlap", bad)
+        assert done.returncode == 2 and "--overlap" in done.stderr, (bad, done.stderr)
