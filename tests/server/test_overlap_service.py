@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from neardup.overlap import OverlapFinder
+
 from tests.server.server_helpers import Server
 
 TOKEN = "s3cret"
