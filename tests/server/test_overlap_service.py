@@ -4,7 +4,6 @@ are the library's, stored documents survive restarts and crashes, bad input is a
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,38 +15,11 @@ import pytest
 
 from neardup.overlap import OverlapFinder
 
+from tests.overlap_texts import synthetic
 from tests.server.server_helpers import Server
 
 TOKEN = "s3cret"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-
-
-def synthetic(seed: int = 7, n: int = 14) -> list[tuple[str, str]]:
-    """``(id, text)``: random English-like and Chinese texts, later ones copying passages of
-    earlier ones verbatim, with word edits, and a boilerplate line in every text."""
-    rng = random.Random(seed)
-    vocab = ["".join(rng.choice("abcdefghiklmnoprstu") for _ in range(rng.randint(2, 8)))
-             for _ in range(800)]  # fmt: skip
-    han = [chr(0x4E00 + rng.randrange(3000)) for _ in range(400)]
-    boiler = "subscribe to our newsletter for more stories like this one every day"
-    docs: list[tuple[str, str]] = []
-    for i in range(n):
-        if i % 4 == 3:
-            words = [rng.choice(han) for _ in range(120)]
-            text = "".join(words[:60]) + "。" + "".join(words[60:]) + "！"
-        else:
-            text = " ".join(rng.choice(vocab) for _ in range(rng.randint(60, 140)))
-        if i >= 2 and i % 2 == 0:
-            _, src = docs[rng.randrange(len(docs))]
-            a = rng.randrange(max(1, len(src) // 2))
-            piece = src[a : a + rng.randint(80, 300)]
-            if i % 3 == 0:  # a light rewrite: a few words replaced
-                piece = " ".join(rng.choice(vocab) if rng.random() < 0.05 else w
-                                 for w in piece.split(" "))  # fmt: skip
-            cut = rng.randrange(len(text))
-            text = text[:cut] + " " + piece + " " + text[cut:]
-        docs.append((f"doc-{i}", text + "\n" + boiler))
-    return docs
 
 
 @pytest.fixture(scope="module")

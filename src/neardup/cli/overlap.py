@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -31,10 +31,12 @@ from neardup.io import (
     InputError,
     ReadStats,
     iter_document_records,
-    iter_records,
 )
+from neardup.io.partitions import root_of
+from neardup.io.readers import iter_part_records
 from neardup.io.writers import open_writer
 from neardup.overlap import OverlapFinder, Passage, ReferenceFormatError
+from neardup.spark.cli import EngineDataError, engine_options, parse_spark_conf
 
 EXAMPLES = """
 \b
@@ -42,6 +44,7 @@ Examples:
   neardup overlap posts.jsonl --out passages.jsonl
   neardup overlap answers.jsonl --against wiki.jsonl --save-reference ref/ --out hits.jsonl
   neardup overlap today.jsonl --against ref/ --out hits.csv    # a saved reference directory
+  neardup overlap parts/ --engine spark --out passages.jsonl   # same passages, on Spark
 
 \b
 Each output row: id, span [start, end), source_id, source_span, score (share of the passage's
@@ -61,9 +64,12 @@ class _Read:
     on_error: str
     epoch_unit: str
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
+    roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
 
     def documents(self, paths: tuple[str, ...]) -> Iterator[Document]:
-        rows = chain.from_iterable(iter_records(p, self.fmt) for p in paths)
+        rows = chain.from_iterable(
+            iter_part_records(p, root_of(p, self.roots), self.fmt) for p in paths
+        )
         for doc, _ in iter_document_records(
             rows,
             text_field=self.text_field,
@@ -136,6 +142,7 @@ def _order(doc: Document) -> tuple[float, int]:
 @click.option("--save-reference", default=None, type=click.Path(file_okay=False),
               help="Save the reference (--against, else INPUT) here for --against.")  # fmt: skip
 @_finder_options
+@engine_options
 def overlap_command(
     inputs: tuple[str, ...],
     out: str,
@@ -147,6 +154,9 @@ def overlap_command(
     against: tuple[str, ...],
     save_reference: str | None,
     on_error: str,
+    engine: str,
+    spark_master: str | None,
+    spark_conf: tuple[str, ...],
     **finder_params: Any,
 ) -> None:
     """Find passages that documents share and write one row per passage pair.
@@ -157,8 +167,13 @@ def overlap_command(
     files = check_inputs(inputs, fmt)
     output_path_or_usage_error(out, inputs + files)
     params = {k: v for k, v in finder_params.items() if v is not None}
-    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit)
+    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
     start = time.perf_counter()
+    if engine == "spark":
+        if against or save_reference is not None:
+            raise usage_error("--against and --save-reference run on --engine local only")
+        _on_spark(params, files, out, read, spark_master, spark_conf)
+        return
     with materialized_stdin(files) as paths:
         try:
             finder = _build(params, against, read)
@@ -175,14 +190,58 @@ def overlap_command(
         if save_reference is not None:
             finder.save(save_reference)
     ref = f" against {ref_docs:,} reference documents" if against else ""
-    click.echo(
-        f"overlap: {n_docs:,} documents{ref}: {with_copies:,} with copied passages, "
-        f"{len(found):,} passage pairs, {share:.1%} of the text copied, "
-        f"{time.perf_counter() - start:.2f}s",
-        err=True,
-    )
+    _summary(n_docs, ref, with_copies, len(found), share, time.perf_counter() - start)
     for note in read_notes(read.stats, id_field, epoch_unit):
         click.echo(note, err=True)
+
+
+def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, s: float) -> None:
+    click.echo(
+        f"overlap: {n_docs:,} documents{ref}: {with_copies:,} with copied passages, "
+        f"{pairs:,} passage pairs, {share:.1%} of the text copied, {s:.2f}s",
+        err=True,
+    )
+
+
+def _on_spark(
+    params: dict[str, Any],
+    files: tuple[str, ...],
+    out: str,
+    read: _Read,
+    master: str | None,
+    conf_items: tuple[str, ...],
+) -> None:
+    """``--engine spark``: the same passages, found by :mod:`neardup.spark.overlap`."""
+    start = time.perf_counter()
+    conf = parse_spark_conf(conf_items)
+    try:
+        finder = OverlapFinder(**params)
+        from neardup.spark import require_pyspark
+
+        require_pyspark()
+    except (ValueError, ImportError) as exc:
+        raise usage_error(str(exc)) from None
+    if "-" in files:
+        raise usage_error("--engine spark reads files, not stdin (-); use --engine local")
+    from neardup.spark.overlap import find_overlaps
+    from neardup.spark.reader import Fields
+    from neardup.spark.session import spark_session
+
+    fields = Fields(read.text_field, read.id_field, read.time_field, read.epoch_unit, read.roots)
+    if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
+        master = "local[*]"
+    spark = spark_session(master, app_name="neardup-overlap", conf=conf)
+    try:
+        result = find_overlaps(spark, finder, files, fmt=read.fmt, fields=fields,
+                               on_error=read.on_error)  # fmt: skip
+    except InputError as exc:
+        raise EngineDataError(str(exc)) from None
+    if result.stats.documents == 0 and result.stats.skipped:
+        raise nothing_read_error(result.stats)
+    _write_rows(out, result.rows)
+    share = result.copied / result.chars if result.chars else 0.0
+    secs = time.perf_counter() - start
+    _summary(result.documents, "", result.with_copies, len(result.rows), share, secs)
 
 
 def _run(
@@ -211,19 +270,25 @@ def _union(spans: Iterator[tuple[int, int]] | Any) -> int:
 
 
 def _write(out: str, found: list[Passage]) -> None:
+    _write_rows(out, (_row(p) for p in found))
+
+
+def _row(p: Passage) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "span": list(p.span),
+        "source_id": p.source_id,
+        "source_span": list(p.source_span),
+        "score": p.score,
+        "chars": p.span[1] - p.span[0],
+    }
+
+
+def _write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
     try:
         writer = open_writer(out)
     except FormatError as exc:
         raise usage_error(str(exc)) from None
     with writer:
-        for p in found:
-            writer.write(
-                {
-                    "id": p.id,
-                    "span": list(p.span),
-                    "source_id": p.source_id,
-                    "source_span": list(p.source_span),
-                    "score": p.score,
-                    "chars": p.span[1] - p.span[0],
-                }
-            )
+        for row in rows:
+            writer.write(row)

@@ -1,0 +1,208 @@
+"""``neardup overlap --engine spark``: the local :class:`~neardup.overlap.OverlapFinder`'s
+passages, found with joins instead of one in-memory gram index.
+
+Local, each document (input order, or ``--time-field`` order) is queried against the documents
+before it, then indexed. The same on Spark (each stage a DataFrame):
+
+1. **Order**: ``ord`` = the document's place in processing order (``(timestamp or 0, position)``
+   with a time field, else the position), the local finder's position.
+2. **Grams** (Python workers): :func:`neardup.overlap.pairs.prepare` of each text; every gram
+   ``i`` with its hash, and which grams winnowing keeps (the postings the local index holds).
+3. **max_df**: a hash's postings among the documents *before* the query (a window over the
+   hash, by ``ord``); a gram with more than ``max_df`` of them is skipped for that query, as
+   :meth:`GramIndex.lookup` skips it.
+4. **Seeds**: the query's kept hashes joined with the earlier postings, then with the query's
+   grams of that hash: rows ``(query, source, i, j)``; pairs with fewer than 2 are dropped.
+5. **Pairs** (Python workers): :func:`neardup.overlap.pairs.pair_passages` with both prepared
+   texts and the seeds in the local order (query gram, then source gram), ``min_score``.
+
+The passages come back to the driver ordered as the local engine writes them (document order,
+then span, source order, source span). Limits: a hash's postings go through one window
+partition (boilerplate with millions of postings is one large task), and the passages are
+collected on the driver.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
+
+from neardup.io import ReadStats
+from neardup.overlap import OverlapFinder
+from neardup.overlap.pairs import PairParams, pair_passages, prepare
+from neardup.overlap.tokens import winnow
+from neardup.spark.reader import Fields, read_documents
+
+__all__ = ["OverlapResult", "find_overlaps"]
+
+GRAMS = "ord long, i int, h long, post boolean"
+FOUND = "qord long, src long, s0 int, s1 int, d0 int, d1 int, score double"
+
+
+@dataclass(frozen=True)
+class OverlapResult:
+    """Passages (dicts as the local CLI writes them, in its order) and what was read."""
+
+    rows: list[dict[str, Any]]
+    stats: ReadStats
+    documents: int
+    chars: int
+    copied: int  # characters of the documents inside a passage
+    with_copies: int
+
+
+def _params(finder: OverlapFinder) -> tuple[PairParams, int, int, float]:
+    p = finder.get_params()
+    pair = PairParams(ngram=p["ngram"], gap=p["gap"], min_length=p["min_length"])
+    return pair, int(p["window"]), int(p["max_df"]), float(p["min_score"])
+
+
+def _grams(params: PairParams, window: int) -> Any:
+    """A ``mapInPandas`` function: (ord, text) -> every gram (ord, i, hash, kept by winnow)."""
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for pdf in batches:
+            ords, idx, hashes, posts = [], [], [], []
+            for o, text in zip(pdf["ord"].tolist(), pdf["text"].tolist(), strict=True):
+                h = prepare(text, params).grams.hashes
+                kept = np.zeros(h.size, dtype=bool)
+                kept[winnow(h, window)] = True
+                ords.append(np.full(h.size, o, dtype=np.int64))
+                idx.append(np.arange(h.size, dtype=np.int32))
+                hashes.append(h.view(np.int64))
+                posts.append(kept)
+            if ords:
+                yield pd.DataFrame(
+                    {
+                        "ord": np.concatenate(ords),
+                        "i": np.concatenate(idx),
+                        "h": np.concatenate(hashes),
+                        "post": np.concatenate(posts),
+                    }
+                )
+
+    return run
+
+
+def _pairs(params: PairParams, min_score: float) -> Any:
+    """A ``mapInPandas`` function: (qord, src, qtext, stext, seeds) -> passages."""
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        cache: dict[int, Any] = {}  # the query of consecutive rows (sorted by qord)
+        for pdf in batches:
+            out: list[tuple[Any, ...]] = []
+            for row in pdf.itertuples(index=False):
+                q = cache.get(row.qord)
+                if q is None:
+                    cache.clear()
+                    q = cache[row.qord] = prepare(row.qtext, params)
+                d = prepare(row.stext, params)
+                ij = np.array(sorted((int(s["i"]), int(s["j"])) for s in row.seeds))
+                i, j = ij[:, 0], ij[:, 1]
+                g, dg = q.grams, d.grams
+                seeds = np.stack([g.first[i], g.last[i], dg.first[j], dg.last[j]], axis=1)
+                for f in pair_passages(q, d, seeds.astype(np.int64), params):
+                    if f.score >= min_score:
+                        out.append((row.qord, row.src, *f.span, *f.source_span, f.score))
+            cols = ["qord", "src", "s0", "s1", "d0", "d1", "score"]
+            yield pd.DataFrame(out, columns=cols)
+
+    return run
+
+
+def _ordered(spark: SparkSession, docs: DataFrame, timed: bool) -> DataFrame:
+    """``docs`` with ``ord``: the local engine's processing order."""
+    if not timed:
+        return docs.withColumn("ord", F.col("pos"))
+    ranked = docs.orderBy(F.coalesce(F.col("ts"), F.lit(0.0)), F.col("pos")).rdd.zipWithIndex()
+    schema = StructType([*docs.schema.fields, StructField("ord", LongType(), False)])
+    return spark.createDataFrame(ranked.map(lambda x: (*x[0], x[1])), schema)
+
+
+def _seeds(grams: DataFrame, max_df: int) -> DataFrame:
+    """``(qord, src, seeds)``: per (query, earlier source) pair the (i, j) gram pairs of equal
+    hash, leaving out hashes with more than ``max_df`` earlier postings; pairs with >= 2."""
+    posts = grams.where("post").select("h", F.col("ord").alias("src"), F.col("i").alias("j"))
+    counts = posts.groupBy("h", F.col("src").alias("ord")).agg(F.count("*").alias("c"))
+    asked = grams.select("h", "ord").distinct().withColumn("c", F.lit(0).cast("long"))
+    both = counts.withColumn("q", F.lit(False)).unionByName(asked.withColumn("q", F.lit(True)))
+    before = Window.partitionBy("h").orderBy("ord").rangeBetween(Window.unboundedPreceding, -1)
+    df = F.coalesce(F.sum("c").over(before), F.lit(0))
+    kept = both.withColumn("df", df).where(F.col("q") & (F.col("df") > 0))
+    kept = kept.where(F.col("df") <= max_df).select("h", F.col("ord").alias("qord"))
+    hits = kept.join(posts, "h").where(F.col("src") < F.col("qord"))
+    query = grams.select("h", F.col("ord").alias("qord"), "i")
+    seeds = hits.join(query, ["h", "qord"])
+    return (
+        seeds.groupBy("qord", "src")
+        .agg(F.collect_list(F.struct("i", "j")).alias("seeds"))
+        .where(F.size("seeds") >= 2)
+    )
+
+
+def find_overlaps(
+    spark: SparkSession,
+    finder: OverlapFinder,
+    inputs: tuple[str, ...],
+    *,
+    fmt: str | None = None,
+    fields: Fields | None = None,
+    on_error: str = "fail",
+) -> OverlapResult:
+    """The passages ``neardup overlap`` finds in ``inputs`` (no reference: every document
+    against the ones before it), with ``finder``'s parameters."""
+    fields = fields or Fields()
+    params, window, max_df, min_score = _params(finder)
+    docs, stats = read_documents(spark, inputs, fmt, fields, on_error)
+    docs = _ordered(spark, docs.select("pos", "id", "text", "ts"), fields.time is not None)
+    docs = docs.select("ord", "id", "text").cache()
+    try:
+        grams = docs.select("ord", "text").mapInPandas(_grams(params, window), GRAMS)
+        pairs = _seeds(grams, max_df)
+        qtext = docs.select(F.col("ord").alias("qord"), F.col("text").alias("qtext"))
+        stext = docs.select(F.col("ord").alias("src"), F.col("text").alias("stext"))
+        work = pairs.join(qtext, "qord").join(stext, "src")
+        work = work.repartition("qord").sortWithinPartitions("qord")
+        found = work.mapInPandas(_pairs(params, min_score), FOUND)
+        qid = docs.select(F.col("ord").alias("qord"), F.col("id").alias("qid"))
+        sid = docs.select(F.col("ord").alias("src"), F.col("id").alias("sid"))
+        named = found.join(qid, "qord").join(sid, "src")
+        rows = named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
+        totals = docs.agg(F.count("*"), F.sum(F.length("text"))).first()
+    finally:
+        docs.unpersist()
+    stats.documents = int(totals[0] or 0) if totals else 0
+    return _result(rows, stats, int(totals[1] or 0) if totals else 0)
+
+
+def _result(rows: list[Any], stats: ReadStats, chars: int) -> OverlapResult:
+    out: list[dict[str, Any]] = []
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for r in rows:
+        out.append(
+            {
+                "id": json.loads(r["qid"]),
+                "span": [r["s0"], r["s1"]],
+                "source_id": json.loads(r["sid"]),
+                "source_span": [r["d0"], r["d1"]],
+                "score": r["score"],
+                "chars": r["s1"] - r["s0"],
+            }
+        )
+        spans.setdefault(r["qord"], []).append((r["s0"], r["s1"]))
+    copied = 0
+    for got in spans.values():
+        end = -1
+        for lo, hi in sorted(got):
+            if hi > end:
+                copied += hi - max(lo, end)
+                end = hi
+    return OverlapResult(out, stats, stats.documents, chars, copied, len(spans))

@@ -1,0 +1,82 @@
+"""``neardup overlap --engine spark`` finds the local engine's passages, row for row (real Spark
+local mode, synthetic texts: copies, rewrites, repeated passages, boilerplate above max_df,
+time order)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from neardup.cli import cli
+from neardup.overlap import OverlapFinder
+from neardup.spark.overlap import find_overlaps
+from neardup.spark.reader import Fields
+
+from tests.overlap_texts import synthetic
+
+
+def write_input(path: Path, n: int, seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    recs = [{"id": i, "text": t, "t": rng.randrange(6)} for i, t in synthetic(seed=seed, n=n)]
+    recs[5]["id"] = None  # no id: the position names it, on both engines
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
+    return recs
+
+
+def local_rows(recs: list[dict[str, Any]], timed: bool, **params: Any) -> list[dict[str, Any]]:
+    ids = [r["id"] if r["id"] is not None else k for k, r in enumerate(recs)]
+    times = [float(r["t"]) for r in recs] if timed else None
+    found = OverlapFinder(**params).find([r["text"] for r in recs], ids, times)
+    return [
+        {"id": p.id, "span": list(p.span), "source_id": p.source_id,
+         "source_span": list(p.source_span), "score": p.score, "chars": p.span[1] - p.span[0]}
+        for p in found
+    ]  # fmt: skip
+
+
+def test_spark_passages_equal_the_local_finder(spark: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    recs = write_input(src, 36, seed=5)
+    # max_df=4: the boilerplate line (in every text) is skipped once 4 earlier texts hold it,
+    # but still found by the first queries; time order: sources are the earlier timestamps
+    # (ties in input order); one Spark run, to keep the suite short
+    params = {"max_df": 4, "min_score": 0.5}
+    want = local_rows(recs, True, **params)
+    got = find_overlaps(spark, OverlapFinder(**params), (str(src),), fields=Fields(time="t"))
+    assert got.rows == want
+    assert got.documents == len(recs)
+    assert len({r["id"] for r in want}) >= 10
+    assert any(r["score"] < 1.0 for r in want)
+    assert len(local_rows(recs, True, max_df=100, min_score=0.5)) > len(want)  # max_df acts
+    assert local_rows(recs, False, max_df=4) != local_rows(recs, True, max_df=4)
+
+
+def test_cli_engine_spark_writes_what_local_writes(spark: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "parts"
+    (folder / "month=2").mkdir(parents=True)
+    (folder / "month=10").mkdir()
+    recs = write_input(folder / "month=2" / "part-0.jsonl", 20, seed=9)
+    more = synthetic(seed=9, n=24)[20:]  # later texts, copying from the first part
+    (folder / "month=10" / "part-0.jsonl").write_text(
+        "".join(json.dumps({"id": i, "text": t, "t": 0}) + "\n" for i, t in more)
+    )
+    assert recs
+    outs = []
+    for engine in ("local", "spark"):  # input order: month=2 before month=10 (natural order)
+        out = tmp_path / f"{engine}.jsonl"
+        args = ["overlap", str(folder), "--out", str(out), "--engine", engine, "--min-length", "8"]
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        assert "with copied passages" in r.output
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert outs[0].count(b"\n") >= 20
+    bad = CliRunner().invoke(
+        cli, ["overlap", str(folder), "--out", str(tmp_path / "x.jsonl"), "--engine", "spark",
+              "--against", str(folder)],
+    )  # fmt: skip
+    assert bad.exit_code == 2 and "--engine local only" in bad.output
