@@ -75,6 +75,8 @@ def test_cli_engine_spark_writes_what_local_writes(spark: Any, tmp_path: Path) -
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     assert outs[0].count(b"\n") >= 20
+    months = {json.loads(line)["month"] for line in outs[0].splitlines()}
+    assert months == {2, 10}  # each row carries its document's partition column
     bad = CliRunner().invoke(
         cli, ["overlap", str(folder), "--out", str(tmp_path / "x.jsonl"), "--engine", "spark",
               "--against", str(folder)],

@@ -32,7 +32,7 @@ from neardup.io import (
     ReadStats,
     iter_document_records,
 )
-from neardup.io.partitions import root_of
+from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.io.writers import open_writer
 from neardup.overlap import OverlapFinder, Passage, ReferenceFormatError
@@ -65,12 +65,16 @@ class _Read:
     epoch_unit: str
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
+    parts: dict[int, dict[str, Any]] = field(default_factory=dict)  # position -> partition values
 
     def documents(self, paths: tuple[str, ...]) -> Iterator[Document]:
+        """The documents of ``paths``; with partition columns (``month=10/`` folders) their
+        values go to :attr:`parts` by document position."""
+        names = partition_names(paths, self.roots)
         rows = chain.from_iterable(
             iter_part_records(p, root_of(p, self.roots), self.fmt) for p in paths
         )
-        for doc, _ in iter_document_records(
+        for doc, rec in iter_document_records(
             rows,
             text_field=self.text_field,
             id_field=self.id_field,
@@ -79,7 +83,24 @@ class _Read:
             stats=self.stats,
             epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
         ):
+            if names:
+                self.parts[doc.position] = {n: rec.get(n) for n in names}
             yield doc
+
+
+ROW_FIELDS = ("id", "span", "source_id", "source_span", "score", "chars")
+
+
+def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str, ...]:
+    """The Hive partition columns of the parts ``paths`` listed from the folders ``roots``
+    (in order of appearance), except names of the output's own fields: each output row
+    carries the values of its document (``id``), as dedup's rows carry them."""
+    names: dict[str, None] = {}
+    for p in paths:
+        root = root_of(p, roots)
+        if root is not None:
+            names.update(dict.fromkeys(partition_values(root, p)))
+    return tuple(n for n in names if n not in ROW_FIELDS)
 
 
 def _finder_options(func: Any) -> Any:
@@ -120,7 +141,8 @@ def _build(params: dict[str, Any], against: tuple[str, ...], read: _Read) -> Ove
             raise usage_error(str(exc)) from None
     finder = config
     if against:
-        ref_read = dataclasses.replace(read, stats=ReadStats())  # ids apart from INPUT's
+        # ids apart from INPUT's; the reference's own partition columns
+        ref_read = dataclasses.replace(read, stats=ReadStats(), parts={}, roots=against)
         refs = sorted(ref_read.documents(check_inputs(against, read.fmt)), key=_order)
         for doc in refs:
             finder.add(doc.text, doc.id)
@@ -181,12 +203,12 @@ def overlap_command(
             docs = read.documents(paths)
             if time_field:
                 docs = iter(sorted(docs, key=_order))
-            n_docs, found, with_copies, share = _run(finder, docs, keep=not against)
+            n_docs, found, with_copies, share = _run(finder, docs, not against, read)
         except InputError as exc:
             raise DataError(str(exc)) from None
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        _write(out, found)
+        _write_rows(out, found)
         if save_reference is not None:
             finder.save(save_reference)
     ref = f" against {ref_docs:,} reference documents" if against else ""
@@ -233,7 +255,8 @@ def _on_spark(
     spark = spark_session(master, app_name="neardup-overlap", conf=conf)
     try:
         result = find_overlaps(spark, finder, files, fmt=read.fmt, fields=fields,
-                               on_error=read.on_error)  # fmt: skip
+                               on_error=read.on_error,
+                               columns=partition_names(files, read.roots))  # fmt: skip
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
@@ -245,18 +268,19 @@ def _on_spark(
 
 
 def _run(
-    finder: OverlapFinder, docs: Iterator[Document] | list[Document], keep: bool
-) -> tuple[int, list[Passage], int, float]:
-    """Documents read, passages of every document (added to ``finder`` when ``keep``),
-    documents with a passage, share of the characters inside a passage."""
-    found: list[Passage] = []
+    finder: OverlapFinder, docs: Iterator[Document] | list[Document], keep: bool, read: _Read
+) -> tuple[int, list[dict[str, Any]], int, float]:
+    """Documents read, the output rows of every document's passages (the document added to
+    ``finder`` when ``keep``), documents with a passage, share of the characters inside one."""
+    found: list[dict[str, Any]] = []
     n = with_copies = chars = copied = 0
     for doc in docs:
         got = finder.add(doc.text, doc.id) if keep else finder.query(doc.text, doc.id)
         n, with_copies = n + 1, with_copies + bool(got)
         chars += len(doc.text)
         copied += _union(p.span for p in got)
-        found += got
+        extra = read.parts.get(doc.position, {})
+        found += [{**_row(p), **extra} for p in got]
     return n, found, with_copies, copied / chars if chars else 0.0
 
 
@@ -267,10 +291,6 @@ def _union(spans: Iterator[tuple[int, int]] | Any) -> int:
             total += hi - max(lo, end)
             end = hi
     return total
-
-
-def _write(out: str, found: list[Passage]) -> None:
-    _write_rows(out, (_row(p) for p in found))
 
 
 def _row(p: Passage) -> dict[str, Any]:

@@ -156,14 +156,18 @@ def find_overlaps(
     fmt: str | None = None,
     fields: Fields | None = None,
     on_error: str = "fail",
+    columns: tuple[str, ...] = (),
 ) -> OverlapResult:
     """The passages ``neardup overlap`` finds in ``inputs`` (no reference: every document
-    against the ones before it), with ``finder``'s parameters."""
+    against the ones before it), with ``finder``'s parameters; ``columns``: record fields
+    (Hive partition columns) each row carries from its document."""
     fields = fields or Fields()
     params, window, max_df, min_score = _params(finder)
     docs, stats = read_documents(spark, inputs, fmt, fields, on_error)
-    docs = _ordered(spark, docs.select("pos", "id", "text", "ts"), fields.time is not None)
-    docs = docs.select("ord", "id", "text").cache()
+    record = F.col("record") if columns else F.lit(None).cast("string").alias("record")
+    docs = docs.select("pos", "id", "text", "ts", record)
+    docs = _ordered(spark, docs, fields.time is not None)
+    docs = docs.select("ord", "id", "text", "record").cache()
     try:
         grams = docs.select("ord", "text").mapInPandas(_grams(params, window), GRAMS)
         pairs = _seeds(grams, max_df)
@@ -172,7 +176,7 @@ def find_overlaps(
         work = pairs.join(qtext, "qord").join(stext, "src")
         work = work.repartition("qord").sortWithinPartitions("qord")
         found = work.mapInPandas(_pairs(params, min_score), FOUND)
-        qid = docs.select(F.col("ord").alias("qord"), F.col("id").alias("qid"))
+        qid = docs.select(F.col("ord").alias("qord"), F.col("id").alias("qid"), "record")
         sid = docs.select(F.col("ord").alias("src"), F.col("id").alias("sid"))
         named = found.join(qid, "qord").join(sid, "src")
         rows = named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
@@ -180,10 +184,12 @@ def find_overlaps(
     finally:
         docs.unpersist()
     stats.documents = int(totals[0] or 0) if totals else 0
-    return _result(rows, stats, int(totals[1] or 0) if totals else 0)
+    return _result(rows, stats, int(totals[1] or 0) if totals else 0, columns)
 
 
-def _result(rows: list[Any], stats: ReadStats, chars: int) -> OverlapResult:
+def _result(
+    rows: list[Any], stats: ReadStats, chars: int, columns: tuple[str, ...]
+) -> OverlapResult:
     out: list[dict[str, Any]] = []
     spans: dict[int, list[tuple[int, int]]] = {}
     for r in rows:
@@ -197,6 +203,9 @@ def _result(rows: list[Any], stats: ReadStats, chars: int) -> OverlapResult:
                 "chars": r["s1"] - r["s0"],
             }
         )
+        if columns:  # the local rule: the record's own field, else the partition value
+            rec = json.loads(r["record"])
+            out[-1].update({c: rec.get(c) for c in columns})
         spans.setdefault(r["qord"], []).append((r["s0"], r["s1"]))
     copied = 0
     for got in spans.values():
