@@ -160,7 +160,7 @@ def serve_command(
     _run(lambda: service, host, port, log_level)
 
 
-def _overlap_params(items: tuple[str, ...]) -> dict[str, Any]:
+def _overlap_params(items: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     """``--overlap KEY=VALUE`` items as OverlapFinder parameters; bad ones: a usage error."""
     from neardup.overlap import OverlapFinder
 
@@ -178,7 +178,7 @@ def _overlap_params(items: tuple[str, ...]) -> dict[str, Any]:
         OverlapFinder(**params)
     except (TypeError, ValueError) as exc:
         raise usage_error(f"--overlap: {exc}") from None
-    return params
+    return tuple(params.items())
 
 
 def _window_and_retention(

@@ -26,7 +26,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from neardup.server import schemas as sc
 from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
-from neardup.server.overlap import overlap_routes
 from neardup.server.service import Service
 from neardup.server.validate import BadRequest, parse_documents, parse_ids
 
@@ -86,6 +85,8 @@ def create_app(make_service: Callable[[], Service]) -> FastAPI:
     app.include_router(_document_routes(service))
     app.include_router(_id_routes(service))
     app.include_router(_cluster_routes(service))
+    from neardup.server.overlap import overlap_routes  # here: app.py imports stay as they are
+
     app.include_router(overlap_routes(service), dependencies=AUTH)
     _add_ops_routes(app, service, requests, latency)
     return app

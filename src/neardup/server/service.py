@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,7 +60,7 @@ class Settings:
     token: str | None = None
     snapshot_every: int = 100_000  # documents between snapshots (0: none; see snapshot.py)
     max_future: float | None = 86_400.0  # with a window: later than clock + this is refused
-    overlap: dict[str, Any] = field(default_factory=dict)  # OverlapFinder params (/v1/overlaps)
+    overlap: tuple[tuple[str, Any], ...] = ()  # OverlapFinder params (/v1/overlaps)
 
 
 def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
@@ -116,7 +116,7 @@ class Service:
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
         self._counts = self._count_rows()
-        finder = OverlapFinder(**settings.overlap)  # /v1/overlaps (overlap_store.py)
+        finder = OverlapFinder(**dict(settings.overlap))  # /v1/overlaps (overlap_store.py)
         self.overlap = OverlapStore(settings.data, finder, settings.synchronous)
         self._warm_up()
 
