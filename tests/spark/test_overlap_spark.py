@@ -77,8 +77,24 @@ def test_cli_engine_spark_writes_what_local_writes(spark: Any, tmp_path: Path) -
     assert outs[0].count(b"\n") >= 20
     months = {json.loads(line)["month"] for line in outs[0].splitlines()}
     assert months == {2, 10}  # each row carries its document's partition column
+    # --against: the month=10 texts checked against the month=2 part only (not indexed)
+    against = ["--against", str(folder / "month=2"), "--time-field", "t"]
+    outs = []
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}-against.jsonl"
+        args = ["overlap", str(folder / "month=10"), "--out", str(out), "--engine", engine]
+        r = CliRunner().invoke(cli, [*args, *against])
+        assert r.exit_code == 0, r.output
+        assert "against 20 reference documents" in r.output
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert {json.loads(line)["id"] for line in outs[0].splitlines()} <= {i for i, _ in more}
+    assert outs[0].count(b"\n") >= 3
+    saved = tmp_path / "ref"
+    args = ["overlap", str(folder), "--out", str(tmp_path / "x.jsonl"), "--save-reference"]
+    assert CliRunner().invoke(cli, [*args, str(saved)]).exit_code == 0
     bad = CliRunner().invoke(
         cli, ["overlap", str(folder), "--out", str(tmp_path / "x.jsonl"), "--engine", "spark",
-              "--against", str(folder)],
+              "--against", str(saved)],
     )  # fmt: skip
-    assert bad.exit_code == 2 and "--engine local only" in bad.output
+    assert bad.exit_code == 2 and "saved references" in bad.output

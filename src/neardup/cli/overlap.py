@@ -66,6 +66,7 @@ class _Read:
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
     parts: dict[int, dict[str, Any]] = field(default_factory=dict)  # position -> partition values
+    against: tuple[str, ...] = ()  # --against as given (Spark: folders of reference parts)
 
     def documents(self, paths: tuple[str, ...]) -> Iterator[Document]:
         """The documents of ``paths``; with partition columns (``month=10/`` folders) their
@@ -192,9 +193,14 @@ def overlap_command(
     read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
     start = time.perf_counter()
     if engine == "spark":
-        if against or save_reference is not None:
-            raise usage_error("--against and --save-reference run on --engine local only")
-        _on_spark(params, files, out, read, spark_master, spark_conf)
+        if save_reference is not None or any(_saved(p) for p in against):
+            raise usage_error(
+                "saved references (--save-reference, --against DIR) are for --engine local; "
+                "give --engine spark the reference files"
+            )
+        refs = check_inputs(against, fmt) if against else ()
+        read.against = against
+        _on_spark(params, files, refs, out, read, (spark_master, spark_conf))
         return
     with materialized_stdin(files) as paths:
         try:
@@ -228,14 +234,14 @@ def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, 
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
+    refs: tuple[str, ...],
     out: str,
     read: _Read,
-    master: str | None,
-    conf_items: tuple[str, ...],
+    spark_options: tuple[str | None, tuple[str, ...]],
 ) -> None:
     """``--engine spark``: the same passages, found by :mod:`neardup.spark.overlap`."""
     start = time.perf_counter()
-    conf = parse_spark_conf(conf_items)
+    master, conf = spark_options[0], parse_spark_conf(spark_options[1])
     try:
         finder = OverlapFinder(**params)
         from neardup.spark import require_pyspark
@@ -243,7 +249,7 @@ def _on_spark(
         require_pyspark()
     except (ValueError, ImportError) as exc:
         raise usage_error(str(exc)) from None
-    if "-" in files:
+    if "-" in files + refs:
         raise usage_error("--engine spark reads files, not stdin (-); use --engine local")
     from neardup.spark.overlap import find_overlaps
     from neardup.spark.reader import Fields
@@ -255,7 +261,8 @@ def _on_spark(
     spark = spark_session(master, app_name="neardup-overlap", conf=conf)
     try:
         result = find_overlaps(spark, finder, files, fmt=read.fmt, fields=fields,
-                               on_error=read.on_error,
+                               on_error=read.on_error, against=refs,
+                               against_roots=read.against,
                                columns=partition_names(files, read.roots))  # fmt: skip
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
@@ -264,7 +271,8 @@ def _on_spark(
     _write_rows(out, result.rows)
     share = result.copied / result.chars if result.chars else 0.0
     secs = time.perf_counter() - start
-    _summary(result.documents, "", result.with_copies, len(result.rows), share, secs)
+    ref = f" against {result.references:,} reference documents" if refs else ""
+    _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
 
 
 def _run(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from neardup.spark.reader import Fields, read_documents
 
 __all__ = ["OverlapResult", "find_overlaps"]
 
-GRAMS = "ord long, i int, h long, post boolean"
+GRAMS = "ord long, i int, h long, post boolean, ask boolean"
 FOUND = "qord long, src long, s0 int, s1 int, d0 int, d1 int, score double"
 
 
@@ -57,6 +57,7 @@ class OverlapResult:
     chars: int
     copied: int  # characters of the documents inside a passage
     with_copies: int
+    references: int = 0  # reference documents (--against)
 
 
 def _params(finder: OverlapFinder) -> tuple[PairParams, int, int, float]:
@@ -66,19 +67,22 @@ def _params(finder: OverlapFinder) -> tuple[PairParams, int, int, float]:
 
 
 def _grams(params: PairParams, window: int) -> Any:
-    """A ``mapInPandas`` function: (ord, text) -> every gram (ord, i, hash, kept by winnow)."""
+    """A ``mapInPandas`` function: (ord, text, index, ask) -> every gram (ord, i, hash,
+    post: kept by winnowing in an indexed document, ask: the document is a query)."""
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
-            ords, idx, hashes, posts = [], [], [], []
-            for o, text in zip(pdf["ord"].tolist(), pdf["text"].tolist(), strict=True):
+            ords, idx, hashes, posts, asks = [], [], [], [], []
+            for o, text, index, ask in pdf[["ord", "text", "index", "ask"]].itertuples(False):
                 h = prepare(text, params).grams.hashes
                 kept = np.zeros(h.size, dtype=bool)
-                kept[winnow(h, window)] = True
+                if index:
+                    kept[winnow(h, window)] = True
                 ords.append(np.full(h.size, o, dtype=np.int64))
                 idx.append(np.arange(h.size, dtype=np.int32))
                 hashes.append(h.view(np.int64))
                 posts.append(kept)
+                asks.append(np.full(h.size, bool(ask)))
             if ords:
                 yield pd.DataFrame(
                     {
@@ -86,6 +90,7 @@ def _grams(params: PairParams, window: int) -> Any:
                         "i": np.concatenate(idx),
                         "h": np.concatenate(hashes),
                         "post": np.concatenate(posts),
+                        "ask": np.concatenate(asks),
                     }
                 )
 
@@ -132,14 +137,15 @@ def _seeds(grams: DataFrame, max_df: int) -> DataFrame:
     hash, leaving out hashes with more than ``max_df`` earlier postings; pairs with >= 2."""
     posts = grams.where("post").select("h", F.col("ord").alias("src"), F.col("i").alias("j"))
     counts = posts.groupBy("h", F.col("src").alias("ord")).agg(F.count("*").alias("c"))
-    asked = grams.select("h", "ord").distinct().withColumn("c", F.lit(0).cast("long"))
+    asked = grams.where("ask").select("h", "ord").distinct()
+    asked = asked.withColumn("c", F.lit(0).cast("long"))
     both = counts.withColumn("q", F.lit(False)).unionByName(asked.withColumn("q", F.lit(True)))
     before = Window.partitionBy("h").orderBy("ord").rangeBetween(Window.unboundedPreceding, -1)
     df = F.coalesce(F.sum("c").over(before), F.lit(0))
     kept = both.withColumn("df", df).where(F.col("q") & (F.col("df") > 0))
     kept = kept.where(F.col("df") <= max_df).select("h", F.col("ord").alias("qord"))
     hits = kept.join(posts, "h").where(F.col("src") < F.col("qord"))
-    query = grams.select("h", F.col("ord").alias("qord"), "i")
+    query = grams.where("ask").select("h", F.col("ord").alias("qord"), "i")
     seeds = hits.join(query, ["h", "qord"])
     return (
         seeds.groupBy("qord", "src")
@@ -157,38 +163,73 @@ def find_overlaps(
     fields: Fields | None = None,
     on_error: str = "fail",
     columns: tuple[str, ...] = (),
+    against: tuple[str, ...] = (),
+    against_roots: tuple[str, ...] = (),
 ) -> OverlapResult:
-    """The passages ``neardup overlap`` finds in ``inputs`` (no reference: every document
-    against the ones before it), with ``finder``'s parameters; ``columns``: record fields
-    (Hive partition columns) each row carries from its document."""
+    """The passages ``neardup overlap`` finds in ``inputs`` with ``finder``'s parameters:
+    every document against the ones before it, or with ``against`` (reference files) against
+    the reference documents only (``against_roots``: the folders they were listed from);
+    ``columns``: record fields (Hive partition columns) each row carries from its document."""
     fields = fields or Fields()
     params, window, max_df, min_score = _params(finder)
-    docs, stats = read_documents(spark, inputs, fmt, fields, on_error)
-    record = F.col("record") if columns else F.lit(None).cast("string").alias("record")
-    docs = docs.select("pos", "id", "text", "ts", record)
-    docs = _ordered(spark, docs, fields.time is not None)
-    docs = docs.select("ord", "id", "text", "record").cache()
+    timed = fields.time is not None
+    docs, stats = _documents(spark, inputs, fmt, fields, on_error, columns, timed)
+    docs = docs.withColumn("index", F.lit(not against)).withColumn("ask", F.lit(True))
+    refs = 0
+    if against:  # the reference first, in (timestamp, position) order, as local sorts it
+        ref_fields = replace(fields, roots=against_roots or against)
+        ref, _ = _documents(spark, against, fmt, ref_fields, on_error, (), True)
+        ref = ref.cache()
+        refs = ref.count()
+        docs = docs.withColumn("ord", F.col("ord") + refs)
+        ref = ref.withColumn("index", F.lit(True)).withColumn("ask", F.lit(False))
+        docs = docs.unionByName(ref)
+    docs = docs.cache()
     try:
-        grams = docs.select("ord", "text").mapInPandas(_grams(params, window), GRAMS)
-        pairs = _seeds(grams, max_df)
-        qtext = docs.select(F.col("ord").alias("qord"), F.col("text").alias("qtext"))
-        stext = docs.select(F.col("ord").alias("src"), F.col("text").alias("stext"))
-        work = pairs.join(qtext, "qord").join(stext, "src")
-        work = work.repartition("qord").sortWithinPartitions("qord")
-        found = work.mapInPandas(_pairs(params, min_score), FOUND)
-        qid = docs.select(F.col("ord").alias("qord"), F.col("id").alias("qid"), "record")
-        sid = docs.select(F.col("ord").alias("src"), F.col("id").alias("sid"))
-        named = found.join(qid, "qord").join(sid, "src")
-        rows = named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
-        totals = docs.agg(F.count("*"), F.sum(F.length("text"))).first()
+        rows = _found(docs, params, window, max_df, min_score)
+        totals = docs.where("ask").agg(F.count("*"), F.sum(F.length("text"))).first()
     finally:
         docs.unpersist()
     stats.documents = int(totals[0] or 0) if totals else 0
-    return _result(rows, stats, int(totals[1] or 0) if totals else 0, columns)
+    return _result(rows, stats, int(totals[1] or 0) if totals else 0, columns, refs)
+
+
+def _documents(
+    spark: SparkSession,
+    paths: tuple[str, ...],
+    fmt: str | None,
+    fields: Fields,
+    on_error: str,
+    columns: tuple[str, ...],
+    timed: bool,
+) -> tuple[DataFrame, ReadStats]:
+    """``(ord, id, text, record)`` of ``paths`` in processing order, and the read stats."""
+    docs, stats = read_documents(spark, paths, fmt, fields, on_error)
+    record = F.col("record") if columns else F.lit(None).cast("string").alias("record")
+    docs = _ordered(spark, docs.select("pos", "id", "text", "ts", record), timed)
+    return docs.select("ord", "id", "text", "record"), stats
+
+
+def _found(
+    docs: DataFrame, params: PairParams, window: int, max_df: int, min_score: float
+) -> list[Any]:
+    """The passages of the ``ask`` documents in the ``index`` documents before them, with
+    both ids and the query's record, in the local engine's order."""
+    grams = docs.select("ord", "text", "index", "ask").mapInPandas(_grams(params, window), GRAMS)
+    pairs = _seeds(grams, max_df)
+    qtext = docs.select(F.col("ord").alias("qord"), F.col("text").alias("qtext"))
+    stext = docs.select(F.col("ord").alias("src"), F.col("text").alias("stext"))
+    work = pairs.join(qtext, "qord").join(stext, "src")
+    work = work.repartition("qord").sortWithinPartitions("qord")
+    found = work.mapInPandas(_pairs(params, min_score), FOUND)
+    qid = docs.select(F.col("ord").alias("qord"), F.col("id").alias("qid"), "record")
+    sid = docs.select(F.col("ord").alias("src"), F.col("id").alias("sid"))
+    named = found.join(qid, "qord").join(sid, "src")
+    return named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
 
 
 def _result(
-    rows: list[Any], stats: ReadStats, chars: int, columns: tuple[str, ...]
+    rows: list[Any], stats: ReadStats, chars: int, columns: tuple[str, ...], refs: int
 ) -> OverlapResult:
     out: list[dict[str, Any]] = []
     spans: dict[int, list[tuple[int, int]]] = {}
@@ -214,4 +255,4 @@ def _result(
             if hi > end:
                 copied += hi - max(lo, end)
                 end = hi
-    return OverlapResult(out, stats, stats.documents, chars, copied, len(spans))
+    return OverlapResult(out, stats, stats.documents, chars, copied, len(spans), refs)
