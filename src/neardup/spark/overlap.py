@@ -25,6 +25,7 @@ collected on the driver.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,6 +45,7 @@ from neardup.spark.reader import Fields, read_documents
 __all__ = ["OverlapResult", "find_overlaps"]
 
 GRAMS = "ord long, i int, h long, post boolean, ask boolean"
+_SOURCES = 1024  # prepared source documents kept per Python worker (~10 KB each)
 FOUND = "qord long, src long, s0 int, s1 int, d0 int, d1 int, score double"
 
 
@@ -101,15 +103,21 @@ def _pairs(params: PairParams, min_score: float) -> Any:
     """A ``mapInPandas`` function: (qord, src, qtext, stext, seeds) -> passages."""
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        cache: dict[int, Any] = {}  # the query of consecutive rows (sorted by qord)
+        query: tuple[int, Any] = (-1, None)  # rows come sorted by qord: one query at a time
+        sources: OrderedDict[int, Any] = OrderedDict()  # early documents are many queries' source
         for pdf in batches:
             out: list[tuple[Any, ...]] = []
             for row in pdf.itertuples(index=False):
-                q = cache.get(row.qord)
-                if q is None:
-                    cache.clear()
-                    q = cache[row.qord] = prepare(row.qtext, params)
-                d = prepare(row.stext, params)
+                if query[0] != row.qord:
+                    query = (row.qord, prepare(row.qtext, params))
+                d = sources.get(row.src)
+                if d is None:
+                    d = sources[row.src] = prepare(row.stext, params)
+                    if len(sources) > _SOURCES:
+                        sources.popitem(last=False)
+                else:
+                    sources.move_to_end(row.src)
+                q = query[1]
                 ij = np.array(sorted((int(s["i"]), int(s["j"])) for s in row.seeds))
                 i, j = ij[:, 0], ij[:, 1]
                 g, dg = q.grams, d.grams
