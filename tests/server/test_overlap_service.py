@@ -156,3 +156,34 @@ def test_other_overlap_parameters_are_refused_naming_both_ids(tmp_path: Path) ->
     for bad in ("min_length", "min_length=x", "colour=3", "ngram=0"):
         done = _serve(tmp_path / "other", "--overlap", bad)
         assert done.returncode == 2 and "--overlap" in done.stderr, (bad, done.stderr)
+
+
+def test_concurrent_stores_equal_the_library_in_commit_order(tmp_path: Path) -> None:
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    docs = synthetic(seed=21, n=18)
+    batches = [docs[k : k + 3] for k in range(0, len(docs), 3)]
+    with Server(tmp_path / "data", "--no-verify") as s:
+
+        def store(batch: list[tuple[str, str]]) -> list[dict[str, Any]]:
+            body = {"documents": [{"id": i, "text": t} for i, t in batch], "store": True}
+            return list(answer(s, body)["results"])
+
+        with ThreadPoolExecutor(6) as pool:
+            got = {r["id"]: r["passages"] for rs in pool.map(store, batches) for r in rs}
+        assert s.stop() == 0
+    db = sqlite3.connect(tmp_path / "data" / "overlap.sqlite")
+    rows = db.execute("SELECT id, text FROM documents ORDER BY position").fetchall()
+    db.close()
+    assert sorted(i for i, _ in rows) == sorted(i for i, _ in docs)
+    want = dict(zip([i for i, _ in rows], library(rows), strict=True))
+    assert got == want
+    assert sum(bool(w) for w in want.values()) >= 5
+
+
+def test_hostile_bodies_are_4xx(server: Server) -> None:
+    url = server.url + "/v1/overlaps"
+    for raw in (b'{"text": "\\ud800"}', b'{"text": NaN}', b"[" * 5000, b"", b"\xff\xfe"):
+        r = httpx.post(url, content=raw, headers={**AUTH, "content-type": "application/json"})
+        assert 400 <= r.status_code < 500 and "error" in r.json(), (raw[:20], r.text)
