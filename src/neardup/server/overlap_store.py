@@ -80,6 +80,13 @@ class OverlapStore:
         self._saved = -1  # documents in the saved reference (-1: none loaded)
         self.finder = self._rebuild()
 
+    @classmethod
+    def open(
+        cls, data: str, params: Sequence[tuple[str, Any]], synchronous: str = "FULL"
+    ) -> OverlapStore:
+        """The store of directory ``data`` with an :class:`OverlapFinder` of ``params``."""
+        return cls(data, OverlapFinder(**dict(params)), synchronous)
+
     def __len__(self) -> int:
         return len(self.finder)
 

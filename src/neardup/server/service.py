@@ -36,9 +36,7 @@ import numpy as np
 
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
-from neardup.overlap import OverlapFinder
 from neardup.server.metrics import Histogram
-from neardup.server.overlap_store import OverlapStore
 from neardup.server.snapshot import load_state, write_snapshot
 from neardup.server.store import Store, to_i64
 from neardup.server.validate import Item
@@ -116,8 +114,9 @@ class Service:
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
         self._counts = self._count_rows()
-        finder = OverlapFinder(**dict(settings.overlap))  # /v1/overlaps (overlap_store.py)
-        self.overlap = OverlapStore(settings.data, finder, settings.synchronous)
+        from neardup.server.overlap_store import OverlapStore  # /v1/overlaps, its own file
+
+        self.overlap = OverlapStore.open(settings.data, settings.overlap, settings.synchronous)
         self._warm_up()
 
     def latest_time(self) -> float | None:
