@@ -402,8 +402,8 @@ class Service:
         with self.group.exclusive(), self.lock:
             if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
                 self._snapshot()
+            self.overlap.close()  # saves the overlap reference (overlap_store.py)
             self.store.close()
-        self.overlap.close()
 
 
 def _take(chunk: Chunk, rows: list[int]) -> Chunk:
