@@ -7,12 +7,12 @@ A query looks up *all* its grams, groups the hits by document, merges nearby see
 passages (:mod:`neardup.overlap.align`) and reports each passage pair with its spans and score.
 
 >>> f = OverlapFinder(min_length=6)
->>> src = "The committee approved the new budget for schools and hospitals on Monday."
+>>> src = "The city council approved the new budget for schools, roads and hospitals on Monday."
 >>> f.add("Weather today. " + src, id="a")
 []
->>> [p] = f.add("In other news, " + src[:60] + " More later.", id="b")
+>>> [p] = f.add("In other news, " + src[:70] + " More later.", id="b")
 >>> p.id, p.source_id, p.span, p.source_span, p.score  # "hospit" is not "hospitals"
-('b', 'a', (15, 68), (15, 68), 1.0)
+('b', 'a', (15, 78), (15, 78), 1.0)
 """
 
 from __future__ import annotations
@@ -25,16 +25,26 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from neardup._params import FrozenParams
+from neardup.overlap._kernel import kernel
 from neardup.overlap.index import GramIndex
-from neardup.overlap.pairs import PairParams, Prepared, pair_passages, prepare
+from neardup.overlap.pairs import (
+    PairParams,
+    Prepared,
+    kernel_params,
+    pack,
+    pair_passages,
+    prepare,
+    score,
+)
 from neardup.overlap.persist import ReferenceMixin
 from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
 ALIGNER_VERSION = 2  # strong/near seed groups + fine seeds; part of config_id
 _CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
 
@@ -170,8 +180,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         ident = position if id is None else id
         found = self._query(prepared, ident, position)
         keep = winnow(g.hashes, self.window)
-        where = np.stack([g.first[keep], g.last[keep]], axis=1)
-        self._index.add(position, g.hashes[keep], where)
+        self._index.add(position, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
@@ -208,26 +217,44 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
     def _query(self, prepared: Prepared, ident: Any, position: int) -> list[Passage]:
         g = prepared.grams
-        qi, posts = self._index.lookup(g.hashes, self.max_df)
-        if qi.size == 0:
+        # a source needs 2 seeds: one gram is shorter than any passage we report
+        docs, bounds, seeds = self._index.seeds(g.hashes, g.first, g.last, self.max_df, 2)
+        if not docs:
             return []
-        docs, counts = np.unique(posts[:, 0], return_counts=True)
+        k = kernel()
+        if k is None:
+            return self._query_reference(prepared, ident, position, seeds, docs, bounds)
+        sources = [pack(self._source(d)) for d in docs]
+        found = k.pairs(pack(prepared), sources, seeds, bounds, *kernel_params(self._pair_params))
         out: list[Passage] = []
-        by_doc = np.argsort(posts[:, 0], kind="stable")
-        bounds = np.searchsorted(posts[by_doc, 0], docs)
-        params = self._pair_params
-        for doc, start, count in zip(docs.tolist(), bounds.tolist(), counts.tolist(), strict=True):
-            if count < 2:  # one gram is shorter than any passage we report
-                continue
-            rows = by_doc[start : start + count]
-            seeds = np.stack(
-                [g.first[qi[rows]], g.last[qi[rows]], posts[rows, 1], posts[rows, 2]], axis=1
-            )
-            source_id = self._ids[doc]
-            for f in pair_passages(prepared, self._source(doc), seeds, params):
+        ids, min_score = self._ids, self.min_score
+        for j, a, b, c, d, num, den in found:
+            s = score(num, den)
+            if s >= min_score:
+                doc = docs[j]
+                out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
+        out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
+        return out
+
+    def _query_reference(
+        self,
+        prepared: Prepared,
+        ident: Any,
+        position: int,
+        seeds: npt.NDArray[np.int64],
+        docs: list[int],
+        bounds: npt.NDArray[np.int64],
+    ) -> list[Passage]:
+        """:meth:`_query` without the C kernel: :func:`pair_passages` per source."""
+        out: list[Passage] = []
+        for j, doc in enumerate(docs):
+            rows = seeds[bounds[j] : bounds[j + 1]]
+            for f in pair_passages(prepared, self._source(doc), rows, self._pair_params):
                 if f.score >= self.min_score:
                     out.append(
-                        Passage(ident, f.span, source_id, f.source_span, f.score, position, doc)
+                        Passage(
+                            ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
+                        )
                     )
         out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
         return out
