@@ -342,11 +342,34 @@ static int cmp_ord(const void *a, const void *b) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
+/* Insertion sort (fast on the nearly sorted runs seeds come in). */
+static void isort_ord(ord_t *a, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        ord_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && cmp_ord(&a[j - 1], &x) > 0) a[j] = a[j - 1], j--;
+        a[j] = x;
+    }
+}
+
+/* Sort by (qlo, dlo, index): the strong seeds [0, m) and the fine ones [m, n) each arrive in
+ * query order, so sort each run (nearly linear) and merge them; tmp holds n items. */
+static void sort_ord(ord_t *a, int64_t n, int64_t m, ord_t *tmp) {
+    if (m > n) m = n;
+    isort_ord(a, m);
+    isort_ord(a + m, n - m);
+    int64_t i = 0, j = m, t = 0;
+    while (i < m && j < n) tmp[t++] = cmp_ord(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+    while (i < m) tmp[t++] = a[i++];
+    while (j < n) tmp[t++] = a[j++];
+    memcpy(a, tmp, sizeof(ord_t) * (size_t)n);
+}
+
 /* align._clusters on seed boxes bx (count 1, strong 0/1); returns the passage boxes in out. */
-static int64_t clusters(const box_t *bx, int64_t k, int64_t near, int64_t gap, box_t *out,
-                        ord_t *ord) {
+static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t near, int64_t gap,
+                        box_t *out, ord_t *ord) {
     for (int64_t i = 0; i < k; i++) ord[i] = (ord_t){bx[i].v[0], bx[i].v[2], i};
-    qsort(ord, (size_t)k, sizeof(ord_t), cmp_ord);
+    sort_ord(ord, k, strong_k, (ord_t *)out);
     /* out[0..nd) done clusters; open clusters kept in out[k..k+no) (out holds 2k boxes) */
     int64_t nd = 0, no = 0;
     box_t *open = out + k;
@@ -378,6 +401,53 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t near, int64_t gap, b
     return merge_boxes(out, nd, gap, 2, 1);
 }
 
+/* Stable sort by hash (entries arrive in index order, so ties stay in index order, as
+ * cmp_hidx wants): LSD radix, 8 bits a pass, for large arrays; tmp holds n items. */
+static void sort_hidx(hidx *a, int64_t n, hidx *tmp) {
+    if (n < 64) {
+        for (int64_t i = 1; i < n; i++) {
+            hidx x = a[i];
+            int64_t j = i;
+            while (j > 0 && cmp_hidx(&a[j - 1], &x) > 0) a[j] = a[j - 1], j--;
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t count[256];
+    hidx *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < n; i++) count[(src[i].h >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) dst[count[(src[i].h >> shift) & 0xFF]++] = src[i];
+        hidx *t = src;
+        src = dst, dst = t;
+    }
+    /* eight passes: the result is back in a */
+}
+
+/* The grams (first[], last[] ascending) lying inside units [lo, hi]: a range [*a, *b). */
+static void gram_range(const int64_t *units, const int64_t *first, const int64_t *last,
+                       int64_t m, int64_t lo, int64_t hi, int64_t *a, int64_t *b) {
+    int64_t l = 0, h = m;
+    while (l < h) {
+        int64_t mid = (l + h) / 2;
+        if (units[first[mid]] < lo) l = mid + 1; else h = mid;
+    }
+    *a = l;
+    h = m;
+    while (l < h) {
+        int64_t mid = (l + h) / 2;
+        if (units[last[mid]] <= hi) l = mid + 1; else h = mid;
+    }
+    *b = l;
+}
+
 /* pairs.fine_seeds: fine-gram seeds within `reach` units of the anchors (rows q_first,
  * q_last, d_first, d_last), appended to seeds[k..]; returns the new row count. */
 static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_t k,
@@ -392,15 +462,14 @@ static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_
     }
     int64_t qlo = q->units[aq0] - reach, qhi = q->units[aq1] + reach;
     int64_t dlo = d->units[ad0] - reach, dhi = d->units[ad1] + reach;
-    int64_t nd = 0;
-    for (int64_t j = 0; j < d->nf; j++)
-        if (d->units[d->ffirst[j]] >= dlo && d->units[d->flast[j]] <= dhi)
-            tmp[nd++] = (hidx){d->fhash[j], j};
+    int64_t nd = 0, a, b;
+    gram_range(d->units, d->ffirst, d->flast, d->nf, dlo, dhi, &a, &b);
+    for (int64_t j = a; j < b; j++) tmp[nd++] = (hidx){d->fhash[j], j};
     if (!nd) return k;
-    qsort(tmp, (size_t)nd, sizeof(hidx), cmp_hidx);
+    sort_hidx(tmp, nd, tmp + nd);
     int64_t out = k;
-    for (int64_t i = 0; i < q->nf; i++) {
-        if (q->units[q->ffirst[i]] < qlo || q->units[q->flast[i]] > qhi) continue;
+    gram_range(q->units, q->ffirst, q->flast, q->nf, qlo, qhi, &a, &b);
+    for (int64_t i = a; i < b; i++) {
         uint64_t h = q->fhash[i];
         int64_t lo = 0, hi = nd;
         while (lo < hi) {
@@ -419,21 +488,45 @@ static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_
     return out;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+/* Sort uint64 values: insertion sort when short, else LSD radix (tmp holds n values). */
+static void sort_u64(uint64_t *a, int64_t n, uint64_t *tmp) {
+    if (n < 64) {
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t x = a[i];
+            int64_t j = i;
+            while (j > 0 && a[j - 1] > x) a[j] = a[j - 1], j--;
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t count[256];
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < n; i++) count[(src[i] >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
+        uint64_t *t = src;
+        src = dst, dst = t;
+    }
 }
 
 /* align.gram_share of the coarse grams inside the two passages, as (num, den). */
 static void share(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_t d0, int64_t d1,
                   uint64_t *qa, uint64_t *da, int64_t *num, int64_t *den) {
-    int64_t nq = 0, nd = 0;
-    for (int64_t i = 0; i < q->nc; i++)
-        if (q->cfirst[i] >= q0 && q->clast[i] <= q1) qa[nq++] = q->chash[i];
-    for (int64_t i = 0; i < d->nc; i++)
-        if (d->cfirst[i] >= d0 && d->clast[i] <= d1) da[nd++] = d->chash[i];
-    qsort(qa, (size_t)nq, sizeof(uint64_t), cmp_u64);
-    qsort(da, (size_t)nd, sizeof(uint64_t), cmp_u64);
+    int64_t nq = 0, nd = 0, a, b;
+    /* token ranges: the same search over an identity "units" (first/last are tokens) */
+    gram_range(q->units, q->cfirst, q->clast, q->nc, q->units[q0], q->units[q1], &a, &b);
+    for (int64_t i = a; i < b; i++) qa[nq++] = q->chash[i];
+    gram_range(d->units, d->cfirst, d->clast, d->nc, d->units[d0], d->units[d1], &a, &b);
+    for (int64_t i = a; i < b; i++) da[nd++] = d->chash[i];
+    sort_u64(qa, nq, da + nd);
+    sort_u64(da, nd, da + nd);
     int64_t u = 0, hit = 0, j = 0;
     for (int64_t i = 0; i < nq; i++) {
         if (i && qa[i] == qa[i - 1]) continue;
@@ -466,14 +559,27 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
     }
     int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
     size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
-    int64_t *seeds = malloc(sizeof(int64_t) * 4 * (size_t)cap);
-    box_t *bx = malloc(sizeof(box_t) * 3 * (size_t)cap);
-    ord_t *ord = malloc(sizeof(ord_t) * (size_t)cap);
-    void *tmp = malloc(sizeof(hidx) * big);
+    /* scratch kept between calls (the GIL is held): no allocation per pair */
+    static int64_t *seeds;
+    static box_t *bx;
+    static ord_t *ord;
+    static void *tmp;
+    static size_t cap_have, big_have;
     int rc = 0;
-    if (!seeds || !bx || !ord || !tmp) {
-        rc = -1;
-        goto done;
+    if ((size_t)cap > cap_have) {
+        size_t c = (size_t)cap * 2;
+        free(seeds), free(bx), free(ord);
+        seeds = malloc(sizeof(int64_t) * 4 * c);
+        bx = malloc(sizeof(box_t) * 3 * c);
+        ord = malloc(sizeof(ord_t) * c);
+        cap_have = seeds && bx && ord ? c : 0;
+        if (!cap_have) return -1;
+    }
+    if (big > big_have) {
+        free(tmp);
+        tmp = malloc(sizeof(hidx) * big * 2);
+        big_have = tmp ? big * 2 : 0;
+        if (!tmp) return -1;
     }
     memcpy(seeds, strong, sizeof(int64_t) * 4 * (size_t)k);
     int64_t n = fine_seeds(q, d, seeds, k, p->reach, p->fanout, cap, tmp);
@@ -483,7 +589,7 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
                          i < k}};
     }
     box_t *cl = bx + n;
-    int64_t nb = clusters(bx, n, p->near, p->gap, cl, ord);
+    int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, ord);
     for (int64_t b = 0; b < nb; b++) {
         const int64_t *c = cl[b].v;
         int64_t fq = -1, fd = -1, lq = -1, ld = -1;
@@ -514,16 +620,8 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
         int64_t num, den;
         uint64_t *qa = tmp, *da = qa + q->nc;
         share(q, d, q0, q1, d0, d1, qa, da, &num, &den);
-        if (push(fv, (found_t){pair_index, q0, q1, d0, d1, num, den}) < 0) {
-            rc = -1;
-            goto done;
-        }
+        if (push(fv, (found_t){pair_index, q0, q1, d0, d1, num, den}) < 0) return -1;
     }
-done:
-    free(seeds);
-    free(bx);
-    free(ord);
-    free(tmp);
     return rc;
 }
 

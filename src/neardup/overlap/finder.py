@@ -37,7 +37,9 @@ from neardup.overlap.pairs import (
     pack,
     pair_passages,
     prepare,
+    prepare_packed,
     score,
+    unpack,
 )
 from neardup.overlap.persist import ReferenceMixin
 from neardup.overlap.tokens import winnow
@@ -117,7 +119,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
-        self._cache: OrderedDict[int, Prepared] = OrderedDict()
+        # Prepared (Python path) or packed bytes (C kernel) of recent documents
+        self._cache: OrderedDict[int, Prepared | bytes] = OrderedDict()
         self._freeze()
 
     @property
@@ -143,9 +146,17 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         return prepare(text, self._pair_params)
 
     def _source(self, position: int) -> Prepared:
+        hit = self._cached(position)
+        return hit if isinstance(hit, Prepared) else unpack(self._texts[position], hit)
+
+    def _cached(self, position: int) -> Prepared | bytes:
+        """The cached source ``position``, prepared again when it was evicted."""
         hit = self._cache.get(position)
         if hit is None:
-            hit = self._prepare(self._texts[position])
+            text = self._texts[position]
+            hit = (
+                self._prepare(text) if kernel() is None else prepare_packed(text, self._pair_params)
+            )
             self._cache[position] = hit
             if len(self._cache) > _CACHE:
                 self._cache.popitem(last=False)
@@ -184,7 +195,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
-        self._cache[position] = prepared
+        self._cache[position] = prepared if prepared.packed is None else prepared.packed
         if len(self._cache) > _CACHE:
             self._cache.popitem(last=False)
         return found
@@ -224,7 +235,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         k = kernel()
         if k is None:
             return self._query_reference(prepared, ident, position, seeds, docs, bounds)
-        sources = [pack(self._source(d)) for d in docs]
+        cached = self._cached
+        sources = [pack(x) if isinstance(x, Prepared) else x for x in map(cached, docs)]
         found = k.pairs(pack(prepared), sources, seeds, bounds, *kernel_params(self._pair_params))
         out: list[Passage] = []
         ids, min_score = self._ids, self.min_score

@@ -41,6 +41,7 @@ __all__ = [
     "pair_passages",
     "pair_passages_reference",
     "prepare",
+    "prepare_packed",
     "shared_seeds",
     "unpack",
 ]
@@ -95,30 +96,38 @@ def prepare(text: str, params: PairParams) -> Prepared:
     """Tokenise ``text`` and hash its grams for :func:`pair_passages`."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    k = kernel()
-    if k is None:
+    if kernel() is None:
         toks = tokenize(text)
         return Prepared(toks, coarse_grams(toks, params), fine_grams(toks, params))
+    return unpack(text, prepare_packed(text, params))
+
+
+def prepare_packed(text: str, params: PairParams) -> bytes:
+    """The packed arrays of :func:`prepare` (C kernel only; see ``_csrc/overlap.c``)."""
+    k = kernel()
+    if k is None:
+        return pack(prepare(text, params))
     coarse = params.ngram * WORD_UNITS
     fine = max(1, params.ngram - FINE) * WORD_UNITS
     fold = fold_table()
     while True:
         packed = k.prepare(text, char_classes(), fold, WORD_UNITS, CJK_UNITS, coarse, fine)
         if isinstance(packed, bytes):
-            return unpack(text, packed)
+            return packed
         fold = fold_table(text)  # a character seen for the first time: fold all of them
 
 
 def unpack(text: str, packed: bytes) -> Prepared:
     """The :class:`Prepared` whose arrays are views of ``packed`` (see ``_csrc/overlap.c``)."""
     a = np.frombuffer(packed, dtype=np.int64)
-    n, nc, nf = (int(x) for x in a[:3])
-    cut = np.cumsum([3, n, n, n + 1, n, nc, nc, nc, nf, nf])
-    _, st, en, un, th, cf, cl, ch, ff, fl, fh = np.split(a, cut)
-    toks = Tokens(text, st, en, un, th.view(np.uint64))
-    return Prepared(
-        toks, Grams(cf, cl, ch.view(np.uint64)), Grams(ff, fl, fh.view(np.uint64)), packed
-    )
+    n, nc, nf = int(a[0]), int(a[1]), int(a[2])
+    o = [3]
+    for size in (n, n, n + 1, n, nc, nc, nc, nf, nf, nf):
+        o.append(o[-1] + size)
+    v = [a[o[i] : o[i + 1]] for i in range(10)]
+    toks = Tokens(text, v[0], v[1], v[2], v[3].view(np.uint64))
+    g, f = Grams(v[4], v[5], v[6].view(np.uint64)), Grams(v[7], v[8], v[9].view(np.uint64))
+    return Prepared(toks, g, f, packed)
 
 
 def pack(p: Prepared) -> bytes:
