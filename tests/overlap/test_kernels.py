@@ -177,7 +177,7 @@ def test_index_kernel_equals_numpy_index(seed: int, monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("NEARDUP_KERNELS")
     kernel.cache_clear()
     assert fast._c is not None and slow._c is None
-    for doc in range(30):
+    for doc in range(30 if seed % 2 else 600):  # many postings: the kernel's radix sort
         h = rng.integers(0, 40, size=int(rng.integers(0, 30))).astype(np.uint64)
         first = rng.integers(0, 50, size=h.size)
         where = np.stack([first, first + 2], 1)

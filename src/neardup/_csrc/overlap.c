@@ -274,11 +274,6 @@ typedef struct {
     int64_t i;
 } hidx;
 
-static int cmp_hidx(const void *a, const void *b) {
-    const hidx *x = a, *y = b;
-    if (x->h != y->h) return x->h < y->h ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
 
 /* box: qlo, qhi, dlo, dhi, count, strong */
 typedef struct {
@@ -401,34 +396,16 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
     return merge_boxes(out, nd, gap, 2, 1);
 }
 
-/* Stable sort by hash (entries arrive in index order, so ties stay in index order, as
- * cmp_hidx wants): LSD radix, 8 bits a pass, for large arrays; tmp holds n items. */
-static void sort_hidx(hidx *a, int64_t n, hidx *tmp) {
-    if (n < 64) {
-        for (int64_t i = 1; i < n; i++) {
-            hidx x = a[i];
-            int64_t j = i;
-            while (j > 0 && cmp_hidx(&a[j - 1], &x) > 0) a[j] = a[j - 1], j--;
-            a[j] = x;
-        }
-        return;
-    }
-    int64_t count[256];
-    hidx *src = a, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        memset(count, 0, sizeof(count));
-        for (int64_t i = 0; i < n; i++) count[(src[i].h >> shift) & 0xFF]++;
-        int64_t sum = 0;
-        for (int b = 0; b < 256; b++) {
-            int64_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (int64_t i = 0; i < n; i++) dst[count[(src[i].h >> shift) & 0xFF]++] = src[i];
-        hidx *t = src;
-        src = dst, dst = t;
-    }
-    /* eight passes: the result is back in a */
+/* A hash table slot: key, first and last entry of its chain, entries (0: empty). */
+typedef struct {
+    uint64_t key;
+    int64_t head, tail, count;
+} chain_t;
+
+static int64_t chain_slot(const chain_t *tab, int64_t cap, uint64_t key) {
+    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(cap - 1));
+    while (tab[i].count && tab[i].key != key) i = (i + 1) & (cap - 1);
+    return i;
 }
 
 /* The grams (first[], last[] ascending) lying inside units [lo, hi]: a range [*a, *b). */
@@ -451,7 +428,7 @@ static void gram_range(const int64_t *units, const int64_t *first, const int64_t
 /* pairs.fine_seeds: fine-gram seeds within `reach` units of the anchors (rows q_first,
  * q_last, d_first, d_last), appended to seeds[k..]; returns the new row count. */
 static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_t k,
-                          int64_t reach, int64_t fanout, int64_t cap, hidx *tmp) {
+                          int64_t reach, int64_t fanout, int64_t cap) {
     int64_t aq0 = INT64_MAX, aq1 = INT64_MIN, ad0 = INT64_MAX, ad1 = INT64_MIN;
     for (int64_t i = 0; i < k; i++) {
         const int64_t *s = seeds + 4 * i;
@@ -462,25 +439,45 @@ static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_
     }
     int64_t qlo = q->units[aq0] - reach, qhi = q->units[aq1] + reach;
     int64_t dlo = d->units[ad0] - reach, dhi = d->units[ad1] + reach;
-    int64_t nd = 0, a, b;
-    gram_range(d->units, d->ffirst, d->flast, d->nf, dlo, dhi, &a, &b);
-    for (int64_t j = a; j < b; j++) tmp[nd++] = (hidx){d->fhash[j], j};
+    int64_t da, db, a, b;
+    gram_range(d->units, d->ffirst, d->flast, d->nf, dlo, dhi, &da, &db);
+    int64_t nd = db - da;
     if (!nd) return k;
-    sort_hidx(tmp, nd, tmp + nd);
+    /* the window's source grams in a hash table of chains in index order (the order a stable
+     * sort by hash gives): one probe per query gram */
+    static chain_t *tab;
+    static int64_t *next, tab_cap, next_cap;
+    int64_t cap2 = 64;
+    while (cap2 < 2 * nd) cap2 *= 2;
+    if (cap2 > tab_cap) {
+        free(tab);
+        tab = malloc(sizeof(chain_t) * (size_t)cap2);
+        tab_cap = tab ? cap2 : 0;
+        if (!tab) return -1;
+    }
+    if (nd > next_cap) {
+        free(next);
+        next = malloc(sizeof(int64_t) * (size_t)nd * 2);
+        next_cap = next ? nd * 2 : 0;
+        if (!next) return -1;
+    }
+    memset(tab, 0, sizeof(chain_t) * (size_t)cap2);
+    for (int64_t j = da; j < db; j++) {
+        chain_t *c = &tab[chain_slot(tab, cap2, d->fhash[j])];
+        next[j - da] = -1;
+        if (!c->count)
+            c->key = d->fhash[j], c->head = j;
+        else
+            next[c->tail - da] = j;
+        c->tail = j;
+        c->count++;
+    }
     int64_t out = k;
     gram_range(q->units, q->ffirst, q->flast, q->nf, qlo, qhi, &a, &b);
     for (int64_t i = a; i < b; i++) {
-        uint64_t h = q->fhash[i];
-        int64_t lo = 0, hi = nd;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (tmp[mid].h < h) lo = mid + 1; else hi = mid;
-        }
-        int64_t e = lo;
-        while (e < nd && tmp[e].h == h) e++;
-        if (e - lo == 0 || e - lo > fanout) continue;
-        for (int64_t t = lo; t < e && out < cap; t++) {
-            int64_t j = tmp[t].i;
+        const chain_t *c = &tab[chain_slot(tab, cap2, q->fhash[i])];
+        if (!c->count || c->count > fanout) continue;
+        for (int64_t j = c->head; j >= 0 && out < cap; j = next[j - da]) {
             int64_t *s = seeds + 4 * out++;
             s[0] = q->ffirst[i], s[1] = q->flast[i], s[2] = d->ffirst[j], s[3] = d->flast[j];
         }
@@ -582,7 +579,8 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
         if (!tmp) return -1;
     }
     memcpy(seeds, strong, sizeof(int64_t) * 4 * (size_t)k);
-    int64_t n = fine_seeds(q, d, seeds, k, p->reach, p->fanout, cap, tmp);
+    int64_t n = fine_seeds(q, d, seeds, k, p->reach, p->fanout, cap);
+    if (n < 0) return -1;
     for (int64_t i = 0; i < n; i++) {
         const int64_t *s = seeds + 4 * i;
         bx[i] = (box_t){{q->units[s[0]], q->units[s[1]], d->units[s[2]], d->units[s[3]], 1,
@@ -826,6 +824,38 @@ static int cmp_hit(const void *a, const void *b) {
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Stable sort of the hits by document (they arrive in seq order, so this is the (doc, seq)
+ * order of cmp_hit): LSD radix, 8 bits a pass, as many passes as the largest doc needs. */
+static int sort_hits(hit_t **hits, int64_t k) {
+    if (k < 64) {
+        qsort(*hits, (size_t)k, sizeof(hit_t), cmp_hit);
+        return 0;
+    }
+    int64_t top = 0;
+    for (int64_t i = 0; i < k; i++)
+        if ((*hits)[i].doc > top) top = (*hits)[i].doc;
+    hit_t *tmp = malloc(sizeof(hit_t) * (size_t)k);
+    if (!tmp) return -1;
+    hit_t *src = *hits, *dst = tmp;
+    int64_t count[256];
+    for (int shift = 0; shift < 64 && (top >> shift); shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < k; i++) count[(src[i].doc >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < k; i++) dst[count[(src[i].doc >> shift) & 0xFF]++] = src[i];
+        hit_t *t = src;
+        src = dst, dst = t;
+    }
+    *hits = src;
+    free(dst);
+    return 0;
+}
+
 /* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
  * the postings of each query gram (skipping grams with more than max_df postings) grouped by
  * document (ascending), in query-gram then posting order, for the documents with at least
@@ -864,7 +894,10 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
         for (int64_t p = sl->head; p >= 0; p = self->pnext[p], k++)
             hits[k] = (hit_t){self->pdoc[p], k, i, p};
     }
-    qsort(hits, (size_t)k, sizeof(hit_t), cmp_hit);
+    if (sort_hits(&hits, k) < 0) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     int64_t nd = 0, ns = 0;
     for (int64_t a = 0, b; a < k; a = b) {
         for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
