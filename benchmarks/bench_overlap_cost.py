@@ -95,10 +95,8 @@ def _run(cmd: list[str]) -> tuple[float, float]:
 
 
 def _ratio(path: Path, repeat: int, out: Path) -> dict[str, Any]:
-    cmds = {
-        name: [sys.executable, "-m", "neardup", name, str(path), "--out", str(out / f"{name}.j")]
-        for name in ("dedup", "overlap")
-    }
+    py = [sys.executable, "-m", "neardup"]
+    cmds = {n: [*py, n, str(path), "--out", str(out / f"{n}.jsonl")] for n in ("dedup", "overlap")}
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
     for _ in range(repeat):
         for name, cmd in cmds.items():
@@ -113,7 +111,7 @@ def _ratio(path: Path, repeat: int, out: Path) -> dict[str, Any]:
         }
     res["ratio_median"] = round(res["overlap"]["median_s"] / res["dedup"]["median_s"], 2)
     res["ratio_best"] = round(res["overlap"]["best_s"] / res["dedup"]["best_s"], 2)
-    res["passages"] = sum(1 for _ in (out / "overlap.j").open())
+    res["passages"] = sum(1 for _ in (out / "overlap.jsonl").open())
     return res
 
 

@@ -704,11 +704,12 @@ fail:
 
 /* ---------------------------------------------------------------- the gram index */
 
-/* Index: gram hash -> postings (doc, first token, last token) in insertion order, an open
- * addressing table of chains (overlap/index.py documents the Python reference, GramIndex). */
+/* Index: gram hash -> postings (doc, first token, last token), an open addressing table
+ * (load <= 3/4) of chains, newest posting first (read back oldest first); 24 bytes a slot and
+ * 20 a posting (overlap/index.py documents the Python reference, GramIndex). */
 typedef struct {
     uint64_t key;
-    int64_t head, tail;
+    int64_t head;
     int64_t count; /* 0: empty slot */
 } slot_t;
 
@@ -716,7 +717,8 @@ typedef struct {
     PyObject_HEAD
     slot_t *slots;
     int64_t cap, used;
-    int64_t *pdoc, *pnext;
+    int64_t *pnext;
+    uint32_t *pdoc;
     int32_t *pfirst, *plast;
     int64_t np, pcap;
 } IndexObject;
@@ -751,7 +753,7 @@ static int grow_posts(IndexObject *self, int64_t need) {
     if (self->np + need <= self->pcap) return 0;
     int64_t cap = self->pcap ? self->pcap : 4096;
     while (cap < self->np + need) cap *= 2;
-    int64_t *d = realloc(self->pdoc, sizeof(int64_t) * (size_t)cap);
+    uint32_t *d = realloc(self->pdoc, sizeof(uint32_t) * (size_t)cap);
     if (d) self->pdoc = d;
     int64_t *nx = realloc(self->pnext, sizeof(int64_t) * (size_t)cap);
     if (nx) self->pnext = nx;
@@ -770,6 +772,10 @@ static PyObject *index_add(IndexObject *self, PyObject *args) {
     Py_ssize_t doc, n, nf, nl;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "nOOO", &doc, &h_o, &f_o, &l_o)) return NULL;
+    if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
+        return NULL;
+    }
     const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
     if (!h) goto fail;
     const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
@@ -790,21 +796,22 @@ static PyObject *index_add(IndexObject *self, PyObject *args) {
         goto fail;
     }
     for (int64_t i = 0; i < n; i++) {
-        if (2 * (self->used + 1) > self->cap && grow_slots(self) < 0) {
+        if (4 * (self->used + 1) > 3 * self->cap && grow_slots(self) < 0) {
             PyErr_NoMemory();
             goto fail;
         }
         int64_t s = find_slot(self->slots, self->cap, h[i]);
         slot_t *sl = &self->slots[s];
         int64_t p = self->np++;
-        self->pdoc[p] = doc, self->pfirst[p] = (int32_t)f[i], self->plast[p] = (int32_t)l[i];
-        self->pnext[p] = -1;
+        self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
+        self->plast[p] = (int32_t)l[i];
         if (!sl->count) {
-            sl->key = h[i], sl->head = p, self->used++;
+            sl->key = h[i], self->used++;
+            self->pnext[p] = -1;
         } else {
-            self->pnext[sl->tail] = p;
+            self->pnext[p] = sl->head;
         }
-        sl->tail = p;
+        sl->head = p;
         sl->count++;
     }
     release(&bs);
@@ -891,8 +898,10 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     for (int64_t i = 0; i < n && self->cap; i++) {
         const slot_t *sl = &self->slots[find_slot(self->slots, self->cap, h[i])];
         if (!sl->count || sl->count > max_df) continue;
-        for (int64_t p = sl->head; p >= 0; p = self->pnext[p], k++)
-            hits[k] = (hit_t){self->pdoc[p], k, i, p};
+        int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
+        for (int64_t p = sl->head; p >= 0; p = self->pnext[p], t--)
+            hits[t] = (hit_t){self->pdoc[p], t, i, p};
+        k += sl->count;
     }
     if (sort_hits(&hits, k) < 0) {
         PyErr_NoMemory();
@@ -958,11 +967,14 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     }
     uint64_t *oh = (uint64_t *)PyBytes_AS_STRING(hs);
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t p = live[i].head; p >= 0; p = self->pnext[p], r++) {
-            oh[r] = live[i].key;
-            op[3 * r] = self->pdoc[p], op[3 * r + 1] = self->pfirst[p], op[3 * r + 2] = self->plast[p];
+    for (int64_t i = 0; i < m; i++) {
+        int64_t t = r + live[i].count - 1; /* newest first: fill backwards */
+        for (int64_t p = live[i].head; p >= 0; p = self->pnext[p], t--) {
+            oh[t] = live[i].key;
+            op[3 * t] = self->pdoc[p], op[3 * t + 1] = self->pfirst[p], op[3 * t + 2] = self->plast[p];
         }
+        r += live[i].count;
+    }
     free(live);
     return Py_BuildValue("(NN)", hs, ps);
 }
