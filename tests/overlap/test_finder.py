@@ -141,3 +141,20 @@ def test_bad_input_is_refused() -> None:
         f.find(["x"], ids=["a", "b"])
     with pytest.raises(ValueError, match="timestamps"):
         f.find(["x"], timestamps=[1.0, 2.0])
+
+
+def test_repeated_phrase_inside_a_copy_is_not_a_second_passage() -> None:
+    """A phrase that the source also holds earlier gives no second passage pointing there
+    (aligner 3: a passage inside a longer one of the same pair is dropped)."""
+    rng = random.Random(7)
+    phrase = "the provincial committee elected its new vice chairmen at the session"
+    before = _english(rng, 40)
+    passage = _english(rng, 30) + " " + phrase + " " + _english(rng, 30)
+    source = before + " " + phrase + ". " + _english(rng, 45) + " " + passage
+    query = _english(rng, 30) + " " + passage + " " + _english(rng, 30)
+    found = OverlapFinder().find([source, query])
+    at = source.index(passage)
+    assert len(found) == 1, found
+    assert abs(found[0].source_span[0] - at) <= 5 and _covers(
+        found[0].source_span, (at, at + len(passage)), 5
+    )

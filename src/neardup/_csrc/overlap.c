@@ -275,9 +275,10 @@ typedef struct {
 } hidx;
 
 
-/* box: qlo, qhi, dlo, dhi, count, strong */
+/* box: qlo, qhi, dlo, dhi, count, strong; for an open cluster also its last seed's qhi,
+ * dlo, dhi (not compared) */
 typedef struct {
-    int64_t v[6];
+    int64_t v[9];
 } box_t;
 
 static int cmp_box(const void *a, const void *b) {
@@ -381,18 +382,21 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
         int64_t j = no - 1;
         for (; j >= 0; j--) {
             int64_t *c = open[j].v;
-            if (s[2] <= c[3] + near && s[3] >= c[2] - near) {
+            /* near the cluster's last seed on the source side: a seed off its diagonal
+             * (a short gram repeated nearby) does not stretch the cluster */
+            if (s[2] <= c[8] + near && s[3] >= c[7] - near) {
                 if (s[1] > c[1]) c[1] = s[1];
                 if (s[2] < c[2]) c[2] = s[2];
                 if (s[3] > c[3]) c[3] = s[3];
                 c[4] += 1, c[5] += s[5];
+                c[6] = s[1], c[7] = s[2], c[8] = s[3];
                 break;
             }
         }
-        if (j < 0) open[no++] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5]}};
+        if (j < 0) open[no++] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5], s[1], s[2], s[3]}};
     }
     for (int64_t j = 0; j < no; j++) out[nd++] = open[j];
-    nd = merge_boxes(out, nd, near, 1, 0);
+    nd = merge_boxes(out, nd, near, 2, 0); /* lone seeds go first */
     return merge_boxes(out, nd, gap, 2, 1);
 }
 
@@ -545,10 +549,45 @@ static int push(found_vec *fv, found_t f) {
     return 0;
 }
 
+static int64_t qlen(const doc_t *q, const found_t *f) {
+    return q->ends[f->q1 - 1] - q->starts[f->q0];
+}
+
+/* pairs.dominated: drop the passages of this pair (fv->v[start..]) whose query span lies in
+ * another one's that is longer, or as long with a higher score (a part of the query is
+ * copied from one place: the lesser match is a repeated phrase). */
+static int dominated(const doc_t *q, found_vec *fv, int64_t start) {
+    static char *keep;
+    static int64_t keep_cap;
+    int64_t n = fv->n, m = start;
+    if (n - start > keep_cap) {
+        free(keep);
+        keep = malloc((size_t)(n - start) * 2);
+        keep_cap = keep ? (n - start) * 2 : 0;
+        if (!keep) return -1;
+    }
+    for (int64_t i = start; i < n; i++) {
+        const found_t *f = &fv->v[i];
+        int drop = 0;
+        for (int64_t j = start; j < n && !drop; j++) {
+            const found_t *g = &fv->v[j];
+            if (j == i || g->q0 > f->q0 || f->q1 > g->q1) continue;
+            int64_t gl = qlen(q, g), fl = qlen(q, f);
+            drop = gl > fl || (gl == fl && g->num * f->den > f->num * g->den);
+        }
+        keep[i - start] = !drop;
+    }
+    for (int64_t i = start; i < n; i++)
+        if (keep[i - start]) fv->v[m++] = fv->v[i];
+    fv->n = m;
+    return 0;
+}
+
 /* One pair: seeds (k strong rows, token ranges) of query q in source d -> passages. */
 static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k,
                 const params_t *p, int64_t pair_index, found_vec *fv) {
     if (k == 0) return 0;
+    int64_t start = fv->n;
     for (int64_t i = 0; i < k; i++) {
         const int64_t *s = strong + 4 * i;
         if (s[0] < 0 || s[0] >= s[1] || s[1] > q->n || s[2] < 0 || s[2] >= s[3] || s[3] > d->n)
@@ -620,7 +659,7 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
         share(q, d, q0, q1, d0, d1, qa, da, &num, &den);
         if (push(fv, (found_t){pair_index, q0, q1, d0, d1, num, den}) < 0) return -1;
     }
-    return rc;
+    return dominated(q, fv, start) < 0 ? -1 : rc;
 }
 
 /* pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> list of

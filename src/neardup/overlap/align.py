@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from neardup.overlap.tokens import Grams, Tokens
 
-__all__ = ["Alignment", "align", "fine_seeds", "gram_share"]
+__all__ = ["Alignment", "align", "fine_seeds", "gram_share", "gram_share_counts"]
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,12 @@ class Alignment:
 
 
 def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]]:
-    """Group seed boxes (rows qlo, qhi, dlo, dhi in units, strong 0/1) that lie within
-    ``near`` on both sides, drop lone seeds and groups without a strong seed (a common phrase,
-    not a copy), then join the groups that lie within ``gap``; returns lists of
-    [qlo, qhi, dlo, dhi, seeds, strong seeds]."""
+    """Group seed boxes (rows qlo, qhi, dlo, dhi in units, strong 0/1): in query order, a
+    seed joins an open group when it lies within ``near`` of the group on the query side and
+    of the group's last seed on the source side; drop lone seeds, join the groups within
+    ``near``, drop groups without 2 seeds and a strong one (a common phrase, not a copy), then
+    join the groups that lie within ``gap``; returns lists of [qlo, qhi, dlo, dhi, seeds,
+    strong seeds]."""
     order = np.lexsort((box[:, 2], box[:, 0]))
     done: list[list[int]] = []
     open_: list[list[int]] = []
@@ -54,14 +56,19 @@ def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]
             (still if c[1] + near >= qlo else done).append(c)
         open_ = still
         for c in reversed(open_):
-            if dlo <= c[3] + near and dhi >= c[2] - near:
+            # near the cluster's last seed on the source side: a seed off its diagonal (a
+            # short gram repeated nearby) does not stretch the cluster
+            if dlo <= c[8] + near and dhi >= c[7] - near:
                 c[1], c[2], c[3] = max(c[1], qhi), min(c[2], dlo), max(c[3], dhi)
                 c[4], c[5] = c[4] + 1, c[5] + strong
+                c[6], c[7], c[8] = qhi, dlo, dhi
                 break
         else:
-            open_.append([qlo, qhi, dlo, dhi, 1, strong])
+            open_.append([qlo, qhi, dlo, dhi, 1, strong, qhi, dlo, dhi])
     done += open_
-    return _merge_boxes(_merge_boxes(done, near, strong=0), gap, min_count=2)
+    done = [c[:6] for c in done]
+    first = _merge_boxes(done, near, min_count=2, strong=0)  # lone seeds go first
+    return _merge_boxes(first, gap, min_count=2)
 
 
 def _near(a: list[int], b: list[int], gap: int) -> bool:
@@ -151,10 +158,16 @@ def gram_share(q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64
     >>> gram_share(np.array([1, 2, 3, 4], dtype=np.uint64), np.array([2, 4, 9], dtype=np.uint64))
     0.5
     """
+    num, den = gram_share_counts(q_hashes, d_hashes)
+    return num / den if den else 0.0
+
+
+def gram_share_counts(
+    q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64]
+) -> tuple[int, int]:
+    """:func:`gram_share` as (shared distinct grams, distinct grams)."""
     qs = np.unique(q_hashes)
-    if qs.size == 0:
-        return 0.0
-    return float(np.isin(qs, d_hashes, assume_unique=False).sum() / qs.size)
+    return int(np.isin(qs, d_hashes).sum()), int(qs.size)
 
 
 def fine_seeds(

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from neardup.features.charclass import char_classes
 from neardup.overlap._kernel import kernel
-from neardup.overlap.align import align, fine_seeds, gram_share
+from neardup.overlap.align import align, fine_seeds, gram_share_counts
 from neardup.overlap.tokens import (
     CJK_UNITS,
     WORD_UNITS,
@@ -194,12 +194,28 @@ def pair_passages_reference(
         gap=params.gap * WORD_UNITS,
         min_units=params.min_length * WORD_UNITS,
     )
-    out = []
+    kept: list[_Kept] = []
     for a in found:
         qin = (g.first >= a.q_first) & (g.last <= a.q_last)
         din = (dg.first >= a.d_first) & (dg.last <= a.d_last)
-        share = gram_share(g.hashes[qin], dg.hashes[din])
+        num, den = gram_share_counts(g.hashes[qin], dg.hashes[din])
         span = (int(qt.starts[a.q_first]), int(qt.ends[a.q_last - 1]))
         source_span = (int(dt.starts[a.d_first]), int(dt.ends[a.d_last - 1]))
-        out.append(Found(span, source_span, round(share, 4)))
+        kept.append((a.q_first, a.q_last, num, den, span, source_span))
+    out = []
+    for i, f in enumerate(kept):
+        inside = (g for j, g in enumerate(kept) if j != i and g[0] <= f[0] and f[1] <= g[1])
+        if not any(_longer(g, f) for g in inside):
+            out.append(Found(f[4], f[5], score(f[2], f[3])))
     return out
+
+
+_Kept = tuple[int, int, int, int, tuple[int, int], tuple[int, int]]
+
+
+def _longer(g: _Kept, f: _Kept) -> bool:
+    """Passage ``g`` wins over ``f`` (whose query span it holds): longer, or as long with a
+    higher score (a part of the query is copied from one place; the lesser match is a
+    repeated phrase)."""
+    gl, fl = g[4][1] - g[4][0], f[4][1] - f[4][0]
+    return gl > fl or (gl == fl and g[2] * f[3] > f[2] * g[3])
