@@ -16,6 +16,7 @@
 
 #define P_MUL 0x100000001B3ULL
 #define UNKNOWN_FOLD 0xFFFFFFFFu
+#define FINE_GROUP 4 /* align.FINE_GROUP */
 
 static uint64_t splitmix(uint64_t x) {
     x ^= x >> 30;
@@ -397,7 +398,16 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
     }
     for (int64_t j = 0; j < no; j++) out[nd++] = open[j];
     nd = merge_boxes(out, nd, near, 2, 0); /* lone seeds go first */
-    return merge_boxes(out, nd, gap, 2, 1);
+    /* a group of short grams only (a heavy rewrite's middle) joins within gap when it has
+     * FINE_GROUP seeds; what is not joined to a strong seed is dropped */
+    int64_t m = 0;
+    for (int64_t i = 0; i < nd; i++)
+        if (out[i].v[5] >= 1 || out[i].v[4] >= FINE_GROUP) out[m++] = out[i];
+    nd = merge_boxes(out, m, gap, 2, 0);
+    m = 0;
+    for (int64_t i = 0; i < nd; i++)
+        if (out[i].v[5] >= 1) out[m++] = out[i];
+    return m;
 }
 
 /* A hash table slot: key, first and last entry of its chain, entries (0: empty). */

@@ -27,6 +27,9 @@ from neardup.overlap.tokens import Grams, Tokens
 
 __all__ = ["Alignment", "align", "fine_seeds", "gram_share", "gram_share_counts"]
 
+# seeds a group without a strong seed needs to join a passage (FINE_GROUP in overlap.c)
+FINE_GROUP = 4
+
 
 @dataclass(frozen=True)
 class Alignment:
@@ -43,9 +46,9 @@ def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]
     """Group seed boxes (rows qlo, qhi, dlo, dhi in units, strong 0/1): in query order, a
     seed joins an open group when it lies within ``near`` of the group on the query side and
     of the group's last seed on the source side; drop lone seeds, join the groups within
-    ``near``, drop groups without 2 seeds and a strong one (a common phrase, not a copy), then
-    join the groups that lie within ``gap``; returns lists of [qlo, qhi, dlo, dhi, seeds,
-    strong seeds]."""
+    ``near``, keep the groups with a strong seed or ``FINE_GROUP`` seeds, join those that lie
+    within ``gap`` and keep the joined groups that hold a strong seed (a lone short phrase is
+    not a copy); returns lists of [qlo, qhi, dlo, dhi, seeds, strong seeds]."""
     order = np.lexsort((box[:, 2], box[:, 0]))
     done: list[list[int]] = []
     open_: list[list[int]] = []
@@ -68,7 +71,10 @@ def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]
     done += open_
     done = [c[:6] for c in done]
     first = _merge_boxes(done, near, min_count=2, strong=0)  # lone seeds go first
-    return _merge_boxes(first, gap, min_count=2)
+    # a group of short grams only (a heavy rewrite's middle) joins within gap, when it has
+    # FINE_GROUP seeds; what is not joined to a strong seed is dropped
+    first = [b for b in first if b[5] >= 1 or b[4] >= FINE_GROUP]
+    return [b for b in _merge_boxes(first, gap, min_count=2, strong=0) if b[5] >= 1]
 
 
 def _near(a: list[int], b: list[int], gap: int) -> bool:

@@ -47,7 +47,7 @@ from neardup.overlap.tokens import winnow
 __all__ = ["OverlapFinder", "Passage"]
 
 TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
-ALIGNER_VERSION = 3  # 3: groups chain along the diagonal, lone seeds dropped, dominated passages
+ALIGNER_VERSION = 3  # 3: diagonal chains, no lone seeds, short-gram groups join, no dominated
 _CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
 
 
