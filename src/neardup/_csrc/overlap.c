@@ -17,6 +17,7 @@
 #define P_MUL 0x100000001B3ULL
 #define UNKNOWN_FOLD 0xFFFFFFFFu
 #define FINE_GROUP 4 /* align.FINE_GROUP */
+#define EXTEND 6     /* align.EXTEND */
 
 static uint64_t splitmix(uint64_t x) {
     x ^= x >> 30;
@@ -276,15 +277,17 @@ typedef struct {
 } hidx;
 
 
-/* box: qlo, qhi, dlo, dhi, count, strong; for an open cluster also its last seed's qhi,
+/* box: qlo, qhi, dlo, dhi, count, strong, the extent of its groups holding a strong seed
+ * (sqlo, sqhi, sdlo, sdhi; empty without one); for an open cluster also its last seed's qhi,
  * dlo, dhi (not compared) */
+#define FAR ((int64_t)1 << 62)
 typedef struct {
-    int64_t v[9];
+    int64_t v[13];
 } box_t;
 
 static int cmp_box(const void *a, const void *b) {
     const int64_t *x = ((const box_t *)a)->v, *y = ((const box_t *)b)->v;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 10; k++)
         if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
     return 0;
 }
@@ -317,6 +320,10 @@ static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
                     if (b[2] < c[2]) c[2] = b[2];
                     if (b[3] > c[3]) c[3] = b[3];
                     c[4] += b[4], c[5] += b[5];
+                    if (b[6] < c[6]) c[6] = b[6];
+                    if (b[7] > c[7]) c[7] = b[7];
+                    if (b[8] < c[8]) c[8] = b[8];
+                    if (b[9] > c[9]) c[9] = b[9];
                     merged = 1;
                     break;
                 }
@@ -385,18 +392,25 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
             int64_t *c = open[j].v;
             /* near the cluster's last seed on the source side: a seed off its diagonal
              * (a short gram repeated nearby) does not stretch the cluster */
-            if (s[2] <= c[8] + near && s[3] >= c[7] - near) {
+            if (s[2] <= c[12] + near && s[3] >= c[11] - near) {
                 if (s[1] > c[1]) c[1] = s[1];
                 if (s[2] < c[2]) c[2] = s[2];
                 if (s[3] > c[3]) c[3] = s[3];
                 c[4] += 1, c[5] += s[5];
-                c[6] = s[1], c[7] = s[2], c[8] = s[3];
+                c[10] = s[1], c[11] = s[2], c[12] = s[3];
                 break;
             }
         }
-        if (j < 0) open[no++] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5], s[1], s[2], s[3]}};
+        if (j < 0)
+            open[no++] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5], 0, 0, 0, 0, s[1], s[2], s[3]}};
     }
     for (int64_t j = 0; j < no; j++) out[nd++] = open[j];
+    for (int64_t j = 0; j < nd; j++) { /* the strong extent: the group, or empty */
+        int64_t *c = out[j].v;
+        int has = c[5] > 0 || c[4] >= EXTEND;
+        c[6] = has ? c[0] : FAR, c[7] = has ? c[1] : -FAR;
+        c[8] = has ? c[2] : FAR, c[9] = has ? c[3] : -FAR;
+    }
     nd = merge_boxes(out, nd, near, 2, 0); /* lone seeds go first */
     /* a group of short grams only (a heavy rewrite's middle) joins within gap when it has
      * FINE_GROUP seeds; what is not joined to a strong seed is dropped */
@@ -404,9 +418,14 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
     for (int64_t i = 0; i < nd; i++)
         if (out[i].v[5] >= 1 || out[i].v[4] >= FINE_GROUP) out[m++] = out[i];
     nd = merge_boxes(out, m, gap, 2, 0);
-    m = 0;
-    for (int64_t i = 0; i < nd; i++)
-        if (out[i].v[5] >= 1) out[m++] = out[i];
+    m = 0; /* keep the passages with a strong seed, cut to their strong extent */
+    for (int64_t i = 0; i < nd; i++) {
+        int64_t *c = out[i].v;
+        if (c[5] < 1) continue;
+        int64_t *o = out[m++].v;
+        int64_t e0 = c[6], e1 = c[7], e2 = c[8], e3 = c[9], n4 = c[4], n5 = c[5];
+        o[0] = e0, o[1] = e1, o[2] = e2, o[3] = e3, o[4] = n4, o[5] = n5;
+    }
     return m;
 }
 

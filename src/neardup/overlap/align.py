@@ -29,6 +29,8 @@ __all__ = ["Alignment", "align", "fine_seeds", "gram_share", "gram_share_counts"
 
 # seeds a group without a strong seed needs to join a passage (FINE_GROUP in overlap.c)
 FINE_GROUP = 4
+EXTEND = 6  # seeds a group without a strong seed needs to extend a passage (overlap.c)
+_FAR = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,16 @@ def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]
         else:
             open_.append([qlo, qhi, dlo, dhi, 1, strong, qhi, dlo, dhi])
     done += open_
-    done = [c[:6] for c in done]
+    # fields 6-9: the extent of the groups holding a strong seed or EXTEND seeds (else empty)
+    done = [c[:6] + (c[:4] if c[5] or c[4] >= EXTEND else [_FAR, -_FAR, _FAR, -_FAR]) for c in done]
     first = _merge_boxes(done, near, min_count=2, strong=0)  # lone seeds go first
     # a group of short grams only (a heavy rewrite's middle) joins within gap, when it has
-    # FINE_GROUP seeds; what is not joined to a strong seed is dropped
+    # FINE_GROUP seeds; what is not joined to a strong seed is dropped, and a passage ends at
+    # its outermost strong groups or groups of EXTEND seeds (a few short grams bridge strong
+    # groups, they do not extend them: "of the" near a copy is not part of it)
     first = [b for b in first if b[5] >= 1 or b[4] >= FINE_GROUP]
-    return [b for b in _merge_boxes(first, gap, min_count=2, strong=0) if b[5] >= 1]
+    final = _merge_boxes(first, gap, min_count=2, strong=0)
+    return [b[6:10] + b[4:6] for b in final if b[5] >= 1]
 
 
 def _near(a: list[int], b: list[int], gap: int) -> bool:
@@ -96,6 +102,8 @@ def _merge_boxes(
                     c[0], c[1] = min(c[0], b[0]), max(c[1], b[1])
                     c[2], c[3] = min(c[2], b[2]), max(c[3], b[3])
                     c[4], c[5] = c[4] + b[4], c[5] + b[5]
+                    c[6], c[7] = min(c[6], b[6]), max(c[7], b[7])
+                    c[8], c[9] = min(c[8], b[8]), max(c[9], b[9])
                     merged = True
                     break
             else:
