@@ -953,24 +953,33 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
         goto fail;
     }
     int64_t total = 0;
-    for (int64_t i = 0; i < n && self->cap; i++) {
-        const slot_t *sl = &self->slots[find_slot(self->slots, self->cap, h[i])];
-        if (sl->count && sl->count <= max_df) total += sl->count;
+    /* one probe per query gram: the slots found are kept for the second pass */
+    const slot_t **found = malloc(sizeof(slot_t *) * (size_t)(n + 1));
+    if (!found) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
+        found[i] = sl && sl->count && sl->count <= max_df ? sl : NULL;
+        if (found[i]) total += sl->count;
     }
     hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
     if (!hits) {
+        free(found);
         PyErr_NoMemory();
         goto fail;
     }
     int64_t k = 0;
-    for (int64_t i = 0; i < n && self->cap; i++) {
-        const slot_t *sl = &self->slots[find_slot(self->slots, self->cap, h[i])];
-        if (!sl->count || sl->count > max_df) continue;
+    for (int64_t i = 0; i < n; i++) {
+        const slot_t *sl = found[i];
+        if (!sl) continue;
         int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
         for (int64_t p = sl->head; p >= 0; p = self->pnext[p], t--)
             hits[t] = (hit_t){self->pdoc[p], t, i, p};
         k += sl->count;
     }
+    free(found);
     if (sort_hits(&hits, k) < 0) {
         PyErr_NoMemory();
         goto fail;

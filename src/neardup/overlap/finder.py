@@ -48,7 +48,7 @@ __all__ = ["OverlapFinder", "Passage"]
 
 TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
 ALIGNER_VERSION = 3  # 3: diagonal chains, no lone seeds, short-gram groups join, no dominated
-_CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
+_CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 
 
 @dataclass(frozen=True)
