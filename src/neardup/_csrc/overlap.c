@@ -578,6 +578,26 @@ static int push(found_vec *fv, found_t f) {
     return 0;
 }
 
+/* align._band: the range of the runs of sorted diagonals (split where two lie > gap apart)
+ * holding a quarter of them or more, +- near; sorts d[0..n) (tmp holds n more). */
+static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp, int64_t *lo,
+                 int64_t *hi) {
+    for (int64_t i = 0; i < n; i++) d[i] ^= INT64_MIN; /* signed order as unsigned */
+    sort_u64((uint64_t *)d, n, (uint64_t *)tmp);
+    for (int64_t i = 0; i < n; i++) d[i] ^= INT64_MIN;
+    int64_t b0 = 0, b1 = 0, start = 0, any = 0;
+    for (int64_t i = 1; i <= n; i++) {
+        if (i == n || d[i] - d[i - 1] > gap) {
+            if (4 * (i - start) >= n) {
+                if (!any) b0 = d[start], any = 1;
+                b1 = d[i - 1];
+            }
+            start = i;
+        }
+    }
+    *lo = b0 - near, *hi = b1 + near;
+}
+
 static int64_t qlen(const doc_t *q, const found_t *f) {
     return q->ends[f->q1 - 1] - q->starts[f->q0];
 }
@@ -658,10 +678,20 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
     int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, ord);
     for (int64_t b = 0; b < nb; b++) {
         const int64_t *c = cl[b].v;
+        /* the ends come from the seeds on the passage's diagonals (align._band) */
+        int64_t *dg = (int64_t *)tmp, nd_ = 0;
+        for (int64_t i = 0; i < k; i++) {
+            const int64_t *x = bx[i].v;
+            if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+            dg[nd_++] = x[2] - x[0];
+        }
+        int64_t blo, bhi;
+        band(dg, nd_, p->near, p->gap, dg + nd_, &blo, &bhi);
         int64_t fq = -1, fd = -1, lq = -1, ld = -1;
         for (int64_t i = 0; i < n; i++) {
             const int64_t *x = bx[i].v;
             if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+            if (x[2] - x[0] < blo || x[2] - x[0] > bhi) continue;
             const int64_t *s = seeds + 4 * i;
             if (fq < 0 || s[0] < seeds[4 * fq]) fq = i;
             if (fd < 0 || s[2] < seeds[4 * fd + 2]) fd = i;

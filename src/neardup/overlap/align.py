@@ -154,7 +154,11 @@ def align(
     out = []
     for qlo, qhi, dlo, dhi, count, _ in _clusters(box, near, gap):
         inside = (box[:, 0] >= qlo) & (box[:, 1] <= qhi) & (box[:, 2] >= dlo) & (box[:, 3] <= dhi)
-        s = seeds[inside]
+        # the ends come from the seeds on the passage's diagonals (a phrase the source repeats
+        # elsewhere does not stretch the source span)
+        diag = box[:, 2] - box[:, 0]
+        lo, hi = _band(np.sort(diag[inside & is_strong]), near, gap)
+        s = seeds[inside & (diag >= lo) & (diag <= hi)]
         first_q, first_d = s[np.argmin(s[:, 0])], s[np.argmin(s[:, 2])]
         last_q, last_d = s[np.argmax(s[:, 1])], s[np.argmax(s[:, 3])]
         q0 = _extend(q, d, int(first_q[0]), int(first_q[2]), -1)[0]
@@ -164,6 +168,25 @@ def align(
         if q.units[q1] - q.units[q0] >= min_units and d.units[d1] - d.units[d0] >= min_units:
             out.append(Alignment(q0, q1, d0, d1, count))
     return out
+
+
+def _band(diags: npt.NDArray[np.int64], near: int, gap: int) -> tuple[int, int]:
+    """The diagonals (source minus query offset, sorted) of a passage's strong seeds split
+    where two lie more than ``gap`` apart; the range of the runs holding at least a quarter of
+    them (a swapped sentence keeps its run, a phrase repeated elsewhere does not), widened by
+    ``near``.
+
+    >>> _band(np.array([-900, 0, 4, 30, 700]), near=8, gap=60)
+    (-8, 38)
+    """
+    lo, hi, start, n = None, 0, 0, int(diags.size)
+    for i in range(1, n + 1):
+        if i == n or diags[i] - diags[i - 1] > gap:
+            if 4 * (i - start) >= n:
+                lo = int(diags[start]) if lo is None else lo
+                hi = int(diags[i - 1])
+            start = i
+    return (0 if lo is None else lo) - near, hi + near
 
 
 def gram_share(q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64]) -> float:
