@@ -158,3 +158,19 @@ def test_repeated_phrase_inside_a_copy_is_not_a_second_passage() -> None:
     assert abs(found[0].source_span[0] - at) <= 5 and _covers(
         found[0].source_span, (at, at + len(passage)), 5
     )
+
+
+def test_phrase_repeated_after_the_copy_does_not_stretch_the_source_span() -> None:
+    """The source repeats a phrase of the copied passage a few words after it: the source
+    span still ends where the copy ends (aligner 3: the ends come from the seeds on the
+    passage's diagonals)."""
+    rng = random.Random(11)
+    passage = _english(rng, 40)
+    words = passage.split()
+    phrase = " ".join(words[10:17])
+    source = _english(rng, 30) + " " + passage + " " + _english(rng, 8) + " " + phrase + ". "
+    source += _english(rng, 30)
+    query = _english(rng, 30) + " " + passage + " " + _english(rng, 30)
+    [p] = OverlapFinder().find([source, query])
+    at = source.index(passage)
+    assert abs(p.source_span[1] - (at + len(passage))) <= 5, (p.source_span, at + len(passage))
