@@ -199,3 +199,24 @@ def test_index_kernel_equals_numpy_index(seed: int, monkeypatch: pytest.MonkeyPa
     np.testing.assert_array_equal(
         again.seeds(q, qf, qf + 1, 100, 1)[2], fast.seeds(q, qf, qf + 1, 100, 1)[2]
     )
+
+
+@pytest.mark.parametrize("seed", [17, *range(40)])
+def test_seeds_on_many_diagonals(seed: int) -> None:
+    """Repetitive texts put a passage's strong seeds on many diagonals, none holding a quarter
+    of them (seed 17): the largest run bounds the passage; the kernel equals the reference
+    (it read outside its seeds before the fix)."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choices("abc", k=2)) for _ in range(rng.randint(3, 8))]
+    src = " ".join(rng.choices(words, k=rng.randint(20, 80)))
+    query = " ".join(rng.choices(words, k=rng.randint(10, 50)))
+    params = PairParams(
+        ngram=rng.choice([2, 3]), gap=rng.choice([1, 2, 3, 5]), min_length=rng.choice([1, 2, 3])
+    )
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    if seeds.size == 0:
+        return
+    expected = pair_passages_reference(q, d, seeds, params)
+    if K is not None:
+        assert pair_passages(q, d, seeds, params) == expected

@@ -579,22 +579,25 @@ static int push(found_vec *fv, found_t f) {
 }
 
 /* align._band: the range of the runs of sorted diagonals (split where two lie > gap apart)
- * holding a quarter of them or more, +- near; sorts d[0..n) (tmp holds n more). */
+ * holding a quarter of them or more (else the largest), +- near; sorts d[0..n) (tmp holds
+ * n more); n >= 1. */
 static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp, int64_t *lo,
                  int64_t *hi) {
     for (int64_t i = 0; i < n; i++) d[i] ^= INT64_MIN; /* signed order as unsigned */
     sort_u64((uint64_t *)d, n, (uint64_t *)tmp);
     for (int64_t i = 0; i < n; i++) d[i] ^= INT64_MIN;
-    int64_t b0 = 0, b1 = 0, start = 0, any = 0;
+    int64_t b0 = 0, b1 = 0, start = 0, any = 0, big0 = 0, big1 = 0, size = 0;
     for (int64_t i = 1; i <= n; i++) {
         if (i == n || d[i] - d[i - 1] > gap) {
             if (4 * (i - start) >= n) {
                 if (!any) b0 = d[start], any = 1;
                 b1 = d[i - 1];
             }
+            if (i - start > size) big0 = d[start], big1 = d[i - 1], size = i - start;
             start = i;
         }
     }
+    if (!any) b0 = big0, b1 = big1; /* no run holds a quarter: the largest one */
     *lo = b0 - near, *hi = b1 + near;
 }
 
@@ -698,6 +701,7 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
             if (lq < 0 || s[1] > seeds[4 * lq + 1]) lq = i;
             if (ld < 0 || s[3] > seeds[4 * ld + 3]) ld = i;
         }
+        if (fq < 0) continue; /* cannot happen: the band holds a strong seed */
         /* _extend: leftwards from the first seeds, rightwards from the last ones */
         int64_t qi = seeds[4 * fq], di = seeds[4 * fq + 2];
         while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
@@ -803,19 +807,20 @@ fail:
 /* ---------------------------------------------------------------- the gram index */
 
 /* Index: gram hash -> postings (doc, first token, last token), an open addressing table
- * (load <= 3/4) of chains, newest posting first (read back oldest first); 24 bytes a slot and
- * 20 a posting (overlap/index.py documents the Python reference, GramIndex). */
+ * (load <= 3/4) of chains, newest posting first (read back oldest first); 16 bytes a slot and
+ * 16 a posting (at most 2**32 - 1 postings) (overlap/index.py documents the Python reference, GramIndex). */
+#define NIL 0xFFFFFFFFu /* the end of a chain */
 typedef struct {
     uint64_t key;
-    int64_t head;
-    int64_t count; /* 0: empty slot */
+    uint32_t head;
+    uint32_t count; /* 0: empty slot */
 } slot_t;
 
 typedef struct {
     PyObject_HEAD
     slot_t *slots;
     int64_t cap, used;
-    int64_t *pnext;
+    uint32_t *pnext;
     uint32_t *pdoc;
     int32_t *pfirst, *plast;
     int64_t np, pcap;
@@ -853,7 +858,8 @@ static int grow_posts(IndexObject *self, int64_t need) {
     while (cap < self->np + need) cap *= 2;
     uint32_t *d = realloc(self->pdoc, sizeof(uint32_t) * (size_t)cap);
     if (d) self->pdoc = d;
-    int64_t *nx = realloc(self->pnext, sizeof(int64_t) * (size_t)cap);
+    if (cap >= (int64_t)NIL) return -1;
+    uint32_t *nx = realloc(self->pnext, sizeof(uint32_t) * (size_t)cap);
     if (nx) self->pnext = nx;
     int32_t *f = realloc(self->pfirst, sizeof(int32_t) * (size_t)cap);
     if (f) self->pfirst = f;
@@ -900,12 +906,12 @@ static PyObject *index_add(IndexObject *self, PyObject *args) {
         }
         int64_t s = find_slot(self->slots, self->cap, h[i]);
         slot_t *sl = &self->slots[s];
-        int64_t p = self->np++;
+        uint32_t p = (uint32_t)self->np++;
         self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
         self->plast[p] = (int32_t)l[i];
         if (!sl->count) {
             sl->key = h[i], self->used++;
-            self->pnext[p] = -1;
+            self->pnext[p] = NIL;
         } else {
             self->pnext[p] = sl->head;
         }
@@ -1005,7 +1011,7 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
         const slot_t *sl = found[i];
         if (!sl) continue;
         int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
-        for (int64_t p = sl->head; p >= 0; p = self->pnext[p], t--)
+        for (uint32_t p = sl->head; p != NIL; p = self->pnext[p], t--)
             hits[t] = (hit_t){self->pdoc[p], t, i, p};
         k += sl->count;
     }
@@ -1076,7 +1082,7 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
     for (int64_t i = 0; i < m; i++) {
         int64_t t = r + live[i].count - 1; /* newest first: fill backwards */
-        for (int64_t p = live[i].head; p >= 0; p = self->pnext[p], t--) {
+        for (uint32_t p = live[i].head; p != NIL; p = self->pnext[p], t--) {
             oh[t] = live[i].key;
             op[3 * t] = self->pdoc[p], op[3 * t + 1] = self->pfirst[p], op[3 * t + 2] = self->plast[p];
         }

@@ -19,6 +19,7 @@ kept when it is at least ``min_units`` long on both sides.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -173,20 +174,21 @@ def align(
 def _band(diags: npt.NDArray[np.int64], near: int, gap: int) -> tuple[int, int]:
     """The diagonals (source minus query offset, sorted) of a passage's strong seeds split
     where two lie more than ``gap`` apart; the range of the runs holding at least a quarter of
-    them (a swapped sentence keeps its run, a phrase repeated elsewhere does not), widened by
-    ``near``.
+    them (a swapped sentence keeps its run, a phrase repeated elsewhere does not; the largest
+    run when none does), widened by ``near``.
 
     >>> _band(np.array([-900, 0, 4, 30, 700]), near=8, gap=60)
     (-8, 38)
+    >>> _band(np.array([0, 100, 200, 300, 400]), near=0, gap=60)
+    (0, 0)
     """
-    lo, hi, start, n = None, 0, 0, int(diags.size)
-    for i in range(1, n + 1):
-        if i == n or diags[i] - diags[i - 1] > gap:
-            if 4 * (i - start) >= n:
-                lo = int(diags[start]) if lo is None else lo
-                hi = int(diags[i - 1])
-            start = i
-    return (0 if lo is None else lo) - near, hi + near
+    n = int(diags.size)
+    cuts = [0, *(i for i in range(1, n) if diags[i] - diags[i - 1] > gap), n]
+    runs = list(pairwise(cuts))
+    kept = [r for r in runs if 4 * (r[1] - r[0]) >= n]
+    if not kept:
+        kept = [max(runs, key=lambda r: (r[1] - r[0], -r[0]))]
+    return int(diags[kept[0][0]]) - near, int(diags[kept[-1][1] - 1]) + near
 
 
 def gram_share(q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64]) -> float:
