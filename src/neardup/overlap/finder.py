@@ -47,7 +47,7 @@ from neardup.overlap.tokens import winnow
 __all__ = ["OverlapFinder", "Passage"]
 
 TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
-ALIGNER_VERSION = 3  # 3: diagonal chains, no lone seeds, short-gram groups join, no dominated
+ALIGNER_VERSION = 3  # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 
 
