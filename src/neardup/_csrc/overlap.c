@@ -163,20 +163,12 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
     int64_t *o = (int64_t *)PyBytes_AS_STRING(out);
     o[0] = n, o[1] = nc, o[2] = nf;
     o += 3;
-#define PUT(src, k)                           \
-    memcpy(o, src, sizeof(int64_t) * (size_t)(k)); \
-    o += (k)
-    PUT(st, n);
-    PUT(en, n);
-    PUT(un, n + 1);
-    PUT(th, n);
-    PUT(cf, nc);
-    PUT(cl, nc);
-    PUT(ch, nc);
-    PUT(ff, nf);
-    PUT(fl, nf);
-    PUT(fh, nf);
-#undef PUT
+    const int64_t *parts[] = {st, en, un, th, cf, cl, ch, ff, fl, fh};
+    const int64_t sizes[] = {n, n, n + 1, n, nc, nc, nc, nf, nf, nf};
+    for (int i = 0; i < 10; i++) {
+        memcpy(o, parts[i], sizeof(int64_t) * (size_t)sizes[i]);
+        o += sizes[i];
+    }
     free(mem);
     release(&bs);
     return out;
@@ -635,6 +627,72 @@ static int dominated(const doc_t *q, found_vec *fv, int64_t start) {
     return 0;
 }
 
+/* The passage in box c: the first / last seeds on its diagonals (align._band), extended
+ * token by token where both texts agree (align._extend); e = q0, q1, d0, d1. Returns 0 when
+ * no seed qualifies (cannot happen: the band holds a strong seed). */
+static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, const box_t *bx,
+                        int64_t n, int64_t k, const int64_t *c, const params_t *p, int64_t *dg,
+                        int64_t *e) {
+    int64_t nd = 0, blo, bhi;
+    for (int64_t i = 0; i < k; i++) {
+        const int64_t *x = bx[i].v;
+        if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+        dg[nd++] = x[2] - x[0];
+    }
+    band(dg, nd, p->near, p->gap, dg + nd, &blo, &bhi);
+    int64_t fq = -1, fd = -1, lq = -1, ld = -1;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *x = bx[i].v;
+        if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+        if (x[2] - x[0] < blo || x[2] - x[0] > bhi) continue;
+        const int64_t *s = seeds + 4 * i;
+        if (fq < 0 || s[0] < seeds[4 * fq]) fq = i;
+        if (fd < 0 || s[2] < seeds[4 * fd + 2]) fd = i;
+        if (lq < 0 || s[1] > seeds[4 * lq + 1]) lq = i;
+        if (ld < 0 || s[3] > seeds[4 * ld + 3]) ld = i;
+    }
+    if (fq < 0) return 0;
+    int64_t qi = seeds[4 * fq], di = seeds[4 * fq + 2];
+    while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
+    e[0] = qi;
+    qi = seeds[4 * fd], di = seeds[4 * fd + 2];
+    while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
+    e[2] = di;
+    qi = seeds[4 * lq + 1], di = seeds[4 * lq + 3];
+    while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
+    e[1] = qi;
+    qi = seeds[4 * ld + 1], di = seeds[4 * ld + 3];
+    while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
+    e[3] = di;
+    return 1;
+}
+
+/* Scratch kept between calls (the GIL is held): no allocation per pair. */
+static int64_t *sc_seeds;
+static box_t *sc_bx;
+static ord_t *sc_ord;
+static void *sc_tmp;
+
+static int scratch(size_t cap, size_t big) {
+    static size_t cap_have, big_have;
+    if (cap > cap_have) {
+        size_t c = cap * 2;
+        free(sc_seeds), free(sc_bx), free(sc_ord);
+        sc_seeds = malloc(sizeof(int64_t) * 4 * c);
+        sc_bx = malloc(sizeof(box_t) * 3 * c);
+        sc_ord = malloc(sizeof(ord_t) * c);
+        cap_have = sc_seeds && sc_bx && sc_ord ? c : 0;
+        if (!cap_have) return -1;
+    }
+    if (big > big_have) {
+        free(sc_tmp);
+        sc_tmp = malloc(sizeof(hidx) * big * 2);
+        big_have = sc_tmp ? big * 2 : 0;
+        if (!sc_tmp) return -1;
+    }
+    return 0;
+}
+
 /* One pair: seeds (k strong rows, token ranges) of query q in source d -> passages. */
 static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k,
                 const params_t *p, int64_t pair_index, found_vec *fv) {
@@ -647,28 +705,9 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
     }
     int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
     size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
-    /* scratch kept between calls (the GIL is held): no allocation per pair */
-    static int64_t *seeds;
-    static box_t *bx;
-    static ord_t *ord;
-    static void *tmp;
-    static size_t cap_have, big_have;
-    int rc = 0;
-    if ((size_t)cap > cap_have) {
-        size_t c = (size_t)cap * 2;
-        free(seeds), free(bx), free(ord);
-        seeds = malloc(sizeof(int64_t) * 4 * c);
-        bx = malloc(sizeof(box_t) * 3 * c);
-        ord = malloc(sizeof(ord_t) * c);
-        cap_have = seeds && bx && ord ? c : 0;
-        if (!cap_have) return -1;
-    }
-    if (big > big_have) {
-        free(tmp);
-        tmp = malloc(sizeof(hidx) * big * 2);
-        big_have = tmp ? big * 2 : 0;
-        if (!tmp) return -1;
-    }
+    if (scratch((size_t)cap, big) < 0) return -1;
+    int64_t *seeds = sc_seeds;
+    box_t *bx = sc_bx;
     memcpy(seeds, strong, sizeof(int64_t) * 4 * (size_t)k);
     int64_t n = fine_seeds(q, d, seeds, k, p->reach, p->fanout, cap);
     if (n < 0) return -1;
@@ -678,51 +717,41 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
                          i < k}};
     }
     box_t *cl = bx + n;
-    int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, ord);
+    int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, sc_ord);
     for (int64_t b = 0; b < nb; b++) {
-        const int64_t *c = cl[b].v;
-        /* the ends come from the seeds on the passage's diagonals (align._band) */
-        int64_t *dg = (int64_t *)tmp, nd_ = 0;
-        for (int64_t i = 0; i < k; i++) {
-            const int64_t *x = bx[i].v;
-            if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
-            dg[nd_++] = x[2] - x[0];
-        }
-        int64_t blo, bhi;
-        band(dg, nd_, p->near, p->gap, dg + nd_, &blo, &bhi);
-        int64_t fq = -1, fd = -1, lq = -1, ld = -1;
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t *x = bx[i].v;
-            if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
-            if (x[2] - x[0] < blo || x[2] - x[0] > bhi) continue;
-            const int64_t *s = seeds + 4 * i;
-            if (fq < 0 || s[0] < seeds[4 * fq]) fq = i;
-            if (fd < 0 || s[2] < seeds[4 * fd + 2]) fd = i;
-            if (lq < 0 || s[1] > seeds[4 * lq + 1]) lq = i;
-            if (ld < 0 || s[3] > seeds[4 * ld + 3]) ld = i;
-        }
-        if (fq < 0) continue; /* cannot happen: the band holds a strong seed */
-        /* _extend: leftwards from the first seeds, rightwards from the last ones */
-        int64_t qi = seeds[4 * fq], di = seeds[4 * fq + 2];
-        while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
-        int64_t q0 = qi;
-        qi = seeds[4 * fd], di = seeds[4 * fd + 2];
-        while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
-        int64_t d0 = di;
-        qi = seeds[4 * lq + 1], di = seeds[4 * lq + 3];
-        while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
-        int64_t q1 = qi;
-        qi = seeds[4 * ld + 1], di = seeds[4 * ld + 3];
-        while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
-        int64_t d1 = di;
-        if (q->units[q1] - q->units[q0] < p->min_units || d->units[d1] - d->units[d0] < p->min_units)
+        int64_t e[4], num, den;
+        if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, sc_tmp, e)) continue;
+        if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
+            d->units[e[3]] - d->units[e[2]] < p->min_units)
             continue;
-        int64_t num, den;
-        uint64_t *qa = tmp, *da = qa + q->nc;
-        share(q, d, q0, q1, d0, d1, qa, da, &num, &den);
-        if (push(fv, (found_t){pair_index, q0, q1, d0, d1, num, den}) < 0) return -1;
+        uint64_t *qa = sc_tmp, *da = qa + q->nc;
+        share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);
+        if (push(fv, (found_t){pair_index, e[0], e[1], e[2], e[3], num, den}) < 0) return -1;
     }
-    return dominated(q, fv, start) < 0 ? -1 : rc;
+    return dominated(q, fv, start);
+}
+
+/* The passages as a list of (source index, span start, span end, source start, source end,
+ * num, den) tuples, spans in code points. */
+static PyObject *found_list(const doc_t *q, PyObject *srcs, const found_vec *fv) {
+    PyObject *result = PyList_New((Py_ssize_t)fv->n);
+    if (!result) return NULL;
+    for (int64_t i = 0; i < fv->n; i++) {
+        const found_t *f = &fv->v[i];
+        doc_t d;
+        PyObject *so = PyList_GET_ITEM(srcs, f->pair);
+        unpack((const int64_t *)PyBytes_AS_STRING(so), PyBytes_GET_SIZE(so) / 8, &d);
+        PyObject *t = Py_BuildValue("(LLLLLLL)", (long long)f->pair, (long long)q->starts[f->q0],
+                                    (long long)q->ends[f->q1 - 1], (long long)d.starts[f->d0],
+                                    (long long)d.ends[f->d1 - 1], (long long)f->num,
+                                    (long long)f->den);
+        if (!t) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, i, t);
+    }
+    return result;
 }
 
 /* pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> list of
@@ -780,23 +809,7 @@ static PyObject *py_pairs(PyObject *self, PyObject *args) {
             goto fail;
         }
     }
-    result = PyList_New((Py_ssize_t)fv.n);
-    if (!result) goto fail;
-    for (int64_t i = 0; i < fv.n; i++) {
-        const found_t *f = &fv.v[i];
-        doc_t d;
-        PyObject *so = PyList_GET_ITEM(srcs, f->pair);
-        unpack((const int64_t *)PyBytes_AS_STRING(so), PyBytes_GET_SIZE(so) / 8, &d);
-        PyObject *t = Py_BuildValue("(LLLLLLL)", (long long)f->pair, (long long)q.starts[f->q0],
-                                    (long long)q.ends[f->q1 - 1], (long long)d.starts[f->d0],
-                                    (long long)d.ends[f->d1 - 1], (long long)f->num,
-                                    (long long)f->den);
-        if (!t) {
-            Py_CLEAR(result);
-            goto fail;
-        }
-        PyList_SET_ITEM(result, i, t);
-    }
+    result = found_list(&q, srcs, &fv);
 fail:
     free(fv.v);
     release(&bs);
@@ -967,6 +980,42 @@ static int sort_hits(hit_t **hits, int64_t k) {
     return 0;
 }
 
+/* The hits (sorted by document) of the documents with >= min_seeds of them, as the bytes
+ * (docs, bounds, seeds) that Index.seeds returns. */
+static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_t min_seeds,
+                         const int64_t *f, const int64_t *l) {
+    int64_t nd = 0, ns = 0;
+    for (int64_t a = 0, b; a < k; a = b) {
+        for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
+        if (b - a >= min_seeds) nd++, ns += b - a;
+    }
+    PyObject *docs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * nd));
+    PyObject *bounds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * (nd + 1)));
+    PyObject *seeds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * ns));
+    if (!docs || !bounds || !seeds) {
+        Py_XDECREF(docs);
+        Py_XDECREF(bounds);
+        Py_XDECREF(seeds);
+        return NULL;
+    }
+    int64_t *od = (int64_t *)PyBytes_AS_STRING(docs), *ob = (int64_t *)PyBytes_AS_STRING(bounds);
+    int64_t *os = (int64_t *)PyBytes_AS_STRING(seeds);
+    int64_t j = 0, r = 0;
+    ob[0] = 0;
+    for (int64_t a = 0, b; a < k; a = b) {
+        for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
+        if (b - a < min_seeds) continue;
+        od[j] = hits[a].doc;
+        for (int64_t t = a; t < b; t++, r++) {
+            int64_t q = hits[t].q, p = hits[t].p;
+            os[4 * r] = f[q], os[4 * r + 1] = l[q];
+            os[4 * r + 2] = self->pfirst[p], os[4 * r + 3] = self->plast[p];
+        }
+        ob[++j] = r;
+    }
+    return Py_BuildValue("(NNN)", docs, bounds, seeds);
+}
+
 /* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
  * the postings of each query gram (skipping grams with more than max_df postings) grouped by
  * document (ascending), in query-gram then posting order, for the documents with at least
@@ -976,7 +1025,6 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     Py_ssize_t max_df, min_seeds, n, nf, nl;
     bufs bs = {.n = 0};
     hit_t *hits = NULL;
-    PyObject *docs = NULL, *bounds = NULL, *seeds = NULL;
     if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
     const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
     if (!h) goto fail;
@@ -1020,38 +1068,12 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto fail;
     }
-    int64_t nd = 0, ns = 0;
-    for (int64_t a = 0, b; a < k; a = b) {
-        for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
-        if (b - a >= min_seeds) nd++, ns += b - a;
-    }
-    docs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * nd));
-    bounds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * (nd + 1)));
-    seeds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * ns));
-    if (!docs || !bounds || !seeds) goto fail;
-    int64_t *od = (int64_t *)PyBytes_AS_STRING(docs), *ob = (int64_t *)PyBytes_AS_STRING(bounds);
-    int64_t *os = (int64_t *)PyBytes_AS_STRING(seeds);
-    int64_t j = 0, r = 0;
-    ob[0] = 0;
-    for (int64_t a = 0, b; a < k; a = b) {
-        for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
-        if (b - a < min_seeds) continue;
-        od[j] = hits[a].doc;
-        for (int64_t t = a; t < b; t++, r++) {
-            int64_t q = hits[t].q, p = hits[t].p;
-            os[4 * r] = f[q], os[4 * r + 1] = l[q];
-            os[4 * r + 2] = self->pfirst[p], os[4 * r + 3] = self->plast[p];
-        }
-        ob[++j] = r;
-    }
+    PyObject *out = grouped(self, hits, k, min_seeds, f, l);
     free(hits);
     release(&bs);
-    return Py_BuildValue("(NNN)", docs, bounds, seeds);
+    return out;
 fail:
     free(hits);
-    Py_XDECREF(docs);
-    Py_XDECREF(bounds);
-    Py_XDECREF(seeds);
     release(&bs);
     return NULL;
 }
