@@ -1,9 +1,14 @@
 """Tokens with offsets into the text as read, and the hashed n-grams built on them.
 
-A token is a run of letters/digits in a spaced script (a word) or one Han/kana character
-(Chinese and Japanese have no spaces; a single character is the unit both can share). Each
-token keeps its ``[start, end)`` offsets in code points of the *original* text; its hash is
-that of its NFKC + casefold form, so full-width forms and case do not hide a copy.
+A token is a run of letters, digits and marks (a word) or one Han, kana, Thai, ... character
+(scripts written without spaces; a single character is the unit two texts can share), by the
+frozen character-class table of :mod:`neardup.features.charclass`, so tokens do not change with
+the Python version. Each token keeps its ``[start, end)`` offsets in code points of the
+*original* text; its hash is that of its characters folded one by one (:func:`fold_of`: NFKC +
+casefold), so full-width forms and case do not hide a copy.
+
+The C kernel ``neardup._overlap.prepare`` computes the same tokens, grams and hashes (used by
+:func:`neardup.overlap.pairs.prepare` when built); the functions here are its reference.
 
 Lengths are counted in *units*: a word is 2 units, a Han character 1 (two Han characters
 carry about as much as one English word), so one gram size and one minimum length serve
