@@ -177,21 +177,8 @@ fail:
     return NULL;
 }
 
-/* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
- * of `window` hashes, each index once, ascending (as tokens.winnow). */
-static PyObject *py_winnow(PyObject *self, PyObject *args) {
-    PyObject *h_o, *out_o;
-    Py_ssize_t window, n, cap;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OnO", &h_o, &window, &out_o)) return NULL;
-    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
-    if (!h) goto fail;
-    int64_t *out = get(&bs, out_o, 8, 0, 1, "out", &cap);
-    if (!out) goto fail;
-    if (cap < n) {
-        PyErr_SetString(PyExc_ValueError, "out must hold len(hashes) items");
-        goto fail;
-    }
+/* tokens.winnow: indices of the rightmost minimum of every window of hashes, ascending. */
+static int64_t winnow_core(const uint64_t *h, int64_t n, int64_t window, int64_t *out) {
     int64_t m = 0;
     if (window <= 1) {
         for (int64_t i = 0; i < n; i++) out[m++] = i;
@@ -210,6 +197,25 @@ static PyObject *py_winnow(PyObject *self, PyObject *args) {
             if (m == 0 || out[m - 1] != best) out[m++] = best;
         }
     }
+    return m;
+}
+
+/* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
+ * of `window` hashes, each index once, ascending (as tokens.winnow). */
+static PyObject *py_winnow(PyObject *self, PyObject *args) {
+    PyObject *h_o, *out_o;
+    Py_ssize_t window, n, cap;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnO", &h_o, &window, &out_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
+    if (!h) goto fail;
+    int64_t *out = get(&bs, out_o, 8, 0, 1, "out", &cap);
+    if (!out) goto fail;
+    if (cap < n) {
+        PyErr_SetString(PyExc_ValueError, "out must hold len(hashes) items");
+        goto fail;
+    }
+    int64_t m = winnow_core(h, n, window, out);
     release(&bs);
     return PyLong_FromLongLong(m);
 fail:
@@ -884,6 +890,43 @@ static int grow_posts(IndexObject *self, int64_t need) {
 }
 
 /* add(doc, hashes, first, last): post each gram of document `doc`. */
+/* Post grams idx[0..n) (all when idx is NULL) of document doc; -1 with an exception set. */
+static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
+                    const int64_t *l, const int64_t *idx, int64_t n) {
+    for (int64_t t = 0; t < n; t++) {
+        int64_t i = idx ? idx[t] : t;
+        if (f[i] < 0 || l[i] > INT32_MAX || f[i] > l[i]) {
+            PyErr_SetString(PyExc_ValueError, "token offsets out of range");
+            return -1;
+        }
+    }
+    if (grow_posts(self, n) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t t = 0; t < n; t++) {
+        int64_t i = idx ? idx[t] : t;
+        if (4 * (self->used + 1) > 3 * self->cap && grow_slots(self) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        int64_t s = find_slot(self->slots, self->cap, h[i]);
+        slot_t *sl = &self->slots[s];
+        uint32_t p = (uint32_t)self->np++;
+        self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
+        self->plast[p] = (int32_t)l[i];
+        if (!sl->count) {
+            sl->key = h[i], self->used++;
+            self->pnext[p] = NIL;
+        } else {
+            self->pnext[p] = sl->head;
+        }
+        sl->head = p;
+        sl->count++;
+    }
+    return 0;
+}
+
 static PyObject *index_add(IndexObject *self, PyObject *args) {
     PyObject *h_o, *f_o, *l_o;
     Py_ssize_t doc, n, nf, nl;
@@ -903,34 +946,7 @@ static PyObject *index_add(IndexObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
         goto fail;
     }
-    for (int64_t i = 0; i < n; i++)
-        if (f[i] < 0 || l[i] > INT32_MAX || f[i] > l[i]) {
-            PyErr_SetString(PyExc_ValueError, "token offsets out of range");
-            goto fail;
-        }
-    if (grow_posts(self, n) < 0) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        if (4 * (self->used + 1) > 3 * self->cap && grow_slots(self) < 0) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        int64_t s = find_slot(self->slots, self->cap, h[i]);
-        slot_t *sl = &self->slots[s];
-        uint32_t p = (uint32_t)self->np++;
-        self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
-        self->plast[p] = (int32_t)l[i];
-        if (!sl->count) {
-            sl->key = h[i], self->used++;
-            self->pnext[p] = NIL;
-        } else {
-            self->pnext[p] = sl->head;
-        }
-        sl->head = p;
-        sl->count++;
-    }
+    if (add_core(self, doc, h, f, l, NULL, n) < 0) goto fail;
     release(&bs);
     Py_RETURN_NONE;
 fail:
@@ -1020,28 +1036,16 @@ static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_
  * the postings of each query gram (skipping grams with more than max_df postings) grouped by
  * document (ascending), in query-gram then posting order, for the documents with at least
  * min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). */
-static PyObject *index_seeds(IndexObject *self, PyObject *args) {
-    PyObject *h_o, *f_o, *l_o;
-    Py_ssize_t max_df, min_seeds, n, nf, nl;
-    bufs bs = {.n = 0};
+/* Index.seeds on the query grams (h, f, l)[0..n). */
+static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
+                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
     hit_t *hits = NULL;
-    if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
-    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
-    if (!h) goto fail;
-    const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
-    if (!f) goto fail;
-    const int64_t *l = get(&bs, l_o, 8, 0, 0, "last", &nl);
-    if (!l) goto fail;
-    if (nf != n || nl != n) {
-        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
-        goto fail;
-    }
     int64_t total = 0;
     /* one probe per query gram: the slots found are kept for the second pass */
     const slot_t **found = malloc(sizeof(slot_t *) * (size_t)(n + 1));
     if (!found) {
         PyErr_NoMemory();
-        goto fail;
+        return NULL;
     }
     for (int64_t i = 0; i < n; i++) {
         const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
@@ -1052,7 +1056,7 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     if (!hits) {
         free(found);
         PyErr_NoMemory();
-        goto fail;
+        return NULL;
     }
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -1065,17 +1069,75 @@ static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     }
     free(found);
     if (sort_hits(&hits, k) < 0) {
+        free(hits);
         PyErr_NoMemory();
-        goto fail;
+        return NULL;
     }
     PyObject *out = grouped(self, hits, k, min_seeds, f, l);
     free(hits);
+    return out;
+}
+
+static PyObject *index_seeds(IndexObject *self, PyObject *args) {
+    PyObject *h_o, *f_o, *l_o;
+    Py_ssize_t max_df, min_seeds, n, nf, nl;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
+    if (!h) goto fail;
+    const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
+    if (!f) goto fail;
+    const int64_t *l = get(&bs, l_o, 8, 0, 0, "last", &nl);
+    if (!l) goto fail;
+    if (nf != n || nl != n) {
+        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
+        goto fail;
+    }
+    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds);
     release(&bs);
     return out;
 fail:
-    free(hits);
     release(&bs);
     return NULL;
+}
+
+/* The packed document's coarse grams (a bytes object from prepare), or NULL + TypeError. */
+static int packed_doc(PyObject *o, doc_t *d) {
+    if (!PyBytes_Check(o) || PyBytes_GET_SIZE(o) % 8 ||
+        unpack((const int64_t *)PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o) / 8, d) < 0) {
+        PyErr_SetString(PyExc_TypeError, "expected a packed document (bytes from prepare)");
+        return -1;
+    }
+    return 0;
+}
+
+/* seeds_packed(packed, max_df, min_seeds): Index.seeds on a packed document's coarse grams. */
+static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t max_df, min_seeds;
+    doc_t d;
+    if (!PyArg_ParseTuple(args, "Onn", &o, &max_df, &min_seeds) || packed_doc(o, &d) < 0)
+        return NULL;
+    return seeds_core(self, d.chash, d.cfirst, d.clast, d.nc, max_df, min_seeds);
+}
+
+/* add_packed(doc, packed, window): post the winnowed coarse grams of a packed document. */
+static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t doc, window;
+    doc_t d;
+    if (!PyArg_ParseTuple(args, "nOn", &doc, &o, &window) || packed_doc(o, &d) < 0) return NULL;
+    if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
+        return NULL;
+    }
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(d.nc + 1));
+    if (!keep) return PyErr_NoMemory();
+    int64_t m = winnow_core(d.chash, d.nc, window, keep);
+    int rc = add_core(self, doc, d.chash, d.cfirst, d.clast, keep, m);
+    free(keep);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 static int cmp_slot(const void *a, const void *b) {
@@ -1122,6 +1184,10 @@ static PyMethodDef index_methods[] = {
     {"add", (PyCFunction)index_add, METH_VARARGS, "add(doc, hashes, first, last)"},
     {"seeds", (PyCFunction)index_seeds, METH_VARARGS,
      "seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) bytes"},
+    {"seeds_packed", (PyCFunction)index_seeds_packed, METH_VARARGS,
+     "seeds_packed(packed, max_df, min_seeds) -> (docs, bounds, seeds) bytes"},
+    {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
+     "add_packed(doc, packed, window): post the winnowed coarse grams"},
     {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},
     {"postings", (PyCFunction)index_len, METH_NOARGS, "postings() -> count"},
     {NULL, NULL, 0, NULL},

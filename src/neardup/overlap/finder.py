@@ -146,6 +146,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     def _prepare(self, text: str) -> Prepared:
         return prepare(text, self._pair_params)
 
+    def _prepare_any(self, text: str) -> Prepared | bytes:
+        """The packed arrays when the C kernels run (no views made), else a Prepared."""
+        if self._index.packed and kernel() is not None:
+            return prepare_packed(text, self._pair_params)
+        return self._prepare(text)
+
     def _source(self, position: int) -> Prepared:
         hit = self._cached(position)
         return hit if isinstance(hit, Prepared) else unpack(self._texts[position], hit)
@@ -178,7 +184,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
         ``id`` names the text in the passages (default: the position it would get).
         """
-        prepared = self._prepare(text)
+        prepared = self._prepare_any(text)
         return self._query(prepared, len(self._texts) if id is None else id, len(self._texts))
 
     def add(self, text: str, id: Any = None) -> list[Passage]:
@@ -186,17 +192,20 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
         ``id`` defaults to the document's position (0, 1, ...).
         """
-        prepared = self._prepare(text)
-        g = prepared.grams
+        prepared = self._prepare_any(text)
         position = len(self._texts)
         ident = position if id is None else id
         found = self._query(prepared, ident, position)
-        keep = winnow(g.hashes, self.window)
-        self._index.add(position, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
+        if isinstance(prepared, bytes):
+            self._index.add_packed(position, prepared, self.window)
+        else:
+            g = prepared.grams
+            keep = winnow(g.hashes, self.window)
+            self._index.add(position, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
-        self._cache[position] = prepared if prepared.packed is None else prepared.packed
+        self._cache[position] = prepared
         if len(self._cache) > _CACHE:
             self._cache.popitem(last=False)
         return found
@@ -227,18 +236,23 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             out += self.add(texts[i], i if ids is None else ids[i])
         return out
 
-    def _query(self, prepared: Prepared, ident: Any, position: int) -> list[Passage]:
-        g = prepared.grams
+    def _query(self, prepared: Prepared | bytes, ident: Any, position: int) -> list[Passage]:
         # a source needs 2 seeds: one gram is shorter than any passage we report
-        docs, bounds, seeds = self._index.seeds(g.hashes, g.first, g.last, self.max_df, 2)
+        if isinstance(prepared, bytes):
+            docs, bounds, seeds = self._index.seeds_packed(prepared, self.max_df, 2)
+        else:
+            g = prepared.grams
+            docs, bounds, seeds = self._index.seeds(g.hashes, g.first, g.last, self.max_df, 2)
         if not docs:
             return []
         k = kernel()
         if k is None:
+            assert isinstance(prepared, Prepared)  # bytes only come with the kernel
             return self._query_reference(prepared, ident, position, seeds, docs, bounds)
         cached = self._cached
         sources = [pack(x) if isinstance(x, Prepared) else x for x in map(cached, docs)]
-        found = k.pairs(pack(prepared), sources, seeds, bounds, *kernel_params(self._pair_params))
+        query = prepared if isinstance(prepared, bytes) else pack(prepared)
+        found = k.pairs(query, sources, seeds, bounds, *kernel_params(self._pair_params))
         out: list[Passage] = []
         ids, min_score = self._ids, self.min_score
         for j, a, b, c, d, num, den in found:

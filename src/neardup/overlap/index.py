@@ -152,6 +152,23 @@ class GramIndex:
         np.cumsum(counts[many], out=bounds[1:])
         return docs[many].tolist(), bounds, seeds.astype(np.int64).reshape(-1, 4)
 
+    @property
+    def packed(self) -> bool:
+        """Whether :meth:`seeds_packed` and :meth:`add_packed` work (the C index)."""
+        return self._c is not None
+
+    def seeds_packed(
+        self, packed: bytes, max_df: int, min_seeds: int
+    ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:meth:`seeds` of a packed document's grams (``pairs.prepare_packed``; C index)."""
+        d, b, s = self._c.seeds_packed(packed, max_df, min_seeds)
+        seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
+        return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
+
+    def add_packed(self, doc: int, packed: bytes, window: int) -> None:
+        """Post the winnowed grams of a packed document (the C index)."""
+        self._c.add_packed(doc, packed, window)
+
     def arrays(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
         """All postings as one sorted segment (for saving)."""
         if self._c is not None:

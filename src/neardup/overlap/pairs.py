@@ -106,7 +106,9 @@ def prepare(text: str, params: PairParams) -> Prepared:
 
 
 def prepare_packed(text: str, params: PairParams) -> bytes:
-    """The packed arrays of :func:`prepare` (C kernel only; see ``_csrc/overlap.c``)."""
+    """The packed arrays of :func:`prepare` (see ``_csrc/overlap.c``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     k = kernel()
     if k is None:
         return pack(prepare(text, params))
