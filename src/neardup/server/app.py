@@ -7,6 +7,7 @@ Blocking work (fingerprinting, SQLite) runs in the thread pool, never on the eve
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import time
@@ -26,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from neardup.server import schemas as sc
 from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
-from neardup.server.service import Service
+from neardup.server.service import Answer, Service
 from neardup.server.validate import BadRequest, parse_documents, parse_ids
 
 POST_EXAMPLE = {
@@ -153,7 +154,7 @@ def _document_routes(service: Callable[[], Service]) -> APIRouter:
         items, dry_run = parse_documents(
             body, s.settings.max_batch, s.dd.window is not None, s.latest_time()
         )
-        results = await run_in_threadpool(s.ingest, items, dry_run)
+        results = await _queued(lambda answer: s.submit(items, dry_run, answer))
         return _json({"results": results, "dry_run": dry_run})
 
     return router
@@ -171,7 +172,7 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         return found if found is not None else _error(404, f"no document with id {doc_id!r}")
 
     async def delete(doc_id: str) -> Any:
-        done = await run_in_threadpool(service().delete, doc_id)
+        done = (await _queued(lambda answer: service().submit_delete([doc_id], answer)))[0]
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
 
     @router.get("/v1/documents", responses=sc.responses(sc.StoredDocument, 401, 404, 422))
@@ -204,7 +205,7 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         ``DELETE /v1/documents/{id}`` (``deleted: false`` with an ``error`` for an unknown id)."""
         s = service()
         ids = parse_ids(await _read_body(request, s.settings.max_body), s.settings.max_batch)
-        done = await run_in_threadpool(s.delete_many, ids)
+        done = await _queued(lambda answer: s.submit_delete(ids, answer))
         return _json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
 
     return router
@@ -344,6 +345,24 @@ async def _unauthorised(send: Send) -> None:
     ]
     await send({"type": "http.response.start", "status": 401, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _queued(submit: Callable[[Answer], None]) -> Any:
+    """Queue a request with the service's decider (no thread-pool hop: it answers from its
+    own threads) and wait for its answer."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():  # the client went away
+            return
+        future.set_exception(error) if error is not None else future.set_result(value)
+
+    def answer(value: Any, error: BaseException | None) -> None:
+        loop.call_soon_threadsafe(settle, value, error)
+
+    submit(answer)
+    return await future
 
 
 def _json(content: Any) -> Response:

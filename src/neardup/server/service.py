@@ -1,14 +1,15 @@
 """The service without HTTP: the library's Deduplicator (in memory) and the store (SQLite),
 kept in step.
 
-FastAPI runs these blocking calls in its thread pool, off the event loop. A batch takes an
-arrival ticket, is prepared (:meth:`Deduplicator.prepare`: no shared state) without a lock, and
-is decided in ticket order holding ``lock`` (:meth:`Deduplicator.feed_prepared`: every decision
-comes from the library); its rows (:meth:`Deduplicator.state_columns`) are then written by
-group commit (:mod:`neardup.server.writer`) and the answer leaves only after their ``COMMIT``
-returned. If a write fails, every batch not yet durable fails and the Deduplicator is rebuilt
-from the store. A dry run is ``feed_prepared(..., commit=False)``. Restarts load a snapshot
-(:mod:`neardup.server.snapshot`).
+Requests are queued in arrival order (:meth:`Service.submit`, from the event loop: no thread
+pool) and handled by one decider thread (:mod:`neardup.server.writer`): consecutive requests
+are prepared (:meth:`Deduplicator.prepare`) and decided holding ``lock`` as one batch
+(:meth:`Deduplicator.feed_prepared`: every decision comes from the library, which decides the
+same however the ordered documents are cut into batches); their rows
+(:meth:`Deduplicator.state_columns`) are then written by group commit and each request is
+answered only after their ``COMMIT`` returned. If a write fails, every batch not yet durable
+fails and the Deduplicator is rebuilt from the store. A dry run is ``feed_prepared(...,
+commit=False)``, decided alone. Restarts load a snapshot (:mod:`neardup.server.snapshot`).
 
 A deleted document is forgotten (:meth:`Deduplicator.forget`): it leaves the candidate index and
 the exact-text map, so it no longer attracts new duplicates (neither near nor exact copies); its
@@ -28,7 +29,8 @@ import math
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +42,56 @@ from neardup.server.metrics import Histogram
 from neardup.server.snapshot import load_state, write_snapshot
 from neardup.server.store import Store, to_i64
 from neardup.server.validate import Item
-from neardup.server.writer import GroupCommit, Pending, Turns
+from neardup.server.writer import Arrivals, GroupCommit, Pending
 
 EMPTY = STATUS_NAMES.index("empty")
+DECIDE_LIMIT = 1000  # documents of consecutive requests decided (and committed) as one batch
+Answer = Callable[[Any, BaseException | None], None]
+
+
+@dataclass
+class Request:
+    """A queued batch to decide (``items``) or a batched delete (``items`` None, ``ids``)."""
+
+    items: list[Item] | None
+    dry_run: bool
+    ids: list[str]
+    answer: Answer
+
+
+def _segments(requests: list[Request]) -> list[list[Request]]:
+    """Consecutive stored batches with disjoint ids form one segment (decided as one batch:
+    the same decisions); a dry run, a delete, or a batch repeating an id of the segment
+    starts a new one (it must see the segment decided first)."""
+    out: list[list[Request]] = []
+    ids: set[str] = set()
+    for r in requests:
+        mine = [it.id for it in r.items or ()]
+        last = out[-1][0] if out else None
+        if (
+            last is not None
+            and last.items is not None
+            and r.items is not None
+            and not (last.dry_run or r.dry_run)
+            and ids.isdisjoint(mine)
+        ):
+            out[-1].append(r)
+        else:
+            out.append([r])
+            ids = set()
+        ids.update(mine)
+    return out
+
+
+def _wait(submit: Callable[[Answer], None]) -> Any:
+    """Submit with a callback and block until it is called (the in-process API)."""
+    future: Future[Any] = Future()
+
+    def answer(value: Any, error: BaseException | None) -> None:
+        future.set_exception(error) if error is not None else future.set_result(value)
+
+    submit(answer)
+    return future.result()
 
 
 @dataclass
@@ -87,7 +136,6 @@ class Service:
         os.makedirs(settings.data, exist_ok=True)
         self.settings = settings
         self.lock = threading.RLock()  # the Deduplicator and the undurable maps below
-        self.turns = Turns()
         self.group = GroupCommit(self._write, self._failed, self.lock)
         self._undurable: dict[str, tuple[Any, ...]] = {}  # id -> ROW, decided, not yet on disk
         self._undurable_ids: dict[int, str] = {}  # position -> id of those
@@ -114,6 +162,7 @@ class Service:
         )
         self._counts = self._count_rows()
         self._warm_up()
+        self.arrivals = Arrivals(self._handle, DECIDE_LIMIT)
 
     def latest_time(self) -> float | None:
         """The latest timestamp a document may carry (with a window: this server's clock plus
@@ -140,19 +189,41 @@ class Service:
         self.dd.feed([text], ts, commit=False)
 
     # ------------------------------------------------------------------ ingest
+    def submit(self, items: list[Item], dry_run: bool, answer: Answer) -> None:
+        """Queue a batch in arrival order; ``answer(results, None)`` is called once it is
+        decided and durable (``answer(None, error)`` if it failed), from another thread."""
+        if not items:
+            answer([], None)
+            return
+        self.arrivals.put(Request(items, dry_run, [], answer), len(items))
+
+    def submit_delete(self, doc_ids: list[str], answer: Answer) -> None:
+        """Queue a batched delete in arrival order (see :meth:`delete_many`)."""
+        self.arrivals.put(Request(None, False, doc_ids, answer), max(1, len(doc_ids)))
+
     def ingest(self, items: list[Item], dry_run: bool) -> list[dict[str, Any]]:
         """Decide a batch in arrival order; return when it is durable (see writer.py)."""
-        if not items:
-            return []
-        ticket = self.turns.ticket()
-        prepared: Chunk | Exception
-        try:  # no shared state: runs while earlier batches are decided or committed
-            prepared = self._prepare(items)
-        except Exception as exc:
-            prepared = exc
-        with self.turns.turn(ticket), self.lock:
-            if isinstance(prepared, Exception):
-                raise prepared
+        out: list[dict[str, Any]] = _wait(lambda a: self.submit(items, dry_run, a))
+        return out
+
+    def _handle(self, requests: list[Request]) -> None:
+        """The decider thread's work: requests in arrival order, consecutive ones decided as
+        one batch (:func:`_segments`)."""
+        for segment in _segments(requests):
+            try:
+                if segment[0].items is None:
+                    segment[0].answer(self._delete(segment[0].ids), None)
+                else:
+                    self._decide(segment)
+            except BaseException as exc:
+                for r in segment:
+                    r.answer(None, exc)
+
+    def _decide(self, segment: list[Request]) -> None:
+        items = [it for r in segment for it in r.items or ()]
+        dry_run = segment[0].dry_run
+        prepared = self._prepare(items)  # no shared state: while the last group commits
+        with self.lock:
             known = self._known([it.id for it in items])
             # a re-post of ids still on their way to disk: answer once they are durable
             behind = self._last if any(i in self._undurable for i in known) else None
@@ -165,10 +236,21 @@ class Service:
                 if not dry_run:
                     batch = self._submit(new, decided)
             out = self._results(items, known, new, decided)
+        answers, k = [], 0
+        for r in segment:
+            n = len(r.items or ())
+            answers.append((r.answer, out[k : k + n]))
+            k += n
+
+        def finish(error: BaseException | None) -> None:
+            for answer, results in answers:
+                answer(None, error) if error is not None else answer(results, None)
+
         waiting = batch if batch is not None else behind
-        if waiting is not None:
-            self.group.wait(waiting)
-        return out
+        if waiting is None:
+            finish(None)
+        else:
+            self.group.when_durable(waiting, finish)
 
     def _prepare(self, items: list[Item]) -> Chunk:
         ts = [it.timestamp for it in items]
@@ -334,7 +416,11 @@ class Service:
         """Forget documents in one transaction, in arrival order with the batches (after
         every earlier batch is durable: a document may be in one of them); per id the answer
         of a single delete (None: unknown or already deleted)."""
-        with self.turns.turn(self.turns.ticket()), self.group.exclusive(), self.lock:
+        out: list[dict[str, Any] | None] = _wait(lambda a: self.submit_delete(doc_ids, a))
+        return out
+
+    def _delete(self, doc_ids: list[str]) -> list[dict[str, Any] | None]:
+        with self.group.exclusive(), self.lock:
             rows = self.store.lookup_ids(list(dict.fromkeys(doc_ids)))
             if not rows:
                 return [None] * len(doc_ids)
@@ -395,6 +481,8 @@ class Service:
 
     def close(self) -> None:
         """Write the last batches and a snapshot (the next start loads it), close the store."""
+        self.arrivals.close()
+        self.group.close()
         with self.group.exclusive(), self.lock:
             if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
                 self._snapshot()
