@@ -100,3 +100,37 @@ def test_a_failing_request_does_not_fail_the_others(tmp_path: Path) -> None:
     assert isinstance(answers[1], RuntimeError)
     assert svc.ingest([Item("c", "gamma delta", None)], False)[0]["id"] == "c"
     svc.close()
+
+
+def test_snapshots_are_taken_under_concurrent_traffic_and_restart_to_the_same_state(
+    tmp_path: Path,
+) -> None:
+    """Four threads post without pause (the decider always has a batch on its way to disk):
+    snapshots are still taken (from a copy, in the background), and a restart from the last
+    one plus the rows after it is the state every row gives."""
+    from neardup.server.snapshot import load_state
+
+    from tests.server.test_server_snapshot import assert_same_state, crash
+
+    docs = synthetic_corpus(400, seed=22)
+    data = tmp_path / "d"
+    svc = Service(Deduplicator(), Settings(str(data), snapshot_every=60))
+
+    def client(k: int) -> None:
+        for d in docs[k::4]:
+            svc.ingest([Item(d["id"], d["text"], None)], False)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    svc.wait_snapshot()
+    snapped = svc._snap_at
+    assert snapped >= 60, snapped  # (a snapshot due while one is written waits for the next)
+    crash(svc)
+    again = Service(Deduplicator(), Settings(str(data)))
+    assert again.dd.n_documents == 400
+    full = load_state(again.store, again._config, str(tmp_path / "none"))
+    assert_same_state(again.dd, full)
+    crash(again)

@@ -28,7 +28,9 @@ def items(texts: list[str], start: int = 0) -> list[Item]:
 
 
 def crash(svc: Service) -> None:
-    """Drop the service without its shutdown snapshot (as kill -9 would)."""
+    """Drop the service without its shutdown snapshot (as kill -9 would; a snapshot being
+    written in the background finishes first, as a kill -9 at any other moment than that)."""
+    svc.wait_snapshot()
     svc.store.db.close()
 
 
@@ -58,6 +60,7 @@ def test_snapshot_plus_later_rows_equals_every_row(
         i += n
         if i > 120:
             svc.delete(f"d{rng.randrange(i)}")  # tombstones before and after the snapshot
+    svc.wait_snapshot()
     snapped = json.loads(svc.store.meta("snapshot") or "{}")["documents"]
     assert 100 <= snapped < svc.dd.n_documents  # a tail of rows after the snapshot
     uninterrupted = svc.ingest(items(texts[250:], 250), True)  # dry run: what comes next

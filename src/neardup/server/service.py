@@ -39,7 +39,7 @@ import numpy as np
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
-from neardup.server.snapshot import load_state, write_snapshot
+from neardup.server.snapshot import load_state, record_snapshot, save_snapshot, write_snapshot
 from neardup.server.store import Store, to_i64
 from neardup.server.validate import Item
 from neardup.server.writer import Arrivals, GroupCommit, Pending
@@ -147,6 +147,8 @@ class Service:
         self.snapshot_dir = os.path.join(settings.data, "snapshot")
         self.dd = self._load()
         self._snap_at = int(json.loads(self.store.meta("snapshot") or "{}").get("documents", 0))
+        self._snapshotter: threading.Thread | None = None
+        self._db_id = self.store.db_id()
         self.commit_seconds = Histogram(
             "neardup_commit_seconds", "SQLite transaction time of one group of batches."
         )
@@ -251,6 +253,46 @@ class Service:
             finish(None)
         else:
             self.group.when_durable(waiting, finish)
+        if batch is not None:
+            self._snapshot_due(batch)
+
+    def _snapshot_due(self, batch: Pending) -> None:
+        """Every ``snapshot_every`` documents: copy the state (the library's state columns,
+        milliseconds) once ``batch`` (the last one decided) is durable, so that the copy is
+        exactly what the store holds; a background thread rebuilds and writes the snapshot
+        from the copy while requests go on (one at a time)."""
+        every = self.settings.snapshot_every
+        if not every or self.dd.n_documents - self._snap_at < every:
+            return
+        if self._snapshotter is not None and self._snapshotter.is_alive():
+            return
+        try:
+            self.group.wait(batch)
+        except BaseException:
+            return  # the state was rebuilt from the store; the next batch tries again
+        with self.lock:
+            if self._undurable:  # only the decider (this thread) adds to it: never here
+                return
+            columns, meta = self.dd.state_columns(), self.dd.state_meta()
+            self._snap_at = self.dd.n_documents
+        self._snapshotter = threading.Thread(
+            target=self._background_snapshot, args=(columns, meta), daemon=True
+        )
+        self._snapshotter.start()
+
+    def _background_snapshot(self, columns: dict[str, Any], meta: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        dd = Deduplicator.from_state_columns(self._config, columns, meta)
+        del columns
+        if save_snapshot(dd, self._db_id, self.snapshot_dir):
+            with self.group.exclusive():  # the store's writer connection is the committer's
+                record_snapshot(dd, self.store)
+        self.snapshot_seconds.observe(time.perf_counter() - start)
+
+    def wait_snapshot(self) -> None:
+        """Return once no snapshot is being written in the background."""
+        if self._snapshotter is not None:
+            self._snapshotter.join()
 
     def _prepare(self, items: list[Item]) -> Chunk:
         ts = [it.timestamp for it in items]
@@ -346,9 +388,6 @@ class Service:
                     self._counts[STATUS_NAMES[code]] += 1
             if purged:
                 self._counts = self._count_rows()
-            every = self.settings.snapshot_every
-            if every and not self._undurable and self.dd.n_documents - self._snap_at >= every:
-                self._snapshot()
 
     def _failed(self, group: Sequence[Pending]) -> None:
         """A group's transaction failed: memory goes back to what the store holds."""
@@ -482,6 +521,7 @@ class Service:
     def close(self) -> None:
         """Write the last batches and a snapshot (the next start loads it), close the store."""
         self.arrivals.close()
+        self.wait_snapshot()
         self.group.close()
         with self.group.exclusive(), self.lock:
             if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -104,17 +105,36 @@ def write_snapshot(dd: Deduplicator, store: Store, path: str) -> float:
     """Save ``dd`` (its state must be exactly what the store holds) and record it; returns the
     seconds it took. A failure is logged: the store alone is still complete."""
     start = time.perf_counter()
+    if save_snapshot(dd, store.db_id(), path):
+        record_snapshot(dd, store)
+    return time.perf_counter() - start
+
+
+def save_snapshot(dd: Deduplicator, db_id: str, path: str) -> bool:
+    """Write ``dd`` as the new version of the snapshot directory (atomically), without
+    touching the store: it may run beside the writer, on a copy of the state. False (logged)
+    if it could not be written."""
     try:
         with atomic_directory(path) as version:  # dd.save(path), plus the owner in the version
             dd.write_state(version)
-            owner = {"db_id": store.db_id(), "documents": dd.n_documents}
+            owner = {"db_id": db_id, "documents": dd.n_documents}
             with open(version / OWNER, "w", encoding="utf-8") as f:
                 f.write(json.dumps(owner))
                 f.flush()
                 os.fsync(f.fileno())
-        record: dict[str, Any] = {"documents": dd.n_documents, "config_id": dd.config_id}
-        with store.transaction():
-            store.set_meta({"snapshot": json.dumps(record)})
     except (OSError, StateFormatError, ValueError) as exc:
         log.error("could not write the snapshot in %s (%s); restarts replay the store", path, exc)
-    return time.perf_counter() - start
+        return False
+    return True
+
+
+def record_snapshot(dd: Deduplicator, store: Store) -> None:
+    """Record in the store that a snapshot covers ``dd``'s documents (call holding the store's
+    writer). The snapshot directory describes itself (``owner.json``): a crash before this
+    record only leaves the record one snapshot behind."""
+    record: dict[str, Any] = {"documents": dd.n_documents, "config_id": dd.config_id}
+    try:
+        with store.transaction():
+            store.set_meta({"snapshot": json.dumps(record)})
+    except (OSError, sqlite3.Error) as exc:
+        log.error("could not record the snapshot (%s)", exc)
