@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from neardup.dedup import Deduplicator
-from neardup.server.service import Request, Service, Settings, _segments
+from neardup.server.service import Service, Settings
 from neardup.server.validate import Item
+from neardup.server.writer import Request, segments
 
 from tests.synthetic import synthetic_corpus
 
@@ -27,7 +28,7 @@ def _request(ids: list[str] | None, dry_run: bool = False) -> Request:
 def test_segments_merge_consecutive_stored_batches_only() -> None:
     a, b, c = _request(["a"]), _request(["b"]), _request(["a"])  # c repeats a's id
     dry, delete, d = _request(["d"], dry_run=True), _request(None), _request(["e"])
-    assert _segments([a, b, c, dry, d, delete, d]) == [[a, b], [c], [dry], [d], [delete], [d]]
+    assert segments([a, b, c, dry, d, delete, d]) == [[a, b], [c], [dry], [d], [delete], [d]]
 
 
 def _queued(svc: Service, batches: list[list[Item]], dry: set[int]) -> list[Any]:

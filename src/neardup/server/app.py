@@ -7,7 +7,6 @@ Blocking work (fingerprinting, SQLite) runs in the thread pool, never on the eve
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import logging
 import time
@@ -18,7 +17,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,8 +26,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from neardup.server import schemas as sc
 from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
-from neardup.server.service import Answer, Service
-from neardup.server.validate import BadRequest, parse_documents, parse_ids
+from neardup.server.posting import as_json, fast_post, post, queued, read_body
+from neardup.server.service import Service
+from neardup.server.validate import BadRequest, parse_ids
 
 POST_EXAMPLE = {
     "documents": [
@@ -150,8 +150,8 @@ def _document_routes(service: Callable[[], Service]) -> APIRouter:
 
         Known ids return their stored decision; ``dry_run`` decides without storing."""
         s = service()
-        body = await _read_body(request, s.settings.max_body)
-        return _json(await _post(s, body))
+        body = await read_body(request, s.settings.max_body)
+        return as_json(await post(s, body))
 
     return router
 
@@ -168,7 +168,7 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         return found if found is not None else _error(404, f"no document with id {doc_id!r}")
 
     async def delete(doc_id: str) -> Any:
-        done = (await _queued(lambda answer: service().submit_delete([doc_id], answer)))[0]
+        done = (await queued(lambda answer: service().submit_delete([doc_id], answer)))[0]
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
 
     @router.get("/v1/documents", responses=sc.responses(sc.StoredDocument, 401, 404, 422))
@@ -200,9 +200,9 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         """Forget up to the batch limit of documents in one transaction: per id the answer of
         ``DELETE /v1/documents/{id}`` (``deleted: false`` with an ``error`` for an unknown id)."""
         s = service()
-        ids = parse_ids(await _read_body(request, s.settings.max_body), s.settings.max_batch)
-        done = await _queued(lambda answer: s.submit_delete(ids, answer))
-        return _json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
+        ids = parse_ids(await read_body(request, s.settings.max_body), s.settings.max_batch)
+        done = await queued(lambda answer: s.submit_delete(ids, answer))
+        return as_json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
 
     return router
 
@@ -315,7 +315,7 @@ class Guard:
             if not _authorised(scope, self.service().settings.token):
                 await _unauthorised(send_status)
             elif route == "/v1/documents" and scope["method"] == "POST":
-                await _fast_post(self.service(), scope, receive, send_status)
+                await fast_post(self.service(), scope, receive, send_status)
             else:
                 await self.app(scope, receive, send_status)
         finally:
@@ -334,46 +334,6 @@ def _authorised(scope: Scope, token: str | None) -> bool:
     return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), token.encode())
 
 
-async def _fast_post(s: Service, scope: Scope, receive: Receive, send: Send) -> None:
-    """``POST /v1/documents`` without FastAPI's routing and dependency layers (the route
-    above documents it; this is the same handler): for single-document feeds the framework
-    cost more server CPU per request than deciding the document."""
-    status, content = 200, b""
-    try:
-        body, size = [], 0
-        limit = s.settings.max_body
-        for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > limit:
-                too_big = f"request body of {value.decode()} bytes, the limit is {limit}"
-                raise BadRequest(413, too_big)
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise BadRequest(413, f"request body over the limit of {limit} bytes")
-            body.append(chunk)
-            if not message.get("more_body", False):
-                break
-        content = orjson.dumps(await _post(s, b"".join(body)))
-    except BadRequest as exc:
-        status, content = exc.status, orjson.dumps({"error": exc.message})
-    except Exception as exc:  # a bug, not the client's: logged, answered without traceback
-        logging.getLogger("neardup.server").error("request failed", exc_info=exc)
-        status = 500
-        content = orjson.dumps(
-            {"error": f"internal error ({type(exc).__name__}); see the server log"}
-        )
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(content)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": content})
-
-
 async def _unauthorised(send: Send) -> None:
     body = orjson.dumps({"error": "missing or wrong bearer token"})
     headers = [
@@ -383,50 +343,3 @@ async def _unauthorised(send: Send) -> None:
     ]
     await send({"type": "http.response.start", "status": 401, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-async def _post(s: Service, body: bytes) -> dict[str, Any]:
-    """The answer to a ``POST /v1/documents`` body (``BadRequest`` for a client error)."""
-    items, dry_run = parse_documents(
-        body, s.settings.max_batch, s.dd.window is not None, s.latest_time()
-    )
-    results = await _queued(lambda answer: s.submit(items, dry_run, answer))
-    return {"results": results, "dry_run": dry_run}
-
-
-async def _queued(submit: Callable[[Answer], None]) -> Any:
-    """Queue a request with the service's decider (no thread-pool hop: it answers from its
-    own threads) and wait for its answer."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(value: Any, error: BaseException | None) -> None:
-        if future.done():  # the client went away
-            return
-        future.set_exception(error) if error is not None else future.set_result(value)
-
-    def answer(value: Any, error: BaseException | None) -> None:
-        loop.call_soon_threadsafe(settle, value, error)
-
-    submit(answer)
-    return await future
-
-
-def _json(content: Any) -> Response:
-    """A JSON response encoded by orjson in one call (FastAPI's default path walks the result
-    through ``jsonable_encoder`` first: several ms for a batch of 100 results)."""
-    return Response(orjson.dumps(content), media_type="application/json")
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes ``limit`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(413, f"request body of {declared} bytes, the limit is {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, f"request body over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)

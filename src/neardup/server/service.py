@@ -29,69 +29,27 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
-from neardup.server.snapshot import load_state, record_snapshot, save_snapshot, write_snapshot
-from neardup.server.store import Store, to_i64
+from neardup.server.rows import answers, result, state_rows, take
+from neardup.server.snapshot import Background, load_state, write_snapshot
+from neardup.server.store import Store
 from neardup.server.validate import Item
-from neardup.server.writer import Arrivals, GroupCommit, Pending
-
-EMPTY = STATUS_NAMES.index("empty")
-DECIDE_LIMIT = 1000  # documents of consecutive requests decided (and committed) as one batch
-Answer = Callable[[Any, BaseException | None], None]
-
-
-@dataclass
-class Request:
-    """A queued batch to decide (``items``) or a batched delete (``items`` None, ``ids``)."""
-
-    items: list[Item] | None
-    dry_run: bool
-    ids: list[str]
-    answer: Answer
-
-
-def _segments(requests: list[Request]) -> list[list[Request]]:
-    """Consecutive stored batches with disjoint ids form one segment (decided as one batch:
-    the same decisions); a dry run, a delete, or a batch repeating an id of the segment
-    starts a new one (it must see the segment decided first)."""
-    out: list[list[Request]] = []
-    ids: set[str] = set()
-    for r in requests:
-        mine = [it.id for it in r.items or ()]
-        last = out[-1][0] if out else None
-        if (
-            last is not None
-            and last.items is not None
-            and r.items is not None
-            and not (last.dry_run or r.dry_run)
-            and ids.isdisjoint(mine)
-        ):
-            out[-1].append(r)
-        else:
-            out.append([r])
-            ids = set()
-        ids.update(mine)
-    return out
-
-
-def _wait(submit: Callable[[Answer], None]) -> Any:
-    """Submit with a callback and block until it is called (the in-process API)."""
-    future: Future[Any] = Future()
-
-    def answer(value: Any, error: BaseException | None) -> None:
-        future.set_exception(error) if error is not None else future.set_result(value)
-
-    submit(answer)
-    return future.result()
+from neardup.server.writer import (
+    DECIDE_LIMIT,
+    Answer,
+    Arrivals,
+    GroupCommit,
+    Pending,
+    Request,
+    segments,
+    wait_for_answer,
+)
 
 
 @dataclass
@@ -107,24 +65,6 @@ class Settings:
     token: str | None = None
     snapshot_every: int = 100_000  # documents between snapshots (0: none; see snapshot.py)
     max_future: float | None = 86_400.0  # with a window: later than clock + this is refused
-
-
-def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
-    """The public decision of a stored row (``ROW`` order)."""
-    return {
-        "id": row[1],
-        "status": STATUS_NAMES[int(row[4])],
-        "duplicate_of": dup_id,
-        "distance": None if row[5] is None else int(row[6]),
-        "similarity": row[8],
-        "cluster_id": int(row[7]),
-    }
-
-
-def _similarity(d: Decisions, i: int) -> float | None:
-    """The similarity that decided row ``i`` (4 decimals, as the CLI writes it), or None."""
-    x = float(d.similarity[i])
-    return None if x != x else round(x, 4)
 
 
 class Service:
@@ -147,8 +87,6 @@ class Service:
         self.snapshot_dir = os.path.join(settings.data, "snapshot")
         self.dd = self._load()
         self._snap_at = int(json.loads(self.store.meta("snapshot") or "{}").get("documents", 0))
-        self._snapshotter: threading.Thread | None = None
-        self._db_id = self.store.db_id()
         self.commit_seconds = Histogram(
             "neardup_commit_seconds", "SQLite transaction time of one group of batches."
         )
@@ -161,6 +99,13 @@ class Service:
         )
         self.snapshot_seconds = Histogram(
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
+        )
+        self.background = Background(
+            self._config,
+            self.store,
+            self.snapshot_dir,
+            self.group.exclusive,
+            self.snapshot_seconds.observe,
         )
         self._counts = self._count_rows()
         self._warm_up()
@@ -205,13 +150,13 @@ class Service:
 
     def ingest(self, items: list[Item], dry_run: bool) -> list[dict[str, Any]]:
         """Decide a batch in arrival order; return when it is durable (see writer.py)."""
-        out: list[dict[str, Any]] = _wait(lambda a: self.submit(items, dry_run, a))
+        out: list[dict[str, Any]] = wait_for_answer(lambda a: self.submit(items, dry_run, a))
         return out
 
     def _handle(self, requests: list[Request]) -> None:
         """The decider thread's work: requests in arrival order, consecutive ones decided as
         one batch (:func:`_segments`)."""
-        for segment in _segments(requests):
+        for segment in segments(requests):
             try:
                 if segment[0].items is None:
                     segment[0].answer(self._delete(segment[0].ids), None)
@@ -233,19 +178,19 @@ class Service:
             new = [items[i] for i in rows]
             decided = batch = None
             if new:
-                chunk = prepared if len(rows) == len(items) else _take(prepared, rows)
+                chunk = prepared if len(rows) == len(items) else take(prepared, rows)
                 decided = self.dd.feed_prepared(chunk, commit=not dry_run)
                 if not dry_run:
                     batch = self._submit(new, decided)
-            out = self._results(items, known, new, decided)
-        answers, k = [], 0
+            out = answers(items, known, new, decided, self._undurable_ids, self.store.ids_of)
+        parts, k = [], 0
         for r in segment:
             n = len(r.items or ())
-            answers.append((r.answer, out[k : k + n]))
+            parts.append((r.answer, out[k : k + n]))
             k += n
 
         def finish(error: BaseException | None) -> None:
-            for answer, results in answers:
+            for answer, results in parts:
                 answer(None, error) if error is not None else answer(results, None)
 
         waiting = batch if batch is not None else behind
@@ -264,7 +209,7 @@ class Service:
         every = self.settings.snapshot_every
         if not every or self.dd.n_documents - self._snap_at < every:
             return
-        if self._snapshotter is not None and self._snapshotter.is_alive():
+        if self.background.busy():
             return
         try:
             self.group.wait(batch)
@@ -275,24 +220,11 @@ class Service:
                 return
             columns, meta = self.dd.state_columns(), self.dd.state_meta()
             self._snap_at = self.dd.n_documents
-        self._snapshotter = threading.Thread(
-            target=self._background_snapshot, args=(columns, meta), daemon=True
-        )
-        self._snapshotter.start()
-
-    def _background_snapshot(self, columns: dict[str, Any], meta: dict[str, Any]) -> None:
-        start = time.perf_counter()
-        dd = Deduplicator.from_state_columns(self._config, columns, meta)
-        del columns
-        if save_snapshot(dd, self._db_id, self.snapshot_dir):
-            with self.group.exclusive():  # the store's writer connection is the committer's
-                record_snapshot(dd, self.store)
-        self.snapshot_seconds.observe(time.perf_counter() - start)
+        self.background.start(columns, meta)
 
     def wait_snapshot(self) -> None:
         """Return once no snapshot is being written in the background."""
-        if self._snapshotter is not None:
-            self._snapshotter.join()
+        self.background.wait()
 
     def _prepare(self, items: list[Item]) -> Chunk:
         ts = [it.timestamp for it in items]
@@ -312,7 +244,7 @@ class Service:
         return known
 
     def _submit(self, new: list[Item], decided: Decisions) -> Pending:
-        rows = self._rows(new, decided)
+        rows = state_rows(self.dd, new, decided, self.settings.store_text)
         batch = Pending(
             rows,
             self.dd.state_meta(),
@@ -324,48 +256,6 @@ class Service:
         self._undurable_ids.update(batch.ids)
         self._last = batch
         return self.group.submit(batch)
-
-    def _results(
-        self,
-        items: list[Item],
-        known: dict[str, tuple[Any, ...]],
-        new: list[Item],
-        decided: Decisions | None,
-    ) -> list[dict[str, Any]]:
-        """The answers in input order: stored decisions for known ids, new ones otherwise."""
-        ids: dict[int, str] = {}
-        want = [r[5] for r in known.values() if r[5] is not None]
-        if decided is not None:
-            ids = {int(p): it.id for p, it in zip(decided.position, new, strict=True)}
-            want += [int(p) for p in decided.duplicate_of if p >= 0 and int(p) not in ids]
-        missing = []
-        for p in want:
-            if p in self._undurable_ids:
-                ids[p] = self._undurable_ids[p]
-            elif p not in ids:
-                missing.append(p)
-        ids.update(self.store.ids_of(missing))
-        out: list[dict[str, Any]] = []
-        fresh = iter(range(len(new)))
-        for it in items:
-            row = known.get(it.id)
-            if row is not None:
-                out.append(result(row, None if row[5] is None else ids.get(row[5])))
-                continue
-            assert decided is not None
-            i = next(fresh)
-            dup = int(decided.duplicate_of[i])
-            out.append(
-                {
-                    "id": it.id,
-                    "status": STATUS_NAMES[int(decided.status[i])],
-                    "duplicate_of": None if dup < 0 else ids.get(dup),
-                    "distance": None if dup < 0 else int(decided.distance[i]),
-                    "similarity": _similarity(decided, i),
-                    "cluster_id": int(decided.cluster_id[i]),
-                }
-            )
-        return out
 
     def _write(self, group: Sequence[Pending]) -> None:
         """One transaction for a group of decided batches (GroupCommit's writer)."""
@@ -395,40 +285,6 @@ class Service:
         self._undurable_ids.clear()
         self.dd = self._load()
 
-    def _rows(self, new: list[Item], d: Decisions) -> list[tuple[Any, ...]]:
-        """The batch's rows from the library's state columns, in ``store.INSERT`` order."""
-        start = int(d.position[0])
-        cols = self.dd.state_columns(start, start + len(new))
-        fps, hi, lo = (to_i64(cols[c]) for c in ("fingerprint", "exact_key_hi", "exact_key_lo"))
-        sketches = cols.get("sketch")
-        dup, status = cols["duplicate_of"].tolist(), cols["status"].tolist()
-        distance, cluster = cols["distance"].tolist(), cols["cluster_id"].tolist()
-        searched = cols["searched"].tolist()
-        store_text = self.settings.store_text
-        sims = [_similarity(d, i) for i in range(len(new))]
-        rows = []
-        for i, it in enumerate(new):
-            kept = dup[i] < 0 and status[i] != EMPTY
-            rows.append(
-                (
-                    start + i,
-                    it.id,
-                    it.timestamp,
-                    fps[i],
-                    sketches[i].tobytes() if kept and sketches is not None else None,
-                    hi[i],
-                    lo[i],
-                    status[i],
-                    None if dup[i] < 0 else dup[i],
-                    distance[i],
-                    cluster[i],
-                    int(searched[i]),
-                    it.text if store_text else None,
-                    sims[i],
-                )
-            )
-        return rows
-
     def _retention(self, newest: float | None) -> int:
         keep = self.settings.retention
         if keep is None or newest is None:
@@ -455,7 +311,7 @@ class Service:
         """Forget documents in one transaction, in arrival order with the batches (after
         every earlier batch is durable: a document may be in one of them); per id the answer
         of a single delete (None: unknown or already deleted)."""
-        out: list[dict[str, Any] | None] = _wait(lambda a: self.submit_delete(doc_ids, a))
+        out: list[dict[str, Any] | None] = wait_for_answer(lambda a: self.submit_delete(doc_ids, a))
         return out
 
     def _delete(self, doc_ids: list[str]) -> list[dict[str, Any] | None]:
@@ -527,17 +383,3 @@ class Service:
             if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
                 self._snapshot()
             self.store.close()
-
-
-def _take(chunk: Chunk, rows: list[int]) -> Chunk:
-    """The prepared rows of the documents that are new (known ids are not decided again)."""
-    r = np.asarray(rows, np.int64)
-    sk = None if chunk.sketches is None else chunk.sketches[r]
-    return Chunk(
-        chunk.fps[r],
-        chunk.empty[r],
-        [chunk.keys[i] for i in rows],
-        chunk.ts[r],
-        chunk.lengths[r],
-        sk,
-    )

@@ -20,7 +20,10 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +141,44 @@ def record_snapshot(dd: Deduplicator, store: Store) -> None:
             store.set_meta({"snapshot": json.dumps(record)})
     except (OSError, sqlite3.Error) as exc:
         log.error("could not record the snapshot (%s)", exc)
+
+
+class Background:
+    """Snapshots written beside the writer, one at a time: :meth:`start` takes a copy of the
+    library's state columns (what the store holds); the thread rebuilds a Deduplicator from
+    it (:meth:`Deduplicator.from_state_columns`), saves it, then records it in the store
+    holding the store's writer (``exclusive``)."""
+
+    def __init__(
+        self,
+        config: Deduplicator,
+        store: Store,
+        path: str,
+        exclusive: Callable[[], AbstractContextManager[None]],
+        observe: Callable[[float], None],
+    ) -> None:
+        self._config, self._store, self._path = config, store, path
+        self._exclusive, self._observe = exclusive, observe
+        self._db_id = store.db_id()
+        self._thread: threading.Thread | None = None
+
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, columns: dict[str, Any], meta: dict[str, Any]) -> None:
+        self._thread = threading.Thread(target=self._run, args=(columns, meta), daemon=True)
+        self._thread.start()
+
+    def _run(self, columns: dict[str, Any], meta: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        dd = Deduplicator.from_state_columns(self._config, columns, meta)
+        del columns
+        if save_snapshot(dd, self._db_id, self._path):
+            with self._exclusive():
+                record_snapshot(dd, self._store)
+        self._observe(time.perf_counter() - start)
+
+    def wait(self) -> None:
+        """Return once no snapshot is being written."""
+        if self._thread is not None:
+            self._thread.join()

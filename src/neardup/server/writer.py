@@ -30,11 +30,63 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from neardup.server.validate import Item
+
 Done = Callable[[BaseException | None], None]
+
+
+DECIDE_LIMIT = 1000  # documents of consecutive requests decided (and committed) as one batch
+Answer = Callable[[Any, BaseException | None], None]
+
+
+@dataclass
+class Request:
+    """A queued batch to decide (``items``) or a batched delete (``items`` None, ``ids``)."""
+
+    items: list[Item] | None
+    dry_run: bool
+    ids: list[str]
+    answer: Answer
+
+
+def segments(requests: list[Request]) -> list[list[Request]]:
+    """Consecutive stored batches with disjoint ids form one segment (decided as one batch:
+    the same decisions); a dry run, a delete, or a batch repeating an id of the segment
+    starts a new one (it must see the segment decided first)."""
+    out: list[list[Request]] = []
+    ids: set[str] = set()
+    for r in requests:
+        mine = [it.id for it in r.items or ()]
+        last = out[-1][0] if out else None
+        if (
+            last is not None
+            and last.items is not None
+            and r.items is not None
+            and not (last.dry_run or r.dry_run)
+            and ids.isdisjoint(mine)
+        ):
+            out[-1].append(r)
+        else:
+            out.append([r])
+            ids = set()
+        ids.update(mine)
+    return out
+
+
+def wait_for_answer(submit: Callable[[Answer], None]) -> Any:
+    """Submit with a callback and block until it is called (the in-process API)."""
+    future: Future[Any] = Future()
+
+    def answer(value: Any, error: BaseException | None) -> None:
+        future.set_exception(error) if error is not None else future.set_result(value)
+
+    submit(answer)
+    return future.result()
 
 
 class Arrivals:
