@@ -173,7 +173,8 @@ def run_feed(
         ts = [T0 + step * (i + 1) for i in range(len(texts))]
     path = bodies_file(tmp, texts, ts)
     port = free_port()
-    options = ["--max-future", "none"] + (["--window", window] if window else [])
+    options = ["--max-future", "none", "--snapshot-every", str(args.snapshot_every)]
+    options += ["--window", window] if window else []
     proc, healthy = start(data, port, *options)
     out = tmp / "client.json"
     try:
@@ -183,7 +184,9 @@ def run_feed(
         cmd = [sys.executable, __file__, "--client", str(port), str(path), str(args.clients)]
         subprocess.run([*cmd, str(out)], check=True)
         cpu = cpu_seconds(proc.pid) - cpu0
-        rss = rss_bytes(proc.pid)
+        rss, peak = rss_bytes(proc.pid), peak_rss(proc.pid)
+        if args.snapshot_every < len(texts):  # let the background snapshot finish
+            time.sleep(5)
         m = httpx.get(f"http://127.0.0.1:{port}/metrics").text
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -202,8 +205,25 @@ def run_feed(
         "requests_per_commit": n / max(1.0, commits),
         "rss_mb": rss / 2**20,
         "rss_growth_mb": (rss - rss0) / 2**20,
+        "peak_rss_mb": peak / 2**20,
+        "snapshots": _snapshots(m) - _snapshots(m0),
+        "snapshot_s": _snapshots(m, "sum") - _snapshots(m0, "sum"),
         "load": load,
     }
+
+
+def peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM")
+
+
+def _snapshots(metrics: str, what: str = "count") -> float:
+    try:
+        return metric(metrics, f"neardup_snapshot_seconds_{what}")
+    except RuntimeError:
+        return 0.0
 
 
 def _commits(metrics: str) -> float:
@@ -255,6 +275,9 @@ def main() -> None:
     ap.add_argument("--days", type=float, default=5.0, help="days the stored documents span")
     ap.add_argument("--restart", action="store_true", help="also measure restart and RSS")
     ap.add_argument("--tail", type=int, default=20_000, help="--restart: rows after snapshot")
+    ap.add_argument(
+        "--snapshot-every", type=int, default=100_000, help="the server's --snapshot-every"
+    )
     ap.add_argument("--keep", type=Path, help="build the stores here and reuse them")
     ap.add_argument("--client", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -293,7 +316,9 @@ def main() -> None:
                 f"({1000 / r['server_cpu_ms_per_doc'] / ds_cpu:.2f}x datasketch per CPU s); "
                 f"client {r['client_cpu_ms_per_doc']:.2f} CPU ms/doc; "
                 f"{r['requests_per_commit']:.1f} requests/commit; server RSS "
-                f"{r['rss_mb']:.0f} MB; load {r['load']:.1f}",
+                f"{r['rss_mb']:.0f} MB (peak {r['peak_rss_mb']:.0f} MB); "
+                f"{r['snapshots']:.0f} background snapshots ({r['snapshot_s']:.1f} s); "
+                f"load {r['load']:.1f}",
                 flush=True,
             )
             if mode == "none" and args.restart:
