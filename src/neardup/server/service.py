@@ -101,11 +101,11 @@ class Service:
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
         self.background = Background(
-            self._config,
             self.store,
             self.snapshot_dir,
             self.group.exclusive,
             self.snapshot_seconds.observe,
+            self._snap_at,
         )
         self._counts = self._count_rows()
         self._warm_up()
@@ -127,7 +127,7 @@ class Service:
         """Write a snapshot of the state (call holding the commit lock and ``lock``, with
         nothing undurable: the snapshot then covers exactly the durable rows)."""
         self.snapshot_seconds.observe(write_snapshot(self.dd, self.store, self.snapshot_dir))
-        self._snap_at = self.dd.n_documents
+        self._snap_at = self.background.done_at = self.dd.n_documents
 
     def _warm_up(self) -> None:
         """Load every kernel once (a dry run), so the first request is not the slow one."""
@@ -202,14 +202,12 @@ class Service:
             self._snapshot_due(batch)
 
     def _snapshot_due(self, batch: Pending) -> None:
-        """Every ``snapshot_every`` documents: copy the state (the library's state columns,
-        milliseconds) once ``batch`` (the last one decided) is durable, so that the copy is
-        exactly what the store holds; a background thread rebuilds and writes the snapshot
-        from the copy while requests go on (one at a time)."""
+        """Every ``snapshot_every`` documents, once ``batch`` (the last one decided) is
+        durable, so that the state is exactly what the store holds: a snapshot written by a
+        forked child (:class:`~neardup.server.snapshot.Background`); the decider waits for one
+        commit and the fork, not for the save."""
         every = self.settings.snapshot_every
-        if not every or self.dd.n_documents - self._snap_at < every:
-            return
-        if self.background.busy():
+        if not every or self.dd.n_documents - self._snap_at < every or self.background.busy():
             return
         try:
             self.group.wait(batch)
@@ -218,9 +216,8 @@ class Service:
         with self.lock:
             if self._undurable:  # only the decider (this thread) adds to it: never here
                 return
-            columns, meta = self.dd.state_columns(), self.dd.state_meta()
             self._snap_at = self.dd.n_documents
-        self.background.start(columns, meta)
+            self.background.start(self.dd)
 
     def wait_snapshot(self) -> None:
         """Return once no snapshot is being written in the background."""
@@ -377,9 +374,9 @@ class Service:
     def close(self) -> None:
         """Write the last batches and a snapshot (the next start loads it), close the store."""
         self.arrivals.close()
-        self.wait_snapshot()
+        self.background.close()
         self.group.close()
         with self.group.exclusive(), self.lock:
-            if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
-                self._snapshot()
+            if self.settings.snapshot_every and self.dd.n_documents > self.background.done_at:
+                self._snapshot()  # (also when the last background snapshot failed)
             self.store.close()

@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
+import signal
 import sqlite3
 import threading
 import time
@@ -109,14 +111,13 @@ def write_snapshot(dd: Deduplicator, store: Store, path: str) -> float:
     seconds it took. A failure is logged: the store alone is still complete."""
     start = time.perf_counter()
     if save_snapshot(dd, store.db_id(), path):
-        record_snapshot(dd, store)
+        record_snapshot(dd.n_documents, dd.config_id, store)
     return time.perf_counter() - start
 
 
 def save_snapshot(dd: Deduplicator, db_id: str, path: str) -> bool:
     """Write ``dd`` as the new version of the snapshot directory (atomically), without
-    touching the store: it may run beside the writer, on a copy of the state. False (logged)
-    if it could not be written."""
+    touching the store. False (logged) if it could not be written."""
     try:
         with atomic_directory(path) as version:  # dd.save(path), plus the owner in the version
             dd.write_state(version)
@@ -131,11 +132,11 @@ def save_snapshot(dd: Deduplicator, db_id: str, path: str) -> bool:
     return True
 
 
-def record_snapshot(dd: Deduplicator, store: Store) -> None:
-    """Record in the store that a snapshot covers ``dd``'s documents (call holding the store's
-    writer). The snapshot directory describes itself (``owner.json``): a crash before this
-    record only leaves the record one snapshot behind."""
-    record: dict[str, Any] = {"documents": dd.n_documents, "config_id": dd.config_id}
+def record_snapshot(documents: int, config_id: str, store: Store) -> None:
+    """Record in the store that a snapshot covers the first ``documents`` (call holding the
+    store's writer). The snapshot directory describes itself (``owner.json``): a crash before
+    this record only leaves the record one snapshot behind."""
+    record: dict[str, Any] = {"documents": documents, "config_id": config_id}
     try:
         with store.transaction():
             store.set_meta({"snapshot": json.dumps(record)})
@@ -144,41 +145,122 @@ def record_snapshot(dd: Deduplicator, store: Store) -> None:
 
 
 class Background:
-    """Snapshots written beside the writer, one at a time: :meth:`start` takes a copy of the
-    library's state columns (what the store holds); the thread rebuilds a Deduplicator from
-    it (:meth:`Deduplicator.from_state_columns`), saves it, then records it in the store
-    holding the store's writer (``exclusive``)."""
+    """Snapshots written beside the writer, one at a time, by a forked child process.
+
+    :meth:`start` has the snapshot thread fork (milliseconds: the page tables, not the
+    memory): the child holds a copy-on-write image of the state exactly as the store holds it,
+    writes it as a new snapshot version and exits; the server goes on at once, and neither its
+    CPU nor its GIL is taken by the save. The snapshot thread waits for the child and records
+    the snapshot in the store holding the store's writer (``exclusive``). The child dies with
+    that thread, which lives as long as the server (``PR_SET_PDEATHSIG``): a ``kill -9``
+    leaves no writer behind, and an interrupted version is never made current. Where
+    ``os.fork`` is missing the snapshot is written in the calling thread (holding the writer).
+    ``done_at``: the documents the last recorded snapshot covers.
+    """
 
     def __init__(
         self,
-        config: Deduplicator,
         store: Store,
         path: str,
         exclusive: Callable[[], AbstractContextManager[None]],
         observe: Callable[[float], None],
+        done_at: int,
     ) -> None:
-        self._config, self._store, self._path = config, store, path
+        self._store, self._path = store, path
         self._exclusive, self._observe = exclusive, observe
+        self.done_at = done_at
         self._db_id = store.db_id()
-        self._thread: threading.Thread | None = None
-
-    def busy(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self, columns: dict[str, Any], meta: dict[str, Any]) -> None:
-        self._thread = threading.Thread(target=self._run, args=(columns, meta), daemon=True)
+        self._jobs: queue.SimpleQueue[tuple[Deduplicator, threading.Event] | None]
+        self._jobs = queue.SimpleQueue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread = threading.Thread(target=self._run, name="neardup-snapshot", daemon=True)
         self._thread.start()
 
-    def _run(self, columns: dict[str, Any], meta: dict[str, Any]) -> None:
+    def busy(self) -> bool:
+        return not self._idle.is_set()
+
+    def start(self, dd: Deduplicator) -> None:
+        """Snapshot ``dd``; returns once it is forked (call with nothing decided that is not
+        durable, holding the lock that keeps ``dd`` still)."""
+        if not hasattr(os, "fork"):
+            self._observe(write_snapshot(dd, self._store, self._path))
+            self.done_at = dd.n_documents
+            return
+        self._idle.clear()
+        forked = threading.Event()
+        self._jobs.put((dd, forked))
+        forked.wait()
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                self._write(*job)
+            finally:
+                job[1].set()
+                self._idle.set()
+
+    def _write(self, dd: Deduplicator, forked: threading.Event) -> None:
         start = time.perf_counter()
-        dd = Deduplicator.from_state_columns(self._config, columns, meta)
-        del columns
-        if save_snapshot(dd, self._db_id, self._path):
+        documents, config_id, parent = dd.n_documents, dd.config_id, os.getpid()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            log.error("could not fork the snapshot writer (%s)", exc)
+            return
+        if pid == 0:  # the child: never returns
+            _child(dd, self._db_id, self._path, parent)
+        forked.set()  # the server goes on: the child has its own image of the state
+        del dd
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) == 0:
             with self._exclusive():
-                record_snapshot(dd, self._store)
+                record_snapshot(documents, config_id, self._store)
+            self.done_at = documents
+        else:
+            log.error("the snapshot writer exited with status %d", status)
         self._observe(time.perf_counter() - start)
 
     def wait(self) -> None:
         """Return once no snapshot is being written."""
-        if self._thread is not None:
-            self._thread.join()
+        self._idle.wait()
+
+    def close(self) -> None:
+        """Wait for the snapshot being written, then stop the snapshot thread."""
+        self.wait()
+        self._jobs.put(None)
+        self._thread.join()
+
+
+def _child(dd: Deduplicator, db_id: str, path: str, parent: int) -> None:
+    """The forked snapshot writer: save, then ``os._exit`` (no atexit handlers, no flushing of
+    the server's buffers, no finalizers of its connections)."""
+    code = 1
+    try:
+        _die_with(parent)
+        # the server's sockets and database files: a listening socket held by a child would
+        # keep the port after the server died, a client connection would not close
+        os.closerange(3, _max_fd())
+        code = 0 if save_snapshot(dd, db_id, path) else 1
+    finally:
+        os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """SIGKILL this process when the server dies (Linux); exit now if it already has."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _max_fd() -> int:
+    try:
+        return max(256, int(os.sysconf("SC_OPEN_MAX")))
+    except (OSError, ValueError):
+        return 4096
