@@ -180,6 +180,7 @@ def run_feed(
     try:
         m0 = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         cpu0, rss0 = cpu_seconds(proc.pid), rss_bytes(proc.pid)
+        child0 = children_cpu_seconds(proc.pid)
         load = os.getloadavg()[0]
         cmd = [sys.executable, __file__, "--client", str(port), str(path), str(args.clients)]
         subprocess.run([*cmd, str(out)], check=True)
@@ -188,6 +189,7 @@ def run_feed(
         if args.snapshot_every < len(texts):  # let the background snapshot finish
             time.sleep(5)
         m = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        child = children_cpu_seconds(proc.pid) - child0  # forked snapshot writers, reaped
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -202,6 +204,7 @@ def run_feed(
         "p99_ms": pct(got["lat"], 0.99),
         "server_cpu_ms_per_doc": 1000 * cpu / n,
         "client_cpu_ms_per_doc": 1000 * got["cpu"] / n,
+        "snapshot_cpu_s": child,
         "requests_per_commit": n / max(1.0, commits),
         "rss_mb": rss / 2**20,
         "rss_growth_mb": (rss - rss0) / 2**20,
@@ -210,6 +213,12 @@ def run_feed(
         "snapshot_s": _snapshots(m, "sum") - _snapshots(m0, "sum"),
         "load": load,
     }
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU seconds of the process's reaped children (its forked snapshot writers)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss(pid: int) -> int:
@@ -317,7 +326,8 @@ def main() -> None:
                 f"client {r['client_cpu_ms_per_doc']:.2f} CPU ms/doc; "
                 f"{r['requests_per_commit']:.1f} requests/commit; server RSS "
                 f"{r['rss_mb']:.0f} MB (peak {r['peak_rss_mb']:.0f} MB); "
-                f"{r['snapshots']:.0f} background snapshots ({r['snapshot_s']:.1f} s); "
+                f"{r['snapshots']:.0f} background snapshots ({r['snapshot_s']:.1f} s, writers "
+                f"{r['snapshot_cpu_s']:.1f} CPU s); "
                 f"load {r['load']:.1f}",
                 flush=True,
             )
