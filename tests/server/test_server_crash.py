@@ -110,3 +110,54 @@ def test_kill_9_loop_loses_nothing_acknowledged(tmp_path: Path, snapshot_every: 
     assert client.resent > 0  # batches really were in flight when the server died
     want = {r["id"]: r for r in library(texts, ids, None)}
     assert client.answers == want  # re-sent batches gave what they would have given
+
+
+SNAPSHOT_HOLDER = """
+import os, sys, time
+from neardup.dedup import Deduplicator
+from neardup.server import snapshot
+from neardup.server.service import Service, Settings
+from neardup.server.validate import Item
+
+def slow_save(dd, db_id, path):  # the forked writer, stuck in its save
+    with open(sys.argv[2], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+    return False
+
+snapshot.save_snapshot = slow_save
+svc = Service(Deduplicator(), Settings(sys.argv[1], snapshot_every=5))
+svc.ingest([Item(f"d{i}", f"document number {i} about apples", None) for i in range(8)], False)
+time.sleep(120)
+"""
+
+
+def test_a_forked_snapshot_writer_dies_with_its_server(tmp_path: Path) -> None:
+    """kill -9 while the forked child is writing a snapshot: the child goes too (else it
+    would keep writing beside the next server, holding its files and sockets)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "writer.pid"
+    server = subprocess.Popen(
+        [sys.executable, "-c", SNAPSHOT_HOLDER, str(tmp_path / "d"), str(pid_file)]
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline and server.poll() is None, "no snapshot writer"
+            time.sleep(0.05)
+        writer = int(pid_file.read_text())
+        os.kill(writer, 0)  # alive, writing
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(30)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{writer}").exists():
+        stat = Path(f"/proc/{writer}/stat").read_text() if Path(f"/proc/{writer}").exists() else ""
+        if ") Z " in stat:  # a zombie waiting for init to reap it: dead
+            break
+        assert time.monotonic() < deadline, "the snapshot writer outlived its server"
+        time.sleep(0.05)
