@@ -90,16 +90,37 @@ def test_a_failing_request_does_not_fail_the_others(tmp_path: Path) -> None:
     bad = [Item("bad", "text", None)]
     original = svc._decide
 
-    def decide(segment: list[Request]) -> None:
+    def decide(segment: list[Request]) -> Any:
         if any(it.id == "bad" for r in segment for it in r.items or ()):
             raise RuntimeError("boom")
-        original(segment)
+        return original(segment)
 
     svc._decide = decide  # type: ignore[method-assign]
     answers = _queued(svc, [[Item("a", "alpha beta gamma", None)], bad], dry={1})
     assert answers[0][0]["status"] == "unique"
     assert isinstance(answers[1], RuntimeError)
     assert svc.ingest([Item("c", "gamma delta", None)], False)[0]["id"] == "c"
+    svc.close()
+
+
+def test_a_document_that_fails_to_prepare_fails_only_its_request(tmp_path: Path) -> None:
+    """Three queued requests decided as one batch; preparing one of them fails: the others are
+    decided (each alone) and stored, the failing one gets the error."""
+    svc = Service(Deduplicator(), Settings(str(tmp_path / "d")))
+    original = svc._prepare
+
+    def prepare(items: list[Item]) -> Any:
+        if any(it.text == "boom" for it in items):
+            raise ValueError("cannot prepare")
+        return original(items)
+
+    svc._prepare = prepare  # type: ignore[method-assign]
+    batches = [[Item("a", "alpha beta gamma", None)], [Item("b", "boom", None)]]
+    batches.append([Item("c", "gamma delta epsilon", None)])
+    answers = _queued(svc, batches, dry=set())
+    assert [answers[0][0]["id"], answers[2][0]["id"]] == ["a", "c"]
+    assert isinstance(answers[1], ValueError)
+    assert svc.store.lookup_ids(["a", "b", "c"]).keys() == {"a", "c"}
     svc.close()
 
 

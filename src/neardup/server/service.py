@@ -25,6 +25,7 @@ window``, so only expired documents go).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import threading
@@ -47,9 +48,12 @@ from neardup.server.writer import (
     GroupCommit,
     Pending,
     Request,
+    call,
     segments,
     wait_for_answer,
 )
+
+log = logging.getLogger("neardup.server")
 
 
 @dataclass
@@ -155,21 +159,41 @@ class Service:
 
     def _handle(self, requests: list[Request]) -> None:
         """The decider thread's work: requests in arrival order, consecutive ones decided as
-        one batch (:func:`_segments`)."""
+        one batch (:func:`~neardup.server.writer.segments`)."""
         for segment in segments(requests):
+            batch = None
             try:
                 if segment[0].items is None:
-                    segment[0].answer(self._delete(segment[0].ids), None)
+                    done = self._delete(segment[0].ids)
+                    call(segment[0].answer, done, None)
                 else:
-                    self._decide(segment)
+                    batch = self._decide(segment)
             except BaseException as exc:
                 for r in segment:
-                    r.answer(None, exc)
+                    call(r.answer, None, exc)
+            if batch is not None:
+                try:
+                    self._snapshot_due(batch)
+                except Exception as exc:  # a snapshot is an optimisation: serving goes on
+                    log.error("could not start a snapshot (%s)", exc)
 
-    def _decide(self, segment: list[Request]) -> None:
+    def _decide(self, segment: list[Request]) -> Pending | None:
+        """Decide a segment as one batch; answer each request once it is durable. Returns
+        the batch on its way to disk (None: nothing stored)."""
         items = [it for r in segment for it in r.items or ()]
         dry_run = segment[0].dry_run
-        prepared = self._prepare(items)  # no shared state: while the last group commits
+        try:  # no shared state: while the last group commits
+            prepared = self._prepare(items)
+        except Exception:
+            if len(segment) == 1:
+                raise
+            last = None  # one request's documents failed: each request on its own
+            for r in segment:
+                try:
+                    last = self._decide([r]) or last
+                except BaseException as exc:
+                    call(r.answer, None, exc)
+            return last
         with self.lock:
             known = self._known([it.id for it in items])
             # a re-post of ids still on their way to disk: answer once they are durable
@@ -191,15 +215,14 @@ class Service:
 
         def finish(error: BaseException | None) -> None:
             for answer, results in parts:
-                answer(None, error) if error is not None else answer(results, None)
+                call(answer, None, error) if error is not None else call(answer, results, None)
 
         waiting = batch if batch is not None else behind
         if waiting is None:
             finish(None)
         else:
             self.group.when_durable(waiting, finish)
-        if batch is not None:
-            self._snapshot_due(batch)
+        return batch
 
     def _snapshot_due(self, batch: Pending) -> None:
         """Every ``snapshot_every`` documents, once ``batch`` (the last one decided) is

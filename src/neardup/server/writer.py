@@ -27,6 +27,7 @@ ones were decided on top of it) and ``on_failure`` rebuilds memory from the stor
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +39,7 @@ from typing import Any
 from neardup.server.validate import Item
 
 Done = Callable[[BaseException | None], None]
+log = logging.getLogger("neardup.server")
 
 
 DECIDE_LIMIT = 1000  # documents of consecutive requests decided (and committed) as one batch
@@ -76,6 +78,15 @@ def segments(requests: list[Request]) -> list[list[Request]]:
             ids = set()
         ids.update(mine)
     return out
+
+
+def call(answer: Answer, value: Any, error: BaseException | None) -> None:
+    """Give a request its answer; a failing callback (a closed event loop at shutdown) must
+    not stop the decider or the committer thread."""
+    try:
+        answer(value, error)
+    except Exception as exc:
+        log.error("could not deliver an answer (%s)", exc)
 
 
 def wait_for_answer(submit: Callable[[Answer], None]) -> Any:
@@ -125,7 +136,10 @@ class Arrivals:
 
     def _run(self) -> None:
         while (requests := self._take()) is not None:
-            self._handle(requests)
+            try:
+                self._handle(requests)
+            except Exception as exc:  # a bug: logged, and the decider goes on
+                log.error("the decider failed on %d requests (%s)", len(requests), exc)
 
     def close(self) -> None:
         """Handle what is queued, then stop the thread."""
@@ -240,4 +254,7 @@ class GroupCommit:
                 waiters += [(w, b.error) for w in b.waiters]
                 b.waiters = []
         for done, error in waiters:
-            done(error)
+            try:
+                done(error)
+            except Exception as exc:  # the committer thread must go on
+                log.error("could not deliver an answer (%s)", exc)
