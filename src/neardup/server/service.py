@@ -205,7 +205,7 @@ class Service:
                 chunk = prepared if len(rows) == len(items) else take(prepared, rows)
                 decided = self.dd.feed_prepared(chunk, commit=not dry_run)
                 if not dry_run:
-                    batch = self._submit(new, decided)
+                    batch = self._submit(new, decided, len(segment))
             out = answers(items, known, new, decided, self._undurable_ids, self.store.ids_of)
         parts, k = [], 0
         for r in segment:
@@ -263,11 +263,12 @@ class Service:
                 known[i] = row
         return known
 
-    def _submit(self, new: list[Item], decided: Decisions) -> Pending:
+    def _submit(self, new: list[Item], decided: Decisions, requests: int) -> Pending:
         rows = state_rows(self.dd, new, decided, self.settings.store_text)
         batch = Pending(
             rows,
             self.dd.state_meta(),
+            requests=requests,
             ids={r[0]: r[1] for r in rows},
             statuses=decided.status.tolist(),
         )
@@ -287,7 +288,7 @@ class Service:
             self.store.set_state(meta)
             purged = self._retention(meta["max_timestamp"])
         self.commit_seconds.observe(time.perf_counter() - start)
-        self.commit_batches.observe(len(group))
+        self.commit_batches.observe(sum(b.requests for b in group))
         self.commit_documents.observe(sum(len(b.rows) for b in group))
         with self.lock:
             for b in group:

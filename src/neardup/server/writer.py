@@ -160,6 +160,7 @@ class Pending:
     error: BaseException | None = None
     ids: dict[int, str] = field(default_factory=dict)  # position -> id of its documents
     statuses: list[int] = field(default_factory=list)
+    requests: int = 1  # the requests decided together in it
     waiters: list[Done] = field(default_factory=list)  # called once it is durable (or failed)
 
 
