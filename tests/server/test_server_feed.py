@@ -156,3 +156,32 @@ def test_snapshots_are_taken_under_concurrent_traffic_and_restart_to_the_same_st
     full = load_state(again.store, again._config, str(tmp_path / "none"))
     assert_same_state(again.dd, full)
     crash(again)
+
+
+def test_a_snapshot_forks_only_once_no_other_thread_is_inside_the_deduplicator(
+    tmp_path: Path,
+) -> None:
+    """A /metrics scrape runs ``describe()`` on the event loop's thread, holding the
+    Deduplicator's lock: a child forked at that moment would inherit the lock held by a thread
+    it does not have and wait forever in its save. The snapshot must wait and then complete."""
+    from neardup._threads import object_lock
+
+    svc = Service(Deduplicator(), Settings(str(tmp_path / "d"), snapshot_every=0))
+    svc.ingest([Item(d["id"], d["text"], None) for d in synthetic_corpus(30, seed=25)], False)
+    held, release = threading.Event(), threading.Event()
+
+    def scrape() -> None:
+        with object_lock(svc.dd):
+            held.set()
+            release.wait(10)
+
+    scraper = threading.Thread(target=scrape)
+    scraper.start()
+    held.wait(10)
+    threading.Timer(0.3, release.set).start()
+    with svc.lock:
+        svc.background.start(svc.dd)
+    assert svc.background.wait(20), "the snapshot writer hangs"
+    assert svc.background.done_at == 30
+    scraper.join()
+    svc.close()

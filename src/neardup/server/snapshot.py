@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from neardup._atomic import atomic_directory, read_current
+from neardup._threads import object_lock
 from neardup.dedup import Deduplicator
 from neardup.dedup.columns import StateFormatError
 from neardup.server.store import Store
@@ -203,13 +204,17 @@ class Background:
     def _write(self, dd: Deduplicator, forked: threading.Event) -> None:
         start = time.perf_counter()
         documents, config_id, parent = dd.n_documents, dd.config_id, os.getpid()
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            log.error("could not fork the snapshot writer (%s)", exc)
-            return
-        if pid == 0:  # the child: never returns
-            _child(dd, self._db_id, self._path, parent)
+        # fork holding the Deduplicator's own lock: were another thread inside one of its
+        # methods (a /metrics scrape), the child would inherit that lock held by a thread it
+        # does not have, and its save would wait forever
+        with object_lock(dd):
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                log.error("could not fork the snapshot writer (%s)", exc)
+                return
+            if pid == 0:  # the child (it holds the lock): never returns
+                _child(dd, self._db_id, self._path, parent)
         forked.set()  # the server goes on: the child has its own image of the state
         del dd
         _, status = os.waitpid(pid, 0)
@@ -221,9 +226,9 @@ class Background:
             log.error("the snapshot writer exited with status %d", status)
         self._observe(time.perf_counter() - start)
 
-    def wait(self) -> None:
-        """Return once no snapshot is being written."""
-        self._idle.wait()
+    def wait(self, timeout: float | None = None) -> bool:
+        """Return once no snapshot is being written (False: still one after ``timeout``)."""
+        return self._idle.wait(timeout)
 
     def close(self) -> None:
         """Wait for the snapshot being written, then stop the snapshot thread."""
