@@ -2,7 +2,8 @@
 
 Bodies are parsed by :mod:`neardup.server.validate` rather than by pydantic models so that every
 client error is one JSON message naming the item (``documents[3].timestamp is invalid: ...``).
-Blocking work (fingerprinting, SQLite) runs in the thread pool, never on the event loop.
+Blocking work never runs on the event loop: posts and deletes are queued with the service's
+decider thread (:mod:`neardup.server.writer`), reads run in the thread pool.
 """
 
 from __future__ import annotations
