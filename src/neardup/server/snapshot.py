@@ -24,6 +24,7 @@ import signal
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -209,7 +210,9 @@ class Background:
         # does not have, and its save would wait forever
         with object_lock(dd):
             try:
-                pid = os.fork()
+                with warnings.catch_warnings():  # 3.12+: "multi-threaded, fork() may deadlock"
+                    warnings.simplefilter("ignore", DeprecationWarning)  # (the lock above)
+                    pid = os.fork()
             except OSError as exc:
                 log.error("could not fork the snapshot writer (%s)", exc)
                 return
