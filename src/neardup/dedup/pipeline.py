@@ -359,16 +359,25 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     # ------------------------------------------------------------------ identity
     def state_config(self) -> dict[str, Any]:
         """What decides the decisions: fingerprints, k, candidate design, verifier, window,
-        keep (not speed settings such as ``n_jobs`` or the index design)."""
-        return {
-            "fingerprinter": self.fingerprinter.get_config(),
-            "k": self.k,
-            "candidate_k": self.candidate_k_,
-            "candidates": self._candidates.get_config(),
-            "verifier": verifier_config(self.verifier),
-            "window": self.window,
-            "keep": self.keep,
-        }
+        keep (not speed settings such as ``n_jobs`` or the index design); a fresh dict."""
+        return dict(json.loads(self._config_blob()))
+
+    def _config_blob(self) -> str:
+        # the configuration is frozen: built once (every service batch reads config_id)
+        blob: str | None = self.__dict__.get("_blob")
+        if blob is None:
+            config = {
+                "fingerprinter": self.fingerprinter.get_config(),
+                "k": self.k,
+                "candidate_k": self.candidate_k_,
+                "candidates": self._candidates.get_config(),
+                "verifier": verifier_config(self.verifier),
+                "window": self.window,
+                "keep": self.keep,
+            }
+            blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
+            self._blob = blob
+        return blob
 
     @property
     def config_id(self) -> str:
@@ -377,8 +386,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         >>> Deduplicator().config_id == Deduplicator().config_id != Deduplicator(k=3).config_id
         True
         """
-        blob = json.dumps(self.state_config(), sort_keys=True, separators=(",", ":"))
-        return "dd1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return "dd1-" + hashlib.sha256(self._config_blob().encode()).hexdigest()[:16]
 
     # ------------------------------------------------------------------ state as columns
     def external_id(self, position: int) -> Any:
