@@ -52,4 +52,11 @@ native = Extension(
     extra_compile_args=["-O3", "-std=gnu11", "-ffp-contract=off", "-fvisibility=hidden"],
 )
 
-setup(ext_modules=[native], cmdclass={"build_ext": OptionalBuildExt})
+# the kernels of neardup.overlap (partial copies); without it the Python references run
+overlap = Extension(
+    "neardup._overlap",
+    sources=[f"{CSRC}/overlap.c"],
+    extra_compile_args=["-O3", "-std=gnu11", "-fvisibility=hidden"],
+)
+
+setup(ext_modules=[native, overlap], cmdclass={"build_ext": OptionalBuildExt})

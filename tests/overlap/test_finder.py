@@ -141,3 +141,36 @@ def test_bad_input_is_refused() -> None:
         f.find(["x"], ids=["a", "b"])
     with pytest.raises(ValueError, match="timestamps"):
         f.find(["x"], timestamps=[1.0, 2.0])
+
+
+def test_repeated_phrase_inside_a_copy_is_not_a_second_passage() -> None:
+    """A phrase that the source also holds earlier gives no second passage pointing there
+    (aligner 3: a passage inside a longer one of the same pair is dropped)."""
+    rng = random.Random(7)
+    phrase = "the provincial committee elected its new vice chairmen at the session"
+    before = _english(rng, 40)
+    passage = _english(rng, 30) + " " + phrase + " " + _english(rng, 30)
+    source = before + " " + phrase + ". " + _english(rng, 45) + " " + passage
+    query = _english(rng, 30) + " " + passage + " " + _english(rng, 30)
+    found = OverlapFinder().find([source, query])
+    at = source.index(passage)
+    assert len(found) == 1, found
+    assert abs(found[0].source_span[0] - at) <= 5 and _covers(
+        found[0].source_span, (at, at + len(passage)), 5
+    )
+
+
+def test_phrase_repeated_after_the_copy_does_not_stretch_the_source_span() -> None:
+    """The source repeats a phrase of the copied passage a few words after it: the source
+    span still ends where the copy ends (aligner 3: the ends come from the seeds on the
+    passage's diagonals)."""
+    rng = random.Random(11)
+    passage = _english(rng, 40)
+    words = passage.split()
+    phrase = " ".join(words[10:17])
+    source = _english(rng, 30) + " " + passage + " " + _english(rng, 8) + " " + phrase + ". "
+    source += _english(rng, 30)
+    query = _english(rng, 30) + " " + passage + " " + _english(rng, 30)
+    [p] = OverlapFinder().find([source, query])
+    at = source.index(passage)
+    assert abs(p.source_span[1] - (at + len(passage))) <= 5, (p.source_span, at + len(passage))

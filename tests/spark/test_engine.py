@@ -135,3 +135,13 @@ def test_hot_keys_tiled(spark: Any, reuters: list[str]) -> None:
     ref, info = assert_same(spark, texts, engine={"hot_key_nodes": 10})
     assert info["hot_keys"] > 0 and info["largest_component"] >= 50
     assert ref.counts()["duplicate"] >= 50
+
+
+def test_small_job_limit_decides_on_the_driver_or_distributed_alike(spark: Any) -> None:
+    """A small plan is collected without a count job (Spark's size estimate); above the
+    document limit the same input goes the distributed way; both equal the library."""
+    with open(SAMPLE) as f:
+        texts = [json.loads(line)["text"] for line in f]
+    _, small = assert_same(spark, texts, engine={"small_job_docs": len(texts)})
+    _, large = assert_same(spark, texts, engine={"small_job_docs": len(texts) - 1})
+    assert (small["path"], large.get("path")) == ("driver", None)

@@ -108,7 +108,7 @@ def _finder_options(func: Any) -> Any:
     for name, help_ in (
         ("min-length", "Shortest passage reported, in words (a Han character counts half) [10]."),
         ("ngram", "Words per hashed gram [4]."),
-        ("gap", "Largest gap in words between the seeds of one passage [20]."),
+        ("gap", "Largest gap in words between the seeds of one passage [30]."),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
     return click.option(

@@ -35,7 +35,6 @@ decisions; the row stays, marked ``forgotten``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import TYPE_CHECKING, Any, Self
 
@@ -48,7 +47,6 @@ from neardup._persist import FormatError, JsonColumn
 
 if TYPE_CHECKING:
     from neardup.dedup.candidates import CandidateIndex
-    from neardup.fingerprint import Fingerprinter
 
 SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
 UNIQUE = 0
@@ -115,129 +113,98 @@ def verifier_config(verifier: object) -> dict[str, Any] | None:
 
 
 class StateColumns:
-    """Identity, columns, dry-run undo, expiry and forgetting of a Deduplicator (module docs)."""
+    """Columns, expiry, dry-run undo and forgetting of a
+    :class:`~neardup.dedup.dedup_state.DedupState` (module docs)."""
 
-    if TYPE_CHECKING:  # attributes of the Deduplicator this mixin works on
-        fingerprinter: Fingerprinter
-        k: int
-        candidate_k_: int
-        keep: str
+    if TYPE_CHECKING:  # attributes of the DedupState this mixin works on
         window: float | None
         verifier: Any
-        _candidates: CandidateIndex
-        _rep: Growable
-        _dist: Growable
-        _cluster: Growable
-        _status: Growable
-        _ts: Growable
-        _fps: Growable
-        _slot: Growable
-        _sketches: Growable | None
-        _key_hi: Growable
-        _key_lo: Growable
-        _flags: Growable
-        _sim: Growable
-        _exact: ExactMap
-        _ids: JsonColumn | None
-        _n_clusters: int
-        _origin: int
-        _max_ts: float
-        _horizon: float
-        _late: int
-        _unindexed: npt.NDArray[np.int64] | None
+        candidates: CandidateIndex
+        rep: Growable
+        dist: Growable
+        cluster: Growable
+        status: Growable
+        ts: Growable
+        fps: Growable
+        slot: Growable
+        sketches: Growable | None
+        key_hi: Growable
+        key_lo: Growable
+        flags: Growable
+        sim: Growable
+        exact: ExactMap
+        ids: JsonColumn | None
+        n_clusters: int
+        origin: int
+        max_ts: float
+        horizon: float
+        late: int
+        pruned_at: int
+        unindexed: npt.NDArray[np.int64] | None
 
         @property
         def n_documents(self) -> int: ...
 
-        def replace(self, **changes: Any) -> Self: ...
-
-        def _expire(self) -> None: ...
-
-    # ------------------------------------------------------------------ identity
-    def state_config(self) -> dict[str, Any]:
-        """What decides the decisions: fingerprints, k, candidate design, verifier, window,
-        keep (not speed settings such as ``n_jobs`` or the index design)."""
-        return {
-            "fingerprinter": self.fingerprinter.get_config(),
-            "k": self.k,
-            "candidate_k": self.candidate_k_,
-            "candidates": self._candidates.get_config(),
-            "verifier": verifier_config(self.verifier),
-            "window": self.window,
-            "keep": self.keep,
-        }
-
-    @property
-    def config_id(self) -> str:
-        """Short stable id of :meth:`state_config`, carried by every saved state.
-
-        >>> from neardup import Deduplicator
-        >>> Deduplicator().config_id == Deduplicator().config_id != Deduplicator(k=3).config_id
-        True
-        """
-        blob = json.dumps(self.state_config(), sort_keys=True, separators=(",", ":"))
-        return "dd1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+        def expire(self) -> None: ...
 
     def external_id(self, position: int) -> Any:
         """The id given for the document at ``position`` (its position when none was)."""
-        row = position - self._origin
-        if self._ids is None or not 0 <= row < len(self._ids):
+        row = position - self.origin
+        if self.ids is None or not 0 <= row < len(self.ids):
             return position
-        return self._ids[row]
+        return self.ids[row]
 
-    # ------------------------------------------------------------------ internals
-    def _named_columns(self) -> dict[str, Growable]:
+    def named_columns(self) -> dict[str, Growable]:
         """The saved per-document columns by name (plus ``ts`` with a window)."""
         named = {
-            "fps": self._fps,
-            "rep": self._rep,
-            "distance": self._dist,
-            "cluster": self._cluster,
-            "status": self._status,
-            "key_hi": self._key_hi,
-            "key_lo": self._key_lo,
-            "flags": self._flags,
+            "fps": self.fps,
+            "rep": self.rep,
+            "distance": self.dist,
+            "cluster": self.cluster,
+            "status": self.status,
+            "key_hi": self.key_hi,
+            "key_lo": self.key_lo,
+            "flags": self.flags,
         }
         if self.window is not None:
-            named["ts"] = self._ts
+            named["ts"] = self.ts
         return named
 
     def per_document(self) -> list[Growable]:
         """Every per-document column (for sizes and a dry run's undo)."""
-        return [*self._named_columns().values(), self._ts, self._slot, self._sim]
+        return [*self.named_columns().values(), self.ts, self.slot, self.sim]
 
-    def _truncate(self, n: int) -> None:
+    def truncate(self, n: int) -> None:
         """Forget the rows from position ``n`` on (a dry run's undo)."""
         for g in self.per_document():
-            g.size = min(g.size, n - self._origin)
+            g.size = min(g.size, n - self.origin)
 
-    def _index_unindexed(self) -> None:
+    def index_unindexed(self) -> None:
         """Put the documents kept by a batch ``resolve()`` into the candidate index."""
-        pos, self._unindexed = self._unindexed, None
+        pos, self.unindexed = self.unindexed, None
         if pos is None or not pos.size:
             return
-        rows, sk, ts = pos - self._origin, None, None
-        if self._sketches is not None:
-            sk = self._sketches.view()[self._slot.view()[rows]]
+        rows, sk, ts = pos - self.origin, None, None
+        if self.sketches is not None:
+            sk = self.sketches.view()[self.slot.view()[rows]]
         if self.window is not None:
-            ts = np.floor(self._ts.view()[rows]).astype(np.int64)
-        self._candidates.add(pos, self._fps.view()[rows], sk, ts)
-        self._expire()
+            ts = np.floor(self.ts.view()[rows]).astype(np.int64)
+        self.candidates.add(pos, self.fps.view()[rows], sk, ts)
+        self.expire()
 
-    def _prune_exact(self, force: bool = False) -> None:
+    def prune_exact(self, force: bool = False) -> None:
         """Drop exact-map entries whose kept document expired (amortised: when it doubled)."""
-        ex = self._exact
-        floor = getattr(self, "_pruned_at", 0)
+        ex = self.exact
+        floor = self.pruned_at
         if self.window is None or (not force and len(ex) < max(2 * floor, 65536)):
             return
-        o = self._origin
+        o = self.origin
         pos = np.fromiter(ex.values(), np.int64, len(ex))
-        expired = np.floor(self._ts.view()[self._rep.view()[pos - o] - o]) < self._horizon
+        expired = np.floor(self.ts.view()[self.rep.view()[pos - o] - o]) < self.horizon
         for key in np.array(list(ex.keys()), dtype=object)[expired].tolist():
             dict.__delitem__(ex, key)
-        self._pruned_at = len(ex)
+        self.pruned_at = len(ex)
 
-    # ------------------------------------------------------------------ forget
     def forget(self, positions: npt.ArrayLike) -> int:
         """Deleted documents stop attracting duplicates (see the module docs); returns how many
         left the candidate index.
@@ -255,32 +222,18 @@ class StateColumns:
                 f"position {bad} is not a decided document (0..{self.n_documents - 1}); "
                 "pass positions from Decisions.position"
             )
-        o = self._origin
+        o = self.origin
         pos = pos[pos >= o]  # rows dropped from a saved state attract nothing already
-        self._index_unindexed()
-        removed = self._candidates.remove(pos)
-        self._flags.writable()[pos - o] |= FORGOTTEN
-        ex = self._exact
+        self.index_unindexed()
+        removed = self.candidates.remove(pos)
+        self.flags.writable()[pos - o] |= FORGOTTEN
+        ex = self.exact
         if pos.size and len(ex):
             targets = np.fromiter(ex.values(), np.int64, len(ex))
-            gone = np.isin(targets, pos) | np.isin(self._rep.view()[targets - o], pos)
+            gone = np.isin(targets, pos) | np.isin(self.rep.view()[targets - o], pos)
             for key in np.array(list(ex.keys()), dtype=object)[gone].tolist():
                 dict.__delitem__(ex, key)
         return int(removed)
-
-    # ------------------------------------------------------------------ columns
-    def state_meta(self) -> dict[str, Any]:
-        """The counters that go with :meth:`state_columns` (JSON-able)."""
-        return {
-            "config_id": self.config_id,
-            "config": self.state_config(),
-            "documents": self.n_documents,
-            "origin": self._origin,
-            "clusters": self._n_clusters,
-            "max_timestamp": _finite(self._max_ts),
-            "horizon": _finite(self._horizon),
-            "late_documents": self._late,
-        }
 
     def state_columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
         """Rows ``start:stop`` of the per-document state as named columns (module docs).
@@ -288,37 +241,37 @@ class StateColumns:
         ``id`` holds each external id as JSON text (only when ids were given); ``sketch`` the
         verifier sketch of kept documents (zeros for others; only with a verifier).
         """
-        n, o = self.n_documents, self._origin
+        n, o = self.n_documents, self.origin
         start = max(start, o)
         stop = n if stop is None else max(min(stop, n), start)
         rows = slice(start - o, stop - o)
         positions = np.arange(start, stop, dtype=np.int64)
-        rep = self._rep.view()[rows]
-        flags = self._flags.view()[rows]
+        rep = self.rep.view()[rows]
+        flags = self.flags.view()[rows]
         cols: dict[str, np.ndarray] = {
             "position": positions,
             "timestamp": (
-                self._ts.view()[rows].copy()
+                self.ts.view()[rows].copy()
                 if self.window is not None
                 else np.full(positions.size, np.nan)
             ),
-            "fingerprint": self._fps.view()[rows].copy(),
-            "exact_key_hi": self._key_hi.view()[rows].copy(),
-            "exact_key_lo": self._key_lo.view()[rows].copy(),
-            "status": self._status.view()[rows].copy(),
+            "fingerprint": self.fps.view()[rows].copy(),
+            "exact_key_hi": self.key_hi.view()[rows].copy(),
+            "exact_key_lo": self.key_lo.view()[rows].copy(),
+            "status": self.status.view()[rows].copy(),
             "duplicate_of": np.where(rep == positions, -1, rep),
-            "distance": self._dist.view()[rows].copy(),
-            "cluster_id": self._cluster.view()[rows].copy(),
+            "distance": self.dist.view()[rows].copy(),
+            "cluster_id": self.cluster.view()[rows].copy(),
             "searched": (flags & SEARCHED) != 0,
             "forgotten": (flags & FORGOTTEN) != 0,
         }
-        if self._sketches is not None:
-            slot = self._slot.view()[rows]
-            sk = np.zeros((positions.size, self._sketches.data.shape[1]), self._sketches.data.dtype)
-            sk[slot >= 0] = self._sketches.view()[slot[slot >= 0]]
+        if self.sketches is not None:
+            slot = self.slot.view()[rows]
+            sk = np.zeros((positions.size, self.sketches.data.shape[1]), self.sketches.data.dtype)
+            sk[slot >= 0] = self.sketches.view()[slot[slot >= 0]]
             cols["sketch"] = sk
-        if self._ids is not None:
-            data, off = self._ids.arrays()
+        if self.ids is not None:
+            data, off = self.ids.arrays()
             raw, ends = bytes(data), off.tolist()
             cols["id"] = np.array(
                 [raw[ends[i] : ends[i + 1]].decode() for i in range(start - o, stop - o)],
@@ -326,20 +279,76 @@ class StateColumns:
             )
         return cols
 
-    @classmethod
-    def from_state_columns(
-        cls, config: Self, columns: dict[str, np.ndarray], meta: dict[str, Any]
-    ) -> Self:
-        """A Deduplicator of ``config``'s configuration holding the state of ``columns`` (all
-        rows: positions ``meta["origin"]``..n-1) and ``meta`` (:meth:`state_meta`)."""
-        check_config(config, meta.get("config_id"), "these state columns")
-        dd = config.replace()
+    def fill(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
+        """Per-document columns (wrapped, copied on first write) and counters."""
+        self.origin = int(meta.get("origin", 0))
+        for name, g in self.named_columns().items():
+            g.data, g.size = arrays[name], int(arrays[name].shape[0])
+        rows = self.status.size
+        if self.verifier is not None:
+            self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
+        # the similarity that decided is derived, not saved: unknown for loaded rows
+        self.sim.data, self.sim.size = np.full(rows, np.nan, np.float32), rows
+        self.n_clusters = int(meta["clusters"])
+        self.max_ts = _number(meta.get("max_timestamp"))
+        self.horizon = _number(meta.get("horizon"))
+        self.late = int(meta.get("late_documents", 0))
+
+    def set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
+        self.sketches = Growable.wrap(sketches)
+        self.slot.writable()[positions - self.origin] = np.arange(positions.size)
+
+    def rebuild_exact(self) -> None:
+        """For each key, the last searched document, unless it (or its kept one) is forgotten
+        or expired (what the live map holds after pruning)."""
+        flags, rep, o = self.flags.view(), self.rep.view(), self.origin
+        rows = np.flatnonzero((flags & SEARCHED) != 0)
+        ex = ExactMap.from_arrays(self.key_hi.view()[rows], self.key_lo.view()[rows], rows + o)
+        at = np.fromiter(ex.values(), np.int64, len(ex)) - o
+        dropped = rep[at] < o  # its kept document left the saved state: expired
+        kept_at = np.where(dropped, 0, rep[at] - o)
+        bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
+        if self.window is not None:
+            bad |= np.floor(self.ts.view()[kept_at]) < self.horizon
+        for key in np.array(list(ex.keys()), dtype=object)[bad].tolist():
+            dict.__delitem__(ex, key)
+        self.exact = ex
+
+    def rebuild_candidates(self) -> None:
+        """Kept documents neither forgotten nor expired, into an empty candidate index."""
+        flags = self.flags.view()
+        keep = (self.status.view() == UNIQUE) & ((flags & FORGOTTEN) == 0)
+        ts = None
+        if self.window is not None:
+            whole = np.floor(self.ts.view())
+            keep &= whole >= self.horizon
+        rows = np.flatnonzero(keep)
+        if self.window is not None:
+            ts = whole[rows].astype(np.int64)
+        sk = None if self.sketches is None else self.sketches.view()[self.slot.view()[rows]]
+        if rows.size:
+            self.candidates.add(rows + self.origin, self.fps.view()[rows], sk, ts)
+
+    def counters(self) -> dict[str, Any]:
+        """The counters that go with :meth:`state_columns` (JSON-able)."""
+        return {
+            "documents": self.n_documents,
+            "origin": self.origin,
+            "clusters": self.n_clusters,
+            "max_timestamp": _finite(self.max_ts),
+            "horizon": _finite(self.horizon),
+            "late_documents": self.late,
+        }
+
+    def load_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Fill this empty state from :meth:`state_columns` (all rows: positions
+        ``meta["origin"]``..n-1) and ``meta``."""
         n, o = int(meta["documents"]), int(meta.get("origin", 0))
         if not np.array_equal(columns["position"], np.arange(o, n)):
             raise ValueError(f"state columns must hold positions {o}..{n - 1}, in order")
         pos = columns["position"]
         dup = np.asarray(columns["duplicate_of"], np.int64)
-        dd._fill(
+        self.fill(
             {
                 "fps": np.asarray(columns["fingerprint"], np.uint64),
                 "rep": np.where(dup < 0, pos, dup),
@@ -356,64 +365,13 @@ class StateColumns:
             },
             meta,
         )
-        dd._rebuild_exact()
-        if dd.verifier is not None and "sketch" in columns:
+        self.rebuild_exact()
+        if self.verifier is not None and "sketch" in columns:
             kept = np.flatnonzero(np.asarray(columns["status"]) == UNIQUE)
-            dd._set_sketches(kept + o, np.asarray(columns["sketch"])[kept])
-        dd._rebuild_candidates()
+            self.set_sketches(kept + o, np.asarray(columns["sketch"])[kept])
+        self.rebuild_candidates()
         if "id" in columns:
-            dd._ids = _json_column(columns["id"].tolist())
-        return dd
-
-    def _fill(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
-        """Per-document columns (wrapped, copied on first write) and counters."""
-        self._origin = int(meta.get("origin", 0))
-        for name, g in self._named_columns().items():
-            g.data, g.size = arrays[name], int(arrays[name].shape[0])
-        rows = self._status.size
-        if self.verifier is not None:
-            self._slot.data, self._slot.size = np.full(rows, -1, np.int64), rows
-        # the similarity that decided is derived, not saved: unknown for loaded rows
-        self._sim.data, self._sim.size = np.full(rows, np.nan, np.float32), rows
-        self._n_clusters = int(meta["clusters"])
-        self._max_ts = _number(meta.get("max_timestamp"))
-        self._horizon = _number(meta.get("horizon"))
-        self._late = int(meta.get("late_documents", 0))
-
-    def _set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
-        self._sketches = Growable.wrap(sketches)
-        self._slot.writable()[positions - self._origin] = np.arange(positions.size)
-
-    def _rebuild_exact(self) -> None:
-        """For each key, the last searched document, unless it (or its kept one) is forgotten
-        or expired (what the live map holds after pruning)."""
-        flags, rep, o = self._flags.view(), self._rep.view(), self._origin
-        rows = np.flatnonzero((flags & SEARCHED) != 0)
-        ex = ExactMap.from_arrays(self._key_hi.view()[rows], self._key_lo.view()[rows], rows + o)
-        at = np.fromiter(ex.values(), np.int64, len(ex)) - o
-        dropped = rep[at] < o  # its kept document left the saved state: expired
-        kept_at = np.where(dropped, 0, rep[at] - o)
-        bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
-        if self.window is not None:
-            bad |= np.floor(self._ts.view()[kept_at]) < self._horizon
-        for key in np.array(list(ex.keys()), dtype=object)[bad].tolist():
-            dict.__delitem__(ex, key)
-        self._exact = ex
-
-    def _rebuild_candidates(self) -> None:
-        """Kept documents neither forgotten nor expired, into an empty candidate index."""
-        flags = self._flags.view()
-        keep = (self._status.view() == UNIQUE) & ((flags & FORGOTTEN) == 0)
-        ts = None
-        if self.window is not None:
-            whole = np.floor(self._ts.view())
-            keep &= whole >= self._horizon
-        rows = np.flatnonzero(keep)
-        if self.window is not None:
-            ts = whole[rows].astype(np.int64)
-        sk = None if self._sketches is None else self._sketches.view()[self._slot.view()[rows]]
-        if rows.size:
-            self._candidates.add(rows + self._origin, self._fps.view()[rows], sk, ts)
+            self.ids = _json_column(columns["id"].tolist())
 
 
 def check_config(config: Any, saved_id: Any, where: str) -> None:

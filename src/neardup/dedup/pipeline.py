@@ -35,16 +35,17 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice, pairwise
-from typing import Any, Literal, Protocol, runtime_checkable
+from itertools import islice
+from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from neardup._params import FrozenParams
-from neardup._persist import JsonColumn
 from neardup._threads import thread_safe
-from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import (
     NO_HAMMING_LIMIT,
     BandCandidates,
@@ -52,21 +53,17 @@ from neardup.dedup.candidates import (
     HammingCandidates,
     bands_fit,
 )
-from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap
-from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
-from neardup.dedup.greedy import Ledger, horizons
+from neardup.dedup.columns import check_config, verifier_config
+from neardup.dedup.core import DecideConfig
+from neardup.dedup.dedup_state import DedupState
 from neardup.dedup.persist import LOCKED_METHODS, StateMixin
 from neardup.dedup.prepare import prepare_chunk
-from neardup.dedup.similarity import decided_similarity
 from neardup.dedup.state import (
-    DUPLICATE,
     STATUS_NAMES,
     Chunk,
     Decision,
     Decisions,
-    Growable,
     concat_chunks,
-    slice_chunk,
 )
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
@@ -125,8 +122,6 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     :meth:`prepare` (no shared state) runs in parallel.
     """
 
-    _pair_budget = PAIR_BUDGET  # candidate pairs per streaming part (dedup/budget.py)
-
     def __init__(
         self,
         *,
@@ -165,34 +160,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             if bands
             else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
         )
-        self._init_state()
         threshold = None if resolved is None else float(resolved.threshold)
         self._core = DecideConfig(self.candidate_k_, keep, window, threshold)
+        self._state = DedupState(self._core, self._candidates, resolved)
+        self._pending: list[Chunk] = []  # batch chunks collected for resolve()
         self._freeze()
-
-    def _init_state(self) -> None:
-        """The empty per-document state (the columns of dedup/columns.py) and its counters."""
-        self._rep = Growable(np.int64)
-        self._dist = Growable(np.int16)
-        self._cluster = Growable(np.int64)
-        self._status = Growable(np.int8)
-        self._ts = Growable(np.float64)
-        self._fps = Growable(np.uint64)
-        self._slot = Growable(np.int64)  # row in _sketches for kept docs (with a verifier)
-        self._sketches: Growable | None = None
-        self._key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
-        self._key_lo = Growable(np.uint64)
-        self._flags = Growable(np.int8)  # SEARCHED | FORGOTTEN, see persist.py
-        self._sim = Growable(np.float32)  # the similarity that decided (not saved: derived)
-        self._exact = ExactMap()
-        self._ids: JsonColumn | None = None  # external ids, once any were given
-        self._n_clusters = 0
-        self._origin = 0  # per-document arrays start at this position (see dedup/columns.py)
-        self._max_ts = -np.inf
-        self._horizon: float = -np.inf  # kept documents with floor(t) < horizon have expired
-        self._late = 0  # documents decided after the kept ones they could match expired
-        self._unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
-        self._pending: list[Chunk] = []
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters as given: ``k=None`` for the band design (whose resolved
@@ -236,7 +208,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     @property
     def n_documents(self) -> int:
         """Documents decided so far."""
-        return self._origin + self._status.size
+        return self._state.n_documents
 
     def add(self, text: str, *, id: Any = None, timestamp: float | None = None) -> Decision:
         """Decide one document (streaming); ``duplicate_of`` is the kept document's id.
@@ -299,39 +271,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self._check_streaming()
         if ids is not None and len(ids) != len(chunk.fps):
             raise ValueError(f"got {len(ids)} ids for {len(chunk.fps)} texts")
-        if commit and (cuts := self._budget_cuts(chunk)):  # hot keys: in parts, same decisions
-            base, n = self.n_documents, len(chunk.fps)
-            for a, b in pairwise([0, *cuts, n]):
-                self.feed_prepared(slice_chunk(chunk, a, b), ids=None if ids is None else ids[a:b])
-            return self._decisions(base, base + n)
-        self._index_unindexed()
-        base, n = self.n_documents, len(chunk.fps)
-        saved = (self._n_clusters, self._max_ts)
-        hz = self._horizons(chunk)
-        self._extend_state(chunk)
-        self._exact.start_log()
-        new = self._decide(chunk, np.arange(n), base, streaming=True, hz=hz)
-        self._fill_similarity(base, chunk)
-        out = self._decisions(base, base + n)
-        if not commit:
-            self._exact.undo_log()
-            self._truncate(base)
-            self._n_clusters, self._max_ts = saved
-            return out
-        self._commit_chunk(base, chunk, ids, hz)
-        self._index_new(base, new, chunk)
-        return out
-
-    def _budget_cuts(self, chunk: Chunk) -> list[int]:
-        """Where to cut ``chunk`` so that its pairs stay within the budget (dedup/budget.py)."""
-        first: dict[int, int] = {}
-        for row in np.flatnonzero(~chunk.empty).tolist():
-            first.setdefault(chunk.keys[row], row)  # later copies take the exact path: no pairs
-        live = np.fromiter(first.values(), np.int64, len(first))
-        if len(live) < 2:
-            return []
-        keys = self._candidates.keys(chunk.fps[live], _rows(chunk.sketches, live))
-        return budget_cuts(keys, live, self._pair_budget)
+        return self._state.decide_chunk(chunk, ids, commit=commit)
 
     def extend_state_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
         """Append rows decided earlier (:meth:`state_columns` of positions ``n_documents``..
@@ -347,42 +287,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         (True, 6)
         """
         self._check_streaming()
-        self._index_unindexed()
-        base, stop = self.n_documents, int(meta["documents"])
-        pos = np.asarray(columns["position"], np.int64)
-        if not np.array_equal(pos, np.arange(base, stop)):
-            raise ValueError(f"state columns must hold positions {base}..{stop - 1}, in order")
-        status = np.asarray(columns["status"], np.int8)
-        hi = np.asarray(columns["exact_key_hi"], np.uint64).tolist()
-        lo = np.asarray(columns["exact_key_lo"], np.uint64).tolist()
-        sketches = columns.get("sketch") if self.verifier is not None else None
-        chunk = Chunk(
-            np.asarray(columns["fingerprint"], np.uint64),
-            status == STATUS_NAMES.index("empty"),
-            [(h << 64) | x for h, x in zip(hi, lo, strict=True)],
-            np.asarray(columns["timestamp"], np.float64),
-            np.zeros(pos.size, np.int64),
-            None if sketches is None else np.asarray(sketches),
-        )
-        self._extend_state(chunk)
-        rows = slice(base - self._origin, stop - self._origin)
-        dup = np.asarray(columns["duplicate_of"], np.int64)
-        searched = np.asarray(columns["searched"], bool)
-        forgotten = np.asarray(columns["forgotten"], bool)
-        self._rep.writable()[rows] = np.where(dup < 0, pos, dup)
-        self._dist.writable()[rows] = columns["distance"]
-        self._cluster.writable()[rows] = columns["cluster_id"]
-        self._status.writable()[rows] = status
-        self._flags.writable()[rows] = searched * SEARCHED
-        keys = np.array(chunk.keys, dtype=object)[searched].tolist()
-        for key, p in zip(keys, pos[searched].tolist(), strict=True):
-            self._exact[key] = p  # the last searched document of each key, in order
-        self._n_clusters = int(meta["clusters"])
-        self._late = int(meta.get("late_documents", 0))
-        kept = np.flatnonzero((status == UNIQUE) & ~forgotten)
-        self._index_new(base, kept.tolist(), chunk)
-        if forgotten.any():
-            self.forget(pos[forgotten])
+        self._state.append_columns(columns, meta)
 
     def _check_streaming(self) -> None:
         if self.keep != "first":
@@ -392,19 +297,6 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             )
         if self._pending:
             raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
-
-    def _commit_chunk(
-        self, base: int, chunk: Chunk, ids: Sequence[Any] | None, hz: np.ndarray | None
-    ) -> None:
-        """Bookkeeping of a decided chunk: searched flags, late count, external ids."""
-        flags = self._flags.view()
-        flags[np.asarray(self._exact.stop_log(), np.int64) - self._origin] |= SEARCHED
-        if hz is not None:  # late: older than the newest minus the window (greedy.horizons)
-            self._late += int((chunk.ts < hz).sum())
-        if ids is not None and self._ids is None:
-            self._ids = JsonColumn.of(range(self._origin, base))  # earlier ones: positions
-        if self._ids is not None:
-            self._ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
     def run(
         self,
@@ -437,27 +329,17 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Batch phase 2: decide every collected document; returns decisions in input order."""
         chunk = concat_chunks(self._pending)
         self._pending = []
-        n = len(chunk.fps)
-        hz = self._horizons(chunk)
-        self._extend_state(chunk)
-        order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
-        self._exact.start_log()
-        new = self._decide(chunk, order, 0, streaming=False, hz=hz)
-        self._fill_similarity(0, chunk)
-        self._commit_chunk(0, chunk, None, hz)
-        if self.keep == "first":  # later feed() / save() go on from here: index lazily
-            self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
-            self._unindexed = np.asarray(new, np.int64)
-        return self._decisions(0, n)
+        return self._state.resolve_chunk(chunk)
 
     def decisions(self) -> Decisions:
         """Decisions for every document decided so far, in input order (from
         ``state_meta()["origin"]`` on for a loaded state with a window: see dedup/columns.py)."""
-        return self._decisions(self._origin, self.n_documents)
+        return self._state.decisions(self._state.origin, self.n_documents)
 
     def describe(self) -> dict[str, Any]:
         """Settings and memory use (bytes) of the per-document state and the index."""
-        state = sum(g.nbytes for g in self.per_document())
+        st = self._state
+        state = sum(g.nbytes for g in st.per_document())
         return {
             "k": self.k,
             "candidate_k": self.candidate_k_,
@@ -466,13 +348,96 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             "documents": self.n_documents,
             "kept_in_index": len(self._candidates),
             "candidates": self._candidates.describe(),
-            "clusters": self._n_clusters,
+            "clusters": st.n_clusters,
             "state_bytes": state,
-            "sketch_bytes": 0 if self._sketches is None else self._sketches.nbytes,
+            "sketch_bytes": 0 if st.sketches is None else st.sketches.nbytes,
             "config_id": self.config_id,
             "fingerprinter_config_id": self.fingerprinter.config_id,
-            "late_documents": self._late,
+            "late_documents": st.late,
         }
+
+    # ------------------------------------------------------------------ identity
+    def state_config(self) -> dict[str, Any]:
+        """What decides the decisions: fingerprints, k, candidate design, verifier, window,
+        keep (not speed settings such as ``n_jobs`` or the index design); a fresh dict."""
+        return dict(json.loads(self._config_blob()))
+
+    def _config_blob(self) -> str:
+        # the configuration is frozen: built once (every service batch reads config_id)
+        blob: str | None = self.__dict__.get("_blob")
+        if blob is None:
+            config = {
+                "fingerprinter": self.fingerprinter.get_config(),
+                "k": self.k,
+                "candidate_k": self.candidate_k_,
+                "candidates": self._candidates.get_config(),
+                "verifier": verifier_config(self.verifier),
+                "window": self.window,
+                "keep": self.keep,
+            }
+            blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
+            self._blob = blob
+        return blob
+
+    @property
+    def config_id(self) -> str:
+        """Short stable id of :meth:`state_config`, carried by every saved state.
+
+        >>> Deduplicator().config_id == Deduplicator().config_id != Deduplicator(k=3).config_id
+        True
+        """
+        return "dd1-" + hashlib.sha256(self._config_blob().encode()).hexdigest()[:16]
+
+    # ------------------------------------------------------------------ state as columns
+    def external_id(self, position: int) -> Any:
+        """The id given for the document at ``position`` (its position when none was)."""
+        return self._state.external_id(position)
+
+    def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:
+        """The distinct values of ``ids`` that a document before position ``before`` also has
+        (among the rows still held: with a window, expired documents are not kept).
+
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["one text", "another one", "a third"], ids=["a", "b", "a"])
+        >>> dd.shared_ids(["a", "z"], 2), dd.shared_ids(["a", "z"], 0)
+        (['a'], [])
+        """
+        return self._state.shared_ids(ids, before)
+
+    def forget(self, positions: npt.ArrayLike) -> int:
+        """Deleted documents stop attracting duplicates (dedup/columns.py); returns how many
+        left the candidate index.
+
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["storm hits the coast tonight"])
+        >>> dd.forget([0]), dd.feed(["storm hits the coast tonight"]).statuses
+        (1, ['unique'])
+        """
+        return self._state.forget(positions)
+
+    def state_meta(self) -> dict[str, Any]:
+        """The config and counters that go with :meth:`state_columns` (JSON-able)."""
+        meta = {"config_id": self.config_id, "config": self.state_config()}
+        return {**meta, **self._state.counters()}
+
+    def state_columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
+        """Rows ``start:stop`` of the per-document state as named columns (dedup/columns.py).
+
+        ``id`` holds each external id as JSON text (only when ids were given); ``sketch`` the
+        verifier sketch of kept documents (zeros for others; only with a verifier).
+        """
+        return self._state.state_columns(start, stop)
+
+    @classmethod
+    def from_state_columns(
+        cls, config: Self, columns: dict[str, np.ndarray], meta: dict[str, Any]
+    ) -> Self:
+        """A Deduplicator of ``config``'s configuration holding the state of ``columns`` (all
+        rows: positions ``meta["origin"]``..n-1) and ``meta`` (:meth:`state_meta`)."""
+        check_config(config, meta.get("config_id"), "these state columns")
+        dd = config.replace()
+        dd._state.load_columns(columns, meta)
+        return dd
 
     # ------------------------------------------------------------------ internals
     def prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Chunk:
@@ -484,133 +449,6 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self.fingerprinter, self.verifier, texts, timestamps, timed=timed, n_jobs=self.n_jobs
         )
 
-    def _extend_state(self, chunk: Chunk) -> None:
-        n = len(chunk.fps)
-        for g in (self._rep, self._dist, self._cluster):
-            g.extend(np.full(n, -1))
-        self._status.extend(np.full(n, -1))
-        if self.verifier is not None:  # per-document arrays only when they are used
-            self._slot.extend(np.full(n, -1))
-        if self.window is not None:
-            self._ts.extend(chunk.ts)
-        self._fps.extend(chunk.fps)
-        keys = np.array(chunk.keys, dtype=object)
-        self._key_hi.extend((keys >> 64).astype(np.uint64) if n else [])
-        self._key_lo.extend((keys & ((1 << 64) - 1)).astype(np.uint64) if n else [])
-        self._flags.extend(np.zeros(n, np.int8))
-        self._sim.extend(np.full(n, np.nan, np.float32))
-        if chunk.ts.size and not np.isnan(chunk.ts).all():
-            self._max_ts = max(self._max_ts, float(np.nanmax(chunk.ts)))
-
-    def _horizons(self, chunk: Chunk) -> np.ndarray | None:
-        """Per document of the chunk, the horizon of :func:`~neardup.dedup.greedy.horizons`
-        (``keep='first'`` with a window: the streaming order), from the newest timestamp before
-        the chunk; None otherwise. Call it before ``_extend_state`` moves the newest one."""
-        if self.window is None or self.keep != "first":
-            return None
-        return horizons(chunk.ts, self.window, self._max_ts)
-
-    def _decide(
-        self,
-        chunk: Chunk,
-        order: np.ndarray,
-        base: int,
-        *,
-        streaming: bool,
-        hz: np.ndarray | None = None,
-    ) -> list[int]:
-        """The decision core's step (:func:`~neardup.dedup.core.decide_batch`) on this state;
-        returns the new kept (local) rows."""
-        origin = self._origin
-        ledger = Ledger(
-            self._rep.writable(),
-            self._dist.writable(),
-            self._cluster.writable(),
-            self._status.writable(),
-            self._ts.view(),
-            self._exact,
-            self._n_clusters,
-        )
-        view = StateView(
-            self._exact,
-            lambda pos: self._ts.view()[pos - origin],
-            self._kept_sketches,
-            self._candidates if streaming else None,
-        )
-        new = decide_batch(
-            self._core, self._candidates, self.verifier, view, ledger, chunk, order,
-            base=base, origin=origin, horizon=hz,
-        )  # fmt: skip
-        self._n_clusters = ledger.n_clusters
-        return new
-
-    def _fill_similarity(self, base: int, chunk: Chunk) -> None:
-        """The similarity that decided each document of the chunk (dedup/similarity.py)."""
-        rows = slice(base - self._origin, base - self._origin + len(chunk.fps))
-        status, sk = self._status.view()[rows], chunk.sketches
-        rep_sk = None
-        if sk is not None and self.verifier is not None:
-            dup = np.flatnonzero(status == DUPLICATE)
-            r = self._rep.view()[rows][dup]
-            rep_sk = np.zeros_like(sk)
-            inside = r >= base
-            rep_sk[dup[inside]] = sk[r[inside] - base]
-            if (~inside).any():  # kept in earlier chunks: their sketches are in the state
-                slot = self._slot.view()[r[~inside] - self._origin]
-                known = slot >= 0  # (a kept document expired before a reload has none)
-                assert self._sketches is not None
-                rep_sk[dup[~inside][known]] = self._sketches.view()[slot[known]]
-        sim = decided_similarity(self.verifier, status, self._dist.view()[rows], sk, rep_sk)
-        if rep_sk is not None and (~inside).any():
-            sim[dup[~inside][~known]] = np.nan
-        self._sim.writable()[rows] = sim
-
-    def _kept_sketches(self, pos: np.ndarray) -> np.ndarray:
-        assert self._sketches is not None
-        rows: np.ndarray = self._sketches.view()[self._slot.view()[pos - self._origin]]
-        return rows
-
-    def _index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
-        local = np.asarray(new, dtype=np.int64)
-        if local.size:
-            # the index keeps whole seconds; flooring only ever keeps entries a little longer
-            ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
-            self._candidates.add(local + base, chunk.fps[local], _rows(chunk.sketches, local), ts)
-            self._keep_sketches(local, base, chunk)
-        self._expire()
-
-    def _keep_sketches(self, local: np.ndarray, base: int, chunk: Chunk) -> None:
-        if chunk.sketches is not None and local.size:
-            if self._sketches is None:
-                self._sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
-            rows = local + base - self._origin
-            self._slot.writable()[rows] = np.arange(local.size) + self._sketches.size
-            self._sketches.extend(chunk.sketches[local])
-
-    def _expire(self) -> None:
-        """Drop kept documents that no in-order later document can match (see persist.py)."""
-        if self.window is not None and np.isfinite(self._max_ts):
-            horizon = int(np.floor(self._max_ts - self.window))
-            if horizon > self._horizon:
-                self._horizon = horizon
-                self._candidates.expire(horizon)
-                self._prune_exact()
-
-    def _decisions(self, start: int, stop: int) -> Decisions:
-        a, b = start - self._origin, stop - self._origin
-        rep = self._rep.view()[a:b]
-        positions = np.arange(start, stop, dtype=np.int64)
-        kept = rep == positions
-        return Decisions(
-            positions,
-            self._fps.view()[a:b].copy(),
-            self._status.view()[a:b].copy(),
-            np.where(kept, -1, rep),
-            self._dist.view()[a:b].copy(),
-            self._cluster.view()[a:b].copy(),
-            self._sim.view()[a:b].astype(np.float64),
-        )
-
 
 def _resolve_verifier(verifier: Verifier | str | None) -> Verifier | None:
     if isinstance(verifier, str):
@@ -618,10 +456,6 @@ def _resolve_verifier(verifier: Verifier | str | None) -> Verifier | None:
             raise ValueError(f"verifier must be 'default', None or a Verifier, got {verifier!r}")
         return MinHashVerifier()
     return verifier
-
-
-def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
-    return None if sketches is None else sketches[rows]
 
 
 def dedup_batch(

@@ -19,13 +19,19 @@ kept when it is at least ``min_units`` long on both sides.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.overlap.tokens import Grams, Tokens
 
-__all__ = ["Alignment", "align", "fine_seeds", "gram_share"]
+__all__ = ["Alignment", "align", "fine_seeds", "gram_share", "gram_share_counts"]
+
+# seeds a group without a strong seed needs to join a passage (FINE_GROUP in overlap.c)
+FINE_GROUP = 4
+EXTEND = 6  # seeds a group without a strong seed needs to extend a passage (overlap.c)
+_FAR = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -40,10 +46,12 @@ class Alignment:
 
 
 def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]]:
-    """Group seed boxes (rows qlo, qhi, dlo, dhi in units, strong 0/1) that lie within
-    ``near`` on both sides, drop lone seeds and groups without a strong seed (a common phrase,
-    not a copy), then join the groups that lie within ``gap``; returns lists of
-    [qlo, qhi, dlo, dhi, seeds, strong seeds]."""
+    """Group seed boxes (rows qlo, qhi, dlo, dhi in units, strong 0/1): in query order, a
+    seed joins an open group when it lies within ``near`` of the group on the query side and
+    of the group's last seed on the source side; drop lone seeds, join the groups within
+    ``near``, keep the groups with a strong seed or ``FINE_GROUP`` seeds, join those that lie
+    within ``gap`` and keep the joined groups that hold a strong seed (a lone short phrase is
+    not a copy); returns lists of [qlo, qhi, dlo, dhi, seeds, strong seeds]."""
     order = np.lexsort((box[:, 2], box[:, 0]))
     done: list[list[int]] = []
     open_: list[list[int]] = []
@@ -54,14 +62,26 @@ def _clusters(box: npt.NDArray[np.int64], near: int, gap: int) -> list[list[int]
             (still if c[1] + near >= qlo else done).append(c)
         open_ = still
         for c in reversed(open_):
-            if dlo <= c[3] + near and dhi >= c[2] - near:
+            # near the cluster's last seed on the source side: a seed off its diagonal (a
+            # short gram repeated nearby) does not stretch the cluster
+            if dlo <= c[8] + near and dhi >= c[7] - near:
                 c[1], c[2], c[3] = max(c[1], qhi), min(c[2], dlo), max(c[3], dhi)
                 c[4], c[5] = c[4] + 1, c[5] + strong
+                c[6], c[7], c[8] = qhi, dlo, dhi
                 break
         else:
-            open_.append([qlo, qhi, dlo, dhi, 1, strong])
+            open_.append([qlo, qhi, dlo, dhi, 1, strong, qhi, dlo, dhi])
     done += open_
-    return _merge_boxes(_merge_boxes(done, near, strong=0), gap, min_count=2)
+    # fields 6-9: the extent of the groups holding a strong seed or EXTEND seeds (else empty)
+    done = [c[:6] + (c[:4] if c[5] or c[4] >= EXTEND else [_FAR, -_FAR, _FAR, -_FAR]) for c in done]
+    first = _merge_boxes(done, near, min_count=2, strong=0)  # lone seeds go first
+    # a group of short grams only (a heavy rewrite's middle) joins within gap, when it has
+    # FINE_GROUP seeds; what is not joined to a strong seed is dropped, and a passage ends at
+    # its outermost strong groups or groups of EXTEND seeds (a few short grams bridge strong
+    # groups, they do not extend them: "of the" near a copy is not part of it)
+    first = [b for b in first if b[5] >= 1 or b[4] >= FINE_GROUP]
+    final = _merge_boxes(first, gap, min_count=2, strong=0)
+    return [b[6:10] + b[4:6] for b in final if b[5] >= 1]
 
 
 def _near(a: list[int], b: list[int], gap: int) -> bool:
@@ -83,6 +103,8 @@ def _merge_boxes(
                     c[0], c[1] = min(c[0], b[0]), max(c[1], b[1])
                     c[2], c[3] = min(c[2], b[2]), max(c[3], b[3])
                     c[4], c[5] = c[4] + b[4], c[5] + b[5]
+                    c[6], c[7] = min(c[6], b[6]), max(c[7], b[7])
+                    c[8], c[9] = min(c[8], b[8]), max(c[9], b[9])
                     merged = True
                     break
             else:
@@ -133,7 +155,11 @@ def align(
     out = []
     for qlo, qhi, dlo, dhi, count, _ in _clusters(box, near, gap):
         inside = (box[:, 0] >= qlo) & (box[:, 1] <= qhi) & (box[:, 2] >= dlo) & (box[:, 3] <= dhi)
-        s = seeds[inside]
+        # the ends come from the seeds on the passage's diagonals (a phrase the source repeats
+        # elsewhere does not stretch the source span)
+        diag = box[:, 2] - box[:, 0]
+        lo, hi = _band(np.sort(diag[inside & is_strong]), near, gap)
+        s = seeds[inside & (diag >= lo) & (diag <= hi)]
         first_q, first_d = s[np.argmin(s[:, 0])], s[np.argmin(s[:, 2])]
         last_q, last_d = s[np.argmax(s[:, 1])], s[np.argmax(s[:, 3])]
         q0 = _extend(q, d, int(first_q[0]), int(first_q[2]), -1)[0]
@@ -145,16 +171,42 @@ def align(
     return out
 
 
+def _band(diags: npt.NDArray[np.int64], near: int, gap: int) -> tuple[int, int]:
+    """The diagonals (source minus query offset, sorted) of a passage's strong seeds split
+    where two lie more than ``gap`` apart; the range of the runs holding at least a quarter of
+    them (a swapped sentence keeps its run, a phrase repeated elsewhere does not; the largest
+    run when none does), widened by ``near``.
+
+    >>> _band(np.array([-900, 0, 4, 30, 700]), near=8, gap=60)
+    (-8, 38)
+    >>> _band(np.array([0, 100, 200, 300, 400]), near=0, gap=60)
+    (0, 0)
+    """
+    n = int(diags.size)
+    cuts = [0, *(i for i in range(1, n) if diags[i] - diags[i - 1] > gap), n]
+    runs = list(pairwise(cuts))
+    kept = [r for r in runs if 4 * (r[1] - r[0]) >= n]
+    if not kept:
+        kept = [max(runs, key=lambda r: (r[1] - r[0], -r[0]))]
+    return int(diags[kept[0][0]]) - near, int(diags[kept[-1][1] - 1]) + near
+
+
 def gram_share(q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64]) -> float:
     """Share of the distinct grams of a query passage that the source passage also holds.
 
     >>> gram_share(np.array([1, 2, 3, 4], dtype=np.uint64), np.array([2, 4, 9], dtype=np.uint64))
     0.5
     """
+    num, den = gram_share_counts(q_hashes, d_hashes)
+    return num / den if den else 0.0
+
+
+def gram_share_counts(
+    q_hashes: npt.NDArray[np.uint64], d_hashes: npt.NDArray[np.uint64]
+) -> tuple[int, int]:
+    """:func:`gram_share` as (shared distinct grams, distinct grams)."""
     qs = np.unique(q_hashes)
-    if qs.size == 0:
-        return 0.0
-    return float(np.isin(qs, d_hashes, assume_unique=False).sum() / qs.size)
+    return int(np.isin(qs, d_hashes).sum()), int(qs.size)
 
 
 def fine_seeds(

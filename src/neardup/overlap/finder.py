@@ -7,12 +7,12 @@ A query looks up *all* its grams, groups the hits by document, merges nearby see
 passages (:mod:`neardup.overlap.align`) and reports each passage pair with its spans and score.
 
 >>> f = OverlapFinder(min_length=6)
->>> src = "The committee approved the new budget for schools and hospitals on Monday."
+>>> src = "The city council approved the new budget for schools, roads and hospitals on Monday."
 >>> f.add("Weather today. " + src, id="a")
 []
->>> [p] = f.add("In other news, " + src[:60] + " More later.", id="b")
+>>> [p] = f.add("In other news, " + src[:70] + " More later.", id="b")
 >>> p.id, p.source_id, p.span, p.source_span, p.score  # "hospit" is not "hospitals"
-('b', 'a', (15, 68), (15, 68), 1.0)
+('b', 'a', (15, 78), (15, 78), 1.0)
 """
 
 from __future__ import annotations
@@ -25,18 +25,30 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from neardup._params import FrozenParams
+from neardup.overlap._kernel import kernel
 from neardup.overlap.index import GramIndex
-from neardup.overlap.pairs import PairParams, Prepared, pair_passages, prepare
+from neardup.overlap.pairs import (
+    PairParams,
+    Prepared,
+    kernel_params,
+    pack,
+    pair_passages,
+    prepare,
+    prepare_packed,
+    score,
+    unpack,
+)
 from neardup.overlap.persist import ReferenceMixin
 from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
 
-TOKENIZER_VERSION = 1
-ALIGNER_VERSION = 2  # strong/near seed groups + fine seeds; part of config_id
-_CACHE = 8192  # tokenised source documents kept for the next queries (~10 KB each)
+TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
+ALIGNER_VERSION = 3  # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps
+_CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 
 
 @dataclass(frozen=True)
@@ -70,13 +82,14 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ``ngram`` words per hashed gram (4; a Han character counts half a word, so 8 of them);
     ``window`` winnowing window, in grams (4: any shared run of ``ngram + window - 1`` words
     leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
-    20 Han characters); ``gap`` largest distance in words between seeds of one passage (20);
+    20 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
     ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50);
     ``min_score`` passages whose score is below this are dropped (0.0).
 
-    The defaults of ``ngram`` and ``min_length`` were chosen on PAN-style sets (seed 1 of
-    ``benchmarks/bench_overlap.py``; docs/OVERLAP.md): 4/10 against 5/12 raised heavy
-    rewrites from 0.68 to 0.90 plagdet (English) at 0.02 less on light ones.
+    The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
+    of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
+    raised heavy rewrites from 0.68 to 0.90 plagdet (English) at 0.02 less on light ones; gap
+    30 against 20 raised heavy rewrites (English 0.85 -> 0.91, Chinese 0.45 -> 0.55, seed 1).
     """
 
     def __init__(
@@ -85,7 +98,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         ngram: int = 4,
         window: int = 4,
         min_length: int = 10,
-        gap: int = 20,
+        gap: int = 30,
         max_df: int = 50,
         min_score: float = 0.0,
     ) -> None:
@@ -107,7 +120,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
-        self._cache: OrderedDict[int, Prepared] = OrderedDict()
+        # Prepared (Python path) or packed bytes (C kernel) of recent documents
+        self._cache: OrderedDict[int, Prepared | bytes] = OrderedDict()
         self._freeze()
 
     @property
@@ -132,10 +146,24 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     def _prepare(self, text: str) -> Prepared:
         return prepare(text, self._pair_params)
 
+    def _prepare_any(self, text: str) -> Prepared | bytes:
+        """The packed arrays when the C kernels run (no views made), else a Prepared."""
+        if self._index.packed and kernel() is not None:
+            return prepare_packed(text, self._pair_params)
+        return self._prepare(text)
+
     def _source(self, position: int) -> Prepared:
+        hit = self._cached(position)
+        return hit if isinstance(hit, Prepared) else unpack(self._texts[position], hit)
+
+    def _cached(self, position: int) -> Prepared | bytes:
+        """The cached source ``position``, prepared again when it was evicted."""
         hit = self._cache.get(position)
         if hit is None:
-            hit = self._prepare(self._texts[position])
+            text = self._texts[position]
+            hit = (
+                self._prepare(text) if kernel() is None else prepare_packed(text, self._pair_params)
+            )
             self._cache[position] = hit
             if len(self._cache) > _CACHE:
                 self._cache.popitem(last=False)
@@ -156,7 +184,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
         ``id`` names the text in the passages (default: the position it would get).
         """
-        prepared = self._prepare(text)
+        prepared = self._prepare_any(text)
         return self._query(prepared, len(self._texts) if id is None else id, len(self._texts))
 
     def add(self, text: str, id: Any = None) -> list[Passage]:
@@ -164,14 +192,16 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
         ``id`` defaults to the document's position (0, 1, ...).
         """
-        prepared = self._prepare(text)
-        g = prepared.grams
+        prepared = self._prepare_any(text)
         position = len(self._texts)
         ident = position if id is None else id
         found = self._query(prepared, ident, position)
-        keep = winnow(g.hashes, self.window)
-        where = np.stack([g.first[keep], g.last[keep]], axis=1)
-        self._index.add(position, g.hashes[keep], where)
+        if isinstance(prepared, bytes):
+            self._index.add_packed(position, prepared, self.window)
+        else:
+            g = prepared.grams
+            keep = winnow(g.hashes, self.window)
+            self._index.add(position, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
@@ -206,28 +236,52 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             out += self.add(texts[i], i if ids is None else ids[i])
         return out
 
-    def _query(self, prepared: Prepared, ident: Any, position: int) -> list[Passage]:
-        g = prepared.grams
-        qi, posts = self._index.lookup(g.hashes, self.max_df)
-        if qi.size == 0:
+    def _query(self, prepared: Prepared | bytes, ident: Any, position: int) -> list[Passage]:
+        # a source needs 2 seeds: one gram is shorter than any passage we report
+        if isinstance(prepared, bytes):
+            docs, bounds, seeds = self._index.seeds_packed(prepared, self.max_df, 2)
+        else:
+            g = prepared.grams
+            docs, bounds, seeds = self._index.seeds(g.hashes, g.first, g.last, self.max_df, 2)
+        if not docs:
             return []
-        docs, counts = np.unique(posts[:, 0], return_counts=True)
+        k = kernel()
+        if k is None:
+            assert isinstance(prepared, Prepared)  # bytes only come with the kernel
+            return self._query_reference(prepared, ident, position, seeds, docs, bounds)
+        cached = self._cached
+        sources = [pack(x) if isinstance(x, Prepared) else x for x in map(cached, docs)]
+        query = prepared if isinstance(prepared, bytes) else pack(prepared)
+        found = k.pairs(query, sources, seeds, bounds, *kernel_params(self._pair_params))
         out: list[Passage] = []
-        by_doc = np.argsort(posts[:, 0], kind="stable")
-        bounds = np.searchsorted(posts[by_doc, 0], docs)
-        params = self._pair_params
-        for doc, start, count in zip(docs.tolist(), bounds.tolist(), counts.tolist(), strict=True):
-            if count < 2:  # one gram is shorter than any passage we report
-                continue
-            rows = by_doc[start : start + count]
-            seeds = np.stack(
-                [g.first[qi[rows]], g.last[qi[rows]], posts[rows, 1], posts[rows, 2]], axis=1
-            )
-            source_id = self._ids[doc]
-            for f in pair_passages(prepared, self._source(doc), seeds, params):
+        ids, min_score = self._ids, self.min_score
+        for j, a, b, c, d, num, den in found:
+            s = score(num, den)
+            if s >= min_score:
+                doc = docs[j]
+                out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
+        out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
+        return out
+
+    def _query_reference(
+        self,
+        prepared: Prepared,
+        ident: Any,
+        position: int,
+        seeds: npt.NDArray[np.int64],
+        docs: list[int],
+        bounds: npt.NDArray[np.int64],
+    ) -> list[Passage]:
+        """:meth:`_query` without the C kernel: :func:`pair_passages` per source."""
+        out: list[Passage] = []
+        for j, doc in enumerate(docs):
+            rows = seeds[bounds[j] : bounds[j + 1]]
+            for f in pair_passages(prepared, self._source(doc), rows, self._pair_params):
                 if f.score >= self.min_score:
                     out.append(
-                        Passage(ident, f.span, source_id, f.source_span, f.score, position, doc)
+                        Passage(
+                            ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
+                        )
                     )
         out.sort(key=lambda p: (p.span, p.source_position, p.source_span))
         return out

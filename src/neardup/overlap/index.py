@@ -1,5 +1,9 @@
 """An inverted index of gram hashes -> postings (document, first token, last token).
 
+With the C kernels built (``neardup._overlap.Index``) the postings live in a hash table of
+chains (one probe per query gram); otherwise in the numpy structure described next, which is
+also the reference the kernel is tested against (same seeds, same order).
+
 Postings live in sorted *segments* (numpy arrays sorted by hash). New postings collect in a
 buffer; a look-up first turns the buffer into a segment, and segments of similar size are
 merged (as in an LSM tree), so adding costs O(log n) amortised per posting and a look-up is a
@@ -9,15 +13,20 @@ merged (as in an LSM tree), so adding costs O(log n) amortised per posting and a
 >>> ix = GramIndex()
 >>> ix.add(0, np.array([7, 9], dtype=np.uint64), np.array([[0, 2], [1, 3]]))
 >>> ix.add(1, np.array([9], dtype=np.uint64), np.array([[4, 6]]))
->>> q, post = ix.lookup(np.array([9, 5], dtype=np.uint64), max_df=10)
->>> q.tolist(), post[:, 0].tolist()
-([0, 0], [0, 1])
+>>> query = np.array([9, 5], dtype=np.uint64), np.array([0, 1]), np.array([2, 3])
+>>> docs, bounds, seeds = ix.seeds(*query, max_df=10, min_seeds=1)
+>>> docs, bounds.tolist(), seeds.tolist()
+([0, 1], [0, 1, 2], [[0, 2, 1, 3], [0, 2, 4, 6]])
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
+
+from neardup.overlap._kernel import kernel
 
 __all__ = ["GramIndex"]
 
@@ -30,6 +39,8 @@ class GramIndex:
     """Gram hash -> postings; see the module docstring."""
 
     def __init__(self) -> None:
+        k = kernel()
+        self._c: Any = None if k is None else k.Index()
         self._hashes: list[npt.NDArray[np.uint64]] = []
         self._posts: list[npt.NDArray[np.int64]] = []
         self._buf_h: list[npt.NDArray[np.uint64]] = []
@@ -37,11 +48,19 @@ class GramIndex:
         self._buffered = 0
 
     def __len__(self) -> int:
+        if self._c is not None:
+            return int(self._c.postings())
         return sum(h.size for h in self._hashes) + self._buffered
 
     def add(self, doc: int, hashes: npt.NDArray[np.uint64], where: npt.NDArray[np.int64]) -> None:
         """Add the grams ``hashes`` of document ``doc``; ``where`` rows: (first, last) tokens."""
         if hashes.size == 0:
+            return
+        if self._c is not None:
+            w = np.asarray(where, dtype=np.int64)
+            self._c.add(
+                doc, np.ascontiguousarray(hashes, np.uint64), w[:, 0].copy(), w[:, 1].copy()
+            )
             return
         posts = np.empty((hashes.size, COLUMNS), dtype=np.int64)
         posts[:, 0] = doc
@@ -75,7 +94,9 @@ class GramIndex:
         self, hashes: npt.NDArray[np.uint64], max_df: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(query_index, postings)``: one row per posting of each of ``hashes``, leaving out
-        grams with more than ``max_df`` postings (boilerplate)."""
+        grams with more than ``max_df`` postings (boilerplate); the numpy structure only."""
+        if self._c is not None:
+            raise RuntimeError("lookup() is the reference path; use seeds()")
         self._flush()
         found = [
             (np.searchsorted(h, hashes, "left"), np.searchsorted(h, hashes, "right"))
@@ -98,8 +119,61 @@ class GramIndex:
             return np.zeros(0, dtype=np.int64), np.zeros((0, COLUMNS), dtype=np.int64)
         return np.concatenate(qs), np.concatenate(ps)
 
+    def seeds(
+        self,
+        hashes: npt.NDArray[np.uint64],
+        first: npt.NDArray[np.int64],
+        last: npt.NDArray[np.int64],
+        max_df: int,
+        min_seeds: int,
+    ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(docs, bounds, seeds)``: the documents (ascending) holding at least ``min_seeds``
+        postings of the query grams (``hashes`` covering tokens ``[first, last)``; grams with
+        more than ``max_df`` postings skipped); document ``docs[j]``'s seed rows ``(q_first,
+        q_last, d_first, d_last)`` are ``seeds[bounds[j]:bounds[j + 1]]``, in query-gram then
+        posting order."""
+        if self._c is not None:
+            d, b, s = self._c.seeds(
+                np.ascontiguousarray(hashes, np.uint64),
+                np.ascontiguousarray(first, np.int64),
+                np.ascontiguousarray(last, np.int64),
+                max_df,
+                min_seeds,
+            )
+            seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
+            return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
+        qi, posts = self.lookup(hashes, max_df)
+        by_doc = np.argsort(posts[:, 0], kind="stable")
+        docs, counts = np.unique(posts[by_doc, 0], return_counts=True)
+        many = counts >= min_seeds
+        rows = by_doc[np.repeat(many, counts)]
+        seeds = np.stack([first[qi[rows]], last[qi[rows]], posts[rows, 1], posts[rows, 2]], 1)
+        bounds = np.zeros(int(many.sum()) + 1, dtype=np.int64)
+        np.cumsum(counts[many], out=bounds[1:])
+        return docs[many].tolist(), bounds, seeds.astype(np.int64).reshape(-1, 4)
+
+    @property
+    def packed(self) -> bool:
+        """Whether :meth:`seeds_packed` and :meth:`add_packed` work (the C index)."""
+        return self._c is not None
+
+    def seeds_packed(
+        self, packed: bytes, max_df: int, min_seeds: int
+    ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:meth:`seeds` of a packed document's grams (``pairs.prepare_packed``; C index)."""
+        d, b, s = self._c.seeds_packed(packed, max_df, min_seeds)
+        seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
+        return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
+
+    def add_packed(self, doc: int, packed: bytes, window: int) -> None:
+        """Post the winnowed grams of a packed document (the C index)."""
+        self._c.add_packed(doc, packed, window)
+
     def arrays(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
         """All postings as one sorted segment (for saving)."""
+        if self._c is not None:
+            h, p = self._c.arrays()
+            return np.frombuffer(h, np.uint64), np.frombuffer(p, np.int64).reshape(-1, COLUMNS)
         self._flush()
         while len(self._hashes) > 1:
             h2, p2 = self._hashes.pop(), self._posts.pop()
@@ -116,7 +190,26 @@ class GramIndex:
     def from_arrays(cls, hashes: npt.NDArray[np.uint64], posts: npt.NDArray[np.int64]) -> GramIndex:
         """The index holding one saved sorted segment."""
         ix = cls()
+        if ix._c is not None:
+            for doc_rows in _by_doc(np.asarray(posts, dtype=np.int64)):
+                ix._c.add(
+                    int(posts[doc_rows[0], 0]),
+                    np.ascontiguousarray(hashes[doc_rows], np.uint64),
+                    posts[doc_rows, 1].copy(),
+                    posts[doc_rows, 2].copy(),
+                )
+            return ix
         if hashes.size:
             ix._hashes.append(np.asarray(hashes, dtype=np.uint64))
             ix._posts.append(np.asarray(posts, dtype=np.int64))
         return ix
+
+
+def _by_doc(posts: npt.NDArray[np.int64]) -> list[npt.NDArray[np.int64]]:
+    """Row indices of ``posts`` per document, documents ascending, rows in saved order (so
+    the postings of one hash keep their order)."""
+    if posts.shape[0] == 0:
+        return []
+    order = np.argsort(posts[:, 0], kind="stable")
+    cuts = np.flatnonzero(np.diff(posts[order, 0])) + 1
+    return np.split(order, cuts)

@@ -20,15 +20,40 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from neardup.overlap.align import align, fine_seeds, gram_share
-from neardup.overlap.tokens import WORD_UNITS, Grams, Tokens, grams, tokenize
+from neardup.features.charclass import char_classes
+from neardup.overlap._kernel import kernel
+from neardup.overlap.align import align, fine_seeds, gram_share_counts
+from neardup.overlap.tokens import (
+    CJK_UNITS,
+    WORD_UNITS,
+    Grams,
+    Tokens,
+    fold_table,
+    grams,
+    tokenize,
+)
 
-__all__ = ["Found", "PairParams", "Prepared", "pair_passages", "prepare", "shared_seeds"]
+__all__ = [
+    "Found",
+    "PairParams",
+    "Prepared",
+    "pack",
+    "pair_passages",
+    "pair_passages_reference",
+    "prepare",
+    "prepare_packed",
+    "shared_seeds",
+    "unpack",
+]
 
 # Seeds within NEAR grams of each other form a group (a lone seed is a common phrase, not a
 # copy); FINE: the fine seeds are grams this many words shorter than ``ngram``.
 NEAR = 1
 FINE = 2
+FANOUT = 4  # a fine gram repeated more often than this in the source is left out
+# fine seeds are looked for within REACH * gap of the strong ones: groups of them bridge and
+# extend a heavy rewrite's passage gap by gap (3: zh heavy 0.72 -> 0.76, seed 1; en the same)
+REACH = 3
 
 
 @dataclass(frozen=True)
@@ -42,11 +67,13 @@ class PairParams:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A document ready for the per-pair step: its tokens, grams and fine grams."""
+    """A document ready for the per-pair step: its tokens, grams and fine grams
+    (``packed``: the same arrays in one buffer, as the C kernel reads them)."""
 
     tokens: Tokens
     grams: Grams
     fine: Grams
+    packed: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -72,8 +99,51 @@ def prepare(text: str, params: PairParams) -> Prepared:
     """Tokenise ``text`` and hash its grams for :func:`pair_passages`."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    toks = tokenize(text)
-    return Prepared(toks, coarse_grams(toks, params), fine_grams(toks, params))
+    if kernel() is None:
+        toks = tokenize(text)
+        return Prepared(toks, coarse_grams(toks, params), fine_grams(toks, params))
+    return unpack(text, prepare_packed(text, params))
+
+
+def prepare_packed(text: str, params: PairParams) -> bytes:
+    """The packed arrays of :func:`prepare` (see ``_csrc/overlap.c``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    k = kernel()
+    if k is None:
+        return pack(prepare(text, params))
+    coarse = params.ngram * WORD_UNITS
+    fine = max(1, params.ngram - FINE) * WORD_UNITS
+    fold = fold_table()
+    while True:
+        packed = k.prepare(text, char_classes(), fold, WORD_UNITS, CJK_UNITS, coarse, fine)
+        if isinstance(packed, bytes):
+            return packed
+        fold = fold_table(text)  # a character seen for the first time: fold all of them
+
+
+def unpack(text: str, packed: bytes) -> Prepared:
+    """The :class:`Prepared` whose arrays are views of ``packed`` (see ``_csrc/overlap.c``)."""
+    a = np.frombuffer(packed, dtype=np.int64)
+    n, nc, nf = int(a[0]), int(a[1]), int(a[2])
+    o = [3]
+    for size in (n, n, n + 1, n, nc, nc, nc, nf, nf, nf):
+        o.append(o[-1] + size)
+    v = [a[o[i] : o[i + 1]] for i in range(10)]
+    toks = Tokens(text, v[0], v[1], v[2], v[3].view(np.uint64))
+    g, f = Grams(v[4], v[5], v[6].view(np.uint64)), Grams(v[7], v[8], v[9].view(np.uint64))
+    return Prepared(toks, g, f, packed)
+
+
+def pack(p: Prepared) -> bytes:
+    """``p``'s arrays in the C kernel's layout (``p.packed`` when it has one)."""
+    if p.packed is not None:
+        return p.packed
+    t, g, f = p.tokens, p.grams, p.fine
+    head = np.array([len(t), g.hashes.size, f.hashes.size], dtype=np.int64)
+    parts = [head, t.starts, t.ends, t.units, t.hashes, g.first, g.last, g.hashes]
+    parts += [f.first, f.last, f.hashes]
+    return b"".join(np.ascontiguousarray(x).astype(np.int64, copy=False).tobytes() for x in parts)
 
 
 def shared_seeds(query: Prepared, source: Prepared) -> npt.NDArray[np.int64]:
@@ -90,10 +160,37 @@ def pair_passages(
     query: Prepared, source: Prepared, seeds: npt.NDArray[np.int64], params: PairParams
 ) -> list[Found]:
     """Passages of ``query`` found in ``source`` from their shared ``seeds`` (rows
-    ``(q_first, q_last, d_first, d_last)`` in token units), sorted by query span."""
+    ``(q_first, q_last, d_first, d_last)`` in token units), in the order of their boxes."""
+    k = kernel()
+    if k is None:
+        return pair_passages_reference(query, source, seeds, params)
+    seeds = np.ascontiguousarray(seeds, dtype=np.int64).reshape(-1, 4)
+    bounds = np.array([0, seeds.shape[0]], dtype=np.int64)
+    rows = k.pairs(pack(query), [pack(source)], seeds, bounds, *kernel_params(params))
+    return [Found((a, b), (c, d), score(num, den)) for _, a, b, c, d, num, den in rows]
+
+
+def kernel_params(params: PairParams) -> tuple[int, int, int, int, int]:
+    """The C kernel's ``near, gap, min_units, reach, fanout`` (units) for ``params``."""
+    gap = params.gap * WORD_UNITS
+    near, min_units = params.ngram * NEAR * WORD_UNITS, params.min_length * WORD_UNITS
+    return near, gap, min_units, REACH * gap, FANOUT
+
+
+def score(num: int, den: int) -> float:
+    """The reported score: ``num / den`` rounded to 4 places (0.0 without grams)."""
+    return round(num / den, 4) if den else 0.0
+
+
+def pair_passages_reference(
+    query: Prepared, source: Prepared, seeds: npt.NDArray[np.int64], params: PairParams
+) -> list[Found]:
+    """:func:`pair_passages` in Python and numpy (the reference of the C kernel)."""
+    if seeds.size == 0:
+        return []
     qt, g, dt, dg = query.tokens, query.grams, source.tokens, source.grams
-    reach = params.gap * WORD_UNITS
-    fine = fine_seeds(qt, dt, query.fine, source.fine, seeds, reach) if FINE else seeds[:0]
+    reach = REACH * params.gap * WORD_UNITS
+    fine = fine_seeds(qt, dt, query.fine, source.fine, seeds, reach, FANOUT)
     found = align(
         qt,
         dt,
@@ -103,12 +200,28 @@ def pair_passages(
         gap=params.gap * WORD_UNITS,
         min_units=params.min_length * WORD_UNITS,
     )
-    out = []
+    kept: list[_Kept] = []
     for a in found:
         qin = (g.first >= a.q_first) & (g.last <= a.q_last)
         din = (dg.first >= a.d_first) & (dg.last <= a.d_last)
-        score = gram_share(g.hashes[qin], dg.hashes[din])
+        num, den = gram_share_counts(g.hashes[qin], dg.hashes[din])
         span = (int(qt.starts[a.q_first]), int(qt.ends[a.q_last - 1]))
         source_span = (int(dt.starts[a.d_first]), int(dt.ends[a.d_last - 1]))
-        out.append(Found(span, source_span, round(score, 4)))
+        kept.append((a.q_first, a.q_last, num, den, span, source_span))
+    out = []
+    for i, f in enumerate(kept):
+        inside = (g for j, g in enumerate(kept) if j != i and g[0] <= f[0] and f[1] <= g[1])
+        if not any(_longer(g, f) for g in inside):
+            out.append(Found(f[4], f[5], score(f[2], f[3])))
     return out
+
+
+_Kept = tuple[int, int, int, int, tuple[int, int], tuple[int, int]]
+
+
+def _longer(g: _Kept, f: _Kept) -> bool:
+    """Passage ``g`` wins over ``f`` (whose query span it holds): longer, or as long with a
+    higher score (a part of the query is copied from one place; the lesser match is a
+    repeated phrase)."""
+    gl, fl = g[4][1] - g[4][0], f[4][1] - f[4][0]
+    return gl > fl or (gl == fl and g[2] * f[3] > f[2] * g[3])

@@ -1,9 +1,14 @@
 """Tokens with offsets into the text as read, and the hashed n-grams built on them.
 
-A token is a run of letters/digits in a spaced script (a word) or one Han/kana character
-(Chinese and Japanese have no spaces; a single character is the unit both can share). Each
-token keeps its ``[start, end)`` offsets in code points of the *original* text; its hash is
-that of its NFKC + casefold form, so full-width forms and case do not hide a copy.
+A token is a run of letters, digits and marks (a word) or one Han, kana, Thai, ... character
+(scripts written without spaces; a single character is the unit two texts can share), by the
+frozen character-class table of :mod:`neardup.features.charclass`, so tokens do not change with
+the Python version. Each token keeps its ``[start, end)`` offsets in code points of the
+*original* text; its hash is that of its characters folded one by one (:func:`fold_of`: NFKC +
+casefold), so full-width forms and case do not hide a copy.
+
+The C kernel ``neardup._overlap.prepare`` computes the same tokens, grams and hashes (used by
+:func:`neardup.overlap.pairs.prepare` when built); the functions here are its reference.
 
 Lengths are counted in *units*: a word is 2 units, a Han character 1 (two Han characters
 carry about as much as one English word), so one gram size and one minimum length serve
@@ -18,35 +23,58 @@ English, Chinese and mixed text.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import xxhash
 
-__all__ = ["Grams", "Tokens", "grams", "tokenize", "winnow"]
+from neardup.features.charclass import WORD, char_classes
+from neardup.overlap._kernel import kernel
 
-# Han (with extensions and compatibility forms) and kana: one token per character.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_TOKEN = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
+__all__ = [
+    "Grams",
+    "Tokens",
+    "fold_of",
+    "fold_table",
+    "grams",
+    "tokenize",
+    "winnow",
+    "winnow_reference",
+]
+
 WORD_UNITS = 2
 CJK_UNITS = 1
 _P = 0x100000001B3  # odd, so invertible modulo 2**64
 _P_INV = pow(_P, -1, 1 << 64)
-_cache: dict[str, int] = {}
+_MASK = (1 << 64) - 1
+UNKNOWN = 0xFFFFFFFF  # a fold not computed yet
+_fold = np.full(0x110000, UNKNOWN, dtype=np.uint32)
+_fold[:128] = np.frombuffer(bytes(range(128)).lower(), dtype=np.uint8)
+_fold[0x4E00:0xA000] = np.arange(0x4E00, 0xA000, dtype=np.uint32)  # NFKC + casefold: same
 
 
-def _token_hash(token: str) -> int:
-    h = _cache.get(token)
-    if h is None:
-        norm = token.lower() if token.isascii() else unicodedata.normalize("NFKC", token).casefold()
-        h = xxhash.xxh3_64_intdigest(norm.encode("utf-8", "surrogatepass"))
-        if len(_cache) > 1 << 20:  # bounded: a long run over many vocabularies
-            _cache.clear()
-        _cache[token] = h
-    return h
+def fold_of(ch: str) -> int:
+    """The code point ``ch`` is hashed as: its NFKC + casefold form when that is one code
+    point (full-width and case forms meet), else its NFKC form when that is, else itself.
+
+    >>> chr(fold_of("Ｔ")), chr(fold_of("中")), chr(fold_of("ß"))
+    ('t', '中', 'ß')
+    """
+    norm = unicodedata.normalize("NFKC", ch)
+    folded = norm.casefold()
+    return ord(folded) if len(folded) == 1 else ord(norm) if len(norm) == 1 else ord(ch)
+
+
+def fold_table(text: str = "") -> npt.NDArray[np.uint32]:
+    """The shared fold table (:func:`fold_of` by code point), filled for ``text``'s
+    characters; entries never needed stay ``UNKNOWN``."""
+    cls = char_classes()
+    for ch in set(text):
+        o = ord(ch)
+        if _fold[o] == UNKNOWN and cls[o]:
+            _fold[o] = fold_of(ch)
+    return _fold
 
 
 @dataclass(frozen=True)
@@ -64,33 +92,35 @@ class Tokens:
 
 
 def tokenize(text: str) -> Tokens:
-    """Tokens of ``text`` (see the module docstring)."""
+    """Tokens of ``text`` (see the module docstring): the Python reference of the C kernel
+    ``neardup._overlap.prepare``, which :func:`neardup.overlap.pairs.prepare` uses when built."""
+    cls = char_classes()
+    fold = fold_table(text)
     spans: list[int] = []
     hashes: list[int] = []
     weights: list[int] = []
-    for m in _TOKEN.finditer(text):
-        s, e = m.span()
-        tok = m.group()
-        spans += (s, e)
-        hashes.append(_token_hash(tok))
-        weights.append(CJK_UNITS if e - s == 1 and _is_cjk(tok) else WORD_UNITS)
+    i, n = 0, len(text)
+    while i < n:
+        k = int(cls[ord(text[i])])
+        if not k:
+            i += 1
+            continue
+        e = i + 1
+        if k == WORD:
+            while e < n and cls[ord(text[e])] == WORD:
+                e += 1
+        h = 0
+        for ch in text[i:e]:
+            h = (h * _P + int(fold[ord(ch)])) & _MASK
+        spans += (i, e)
+        hashes.append((h + e - i) & _MASK)
+        weights.append(WORD_UNITS if k == WORD else CJK_UNITS)
+        i = e
     pairs = np.array(spans, dtype=np.int64).reshape(-1, 2)
     units = np.zeros(len(weights) + 1, dtype=np.int64)
     np.cumsum(np.array(weights, dtype=np.int64), out=units[1:])
-    return Tokens(
-        text, pairs[:, 0].copy(), pairs[:, 1].copy(), units, np.array(hashes, dtype=np.uint64)
-    )
-
-
-def _is_cjk(ch: str) -> bool:
-    o = ord(ch)
-    return (
-        0x3040 <= o <= 0x30FF
-        or 0x3400 <= o <= 0x4DBF
-        or 0x4E00 <= o <= 0x9FFF
-        or 0xF900 <= o <= 0xFAFF
-        or 0x20000 <= o <= 0x2FA1F
-    )
+    mixed = _splitmix(np.array(hashes, dtype=np.uint64))
+    return Tokens(text, pairs[:, 0].copy(), pairs[:, 1].copy(), units, mixed)
 
 
 @dataclass(frozen=True)
@@ -151,6 +181,16 @@ def winnow(hashes: npt.NDArray[np.uint64], window: int) -> npt.NDArray[np.int64]
     >>> winnow(np.array([5, 3, 9, 1, 7], dtype=np.uint64), 2).tolist()
     [1, 3]
     """
+    k = kernel()
+    if k is not None:
+        out = np.empty(hashes.size, dtype=np.int64)
+        count = k.winnow(np.ascontiguousarray(hashes, dtype=np.uint64), window, out)
+        return out[:count]
+    return winnow_reference(hashes, window)
+
+
+def winnow_reference(hashes: npt.NDArray[np.uint64], window: int) -> npt.NDArray[np.int64]:
+    """:func:`winnow` in numpy (the reference of the C kernel)."""
     n = hashes.size
     if window <= 1 or n <= window:
         if window <= 1 or n == 0:

@@ -2,7 +2,8 @@
 
 Bodies are parsed by :mod:`neardup.server.validate` rather than by pydantic models so that every
 client error is one JSON message naming the item (``documents[3].timestamp is invalid: ...``).
-Blocking work (fingerprinting, SQLite) runs in the thread pool, never on the event loop.
+Blocking work never runs on the event loop: posts and deletes are queued with the service's
+decider thread (:mod:`neardup.server.writer`), reads run in the thread pool.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -26,8 +27,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from neardup.server import schemas as sc
 from neardup.server.docs import PAGE
 from neardup.server.metrics import Counter, Histogram, gauge
+from neardup.server.posting import as_json, fast_post, post, queued, read_body
 from neardup.server.service import Service
-from neardup.server.validate import BadRequest, parse_documents, parse_ids
+from neardup.server.validate import BadRequest, parse_ids
 
 POST_EXAMPLE = {
     "documents": [
@@ -152,12 +154,8 @@ def _document_routes(service: Callable[[], Service]) -> APIRouter:
 
         Known ids return their stored decision; ``dry_run`` decides without storing."""
         s = service()
-        body = await _read_body(request, s.settings.max_body)
-        items, dry_run = parse_documents(
-            body, s.settings.max_batch, s.dd.window is not None, s.latest_time()
-        )
-        results = await run_in_threadpool(s.ingest, items, dry_run)
-        return _json({"results": results, "dry_run": dry_run})
+        body = await read_body(request, s.settings.max_body)
+        return as_json(await post(s, body))
 
     return router
 
@@ -174,7 +172,7 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         return found if found is not None else _error(404, f"no document with id {doc_id!r}")
 
     async def delete(doc_id: str) -> Any:
-        done = await run_in_threadpool(service().delete, doc_id)
+        done = (await queued(lambda answer: service().submit_delete([doc_id], answer)))[0]
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
 
     @router.get("/v1/documents", responses=sc.responses(sc.StoredDocument, 401, 404, 422))
@@ -206,9 +204,9 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         """Forget up to the batch limit of documents in one transaction: per id the answer of
         ``DELETE /v1/documents/{id}`` (``deleted: false`` with an ``error`` for an unknown id)."""
         s = service()
-        ids = parse_ids(await _read_body(request, s.settings.max_body), s.settings.max_batch)
-        done = await run_in_threadpool(s.delete_many, ids)
-        return _json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
+        ids = parse_ids(await read_body(request, s.settings.max_body), s.settings.max_batch)
+        done = await queued(lambda answer: s.submit_delete(ids, answer))
+        return as_json({"results": [_deleted(i, d) for i, d in zip(ids, done, strict=True)]})
 
     return router
 
@@ -319,10 +317,12 @@ class Guard:
             await send(message)
 
         try:
-            if _authorised(scope, self.service().settings.token):
-                await self.app(scope, receive, send_status)
-            else:
+            if not _authorised(scope, self.service().settings.token):
                 await _unauthorised(send_status)
+            elif route == "/v1/documents" and scope["method"] == "POST":
+                await fast_post(self.service(), scope, receive, send_status)
+            else:
+                await self.app(scope, receive, send_status)
         finally:
             self.requests.inc(route=route, method=scope["method"], status=str(status[0]))
             self.latency.observe(time.perf_counter() - start, route=route)
@@ -348,23 +348,3 @@ async def _unauthorised(send: Send) -> None:
     ]
     await send({"type": "http.response.start", "status": 401, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-def _json(content: Any) -> Response:
-    """A JSON response encoded by orjson in one call (FastAPI's default path walks the result
-    through ``jsonable_encoder`` first: several ms for a batch of 100 results)."""
-    return Response(orjson.dumps(content), media_type="application/json")
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes ``limit`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(413, f"request body of {declared} bytes, the limit is {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, f"request body over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)

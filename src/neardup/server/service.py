@@ -1,14 +1,15 @@
 """The service without HTTP: the library's Deduplicator (in memory) and the store (SQLite),
 kept in step.
 
-FastAPI runs these blocking calls in its thread pool, off the event loop. A batch takes an
-arrival ticket, is prepared (:meth:`Deduplicator.prepare`: no shared state) without a lock, and
-is decided in ticket order holding ``lock`` (:meth:`Deduplicator.feed_prepared`: every decision
-comes from the library); its rows (:meth:`Deduplicator.state_columns`) are then written by
-group commit (:mod:`neardup.server.writer`) and the answer leaves only after their ``COMMIT``
-returned. If a write fails, every batch not yet durable fails and the Deduplicator is rebuilt
-from the store. A dry run is ``feed_prepared(..., commit=False)``. Restarts load a snapshot
-(:mod:`neardup.server.snapshot`).
+Requests are queued in arrival order (:meth:`Service.submit`, from the event loop: no thread
+pool) and handled by one decider thread (:mod:`neardup.server.writer`): consecutive requests
+are prepared (:meth:`Deduplicator.prepare`) and decided holding ``lock`` as one batch
+(:meth:`Deduplicator.feed_prepared`: every decision comes from the library, which decides the
+same however the ordered documents are cut into batches); their rows
+(:meth:`Deduplicator.state_columns`) are then written by group commit and each request is
+answered only after their ``COMMIT`` returned. If a write fails, every batch not yet durable
+fails and the Deduplicator is rebuilt from the store. A dry run is ``feed_prepared(...,
+commit=False)``, decided alone. Restarts load a snapshot (:mod:`neardup.server.snapshot`).
 
 A deleted document is forgotten (:meth:`Deduplicator.forget`): it leaves the candidate index and
 the exact-text map, so it no longer attracts new duplicates (neither near nor exact copies); its
@@ -24,6 +25,7 @@ window``, so only expired documents go).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import threading
@@ -32,17 +34,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
-from neardup.server.snapshot import load_state, write_snapshot
-from neardup.server.store import Store, to_i64
+from neardup.server.rows import answers, result, state_rows, take
+from neardup.server.snapshot import Background, load_state, write_snapshot
+from neardup.server.store import Store
 from neardup.server.validate import Item
-from neardup.server.writer import GroupCommit, Pending, Turns
+from neardup.server.writer import (
+    DECIDE_LIMIT,
+    Answer,
+    Arrivals,
+    GroupCommit,
+    Pending,
+    Request,
+    call,
+    segments,
+    wait_for_answer,
+)
 
-EMPTY = STATUS_NAMES.index("empty")
+log = logging.getLogger("neardup.server")
 
 
 @dataclass
@@ -61,24 +72,6 @@ class Settings:
     overlap: tuple[tuple[str, Any], ...] = ()  # OverlapFinder params (/v1/overlaps)
 
 
-def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
-    """The public decision of a stored row (``ROW`` order)."""
-    return {
-        "id": row[1],
-        "status": STATUS_NAMES[int(row[4])],
-        "duplicate_of": dup_id,
-        "distance": None if row[5] is None else int(row[6]),
-        "similarity": row[8],
-        "cluster_id": int(row[7]),
-    }
-
-
-def _similarity(d: Decisions, i: int) -> float | None:
-    """The similarity that decided row ``i`` (4 decimals, as the CLI writes it), or None."""
-    x = float(d.similarity[i])
-    return None if x != x else round(x, 4)
-
-
 class Service:
     """Ingest, dry runs, reads and deletes over one data directory."""
 
@@ -88,7 +81,6 @@ class Service:
         os.makedirs(settings.data, exist_ok=True)
         self.settings = settings
         self.lock = threading.RLock()  # the Deduplicator and the undurable maps below
-        self.turns = Turns()
         self.group = GroupCommit(self._write, self._failed, self.lock)
         self._undurable: dict[str, tuple[Any, ...]] = {}  # id -> ROW, decided, not yet on disk
         self._undurable_ids: dict[int, str] = {}  # position -> id of those
@@ -113,11 +105,19 @@ class Service:
         self.snapshot_seconds = Histogram(
             "neardup_snapshot_seconds", "Time to write a snapshot of the in-memory state."
         )
+        self.background = Background(
+            self.store,
+            self.snapshot_dir,
+            self.group.exclusive,
+            self.snapshot_seconds.observe,
+            self._snap_at,
+        )
         self._counts = self._count_rows()
         from neardup.server.overlap_store import OverlapStore  # /v1/overlaps, its own file
 
         self.overlap = OverlapStore.open(settings.data, settings.overlap, settings.synchronous)
         self._warm_up()
+        self.arrivals = Arrivals(self._handle, DECIDE_LIMIT)
 
     def latest_time(self) -> float | None:
         """The latest timestamp a document may carry (with a window: this server's clock plus
@@ -135,7 +135,7 @@ class Service:
         """Write a snapshot of the state (call holding the commit lock and ``lock``, with
         nothing undurable: the snapshot then covers exactly the durable rows)."""
         self.snapshot_seconds.observe(write_snapshot(self.dd, self.store, self.snapshot_dir))
-        self._snap_at = self.dd.n_documents
+        self._snap_at = self.background.done_at = self.dd.n_documents
 
     def _warm_up(self) -> None:
         """Load every kernel once (a dry run), so the first request is not the slow one."""
@@ -144,19 +144,61 @@ class Service:
         self.dd.feed([text], ts, commit=False)
 
     # ------------------------------------------------------------------ ingest
+    def submit(self, items: list[Item], dry_run: bool, answer: Answer) -> None:
+        """Queue a batch in arrival order; ``answer(results, None)`` is called once it is
+        decided and durable (``answer(None, error)`` if it failed), from another thread."""
+        if not items:
+            answer([], None)
+            return
+        self.arrivals.put(Request(items, dry_run, [], answer), len(items))
+
+    def submit_delete(self, doc_ids: list[str], answer: Answer) -> None:
+        """Queue a batched delete in arrival order (see :meth:`delete_many`)."""
+        self.arrivals.put(Request(None, False, doc_ids, answer), max(1, len(doc_ids)))
+
     def ingest(self, items: list[Item], dry_run: bool) -> list[dict[str, Any]]:
         """Decide a batch in arrival order; return when it is durable (see writer.py)."""
-        if not items:
-            return []
-        ticket = self.turns.ticket()
-        prepared: Chunk | Exception
-        try:  # no shared state: runs while earlier batches are decided or committed
+        out: list[dict[str, Any]] = wait_for_answer(lambda a: self.submit(items, dry_run, a))
+        return out
+
+    def _handle(self, requests: list[Request]) -> None:
+        """The decider thread's work: requests in arrival order, consecutive ones decided as
+        one batch (:func:`~neardup.server.writer.segments`)."""
+        for segment in segments(requests):
+            batch = None
+            try:
+                if segment[0].items is None:
+                    done = self._delete(segment[0].ids)
+                    call(segment[0].answer, done, None)
+                else:
+                    batch = self._decide(segment)
+            except BaseException as exc:
+                for r in segment:
+                    call(r.answer, None, exc)
+            if batch is not None:
+                try:
+                    self._snapshot_due(batch)
+                except Exception as exc:  # a snapshot is an optimisation: serving goes on
+                    log.error("could not start a snapshot (%s)", exc)
+
+    def _decide(self, segment: list[Request]) -> Pending | None:
+        """Decide a segment as one batch; answer each request once it is durable. Returns
+        the batch on its way to disk (None: nothing stored)."""
+        items = [it for r in segment for it in r.items or ()]
+        dry_run = segment[0].dry_run
+        try:  # no shared state: while the last group commits
             prepared = self._prepare(items)
-        except Exception as exc:
-            prepared = exc
-        with self.turns.turn(ticket), self.lock:
-            if isinstance(prepared, Exception):
-                raise prepared
+        except Exception:
+            if len(segment) == 1:
+                raise
+            last = None  # one request's documents failed: each request on its own
+            for r in segment:
+                try:
+                    last = self._decide([r]) or last
+                except BaseException as exc:
+                    call(r.answer, None, exc)
+            return last
+        with self.lock:
             known = self._known([it.id for it in items])
             # a re-post of ids still on their way to disk: answer once they are durable
             behind = self._last if any(i in self._undurable for i in known) else None
@@ -164,15 +206,49 @@ class Service:
             new = [items[i] for i in rows]
             decided = batch = None
             if new:
-                chunk = prepared if len(rows) == len(items) else _take(prepared, rows)
+                chunk = prepared if len(rows) == len(items) else take(prepared, rows)
                 decided = self.dd.feed_prepared(chunk, commit=not dry_run)
                 if not dry_run:
-                    batch = self._submit(new, decided)
-            out = self._results(items, known, new, decided)
+                    batch = self._submit(new, decided, len(segment))
+            out = answers(items, known, new, decided, self._undurable_ids, self.store.ids_of)
+        parts, k = [], 0
+        for r in segment:
+            n = len(r.items or ())
+            parts.append((r.answer, out[k : k + n]))
+            k += n
+
+        def finish(error: BaseException | None) -> None:
+            for answer, results in parts:
+                call(answer, None, error) if error is not None else call(answer, results, None)
+
         waiting = batch if batch is not None else behind
-        if waiting is not None:
-            self.group.wait(waiting)
-        return out
+        if waiting is None:
+            finish(None)
+        else:
+            self.group.when_durable(waiting, finish)
+        return batch
+
+    def _snapshot_due(self, batch: Pending) -> None:
+        """Every ``snapshot_every`` documents, once ``batch`` (the last one decided) is
+        durable, so that the state is exactly what the store holds: a snapshot written by a
+        forked child (:class:`~neardup.server.snapshot.Background`); the decider waits for one
+        commit and the fork, not for the save."""
+        every = self.settings.snapshot_every
+        if not every or self.dd.n_documents - self._snap_at < every or self.background.busy():
+            return
+        try:
+            self.group.wait(batch)
+        except BaseException:
+            return  # the state was rebuilt from the store; the next batch tries again
+        with self.lock:
+            if self._undurable:  # only the decider (this thread) adds to it: never here
+                return
+            self._snap_at = self.dd.n_documents
+            self.background.start(self.dd)
+
+    def wait_snapshot(self) -> None:
+        """Return once no snapshot is being written in the background."""
+        self.background.wait()
 
     def _prepare(self, items: list[Item]) -> Chunk:
         ts = [it.timestamp for it in items]
@@ -191,11 +267,12 @@ class Service:
                 known[i] = row
         return known
 
-    def _submit(self, new: list[Item], decided: Decisions) -> Pending:
-        rows = self._rows(new, decided)
+    def _submit(self, new: list[Item], decided: Decisions, requests: int) -> Pending:
+        rows = state_rows(self.dd, new, decided, self.settings.store_text)
         batch = Pending(
             rows,
             self.dd.state_meta(),
+            requests=requests,
             ids={r[0]: r[1] for r in rows},
             statuses=decided.status.tolist(),
         )
@@ -204,48 +281,6 @@ class Service:
         self._undurable_ids.update(batch.ids)
         self._last = batch
         return self.group.submit(batch)
-
-    def _results(
-        self,
-        items: list[Item],
-        known: dict[str, tuple[Any, ...]],
-        new: list[Item],
-        decided: Decisions | None,
-    ) -> list[dict[str, Any]]:
-        """The answers in input order: stored decisions for known ids, new ones otherwise."""
-        ids: dict[int, str] = {}
-        want = [r[5] for r in known.values() if r[5] is not None]
-        if decided is not None:
-            ids = {int(p): it.id for p, it in zip(decided.position, new, strict=True)}
-            want += [int(p) for p in decided.duplicate_of if p >= 0 and int(p) not in ids]
-        missing = []
-        for p in want:
-            if p in self._undurable_ids:
-                ids[p] = self._undurable_ids[p]
-            elif p not in ids:
-                missing.append(p)
-        ids.update(self.store.ids_of(missing))
-        out: list[dict[str, Any]] = []
-        fresh = iter(range(len(new)))
-        for it in items:
-            row = known.get(it.id)
-            if row is not None:
-                out.append(result(row, None if row[5] is None else ids.get(row[5])))
-                continue
-            assert decided is not None
-            i = next(fresh)
-            dup = int(decided.duplicate_of[i])
-            out.append(
-                {
-                    "id": it.id,
-                    "status": STATUS_NAMES[int(decided.status[i])],
-                    "duplicate_of": None if dup < 0 else ids.get(dup),
-                    "distance": None if dup < 0 else int(decided.distance[i]),
-                    "similarity": _similarity(decided, i),
-                    "cluster_id": int(decided.cluster_id[i]),
-                }
-            )
-        return out
 
     def _write(self, group: Sequence[Pending]) -> None:
         """One transaction for a group of decided batches (GroupCommit's writer)."""
@@ -257,7 +292,7 @@ class Service:
             self.store.set_state(meta)
             purged = self._retention(meta["max_timestamp"])
         self.commit_seconds.observe(time.perf_counter() - start)
-        self.commit_batches.observe(len(group))
+        self.commit_batches.observe(sum(b.requests for b in group))
         self.commit_documents.observe(sum(len(b.rows) for b in group))
         with self.lock:
             for b in group:
@@ -268,49 +303,12 @@ class Service:
                     self._counts[STATUS_NAMES[code]] += 1
             if purged:
                 self._counts = self._count_rows()
-            every = self.settings.snapshot_every
-            if every and not self._undurable and self.dd.n_documents - self._snap_at >= every:
-                self._snapshot()
 
     def _failed(self, group: Sequence[Pending]) -> None:
         """A group's transaction failed: memory goes back to what the store holds."""
         self._undurable.clear()
         self._undurable_ids.clear()
         self.dd = self._load()
-
-    def _rows(self, new: list[Item], d: Decisions) -> list[tuple[Any, ...]]:
-        """The batch's rows from the library's state columns, in ``store.INSERT`` order."""
-        start = int(d.position[0])
-        cols = self.dd.state_columns(start, start + len(new))
-        fps, hi, lo = (to_i64(cols[c]) for c in ("fingerprint", "exact_key_hi", "exact_key_lo"))
-        sketches = cols.get("sketch")
-        dup, status = cols["duplicate_of"].tolist(), cols["status"].tolist()
-        distance, cluster = cols["distance"].tolist(), cols["cluster_id"].tolist()
-        searched = cols["searched"].tolist()
-        store_text = self.settings.store_text
-        sims = [_similarity(d, i) for i in range(len(new))]
-        rows = []
-        for i, it in enumerate(new):
-            kept = dup[i] < 0 and status[i] != EMPTY
-            rows.append(
-                (
-                    start + i,
-                    it.id,
-                    it.timestamp,
-                    fps[i],
-                    sketches[i].tobytes() if kept and sketches is not None else None,
-                    hi[i],
-                    lo[i],
-                    status[i],
-                    None if dup[i] < 0 else dup[i],
-                    distance[i],
-                    cluster[i],
-                    int(searched[i]),
-                    it.text if store_text else None,
-                    sims[i],
-                )
-            )
-        return rows
 
     def _retention(self, newest: float | None) -> int:
         keep = self.settings.retention
@@ -338,7 +336,11 @@ class Service:
         """Forget documents in one transaction, in arrival order with the batches (after
         every earlier batch is durable: a document may be in one of them); per id the answer
         of a single delete (None: unknown or already deleted)."""
-        with self.turns.turn(self.turns.ticket()), self.group.exclusive(), self.lock:
+        out: list[dict[str, Any] | None] = wait_for_answer(lambda a: self.submit_delete(doc_ids, a))
+        return out
+
+    def _delete(self, doc_ids: list[str]) -> list[dict[str, Any] | None]:
+        with self.group.exclusive(), self.lock:
             rows = self.store.lookup_ids(list(dict.fromkeys(doc_ids)))
             if not rows:
                 return [None] * len(doc_ids)
@@ -399,22 +401,11 @@ class Service:
 
     def close(self) -> None:
         """Write the last batches and a snapshot (the next start loads it), close the store."""
+        self.arrivals.close()
+        self.background.close()
+        self.group.close()
         with self.group.exclusive(), self.lock:
-            if self.settings.snapshot_every and self.dd.n_documents > self._snap_at:
-                self._snapshot()
+            if self.settings.snapshot_every and self.dd.n_documents > self.background.done_at:
+                self._snapshot()  # (also when the last background snapshot failed)
             self.overlap.close()  # saves the overlap reference (overlap_store.py)
             self.store.close()
-
-
-def _take(chunk: Chunk, rows: list[int]) -> Chunk:
-    """The prepared rows of the documents that are new (known ids are not decided again)."""
-    r = np.asarray(rows, np.int64)
-    sk = None if chunk.sketches is None else chunk.sketches[r]
-    return Chunk(
-        chunk.fps[r],
-        chunk.empty[r],
-        [chunk.keys[i] for i in rows],
-        chunk.ts[r],
-        chunk.lengths[r],
-        sk,
-    )

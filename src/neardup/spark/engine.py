@@ -36,7 +36,7 @@ from neardup.spark.components import (
     components_on_driver,
     connected_components,
 )
-from neardup.spark.small import SMALL_JOB_DOCS, decide_on_driver, is_small
+from neardup.spark.small import SMALL_JOB_DOCS, collect_if_small, decide_on_driver
 
 DECISIONS = T.StructType(
     [
@@ -286,9 +286,9 @@ def decide(
     phase("prepare")
     if small_job_docs is None:
         small_job_docs = int(spark.conf.get("spark.neardup.smallJobDocs", None) or SMALL_JOB_DOCS)
-    if is_small(docs, small_job_docs):
+    if (table := collect_if_small(docs, small_job_docs)) is not None:
         info["path"] = "driver"
-        out = decide_on_driver(docs, dd, info)  # a local relation: in memory, no job
+        out = decide_on_driver(docs, table, dd, info)  # a local relation: in memory, no job
         phase(None)
         info["total_s"] = time.perf_counter() - start
         return out, info

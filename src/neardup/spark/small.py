@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pyspark import cloudpickle  # the serializer Spark ships dd to executors with
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -26,6 +27,12 @@ SMALL_JOB_DOCS = 200_000
 SMALL_JOB_BYTES = 128 << 20
 
 
+#: a plan whose estimated size (Spark's statistics: the cached bytes, or the files' bytes) is
+#: at most SMALL_JOB_BYTES / this is collected at once, without a job to count it first: even
+#: text compressed this many times over fits the byte limit
+_ESTIMATE_MARGIN = 8
+
+
 def is_small(docs: DataFrame, max_docs: int, max_bytes: int = SMALL_JOB_BYTES) -> bool:
     """Whether ``docs (pos, text, ts)`` is small enough to decide on the driver (one job)."""
     if max_docs <= 0:
@@ -34,11 +41,40 @@ def is_small(docs: DataFrame, max_docs: int, max_bytes: int = SMALL_JOB_BYTES) -
     return int(row[0]) <= max_docs and int(row[1] or 0) <= max_bytes
 
 
-def decide_on_driver(docs: DataFrame, dd: Deduplicator, info: dict[str, Any]) -> DataFrame:
+def estimated_bytes(docs: DataFrame) -> int | None:
+    """Spark's size estimate of ``docs``'s plan (no job runs), or None when it has none."""
+    try:
+        jdf: Any = docs._jdf  # no public API gives the optimizer's statistics
+        return int(str(jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # Spark Connect (no JVM here) or a Py4J error: count with a job
+        return None
+
+
+def collect_if_small(
+    docs: DataFrame, max_docs: int, max_bytes: int = SMALL_JOB_BYTES
+) -> pa.Table | None:
+    """``docs (pos, text, ts)`` as an Arrow table when it is small enough to decide on the
+    driver, else None. A plan Spark estimates far below ``max_bytes`` is collected in one job
+    (a small job's fixed cost is its jobs: the count alone took 0.12-0.19 s of 0.45 s on
+    3,080 People's Daily articles); otherwise one job counts documents and bytes first."""
+    if max_docs <= 0:
+        return None
+    estimate = estimated_bytes(docs)
+    if estimate is not None and estimate <= max_bytes // _ESTIMATE_MARGIN:
+        table = docs.select("pos", "text", "ts").toArrow()
+        return table if table.num_rows <= max_docs else None
+    if not is_small(docs, max_docs, max_bytes):
+        return None
+    return docs.select("pos", "text", "ts").toArrow()
+
+
+def decide_on_driver(
+    docs: DataFrame, table: pa.Table, dd: Deduplicator, info: dict[str, Any]
+) -> DataFrame:
     """Decisions ``(pos, status, rep, distance, cluster_id, similarity)`` of
-    ``docs (pos, text, ts)``, decided in this process by a fresh copy of ``dd`` (the caller's
-    stays untouched)."""
-    table = docs.select("pos", "text", "ts").toArrow().sort_by("pos")
+    ``docs (pos, text, ts)``, collected as ``table``, decided in this process by a fresh copy
+    of ``dd`` (the caller's stays untouched)."""
+    table = table.sort_by("pos")
     pos = np.asarray(table.column("pos").to_numpy(), np.int64)
     texts = table.column("text").to_pylist()
     timed = dd.window is not None or dd.keep == "newest"

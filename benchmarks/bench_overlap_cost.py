@@ -1,0 +1,173 @@
+"""Cost of partial-copy detection (issue 25): overlap / dedup wall ratio, and cost per document.
+
+``ratio``: ``neardup overlap`` and ``neardup dedup`` (the CLI, separate processes, alternating,
+``--repeat`` times each) on the same input, in the same run: Reuters-21578 and a synthetic set
+(``--synthetic N`` documents, below). Prints each command's best and median wall time and peak
+RSS, and the ratio of the medians.
+
+``scale``: ``OverlapFinder.add`` over ``--n`` synthetic documents in one process; the time per
+document over each stretch between checkpoints (it must stay flat) and the peak RSS.
+
+Synthetic documents: 8-20 sentences of 8-25 words drawn from Reuters' word frequencies (so
+unrelated documents share only common short phrases, as unrelated news does), and 5 % of them
+with a planted passage: 1-8 consecutive sentences of an earlier document (uniform over all
+earlier ones), about 5 % of its words replaced.
+
+    flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py ratio --repeat 3
+    flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 100000
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from neardup.eval.corpora import corpora_dir
+
+
+def _vocab() -> tuple[list[str], list[int]]:
+    counts: Counter[str] = Counter()
+    with gzip.open(corpora_dir() / "reuters21578/docs.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            counts.update(w for w in json.loads(line)["text"].split() if w.isalpha())
+    words = sorted(counts)
+    return words, [counts[w] for w in words]
+
+
+def synthetic(n: int, seed: int = 1, copy_rate: float = 0.05) -> list[str]:
+    """``n`` documents (module docstring); deterministic for ``(n, seed)``."""
+    rng = random.Random(seed)
+    words, weights = _vocab()
+    cum = list(_accumulate(weights))
+    docs: list[list[str]] = []
+    for i in range(n):
+        k = rng.randint(8, 20)
+        drawn = rng.choices(words, cum_weights=cum, k=k * 25)
+        sents, at = [], 0
+        for _ in range(k):
+            m = rng.randint(8, 25)
+            sents.append(" ".join(drawn[at : at + m]).capitalize() + ".")
+            at += m
+        if i and rng.random() < copy_rate:
+            src = docs[rng.randrange(i)]
+            a = rng.randrange(len(src))
+            piece = src[a : a + rng.randint(1, 8)]
+            piece = [
+                " ".join(rng.choice(words) if rng.random() < 0.05 else w for w in s.split())
+                for s in piece
+            ]
+            j = rng.randrange(len(sents) + 1)
+            sents[j:j] = piece
+        docs.append(sents)
+    return [" ".join(s) for s in docs]
+
+
+def _accumulate(xs: list[int]) -> list[int]:
+    out, total = [], 0
+    for x in xs:
+        total += x
+        out.append(total)
+    return out
+
+
+def _run(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one command."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed ({status})")
+    return wall, ru.ru_maxrss / 1024
+
+
+def _ratio(path: Path, repeat: int, out: Path) -> dict[str, Any]:
+    py = [sys.executable, "-m", "neardup"]
+    cmds = {n: [*py, n, str(path), "--out", str(out / f"{n}.jsonl")] for n in ("dedup", "overlap")}
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            runs[name].append(_run(cmd))
+    res: dict[str, Any] = {}
+    for name, rs in runs.items():
+        walls = [w for w, _ in rs]
+        res[name] = {
+            "best_s": round(min(walls), 2),
+            "median_s": round(statistics.median(walls), 2),
+            "peak_rss_mib": round(max(r for _, r in rs)),
+        }
+    res["ratio_median"] = round(res["overlap"]["median_s"] / res["dedup"]["median_s"], 2)
+    res["ratio_best"] = round(res["overlap"]["best_s"] / res["dedup"]["best_s"], 2)
+    res["passages"] = sum(1 for _ in (out / "overlap.jsonl").open())
+    return res
+
+
+@click.group()
+def main() -> None:
+    """Cost of neardup.overlap (module docstring)."""
+
+
+@main.command()
+@click.option("--repeat", default=3, show_default=True)
+@click.option("--synthetic", "n_synth", default=20000, show_default=True)
+def ratio(repeat: int, n_synth: int) -> None:
+    """overlap / dedup wall time, CLI, same input, same run."""
+    report: dict[str, Any] = {"load_before": os.getloadavg()}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        report["reuters"] = _ratio(corpora_dir() / "reuters21578/docs.jsonl.gz", repeat, out)
+        synth = out / "synth.jsonl"
+        with synth.open("w", encoding="utf-8") as f:
+            for i, text in enumerate(synthetic(n_synth)):
+                f.write(json.dumps({"id": i, "text": text}) + "\n")
+        report[f"synthetic_{n_synth}"] = _ratio(synth, repeat, out)
+    report["load_after"] = os.getloadavg()
+    print(json.dumps(report, indent=1))
+
+
+@main.command()
+@click.option("--n", default=100000, show_default=True)
+@click.option("--checkpoints", default=5, show_default=True)
+def scale(n: int, checkpoints: int) -> None:
+    """Per-document time of OverlapFinder.add as the collection grows, and peak RSS."""
+    from neardup.overlap import OverlapFinder
+
+    t0 = time.perf_counter()
+    texts = synthetic(n)
+    built = time.perf_counter() - t0
+    finder = OverlapFinder()
+    marks = sorted({max(1, n * (i + 1) // checkpoints) for i in range(checkpoints)})
+    rows, found, last_t, last_i = [], 0, time.perf_counter(), 0
+    for i, text in enumerate(texts, 1):
+        found += len(finder.add(text, i))
+        if i in marks:
+            now = time.perf_counter()
+            rows.append({"docs": i, "us_per_doc": round(1e6 * (now - last_t) / (i - last_i), 1)})
+            last_t, last_i = now, i
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report = {
+        "n": n,
+        "load": os.getloadavg(),
+        "build_s": round(built, 1),
+        "stretches": rows,
+        "passages": found,
+        "peak_rss_mib": round(rss),
+    }
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

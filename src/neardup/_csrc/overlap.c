@@ -1,0 +1,1231 @@
+/* neardup._overlap: the hot loops of partial-copy detection (neardup.overlap), in plain C.
+ *
+ * Each function here has a Python reference in neardup/overlap (tokens.py: tokenize, grams,
+ * winnow; align.py + pairs.py: the per-pair step) and must give the same result bit for bit;
+ * tests/overlap/test_kernels.py compares them on random inputs. Without this extension the
+ * Python references run (slowly), so results never depend on whether it was built.
+ *
+ * A *packed* document is one int64 buffer (a bytes object): a header [n, nc, nf], then
+ * token starts[n], ends[n], units[n + 1], token hashes[n], coarse grams first[nc], last[nc],
+ * hashes[nc], fine grams first[nf], last[nf], hashes[nf] (hashes are uint64 bit patterns). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define P_MUL 0x100000001B3ULL
+#define UNKNOWN_FOLD 0xFFFFFFFFu
+#define FINE_GROUP 4 /* align.FINE_GROUP */
+#define EXTEND 6     /* align.EXTEND */
+
+static uint64_t splitmix(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+typedef struct {
+    Py_buffer b[8];
+    int n;
+} bufs;
+
+static void release(bufs *bs) {
+    for (int i = 0; i < bs->n; i++) PyBuffer_Release(&bs->b[i]);
+    bs->n = 0;
+}
+
+static void *get(bufs *bs, PyObject *o, Py_ssize_t itemsize, Py_ssize_t min_len, int writable,
+                 const char *name, Py_ssize_t *len) {
+    Py_buffer *v = &bs->b[bs->n];
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous%s buffer", name,
+                     writable ? " writable" : "");
+        return NULL;
+    }
+    bs->n++;
+    if (v->len % itemsize || v->len / itemsize < min_len) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd items of %zd bytes", name,
+                     min_len, itemsize);
+        return NULL;
+    }
+    if (len) *len = v->len / itemsize;
+    return v->buf;
+}
+
+/* ---------------------------------------------------------------- tokens and grams */
+
+/* Tokens of the code points text[0..len) (class table cls: 0 separator, 1 word, 2 Han,
+ * 3 single-character script; fold: folded code point, UNKNOWN_FOLD when not computed yet).
+ * Returns the token count, or -(cp + 1) for the first code point of a token whose fold is
+ * unknown (the caller fills it in and calls again). */
+static int64_t tokenize_cps(int kind, const void *data, int64_t len, const uint8_t *cls,
+                            const uint32_t *fold, int64_t word_units, int64_t cjk_units,
+                            int64_t *starts, int64_t *ends, int64_t *units, uint64_t *hashes) {
+    int64_t n = 0, i = 0;
+    units[0] = 0;
+    while (i < len) {
+        uint32_t c = (uint32_t)PyUnicode_READ(kind, data, i);
+        uint8_t k = c < 0x110000 ? cls[c] : 0;
+        if (k == 0) {
+            i++;
+            continue;
+        }
+        int64_t s = i, e = i + 1;
+        if (k == 1) {
+            while (e < len) {
+                uint32_t c2 = (uint32_t)PyUnicode_READ(kind, data, e);
+                if (c2 >= 0x110000 || cls[c2] != 1) break;
+                e++;
+            }
+        }
+        uint64_t h = 0;
+        for (int64_t j = s; j < e; j++) {
+            uint32_t cj = (uint32_t)PyUnicode_READ(kind, data, j);
+            uint32_t f = fold[cj];
+            if (f == UNKNOWN_FOLD) return -(int64_t)cj - 1;
+            h = h * P_MUL + f;
+        }
+        starts[n] = s;
+        ends[n] = e;
+        hashes[n] = splitmix(h + (uint64_t)(e - s));
+        units[n + 1] = units[n] + (k == 1 ? word_units : cjk_units);
+        n++;
+        i = e;
+    }
+    return n;
+}
+
+/* The grams of at least `size` units (as tokens.grams): gram i covers tokens [first, last). */
+static int64_t grams(int64_t n, const int64_t *units, const uint64_t *th, int64_t size,
+                     int64_t *first, int64_t *last, uint64_t *gh) {
+    int64_t m = 0, stop = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (stop < i) stop = i;
+        while (stop <= n && units[stop] < units[i] + size) stop++;
+        if (stop > n) break;
+        uint64_t raw = 0, pw = 1;
+        for (int64_t t = i; t < stop; t++) {
+            raw += th[t] * pw;
+            pw *= P_MUL;
+        }
+        first[m] = i;
+        last[m] = stop;
+        gh[m] = splitmix(raw + (uint64_t)(stop - i));
+        m++;
+    }
+    return m;
+}
+
+static PyObject *py_prepare(PyObject *self, PyObject *args) {
+    PyObject *text, *cls_o, *fold_o;
+    Py_ssize_t word_units, cjk_units, coarse, fine;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "UOOnnnn", &text, &cls_o, &fold_o, &word_units, &cjk_units,
+                          &coarse, &fine))
+        return NULL;
+    const uint8_t *cls = get(&bs, cls_o, 1, 0x110000, 0, "cls", NULL);
+    if (!cls) goto fail;
+    const uint32_t *fold = get(&bs, fold_o, 4, 0x110000, 0, "fold", NULL);
+    if (!fold) goto fail;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int64_t len = PyUnicode_GET_LENGTH(text);
+    /* scratch: starts, ends, units (len + 1), hashes, 2 x (first, last, hashes) */
+    int64_t *mem = malloc(sizeof(int64_t) * (10 * (size_t)len + 8));
+    if (!mem) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int64_t *st = mem, *en = st + len, *un = en + len, *th = un + len + 1;
+    int64_t *cf = th + len, *cl = cf + len, *ch = cl + len;
+    int64_t *ff = ch + len, *fl = ff + len, *fh = fl + len;
+    int64_t n = tokenize_cps(kind, data, len, cls, fold, word_units, cjk_units, st, en, un,
+                             (uint64_t *)th);
+    if (n < 0) {
+        free(mem);
+        release(&bs);
+        return PyLong_FromLongLong(-n - 1);  /* the code point whose fold is needed */
+    }
+    int64_t nc = grams(n, un, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
+    int64_t nf = grams(n, un, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
+    int64_t total = 3 + 4 * n + 1 + 3 * nc + 3 * nf;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 8));
+    if (!out) {
+        free(mem);
+        goto fail;
+    }
+    int64_t *o = (int64_t *)PyBytes_AS_STRING(out);
+    o[0] = n, o[1] = nc, o[2] = nf;
+    o += 3;
+    const int64_t *parts[] = {st, en, un, th, cf, cl, ch, ff, fl, fh};
+    const int64_t sizes[] = {n, n, n + 1, n, nc, nc, nc, nf, nf, nf};
+    for (int i = 0; i < 10; i++) {
+        memcpy(o, parts[i], sizeof(int64_t) * (size_t)sizes[i]);
+        o += sizes[i];
+    }
+    free(mem);
+    release(&bs);
+    return out;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* tokens.winnow: indices of the rightmost minimum of every window of hashes, ascending. */
+static int64_t winnow_core(const uint64_t *h, int64_t n, int64_t window, int64_t *out) {
+    int64_t m = 0;
+    if (window <= 1) {
+        for (int64_t i = 0; i < n; i++) out[m++] = i;
+    } else if (n <= window) {
+        if (n > 0) {
+            int64_t best = n - 1;
+            for (int64_t i = n - 2; i >= 0; i--)
+                if (h[i] < h[best]) best = i;
+            out[m++] = best;
+        }
+    } else {
+        for (int64_t k = 0; k + window <= n; k++) {
+            int64_t best = k;
+            for (int64_t i = k + 1; i < k + window; i++)
+                if (h[i] <= h[best]) best = i;
+            if (m == 0 || out[m - 1] != best) out[m++] = best;
+        }
+    }
+    return m;
+}
+
+/* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
+ * of `window` hashes, each index once, ascending (as tokens.winnow). */
+static PyObject *py_winnow(PyObject *self, PyObject *args) {
+    PyObject *h_o, *out_o;
+    Py_ssize_t window, n, cap;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnO", &h_o, &window, &out_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
+    if (!h) goto fail;
+    int64_t *out = get(&bs, out_o, 8, 0, 1, "out", &cap);
+    if (!out) goto fail;
+    if (cap < n) {
+        PyErr_SetString(PyExc_ValueError, "out must hold len(hashes) items");
+        goto fail;
+    }
+    int64_t m = winnow_core(h, n, window, out);
+    release(&bs);
+    return PyLong_FromLongLong(m);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the per-pair step */
+
+typedef struct {
+    int64_t n, nc, nf;
+    const int64_t *starts, *ends, *units;
+    const uint64_t *th;
+    const int64_t *cfirst, *clast;
+    const uint64_t *chash;
+    const int64_t *ffirst, *flast;
+    const uint64_t *fhash;
+} doc_t;
+
+static int unpack(const int64_t *p, int64_t len, doc_t *d) {
+    if (len < 3) return -1;
+    d->n = p[0], d->nc = p[1], d->nf = p[2];
+    if (d->n < 0 || d->nc < 0 || d->nf < 0 || len != 3 + 4 * d->n + 1 + 3 * d->nc + 3 * d->nf)
+        return -1;
+    p += 3;
+    d->starts = p, p += d->n;
+    d->ends = p, p += d->n;
+    d->units = p, p += d->n + 1;
+    d->th = (const uint64_t *)p, p += d->n;
+    d->cfirst = p, p += d->nc;
+    d->clast = p, p += d->nc;
+    d->chash = (const uint64_t *)p, p += d->nc;
+    d->ffirst = p, p += d->nf;
+    d->flast = p, p += d->nf;
+    d->fhash = (const uint64_t *)p;
+    return 0;
+}
+
+typedef struct {
+    int64_t pair;    /* the source's index in the batch */
+    int64_t q0, q1, d0, d1;  /* token ranges */
+    int64_t num, den;        /* score = num / den */
+} found_t;
+
+typedef struct {
+    found_t *v;
+    int64_t n, cap;
+} found_vec;
+
+typedef struct {
+    int64_t near, gap, min_units, reach, fanout;
+} params_t;
+
+typedef struct {
+    uint64_t h;
+    int64_t i;
+} hidx;
+
+
+/* box: qlo, qhi, dlo, dhi, count, strong, the extent of its groups holding a strong seed
+ * (sqlo, sqhi, sdlo, sdhi; empty without one); for an open cluster also its last seed's qhi,
+ * dlo, dhi (not compared) */
+#define FAR ((int64_t)1 << 62)
+typedef struct {
+    int64_t v[13];
+} box_t;
+
+static int cmp_box(const void *a, const void *b) {
+    const int64_t *x = ((const box_t *)a)->v, *y = ((const box_t *)b)->v;
+    for (int k = 0; k < 10; k++)
+        if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+static int near_box(const int64_t *a, const int64_t *b, int64_t gap) {
+    return a[0] <= b[1] + gap && b[0] <= a[1] + gap && a[2] <= b[3] + gap && b[2] <= a[3] + gap;
+}
+
+/* align._merge_boxes: keep boxes with count >= min_count and strong >= min_strong, then join
+ * the boxes within `gap` (sorted passes until nothing joins). Returns the new count. */
+static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
+                           int64_t min_strong) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (bx[i].v[4] >= min_count && bx[i].v[5] >= min_strong) bx[m++] = bx[i];
+    n = m;
+    int merged = 1;
+    while (merged && n > 1) {
+        merged = 0;
+        qsort(bx, (size_t)n, sizeof(box_t), cmp_box);
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t *b = bx[i].v;
+            int64_t j = 0;
+            for (; j < k; j++) {
+                int64_t *c = bx[j].v;
+                if (near_box(b, c, gap)) {
+                    if (b[0] < c[0]) c[0] = b[0];
+                    if (b[1] > c[1]) c[1] = b[1];
+                    if (b[2] < c[2]) c[2] = b[2];
+                    if (b[3] > c[3]) c[3] = b[3];
+                    c[4] += b[4], c[5] += b[5];
+                    if (b[6] < c[6]) c[6] = b[6];
+                    if (b[7] > c[7]) c[7] = b[7];
+                    if (b[8] < c[8]) c[8] = b[8];
+                    if (b[9] > c[9]) c[9] = b[9];
+                    merged = 1;
+                    break;
+                }
+            }
+            if (j == k) bx[k++] = bx[i];
+        }
+        n = k;
+    }
+    return n;
+}
+
+typedef struct {
+    int64_t qlo, dlo, i;
+} ord_t;
+
+static int cmp_ord(const void *a, const void *b) {
+    const ord_t *x = a, *y = b;
+    if (x->qlo != y->qlo) return x->qlo < y->qlo ? -1 : 1;
+    if (x->dlo != y->dlo) return x->dlo < y->dlo ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Insertion sort (fast on the nearly sorted runs seeds come in). */
+static void isort_ord(ord_t *a, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        ord_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && cmp_ord(&a[j - 1], &x) > 0) a[j] = a[j - 1], j--;
+        a[j] = x;
+    }
+}
+
+/* Sort by (qlo, dlo, index): the strong seeds [0, m) and the fine ones [m, n) each arrive in
+ * query order, so sort each run (nearly linear) and merge them; tmp holds n items. */
+static void sort_ord(ord_t *a, int64_t n, int64_t m, ord_t *tmp) {
+    if (m > n) m = n;
+    isort_ord(a, m);
+    isort_ord(a + m, n - m);
+    int64_t i = 0, j = m, t = 0;
+    while (i < m && j < n) tmp[t++] = cmp_ord(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+    while (i < m) tmp[t++] = a[i++];
+    while (j < n) tmp[t++] = a[j++];
+    memcpy(a, tmp, sizeof(ord_t) * (size_t)n);
+}
+
+/* align._clusters on seed boxes bx (count 1, strong 0/1); returns the passage boxes in out. */
+static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t near, int64_t gap,
+                        box_t *out, ord_t *ord) {
+    for (int64_t i = 0; i < k; i++) ord[i] = (ord_t){bx[i].v[0], bx[i].v[2], i};
+    sort_ord(ord, k, strong_k, (ord_t *)out);
+    /* out[0..nd) done clusters; open clusters kept in out[k..k+no) (out holds 2k boxes) */
+    int64_t nd = 0, no = 0;
+    box_t *open = out + k;
+    for (int64_t t = 0; t < k; t++) {
+        const int64_t *s = bx[ord[t].i].v;
+        int64_t still = 0;
+        for (int64_t j = 0; j < no; j++) {
+            if (open[j].v[1] + near >= s[0])
+                open[still++] = open[j];
+            else
+                out[nd++] = open[j];
+        }
+        no = still;
+        int64_t j = no - 1;
+        for (; j >= 0; j--) {
+            int64_t *c = open[j].v;
+            /* near the cluster's last seed on the source side: a seed off its diagonal
+             * (a short gram repeated nearby) does not stretch the cluster */
+            if (s[2] <= c[12] + near && s[3] >= c[11] - near) {
+                if (s[1] > c[1]) c[1] = s[1];
+                if (s[2] < c[2]) c[2] = s[2];
+                if (s[3] > c[3]) c[3] = s[3];
+                c[4] += 1, c[5] += s[5];
+                c[10] = s[1], c[11] = s[2], c[12] = s[3];
+                break;
+            }
+        }
+        if (j < 0)
+            open[no++] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5], 0, 0, 0, 0, s[1], s[2], s[3]}};
+    }
+    for (int64_t j = 0; j < no; j++) out[nd++] = open[j];
+    for (int64_t j = 0; j < nd; j++) { /* the strong extent: the group, or empty */
+        int64_t *c = out[j].v;
+        int has = c[5] > 0 || c[4] >= EXTEND;
+        c[6] = has ? c[0] : FAR, c[7] = has ? c[1] : -FAR;
+        c[8] = has ? c[2] : FAR, c[9] = has ? c[3] : -FAR;
+    }
+    nd = merge_boxes(out, nd, near, 2, 0); /* lone seeds go first */
+    /* a group of short grams only (a heavy rewrite's middle) joins within gap when it has
+     * FINE_GROUP seeds; what is not joined to a strong seed is dropped */
+    int64_t m = 0;
+    for (int64_t i = 0; i < nd; i++)
+        if (out[i].v[5] >= 1 || out[i].v[4] >= FINE_GROUP) out[m++] = out[i];
+    nd = merge_boxes(out, m, gap, 2, 0);
+    m = 0; /* keep the passages with a strong seed, cut to their strong extent */
+    for (int64_t i = 0; i < nd; i++) {
+        int64_t *c = out[i].v;
+        if (c[5] < 1) continue;
+        int64_t *o = out[m++].v;
+        int64_t e0 = c[6], e1 = c[7], e2 = c[8], e3 = c[9], n4 = c[4], n5 = c[5];
+        o[0] = e0, o[1] = e1, o[2] = e2, o[3] = e3, o[4] = n4, o[5] = n5;
+    }
+    return m;
+}
+
+/* A hash table slot: key, first and last entry of its chain, entries (0: empty). */
+typedef struct {
+    uint64_t key;
+    int64_t head, tail, count;
+} chain_t;
+
+static int64_t chain_slot(const chain_t *tab, int64_t cap, uint64_t key) {
+    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(cap - 1));
+    while (tab[i].count && tab[i].key != key) i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* The grams (first[], last[] ascending) lying inside units [lo, hi]: a range [*a, *b). */
+static void gram_range(const int64_t *units, const int64_t *first, const int64_t *last,
+                       int64_t m, int64_t lo, int64_t hi, int64_t *a, int64_t *b) {
+    int64_t l = 0, h = m;
+    while (l < h) {
+        int64_t mid = (l + h) / 2;
+        if (units[first[mid]] < lo) l = mid + 1; else h = mid;
+    }
+    *a = l;
+    h = m;
+    while (l < h) {
+        int64_t mid = (l + h) / 2;
+        if (units[last[mid]] <= hi) l = mid + 1; else h = mid;
+    }
+    *b = l;
+}
+
+/* pairs.fine_seeds: fine-gram seeds within `reach` units of the anchors (rows q_first,
+ * q_last, d_first, d_last), appended to seeds[k..]; returns the new row count. */
+static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_t k,
+                          int64_t reach, int64_t fanout, int64_t cap) {
+    int64_t aq0 = INT64_MAX, aq1 = INT64_MIN, ad0 = INT64_MAX, ad1 = INT64_MIN;
+    for (int64_t i = 0; i < k; i++) {
+        const int64_t *s = seeds + 4 * i;
+        if (s[0] < aq0) aq0 = s[0];
+        if (s[1] > aq1) aq1 = s[1];
+        if (s[2] < ad0) ad0 = s[2];
+        if (s[3] > ad1) ad1 = s[3];
+    }
+    int64_t qlo = q->units[aq0] - reach, qhi = q->units[aq1] + reach;
+    int64_t dlo = d->units[ad0] - reach, dhi = d->units[ad1] + reach;
+    int64_t da, db, a, b;
+    gram_range(d->units, d->ffirst, d->flast, d->nf, dlo, dhi, &da, &db);
+    int64_t nd = db - da;
+    if (!nd) return k;
+    /* the window's source grams in a hash table of chains in index order (the order a stable
+     * sort by hash gives): one probe per query gram */
+    static chain_t *tab;
+    static int64_t *next, tab_cap, next_cap;
+    int64_t cap2 = 64;
+    while (cap2 < 2 * nd) cap2 *= 2;
+    if (cap2 > tab_cap) {
+        free(tab);
+        tab = malloc(sizeof(chain_t) * (size_t)cap2);
+        tab_cap = tab ? cap2 : 0;
+        if (!tab) return -1;
+    }
+    if (nd > next_cap) {
+        free(next);
+        next = malloc(sizeof(int64_t) * (size_t)nd * 2);
+        next_cap = next ? nd * 2 : 0;
+        if (!next) return -1;
+    }
+    memset(tab, 0, sizeof(chain_t) * (size_t)cap2);
+    for (int64_t j = da; j < db; j++) {
+        chain_t *c = &tab[chain_slot(tab, cap2, d->fhash[j])];
+        next[j - da] = -1;
+        if (!c->count)
+            c->key = d->fhash[j], c->head = j;
+        else
+            next[c->tail - da] = j;
+        c->tail = j;
+        c->count++;
+    }
+    int64_t out = k;
+    gram_range(q->units, q->ffirst, q->flast, q->nf, qlo, qhi, &a, &b);
+    for (int64_t i = a; i < b; i++) {
+        const chain_t *c = &tab[chain_slot(tab, cap2, q->fhash[i])];
+        if (!c->count || c->count > fanout) continue;
+        for (int64_t j = c->head; j >= 0 && out < cap; j = next[j - da]) {
+            int64_t *s = seeds + 4 * out++;
+            s[0] = q->ffirst[i], s[1] = q->flast[i], s[2] = d->ffirst[j], s[3] = d->flast[j];
+        }
+    }
+    return out;
+}
+
+/* Sort uint64 values: insertion sort when short, else LSD radix (tmp holds n values). */
+static void sort_u64(uint64_t *a, int64_t n, uint64_t *tmp) {
+    if (n < 64) {
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t x = a[i];
+            int64_t j = i;
+            while (j > 0 && a[j - 1] > x) a[j] = a[j - 1], j--;
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t count[256];
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < n; i++) count[(src[i] >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
+        uint64_t *t = src;
+        src = dst, dst = t;
+    }
+}
+
+/* align.gram_share of the coarse grams inside the two passages, as (num, den). */
+static void share(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_t d0, int64_t d1,
+                  uint64_t *qa, uint64_t *da, int64_t *num, int64_t *den) {
+    int64_t nq = 0, nd = 0, a, b;
+    /* token ranges: the same search over an identity "units" (first/last are tokens) */
+    gram_range(q->units, q->cfirst, q->clast, q->nc, q->units[q0], q->units[q1], &a, &b);
+    for (int64_t i = a; i < b; i++) qa[nq++] = q->chash[i];
+    gram_range(d->units, d->cfirst, d->clast, d->nc, d->units[d0], d->units[d1], &a, &b);
+    for (int64_t i = a; i < b; i++) da[nd++] = d->chash[i];
+    sort_u64(qa, nq, da + nd);
+    sort_u64(da, nd, da + nd);
+    int64_t u = 0, hit = 0, j = 0;
+    for (int64_t i = 0; i < nq; i++) {
+        if (i && qa[i] == qa[i - 1]) continue;
+        u++;
+        while (j < nd && da[j] < qa[i]) j++;
+        if (j < nd && da[j] == qa[i]) hit++;
+    }
+    *num = hit, *den = u;
+}
+
+static int push(found_vec *fv, found_t f) {
+    if (fv->n == fv->cap) {
+        int64_t cap = fv->cap ? 2 * fv->cap : 16;
+        found_t *v = realloc(fv->v, sizeof(found_t) * (size_t)cap);
+        if (!v) return -1;
+        fv->v = v, fv->cap = cap;
+    }
+    fv->v[fv->n++] = f;
+    return 0;
+}
+
+/* align._band: the range of the runs of sorted diagonals (split where two lie > gap apart)
+ * holding a quarter of them or more (else the largest), +- near; sorts d[0..n) (tmp holds
+ * n more); n >= 1. */
+static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp, int64_t *lo,
+                 int64_t *hi) {
+    for (int64_t i = 0; i < n; i++) d[i] ^= INT64_MIN; /* signed order as unsigned */
+    sort_u64((uint64_t *)d, n, (uint64_t *)tmp);
+    for (int64_t i = 0; i < n; i++) d[i] ^= INT64_MIN;
+    int64_t b0 = 0, b1 = 0, start = 0, any = 0, big0 = 0, big1 = 0, size = 0;
+    for (int64_t i = 1; i <= n; i++) {
+        if (i == n || d[i] - d[i - 1] > gap) {
+            if (4 * (i - start) >= n) {
+                if (!any) b0 = d[start], any = 1;
+                b1 = d[i - 1];
+            }
+            if (i - start > size) big0 = d[start], big1 = d[i - 1], size = i - start;
+            start = i;
+        }
+    }
+    if (!any) b0 = big0, b1 = big1; /* no run holds a quarter: the largest one */
+    *lo = b0 - near, *hi = b1 + near;
+}
+
+static int64_t qlen(const doc_t *q, const found_t *f) {
+    return q->ends[f->q1 - 1] - q->starts[f->q0];
+}
+
+/* pairs.dominated: drop the passages of this pair (fv->v[start..]) whose query span lies in
+ * another one's that is longer, or as long with a higher score (a part of the query is
+ * copied from one place: the lesser match is a repeated phrase). */
+static int dominated(const doc_t *q, found_vec *fv, int64_t start) {
+    static char *keep;
+    static int64_t keep_cap;
+    int64_t n = fv->n, m = start;
+    if (n - start > keep_cap) {
+        free(keep);
+        keep = malloc((size_t)(n - start) * 2);
+        keep_cap = keep ? (n - start) * 2 : 0;
+        if (!keep) return -1;
+    }
+    for (int64_t i = start; i < n; i++) {
+        const found_t *f = &fv->v[i];
+        int drop = 0;
+        for (int64_t j = start; j < n && !drop; j++) {
+            const found_t *g = &fv->v[j];
+            if (j == i || g->q0 > f->q0 || f->q1 > g->q1) continue;
+            int64_t gl = qlen(q, g), fl = qlen(q, f);
+            drop = gl > fl || (gl == fl && g->num * f->den > f->num * g->den);
+        }
+        keep[i - start] = !drop;
+    }
+    for (int64_t i = start; i < n; i++)
+        if (keep[i - start]) fv->v[m++] = fv->v[i];
+    fv->n = m;
+    return 0;
+}
+
+/* The passage in box c: the first / last seeds on its diagonals (align._band), extended
+ * token by token where both texts agree (align._extend); e = q0, q1, d0, d1. Returns 0 when
+ * no seed qualifies (cannot happen: the band holds a strong seed). */
+static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, const box_t *bx,
+                        int64_t n, int64_t k, const int64_t *c, const params_t *p, int64_t *dg,
+                        int64_t *e) {
+    int64_t nd = 0, blo, bhi;
+    for (int64_t i = 0; i < k; i++) {
+        const int64_t *x = bx[i].v;
+        if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+        dg[nd++] = x[2] - x[0];
+    }
+    band(dg, nd, p->near, p->gap, dg + nd, &blo, &bhi);
+    int64_t fq = -1, fd = -1, lq = -1, ld = -1;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *x = bx[i].v;
+        if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+        if (x[2] - x[0] < blo || x[2] - x[0] > bhi) continue;
+        const int64_t *s = seeds + 4 * i;
+        if (fq < 0 || s[0] < seeds[4 * fq]) fq = i;
+        if (fd < 0 || s[2] < seeds[4 * fd + 2]) fd = i;
+        if (lq < 0 || s[1] > seeds[4 * lq + 1]) lq = i;
+        if (ld < 0 || s[3] > seeds[4 * ld + 3]) ld = i;
+    }
+    if (fq < 0) return 0;
+    int64_t qi = seeds[4 * fq], di = seeds[4 * fq + 2];
+    while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
+    e[0] = qi;
+    qi = seeds[4 * fd], di = seeds[4 * fd + 2];
+    while (qi > 0 && di > 0 && q->th[qi - 1] == d->th[di - 1]) qi--, di--;
+    e[2] = di;
+    qi = seeds[4 * lq + 1], di = seeds[4 * lq + 3];
+    while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
+    e[1] = qi;
+    qi = seeds[4 * ld + 1], di = seeds[4 * ld + 3];
+    while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
+    e[3] = di;
+    return 1;
+}
+
+/* Scratch kept between calls (the GIL is held): no allocation per pair. */
+static int64_t *sc_seeds;
+static box_t *sc_bx;
+static ord_t *sc_ord;
+static void *sc_tmp;
+
+static int scratch(size_t cap, size_t big) {
+    static size_t cap_have, big_have;
+    if (cap > cap_have) {
+        size_t c = cap * 2;
+        free(sc_seeds), free(sc_bx), free(sc_ord);
+        sc_seeds = malloc(sizeof(int64_t) * 4 * c);
+        sc_bx = malloc(sizeof(box_t) * 3 * c);
+        sc_ord = malloc(sizeof(ord_t) * c);
+        cap_have = sc_seeds && sc_bx && sc_ord ? c : 0;
+        if (!cap_have) return -1;
+    }
+    if (big > big_have) {
+        free(sc_tmp);
+        sc_tmp = malloc(sizeof(hidx) * big * 2);
+        big_have = sc_tmp ? big * 2 : 0;
+        if (!sc_tmp) return -1;
+    }
+    return 0;
+}
+
+/* One pair: seeds (k strong rows, token ranges) of query q in source d -> passages. */
+static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k,
+                const params_t *p, int64_t pair_index, found_vec *fv) {
+    if (k == 0) return 0;
+    int64_t start = fv->n;
+    for (int64_t i = 0; i < k; i++) {
+        const int64_t *s = strong + 4 * i;
+        if (s[0] < 0 || s[0] >= s[1] || s[1] > q->n || s[2] < 0 || s[2] >= s[3] || s[3] > d->n)
+            return -2;
+    }
+    int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
+    size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
+    if (scratch((size_t)cap, big) < 0) return -1;
+    int64_t *seeds = sc_seeds;
+    box_t *bx = sc_bx;
+    memcpy(seeds, strong, sizeof(int64_t) * 4 * (size_t)k);
+    int64_t n = fine_seeds(q, d, seeds, k, p->reach, p->fanout, cap);
+    if (n < 0) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *s = seeds + 4 * i;
+        bx[i] = (box_t){{q->units[s[0]], q->units[s[1]], d->units[s[2]], d->units[s[3]], 1,
+                         i < k}};
+    }
+    box_t *cl = bx + n;
+    int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, sc_ord);
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t e[4], num, den;
+        if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, sc_tmp, e)) continue;
+        if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
+            d->units[e[3]] - d->units[e[2]] < p->min_units)
+            continue;
+        uint64_t *qa = sc_tmp, *da = qa + q->nc;
+        share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);
+        if (push(fv, (found_t){pair_index, e[0], e[1], e[2], e[3], num, den}) < 0) return -1;
+    }
+    return dominated(q, fv, start);
+}
+
+/* The passages as a list of (source index, span start, span end, source start, source end,
+ * num, den) tuples, spans in code points. */
+static PyObject *found_list(const doc_t *q, PyObject *srcs, const found_vec *fv) {
+    PyObject *result = PyList_New((Py_ssize_t)fv->n);
+    if (!result) return NULL;
+    for (int64_t i = 0; i < fv->n; i++) {
+        const found_t *f = &fv->v[i];
+        doc_t d;
+        PyObject *so = PyList_GET_ITEM(srcs, f->pair);
+        unpack((const int64_t *)PyBytes_AS_STRING(so), PyBytes_GET_SIZE(so) / 8, &d);
+        PyObject *t = Py_BuildValue("(LLLLLLL)", (long long)f->pair, (long long)q->starts[f->q0],
+                                    (long long)q->ends[f->q1 - 1], (long long)d.starts[f->d0],
+                                    (long long)d.ends[f->d1 - 1], (long long)f->num,
+                                    (long long)f->den);
+        if (!t) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, i, t);
+    }
+    return result;
+}
+
+/* pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> list of
+ * (source index, span start, span end, source start, source end, num, den): the passages of
+ * the packed query in each packed source; source j's seeds are rows bounds[j]:bounds[j+1]. */
+static PyObject *py_pairs(PyObject *self, PyObject *args) {
+    PyObject *q_o, *srcs, *seeds_o, *bounds_o;
+    params_t p;
+    bufs bs = {.n = 0};
+    found_vec fv = {NULL, 0, 0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO!OOnnnnn", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o,
+                          &p.near, &p.gap, &p.min_units, &p.reach, &p.fanout))
+        return NULL;
+    Py_ssize_t qlen, ns, nbnd;
+    const int64_t *qp = get(&bs, q_o, 8, 3, 0, "query", &qlen);
+    if (!qp) goto fail;
+    const int64_t *seeds = get(&bs, seeds_o, 8, 0, 0, "seeds", &ns);
+    if (!seeds) goto fail;
+    const int64_t *bounds = get(&bs, bounds_o, 8, 1, 0, "bounds", &nbnd);
+    if (!bounds) goto fail;
+    doc_t q;
+    if (unpack(qp, qlen, &q) < 0) {
+        PyErr_SetString(PyExc_ValueError, "query is not a packed document");
+        goto fail;
+    }
+    Py_ssize_t m = PyList_GET_SIZE(srcs);
+    if (nbnd != m + 1 || ns % 4 || bounds[0] != 0 || bounds[m] != ns / 4) {
+        PyErr_SetString(PyExc_ValueError, "bounds must be len(sources) + 1 offsets into seeds");
+        goto fail;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *so = PyList_GET_ITEM(srcs, j);
+        if (!PyBytes_Check(so)) {
+            PyErr_SetString(PyExc_TypeError, "sources must be packed documents (bytes)");
+            goto fail;
+        }
+        doc_t d;
+        Py_ssize_t sl = PyBytes_GET_SIZE(so);
+        if (sl % 8 || unpack((const int64_t *)PyBytes_AS_STRING(so), sl / 8, &d) < 0) {
+            PyErr_SetString(PyExc_ValueError, "source is not a packed document");
+            goto fail;
+        }
+        if (bounds[j] > bounds[j + 1] || bounds[j + 1] > ns / 4) {
+            PyErr_SetString(PyExc_ValueError, "bounds must be ascending");
+            goto fail;
+        }
+        int rc = pair(&q, &d, seeds + 4 * bounds[j], bounds[j + 1] - bounds[j], &p, j, &fv);
+        if (rc == -1) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (rc == -2) {
+            PyErr_SetString(PyExc_IndexError, "a seed lies outside its documents");
+            goto fail;
+        }
+    }
+    result = found_list(&q, srcs, &fv);
+fail:
+    free(fv.v);
+    release(&bs);
+    return result;
+}
+
+
+/* ---------------------------------------------------------------- the gram index */
+
+/* Index: gram hash -> postings (doc, first token, last token), an open addressing table
+ * (load <= 3/4) of chains, newest posting first (read back oldest first); 16 bytes a slot and
+ * 16 a posting (at most 2**32 - 1 postings) (overlap/index.py documents the Python reference, GramIndex). */
+#define NIL 0xFFFFFFFFu /* the end of a chain */
+typedef struct {
+    uint64_t key;
+    uint32_t head;
+    uint32_t count; /* 0: empty slot */
+} slot_t;
+
+typedef struct {
+    PyObject_HEAD
+    slot_t *slots;
+    int64_t cap, used;
+    uint32_t *pnext;
+    uint32_t *pdoc;
+    int32_t *pfirst, *plast;
+    int64_t np, pcap;
+} IndexObject;
+
+static void index_dealloc(IndexObject *self) {
+    free(self->slots);
+    free(self->pdoc);
+    free(self->pnext);
+    free(self->pfirst);
+    free(self->plast);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int64_t find_slot(const slot_t *slots, int64_t cap, uint64_t key) {
+    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(cap - 1));
+    while (slots[i].count && slots[i].key != key) i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static int grow_slots(IndexObject *self) {
+    int64_t cap = self->cap ? 2 * self->cap : 1024;
+    slot_t *s = calloc((size_t)cap, sizeof(slot_t));
+    if (!s) return -1;
+    for (int64_t i = 0; i < self->cap; i++)
+        if (self->slots[i].count) s[find_slot(s, cap, self->slots[i].key)] = self->slots[i];
+    free(self->slots);
+    self->slots = s, self->cap = cap;
+    return 0;
+}
+
+static int grow_posts(IndexObject *self, int64_t need) {
+    if (self->np + need <= self->pcap) return 0;
+    int64_t cap = self->pcap ? self->pcap : 4096;
+    while (cap < self->np + need) cap *= 2;
+    uint32_t *d = realloc(self->pdoc, sizeof(uint32_t) * (size_t)cap);
+    if (d) self->pdoc = d;
+    if (cap >= (int64_t)NIL) return -1;
+    uint32_t *nx = realloc(self->pnext, sizeof(uint32_t) * (size_t)cap);
+    if (nx) self->pnext = nx;
+    int32_t *f = realloc(self->pfirst, sizeof(int32_t) * (size_t)cap);
+    if (f) self->pfirst = f;
+    int32_t *l = realloc(self->plast, sizeof(int32_t) * (size_t)cap);
+    if (l) self->plast = l;
+    if (!d || !nx || !f || !l) return -1;
+    self->pcap = cap;
+    return 0;
+}
+
+/* add(doc, hashes, first, last): post each gram of document `doc`. */
+/* Post grams idx[0..n) (all when idx is NULL) of document doc; -1 with an exception set. */
+static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
+                    const int64_t *l, const int64_t *idx, int64_t n) {
+    for (int64_t t = 0; t < n; t++) {
+        int64_t i = idx ? idx[t] : t;
+        if (f[i] < 0 || l[i] > INT32_MAX || f[i] > l[i]) {
+            PyErr_SetString(PyExc_ValueError, "token offsets out of range");
+            return -1;
+        }
+    }
+    if (grow_posts(self, n) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t t = 0; t < n; t++) {
+        int64_t i = idx ? idx[t] : t;
+        if (4 * (self->used + 1) > 3 * self->cap && grow_slots(self) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        int64_t s = find_slot(self->slots, self->cap, h[i]);
+        slot_t *sl = &self->slots[s];
+        uint32_t p = (uint32_t)self->np++;
+        self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
+        self->plast[p] = (int32_t)l[i];
+        if (!sl->count) {
+            sl->key = h[i], self->used++;
+            self->pnext[p] = NIL;
+        } else {
+            self->pnext[p] = sl->head;
+        }
+        sl->head = p;
+        sl->count++;
+    }
+    return 0;
+}
+
+static PyObject *index_add(IndexObject *self, PyObject *args) {
+    PyObject *h_o, *f_o, *l_o;
+    Py_ssize_t doc, n, nf, nl;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "nOOO", &doc, &h_o, &f_o, &l_o)) return NULL;
+    if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
+        return NULL;
+    }
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
+    if (!h) goto fail;
+    const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
+    if (!f) goto fail;
+    const int64_t *l = get(&bs, l_o, 8, 0, 0, "last", &nl);
+    if (!l) goto fail;
+    if (nf != n || nl != n) {
+        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
+        goto fail;
+    }
+    if (add_core(self, doc, h, f, l, NULL, n) < 0) goto fail;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+typedef struct {
+    int64_t doc, seq, q, p;
+} hit_t;
+
+static int cmp_hit(const void *a, const void *b) {
+    const hit_t *x = a, *y = b;
+    if (x->doc != y->doc) return x->doc < y->doc ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Stable sort of the hits by document (they arrive in seq order, so this is the (doc, seq)
+ * order of cmp_hit): LSD radix, 8 bits a pass, as many passes as the largest doc needs. */
+static int sort_hits(hit_t **hits, int64_t k) {
+    if (k < 64) {
+        qsort(*hits, (size_t)k, sizeof(hit_t), cmp_hit);
+        return 0;
+    }
+    int64_t top = 0;
+    for (int64_t i = 0; i < k; i++)
+        if ((*hits)[i].doc > top) top = (*hits)[i].doc;
+    hit_t *tmp = malloc(sizeof(hit_t) * (size_t)k);
+    if (!tmp) return -1;
+    hit_t *src = *hits, *dst = tmp;
+    int64_t count[256];
+    for (int shift = 0; shift < 64 && (top >> shift); shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < k; i++) count[(src[i].doc >> shift) & 0xFF]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < k; i++) dst[count[(src[i].doc >> shift) & 0xFF]++] = src[i];
+        hit_t *t = src;
+        src = dst, dst = t;
+    }
+    *hits = src;
+    free(dst);
+    return 0;
+}
+
+/* The hits (sorted by document) of the documents with >= min_seeds of them, as the bytes
+ * (docs, bounds, seeds) that Index.seeds returns. */
+static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_t min_seeds,
+                         const int64_t *f, const int64_t *l) {
+    int64_t nd = 0, ns = 0;
+    for (int64_t a = 0, b; a < k; a = b) {
+        for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
+        if (b - a >= min_seeds) nd++, ns += b - a;
+    }
+    PyObject *docs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * nd));
+    PyObject *bounds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * (nd + 1)));
+    PyObject *seeds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * ns));
+    if (!docs || !bounds || !seeds) {
+        Py_XDECREF(docs);
+        Py_XDECREF(bounds);
+        Py_XDECREF(seeds);
+        return NULL;
+    }
+    int64_t *od = (int64_t *)PyBytes_AS_STRING(docs), *ob = (int64_t *)PyBytes_AS_STRING(bounds);
+    int64_t *os = (int64_t *)PyBytes_AS_STRING(seeds);
+    int64_t j = 0, r = 0;
+    ob[0] = 0;
+    for (int64_t a = 0, b; a < k; a = b) {
+        for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
+        if (b - a < min_seeds) continue;
+        od[j] = hits[a].doc;
+        for (int64_t t = a; t < b; t++, r++) {
+            int64_t q = hits[t].q, p = hits[t].p;
+            os[4 * r] = f[q], os[4 * r + 1] = l[q];
+            os[4 * r + 2] = self->pfirst[p], os[4 * r + 3] = self->plast[p];
+        }
+        ob[++j] = r;
+    }
+    return Py_BuildValue("(NNN)", docs, bounds, seeds);
+}
+
+/* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
+ * the postings of each query gram (skipping grams with more than max_df postings) grouped by
+ * document (ascending), in query-gram then posting order, for the documents with at least
+ * min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). */
+/* Index.seeds on the query grams (h, f, l)[0..n). */
+static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
+                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
+    hit_t *hits = NULL;
+    int64_t total = 0;
+    /* one probe per query gram: the slots found are kept for the second pass */
+    const slot_t **found = malloc(sizeof(slot_t *) * (size_t)(n + 1));
+    if (!found) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
+        found[i] = sl && sl->count && sl->count <= max_df ? sl : NULL;
+        if (found[i]) total += sl->count;
+    }
+    hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
+    if (!hits) {
+        free(found);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const slot_t *sl = found[i];
+        if (!sl) continue;
+        int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
+        for (uint32_t p = sl->head; p != NIL; p = self->pnext[p], t--)
+            hits[t] = (hit_t){self->pdoc[p], t, i, p};
+        k += sl->count;
+    }
+    free(found);
+    if (sort_hits(&hits, k) < 0) {
+        free(hits);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    PyObject *out = grouped(self, hits, k, min_seeds, f, l);
+    free(hits);
+    return out;
+}
+
+static PyObject *index_seeds(IndexObject *self, PyObject *args) {
+    PyObject *h_o, *f_o, *l_o;
+    Py_ssize_t max_df, min_seeds, n, nf, nl;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
+    if (!h) goto fail;
+    const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
+    if (!f) goto fail;
+    const int64_t *l = get(&bs, l_o, 8, 0, 0, "last", &nl);
+    if (!l) goto fail;
+    if (nf != n || nl != n) {
+        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
+        goto fail;
+    }
+    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds);
+    release(&bs);
+    return out;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* The packed document's coarse grams (a bytes object from prepare), or NULL + TypeError. */
+static int packed_doc(PyObject *o, doc_t *d) {
+    if (!PyBytes_Check(o) || PyBytes_GET_SIZE(o) % 8 ||
+        unpack((const int64_t *)PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o) / 8, d) < 0) {
+        PyErr_SetString(PyExc_TypeError, "expected a packed document (bytes from prepare)");
+        return -1;
+    }
+    return 0;
+}
+
+/* seeds_packed(packed, max_df, min_seeds): Index.seeds on a packed document's coarse grams. */
+static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t max_df, min_seeds;
+    doc_t d;
+    if (!PyArg_ParseTuple(args, "Onn", &o, &max_df, &min_seeds) || packed_doc(o, &d) < 0)
+        return NULL;
+    return seeds_core(self, d.chash, d.cfirst, d.clast, d.nc, max_df, min_seeds);
+}
+
+/* add_packed(doc, packed, window): post the winnowed coarse grams of a packed document. */
+static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t doc, window;
+    doc_t d;
+    if (!PyArg_ParseTuple(args, "nOn", &doc, &o, &window) || packed_doc(o, &d) < 0) return NULL;
+    if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
+        return NULL;
+    }
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(d.nc + 1));
+    if (!keep) return PyErr_NoMemory();
+    int64_t m = winnow_core(d.chash, d.nc, window, keep);
+    int rc = add_core(self, doc, d.chash, d.cfirst, d.clast, keep, m);
+    free(keep);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static int cmp_slot(const void *a, const void *b) {
+    uint64_t x = ((const slot_t *)a)->key, y = ((const slot_t *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
+ * postings of one hash in insertion order. */
+static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
+    slot_t *live = malloc(sizeof(slot_t) * (size_t)(self->used + 1));
+    if (!live) return PyErr_NoMemory();
+    int64_t m = 0;
+    for (int64_t i = 0; i < self->cap; i++)
+        if (self->slots[i].count) live[m++] = self->slots[i];
+    qsort(live, (size_t)m, sizeof(slot_t), cmp_slot);
+    PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * self->np));
+    PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * self->np));
+    if (!hs || !ps) {
+        free(live);
+        Py_XDECREF(hs);
+        Py_XDECREF(ps);
+        return NULL;
+    }
+    uint64_t *oh = (uint64_t *)PyBytes_AS_STRING(hs);
+    int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t t = r + live[i].count - 1; /* newest first: fill backwards */
+        for (uint32_t p = live[i].head; p != NIL; p = self->pnext[p], t--) {
+            oh[t] = live[i].key;
+            op[3 * t] = self->pdoc[p], op[3 * t + 1] = self->pfirst[p], op[3 * t + 2] = self->plast[p];
+        }
+        r += live[i].count;
+    }
+    free(live);
+    return Py_BuildValue("(NN)", hs, ps);
+}
+
+static PyObject *index_len(IndexObject *self, PyObject *unused) {
+    return PyLong_FromLongLong(self->np);
+}
+
+static PyMethodDef index_methods[] = {
+    {"add", (PyCFunction)index_add, METH_VARARGS, "add(doc, hashes, first, last)"},
+    {"seeds", (PyCFunction)index_seeds, METH_VARARGS,
+     "seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) bytes"},
+    {"seeds_packed", (PyCFunction)index_seeds_packed, METH_VARARGS,
+     "seeds_packed(packed, max_df, min_seeds) -> (docs, bounds, seeds) bytes"},
+    {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
+     "add_packed(doc, packed, window): post the winnowed coarse grams"},
+    {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},
+    {"postings", (PyCFunction)index_len, METH_NOARGS, "postings() -> count"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject IndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Index",
+    .tp_basicsize = sizeof(IndexObject),
+    .tp_dealloc = (destructor)index_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Gram hash -> postings (see overlap.c).",
+    .tp_methods = index_methods,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyMethodDef methods[] = {
+    {"prepare", py_prepare, METH_VARARGS,
+     "prepare(text, cls, fold, word_units, cjk_units, coarse, fine) -> packed bytes, or the "
+     "code point (int) whose fold is missing"},
+    {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
+    {"pairs", py_pairs, METH_VARARGS,
+     "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_overlap", "Kernels of neardup.overlap (see overlap.c).", -1, methods,
+    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__overlap(void) {
+    if (PyType_Ready(&IndexType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&IndexType);
+    if (PyModule_AddObject(m, "Index", (PyObject *)&IndexType) < 0) {
+        Py_DECREF(&IndexType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

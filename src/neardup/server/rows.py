@@ -1,0 +1,133 @@
+"""Rows and answers: the store's rows of a decided batch (from the library's state columns),
+the public decision of a stored row, and the prepared rows of the new documents of a batch.
+
+>>> result((0, "a", None, 7, 0, None, -1, 0, None), None)["status"]
+'unique'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from neardup.dedup import Deduplicator
+from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
+from neardup.server.store import to_i64
+from neardup.server.validate import Item
+
+EMPTY = STATUS_NAMES.index("empty")
+
+
+def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
+    """The public decision of a stored row (``ROW`` order)."""
+    return {
+        "id": row[1],
+        "status": STATUS_NAMES[int(row[4])],
+        "duplicate_of": dup_id,
+        "distance": None if row[5] is None else int(row[6]),
+        "similarity": row[8],
+        "cluster_id": int(row[7]),
+    }
+
+
+def similarity(d: Decisions, i: int) -> float | None:
+    """The similarity that decided row ``i`` (4 decimals, as the CLI writes it), or None."""
+    x = float(d.similarity[i])
+    return None if x != x else round(x, 4)
+
+
+def state_rows(
+    dd: Deduplicator, new: list[Item], d: Decisions, store_text: bool
+) -> list[tuple[Any, ...]]:
+    """The batch's rows from the library's state columns, in ``store.INSERT`` order."""
+    start = int(d.position[0])
+    cols = dd.state_columns(start, start + len(new))
+    fps, hi, lo = (to_i64(cols[c]) for c in ("fingerprint", "exact_key_hi", "exact_key_lo"))
+    sketches = cols.get("sketch")
+    dup, status = cols["duplicate_of"].tolist(), cols["status"].tolist()
+    distance, cluster = cols["distance"].tolist(), cols["cluster_id"].tolist()
+    searched = cols["searched"].tolist()
+    sims = [similarity(d, i) for i in range(len(new))]
+    rows = []
+    for i, it in enumerate(new):
+        kept = dup[i] < 0 and status[i] != EMPTY
+        rows.append(
+            (
+                start + i,
+                it.id,
+                it.timestamp,
+                fps[i],
+                sketches[i].tobytes() if kept and sketches is not None else None,
+                hi[i],
+                lo[i],
+                status[i],
+                None if dup[i] < 0 else dup[i],
+                distance[i],
+                cluster[i],
+                int(searched[i]),
+                it.text if store_text else None,
+                sims[i],
+            )
+        )
+    return rows
+
+
+def take(chunk: Chunk, rows: list[int]) -> Chunk:
+    """The prepared rows of the documents that are new (known ids are not decided again)."""
+    r = np.asarray(rows, np.int64)
+    sk = None if chunk.sketches is None else chunk.sketches[r]
+    return Chunk(
+        chunk.fps[r],
+        chunk.empty[r],
+        [chunk.keys[i] for i in rows],
+        chunk.ts[r],
+        chunk.lengths[r],
+        sk,
+    )
+
+
+def answers(
+    items: list[Item],
+    known: dict[str, tuple[Any, ...]],
+    new: list[Item],
+    decided: Decisions | None,
+    pending_ids: dict[int, str],
+    stored_ids: Callable[[list[int]], dict[int, str]],
+) -> list[dict[str, Any]]:
+    """The answers in input order: stored decisions for known ids, new ones otherwise
+    (``duplicate_of`` named by id: from the batch, the batches not yet on disk, the store)."""
+    ids: dict[int, str] = {}
+    want = [r[5] for r in known.values() if r[5] is not None]
+    if decided is not None:
+        ids = {int(p): it.id for p, it in zip(decided.position, new, strict=True)}
+        want += [int(p) for p in decided.duplicate_of if p >= 0 and int(p) not in ids]
+    missing = []
+    for p in want:
+        if p in pending_ids:
+            ids[p] = pending_ids[p]
+        elif p not in ids:
+            missing.append(p)
+    ids.update(stored_ids(missing))
+    out: list[dict[str, Any]] = []
+    fresh = iter(range(len(new)))
+    for it in items:
+        row = known.get(it.id)
+        if row is not None:
+            out.append(result(row, None if row[5] is None else ids.get(row[5])))
+            continue
+        assert decided is not None
+        i = next(fresh)
+        dup = int(decided.duplicate_of[i])
+        out.append(
+            {
+                "id": it.id,
+                "status": STATUS_NAMES[int(decided.status[i])],
+                "duplicate_of": None if dup < 0 else ids.get(dup),
+                "distance": None if dup < 0 else int(decided.distance[i]),
+                "similarity": similarity(decided, i),
+                "cluster_id": int(decided.cluster_id[i]),
+            }
+        )
+    return out

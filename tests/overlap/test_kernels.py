@@ -1,0 +1,222 @@
+"""The C kernels of neardup.overlap (``neardup._overlap``) equal their Python references:
+tokens, grams, winnowing, the per-pair step and whole finder runs, on random inputs."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.overlap import OverlapFinder
+from neardup.overlap._kernel import kernel
+from neardup.overlap.pairs import (
+    PairParams,
+    Prepared,
+    coarse_grams,
+    fine_grams,
+    pack,
+    pair_passages,
+    pair_passages_reference,
+    prepare,
+    shared_seeds,
+)
+from neardup.overlap.tokens import tokenize, winnow, winnow_reference
+
+K = kernel()
+needs_kernel = pytest.mark.skipif(K is None, reason="neardup._overlap not built")
+PARAMS = PairParams(ngram=4, gap=20, min_length=5)
+# letters, digits, Han, kana, full-width, accents, marks, underscore, punctuation, spaces
+ALPHABET = "abcXYZ019 _.,\n中文字北京在了。！あカＡｂ１éßﬁ\u0301\u00a0-'"
+
+
+@pytest.fixture
+def python_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run the Python references (the kernel switched off) inside a test."""
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    kernel.cache_clear()
+    yield
+    monkeypatch.delenv("NEARDUP_KERNELS")
+    kernel.cache_clear()
+
+
+def _reference(text: str) -> Prepared:
+    toks = tokenize(text)
+    return Prepared(toks, coarse_grams(toks, PARAMS), fine_grams(toks, PARAMS))
+
+
+def _same(a: Prepared, b: Prepared) -> None:
+    for x, y in ((a.tokens, b.tokens),):
+        for name in ("starts", "ends", "units", "hashes"):
+            np.testing.assert_array_equal(getattr(x, name), getattr(y, name), err_msg=name)
+    for g, h in ((a.grams, b.grams), (a.fine, b.fine)):
+        for name in ("first", "last", "hashes"):
+            np.testing.assert_array_equal(getattr(g, name), getattr(h, name), err_msg=name)
+
+
+@needs_kernel
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(ALPHABET), max_size=80) | st.text(max_size=40))
+def test_prepare_equals_the_python_tokenizer(text: str) -> None:
+    _same(prepare(text, PARAMS), _reference(text))
+
+
+@needs_kernel
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=40), st.integers(1, 6))
+def test_winnow_kernel_equals_reference(values: list[int], window: int) -> None:
+    assert K is not None
+    h = np.array(values, dtype=np.uint64)
+    out = np.empty(h.size, dtype=np.int64)
+    n = K.winnow(h, window, out)
+    assert out[:n].tolist() == winnow_reference(h, window).tolist() == winnow(h, window).tolist()
+
+
+def _pair_texts(rng: random.Random) -> tuple[str, str]:
+    words = [
+        rng.choice(["the", "of", "cat", "dog", "sat", "ran", "中", "文", "北", "京"])
+        for _ in range(6)
+    ]
+    words += ["".join(rng.choices("abcdefgh", k=rng.randint(2, 6))) for _ in range(30)]
+    src = " ".join(rng.choices(words, k=rng.randint(5, 120)))
+    toks = src.split(" ")
+    i = rng.randrange(len(toks))
+    piece = toks[i : i + rng.randint(1, 60)]
+    for _ in range(rng.randint(0, 8)):  # edits
+        if piece:
+            piece[rng.randrange(len(piece))] = rng.choice(words)
+    query = " ".join(rng.choices(words, k=rng.randint(0, 30)) + piece + rng.choices(words, k=10))
+    return query, src
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(300))
+def test_pair_kernel_equals_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    query, src = _pair_texts(rng)
+    params = PairParams(
+        ngram=rng.choice([2, 3, 4]), gap=rng.choice([0, 3, 20]), min_length=rng.choice([1, 4, 8])
+    )
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    if seeds.shape[0] > 1 and rng.random() < 0.5:  # a subset, as winnowing leaves
+        seeds = seeds[np.sort(rng.sample(range(seeds.shape[0]), k=seeds.shape[0] // 2 or 1))]
+    if seeds.size == 0:
+        assert pair_passages(q, d, seeds, params) == []
+        return
+    assert pair_passages(q, d, seeds, params) == pair_passages_reference(q, d, seeds, params)
+
+
+@needs_kernel
+def test_pack_of_python_arrays_equals_the_kernel_buffer() -> None:
+    text = "Ｔhe cat 在北京 sat on the mat, the cat sat."
+    assert pack(_reference(text)) == prepare(text, PARAMS).packed
+
+
+def _corpus(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choices("abcdefghij", k=rng.randint(2, 7))) for _ in range(400)]
+    han = [chr(c) for c in range(0x4E00, 0x4E00 + 300)]
+    docs: list[str] = []
+    for _ in range(60):
+        if rng.random() < 0.5:
+            text = " ".join(rng.choices(vocab, k=rng.randint(20, 200)))
+        else:
+            text = "".join(rng.choices(han, k=rng.randint(30, 300)))
+        if docs and rng.random() < 0.6:
+            src = rng.choice(docs)
+            a = rng.randrange(len(src))
+            piece = list(src[a : a + rng.randint(20, 400)])
+            for _ in range(len(piece) // 12):
+                piece[rng.randrange(len(piece))] = rng.choice("xyz中")
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + " " + "".join(piece) + " " + text[at:]
+        docs.append(text)
+    return docs
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(4))
+def test_finder_with_kernel_equals_python_finder(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = _corpus(seed)
+    fast = [p.to_dict() for p in OverlapFinder(min_length=6).find(docs)]
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    kernel.cache_clear()
+    try:
+        slow = [p.to_dict() for p in OverlapFinder(min_length=6).find(docs)]
+    finally:
+        monkeypatch.delenv("NEARDUP_KERNELS")
+        kernel.cache_clear()
+    assert fast and fast == slow
+
+
+def test_python_path_finds_a_copy(python_only: None) -> None:
+    assert kernel() is None
+    src = "one two three four five six seven eight nine ten eleven twelve thirteen"
+    f = OverlapFinder(min_length=5)
+    f.add(src)
+    [p] = f.query("so: " + src)
+    assert p.span == (4, 4 + len(src)) and p.score == 1.0
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(20))
+def test_index_kernel_equals_numpy_index(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from neardup.overlap.index import GramIndex
+
+    rng = np.random.default_rng(seed)
+    fast = GramIndex()
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    kernel.cache_clear()
+    slow = GramIndex()
+    monkeypatch.delenv("NEARDUP_KERNELS")
+    kernel.cache_clear()
+    assert fast._c is not None and slow._c is None
+    for doc in range(30 if seed % 2 else 600):  # many postings: the kernel's radix sort
+        h = rng.integers(0, 40, size=int(rng.integers(0, 30))).astype(np.uint64)
+        first = rng.integers(0, 50, size=h.size)
+        where = np.stack([first, first + 2], 1)
+        fast.add(doc, h, where)
+        slow.add(doc, h, where)
+    q = rng.integers(0, 45, size=25).astype(np.uint64)
+    qf = np.arange(q.size, dtype=np.int64)
+    for max_df, min_seeds in ((3, 1), (10, 2), (100, 1)):
+        a, b = (
+            fast.seeds(q, qf, qf + 1, max_df, min_seeds),
+            slow.seeds(q, qf, qf + 1, max_df, min_seeds),
+        )
+        assert a[0] == b[0]
+        np.testing.assert_array_equal(a[1], b[1])
+        np.testing.assert_array_equal(a[2], b[2])
+    for x, y in zip(fast.arrays(), slow.arrays(), strict=True):
+        np.testing.assert_array_equal(x, y)
+    again = GramIndex.from_arrays(*fast.arrays())
+    np.testing.assert_array_equal(
+        again.seeds(q, qf, qf + 1, 100, 1)[2], fast.seeds(q, qf, qf + 1, 100, 1)[2]
+    )
+
+
+@pytest.mark.parametrize("seed", [17, *range(40)])
+def test_seeds_on_many_diagonals(seed: int) -> None:
+    """Repetitive texts put a passage's strong seeds on many diagonals, none holding a quarter
+    of them (seed 17): the largest run bounds the passage; the kernel equals the reference
+    (it read outside its seeds before the fix)."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choices("abc", k=2)) for _ in range(rng.randint(3, 8))]
+    src = " ".join(rng.choices(words, k=rng.randint(20, 80)))
+    query = " ".join(rng.choices(words, k=rng.randint(10, 50)))
+    params = PairParams(
+        ngram=rng.choice([2, 3]), gap=rng.choice([1, 2, 3, 5]), min_length=rng.choice([1, 2, 3])
+    )
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    if seeds.size == 0:
+        return
+    expected = pair_passages_reference(q, d, seeds, params)
+    if K is not None:
+        assert pair_passages(q, d, seeds, params) == expected
