@@ -31,8 +31,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from neardup.server import schemas as sc
+from neardup.server.posting import read_body
 from neardup.server.service import Service
-from neardup.server.validate import MAX_ID_LENGTH, BadRequest
+from neardup.server.validate import MAX_ID_LENGTH, BadRequest, document_list
 
 __all__ = ["MAX_TEXT", "overlap_routes", "parse_overlaps"]
 
@@ -143,13 +144,7 @@ def parse_overlaps(
         raise BadRequest(422, f"unknown field(s) {sorted(unknown)}: expected {sorted(allowed)}")
     if single:
         return [_item("", data, store, max_text)], store, True
-    docs = data["documents"]
-    if not isinstance(docs, list):
-        raise BadRequest(422, f"documents must be a list, got {type(docs).__name__}")
-    if len(docs) > max_batch:
-        raise BadRequest(
-            413, f"{len(docs)} documents in one batch, the limit is {max_batch}: split the batch"
-        )
+    docs = document_list(data, max_batch)
     items = []
     seen: dict[str, int] = {}
     for i, d in enumerate(docs):
@@ -194,20 +189,6 @@ def _item(where: str, d: dict[str, Any], store: bool, max_text: int) -> tuple[st
     return doc_id, text
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 as soon as it passes ``limit`` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(413, f"request body of {declared} bytes, the limit is {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, f"request body over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def overlap_routes(service: Callable[[], Service]) -> APIRouter:
     """``POST /v1/overlaps`` (the app adds the bearer token with ``include_router``)."""
     router = APIRouter()
@@ -221,7 +202,7 @@ def overlap_routes(service: Callable[[], Service]) -> APIRouter:
         """Passages of a text (or a batch) found in the stored overlap documents; with
         ``store: true`` the texts are stored too, durable (committed) before the answer."""
         s = service()
-        body = await _read_body(request, s.settings.max_body)
+        body = await read_body(request, s.settings.max_body)
         items, store, single = parse_overlaps(body, s.settings.max_batch)
         results = await run_in_threadpool(s.overlap.run, items, store)
         content = results[0] if single else {"results": results}

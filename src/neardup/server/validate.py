@@ -36,6 +36,18 @@ class Item(NamedTuple):
 MAX_ID_LENGTH = 512
 
 
+def document_list(data: dict[str, Any], max_batch: int) -> list[Any]:
+    """``data["documents"]``, checked: a list of at most ``max_batch`` items (422 / 413)."""
+    docs = data["documents"]
+    if not isinstance(docs, list):
+        raise BadRequest(422, f"documents must be a list, got {type(docs).__name__}")
+    if len(docs) > max_batch:
+        raise BadRequest(
+            413, f"{len(docs)} documents in one batch, the limit is {max_batch}: split the batch"
+        )
+    return docs
+
+
 def parse_documents(
     body: bytes, max_batch: int, need_time: bool, max_time: float | None = None
 ) -> tuple[list[Item], bool]:
@@ -47,13 +59,7 @@ def parse_documents(
         raise BadRequest(400, f"malformed JSON: {exc}") from None
     if not isinstance(data, dict) or "documents" not in data:
         raise BadRequest(422, 'the body must be a JSON object {"documents": [...]}')
-    docs = data["documents"]
-    if not isinstance(docs, list):
-        raise BadRequest(422, f"documents must be a list, got {type(docs).__name__}")
-    if len(docs) > max_batch:
-        raise BadRequest(
-            413, f"{len(docs)} documents in one batch, the limit is {max_batch}: split the batch"
-        )
+    docs = document_list(data, max_batch)
     dry_run = data.get("dry_run", False)
     if not isinstance(dry_run, bool):
         raise BadRequest(422, f"dry_run must be true or false, got {dry_run!r}")
