@@ -41,8 +41,23 @@ __all__ = ["loads"]
 # or a digit run inside a string also matches, which only costs the stdlib's speed
 _LONG_DIGITS = re.compile(rb"\d{19}")
 # values orjson reads exactly as the stdlib does: an integer beyond 64 bits comes back as a
-# float, so a flat record of only these types needs no digit scan (the regex costs ~6x orjson)
+# float, so a record without floats needs no digit scan (the regex costs ~6x orjson)
 _EXACT = frozenset((str, int, bool, type(None)))
+
+
+def _exact(value: Any) -> bool:
+    """Whether ``value`` holds no float (strings, ints, bools, nulls in lists and dicts)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is dict:
+            stack.extend(x for x in v.values() if type(x) not in _EXACT)
+        elif t is list:
+            stack.extend(x for x in v if type(x) not in _EXACT)
+        elif t not in _EXACT:
+            return False
+    return True
 
 
 def loads(line: bytes) -> Any:
@@ -56,9 +71,6 @@ def loads(line: bytes) -> Any:
             rec = _fast(line)
         except _FastError:
             rec = _FastError  # the stdlib decides: it accepts more, and its errors are ours
-        if rec is not _FastError:
-            if type(rec) is dict and all(type(v) in _EXACT for v in rec.values()):
-                return rec
-            if _LONG_DIGITS.search(line) is None:
-                return rec
+        if rec is not _FastError and (_exact(rec) or _LONG_DIGITS.search(line) is None):
+            return rec
     return json.loads(line.decode("utf-8"))
