@@ -92,3 +92,16 @@ def test_bad_arguments_are_refused() -> None:
         native.prepare_pack(["x", "y"], table, pool, nz.prepare_text, off)
     with pytest.raises(TypeError, match="fallback must return a str"):
         native.prepare_pack(["\u0301"], table, pool, lambda t: 1, off)
+
+
+def test_ascii_only_table_sends_every_non_ascii_text_to_the_fallback() -> None:
+    texts = ["Ａb", "abc", "中文，Ｘ", "é"]  # a small batch: the table is not built for it
+    calls: list[str] = []
+
+    def fallback(text: str) -> str:
+        calls.append(text)
+        return nz.prepare_text(text)
+
+    off = np.empty(len(texts) + 1, dtype=np.int64)
+    out = native.prepare_pack(texts, *nz._ASCII_ONLY, fallback, off)
+    assert calls == ["Ａb", "中文，Ｘ", "é"] and (out, off.tolist()) == _python(texts)

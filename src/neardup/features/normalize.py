@@ -142,7 +142,10 @@ def pack_prepared(texts: Sequence[str], *, prepared: bool = False) -> tuple[np.n
     if not prepared and mod is not None:  # C: ~5 ns a character against ~30 (mostly-CJK text)
         offsets = np.empty(len(texts) + 1, dtype=np.int64)
         batch = texts if type(texts) is list else list(texts)
-        table, pool = _nfkc_table() if not all(t.isascii() for t in batch) else _ASCII_ONLY
+        wide = sum(not t.isascii() for t in batch)
+        # a few non-ASCII texts go through prepare_text rather than pay for the table (~25 ms)
+        built = _nfkc_table.cache_info().currsize
+        table, pool = _nfkc_table() if wide >= 64 or (wide and built) else _ASCII_ONLY
         data = mod.prepare_pack(batch, table, pool, prepare_text, offsets)
         return np.frombuffer(data, dtype=np.uint8), offsets
     norm = texts if prepared else prepare_many(texts)

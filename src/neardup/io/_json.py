@@ -47,14 +47,14 @@ _EXACT = frozenset((str, int, bool, type(None)))
 
 def _exact(value: Any) -> bool:
     """Whether ``value`` holds no float (strings, ints, bools, nulls in lists and dicts)."""
-    stack = [value]
+    stack = [x for x in value.values() if type(x) not in _EXACT] if type(value) is dict else [value]
     while stack:
         v = stack.pop()
         t = type(v)
         if t is dict:
-            stack.extend(x for x in v.values() if type(x) not in _EXACT)
+            stack += [x for x in v.values() if type(x) not in _EXACT]
         elif t is list:
-            stack.extend(x for x in v if type(x) not in _EXACT)
+            stack += [x for x in v if type(x) not in _EXACT]
         elif t not in _EXACT:
             return False
     return True
