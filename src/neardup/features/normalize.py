@@ -91,12 +91,34 @@ def prepare_many(texts: Sequence[str], *, markup: bool = False) -> list[str]:
 _UNSAFE = 0xFFFFFFFF
 
 
-def _secondaries() -> set[int]:
-    """Code points that compose with the character before them in NFC/NFKC: second halves of
-    two-character canonical decompositions, and Hangul medial vowels and final consonants."""
+# blocks without decompositions, case or combining marks (CJK ideographs, Hangul syllables,
+# Yi, surrogates, private use): checked in bulk by _plain_blocks, not a character at a time
+_PLAIN = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xA000, 0xA48D), (0xAC00, 0xD7A4), (0xD800, 0xF900))
+
+
+def _plain_blocks() -> set[int]:
+    """The code points of ``_PLAIN`` when this Python's ``unicodedata`` agrees that each is
+    its own NFKC + casefold and combines with nothing (else none: the table checks them)."""
+    out: set[int] = set()
+    for lo, hi in _PLAIN:
+        block = "".join(map(chr, range(lo, hi)))
+        if (
+            unicodedata.is_normalized("NFKC", block)
+            and block.casefold() == block
+            and not any(map(unicodedata.combining, block))
+            and not any(map(unicodedata.decomposition, block))
+        ):
+            out.update(range(lo, hi))
+    return out
+
+
+def _secondaries(skip: set[int]) -> set[int]:
+    """BMP code points that compose with the character before them in NFC/NFKC: second halves
+    of two-character canonical decompositions, and Hangul medial vowels and final consonants.
+    (Composites above the BMP combine characters above the BMP, which the C path refuses.)"""
     out = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
-    for lo, hi in ((0, 0x20000), (0x2F800, 0x2FA20)):  # every canonical decomposition
-        for c in range(lo, hi):
+    for c in range(0x10000):
+        if c not in skip:
             d = unicodedata.decomposition(chr(c))
             if d and d[0] != "<" and d.count(" ") == 1:
                 out.add(int(d.split()[1], 16))
@@ -108,13 +130,17 @@ def _nfkc_table() -> tuple[np.ndarray, np.ndarray]:
     """Per BMP code point, ``prepare_text`` of the character alone for the C ``prepare_pack``:
     0 = itself, ``_UNSAFE`` = context matters (the text takes the Python path), else
     ``offset << 5 | length`` of its UTF-8 bytes in the pool. Built from this Python's
-    ``unicodedata`` (~30 ms, on the first non-ASCII batch), so both paths follow one rule book.
+    ``unicodedata`` (~10 ms, on the first batch with many non-ASCII texts), so both paths
+    follow one rule book.
     """
-    second = _secondaries()
+    plain = _plain_blocks()
+    second = _secondaries(plain)
     table = np.zeros(0x10000, dtype=np.uint32)
     pool = bytearray()
     normalize, combining = unicodedata.normalize, unicodedata.combining
     for c in range(0x80, 0x10000):
+        if c in plain:
+            continue
         ch = chr(c)
         mapped = normalize("NFKC", ch).casefold()
         if combining(ch) or c in second:
