@@ -43,3 +43,20 @@ def test_chunk_size_and_spool_do_not_change_the_output(
         outs.append(res.stdout)
     assert len(set(outs)) == 1
     assert any('"status": "duplicate"' in line for line in outs[0].splitlines())
+
+
+def test_spool_kept_only_when_the_whole_input_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    from neardup.cli.dedup import _spool_budget
+
+    monkeypatch.setattr("neardup.cli.dedup.SPOOL_BUDGET", 1000)
+    small, big = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    small.write_bytes(gzip.compress(b'{"text": "x"}\n' * 10))
+    big.write_bytes(gzip.compress(b'{"text": "x"}\n' * 100))  # 1,400 bytes unpacked, 40 packed
+    assert _spool_budget((str(small),)) == 1000
+    assert _spool_budget((str(big),)) == 0
+    assert _spool_budget((str(small), str(small))) == 1000
+    assert _spool_budget((str(small),) * 8) == 0
