@@ -16,7 +16,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["module.c", "features.c", "verify.c", "index.c", "keys.c"]
-HEADERS = ["kernels.h", "xxh3.h", "module_index.h", "keys.h", "module_keys.h"]
+HEADERS = ["kernels.h", "xxh3.h", "module_index.h", "keys.h", "module_keys.h", "module_prepare.h"]
 CSRC = "src/neardup/_csrc"
 
 

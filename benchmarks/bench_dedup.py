@@ -9,6 +9,12 @@ Synthetic: N generated documents (~40 words, 2% exact copies, 5% one-word edits)
 ``Deduplicator.feed`` in chunks (library level, no file); text generation time is excluded.
 
     python benchmarks/bench_dedup.py --corpora
+    python benchmarks/bench_dedup.py --mixed          # issue 24: English + Chinese, ~2 min
+
+Mixed (issue 24): Reuters-21578 and People's Daily 1998-01 articles shuffled together, plus
+planted copies (1-4 % of the words, or characters of Chinese, replaced) of
+random documents of both until the texts reach 25 MB; written once as gzipped JSONL (seed 0),
+then both tools run on it as above.
     python benchmarks/bench_dedup.py --synthetic 1000000
     python benchmarks/bench_dedup.py --synthetic 10000000   # once; announce it: ~several GiB
 """
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from neardup.eval.corpora import corpora_dir
 
@@ -72,6 +79,81 @@ def baseline_simhash(path: str) -> None:
                 dups += 1
             index.add(str(doc["id"]), s)
     print(f"duplicates {dups}")
+
+
+def _edit(text: str, rng: Any) -> str:
+    """A planted copy: 1-4 % of the tokens (words, or characters of Chinese) replaced."""
+    cjk = sum("\u4e00" <= c <= "\u9fff" for c in text[:200]) > 20
+    toks = list(text) if cjk else text.split(" ")
+    rate = rng.uniform(0.01, 0.04)
+    for i in rng.sample(range(len(toks)), int(len(toks) * rate)):
+        toks[i] = rng.choice(toks)
+    return ("" if cjk else " ").join(toks)
+
+
+def build_mixed(path: Path, target_mb: float = 25.0, seed: int = 0) -> dict[str, object]:
+    """Write the mixed English + Chinese collection with planted copies (see the docstring)."""
+    import random
+
+    rng = random.Random(seed)
+    docs: list[dict[str, str]] = []
+    for name in ("reuters", "peoples_daily"):
+        with gzip.open(CORPORA / FILES[name], "rt", encoding="utf-8") as f:
+            docs += [
+                {"id": f"{name}-{i}", "text": r["text"]}
+                for i, r in enumerate(map(json.loads, f))
+                if r.get("text", "").strip()
+            ]
+    rng.shuffle(docs)
+    size = sum(len(d["text"].encode()) for d in docs)
+    planted = 0
+    while size < target_mb * 1e6:
+        src = docs[rng.randrange(len(docs))]
+        copy = {"id": f"copy-{planted}-of-{src['id']}", "text": _edit(src["text"], rng)}
+        docs.insert(rng.randrange(len(docs) + 1), copy)
+        size += len(copy["text"].encode())
+        planted += 1
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=6) as f:
+        for d in docs:
+            f.write(json.dumps(d, ensure_ascii=False) + "\n")
+    return {"docs": len(docs), "planted": planted, "MB": round(size / 1e6, 2)}
+
+
+def mixed() -> dict[str, object]:
+    """neardup dedup vs the PyPI simhash pipeline on the mixed collection, same run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mixed.jsonl.gz"
+        info = build_mixed(path)
+        out = os.path.join(tmp, "out.jsonl")
+        cmd = [sys.executable, "-m", "neardup", "dedup", str(path), "--out", out]
+        _run(cmd)  # warm-up: bytecode and page caches
+        ours = min((_run(cmd) for _ in range(3)), key=lambda r: r[0])
+        base = _run([sys.executable, __file__, "--baseline-simhash", str(path)])
+        mb = float(info["MB"])  # type: ignore[arg-type]
+        line = next(x for x in ours[2].splitlines() if x.startswith("documents:"))
+        with open(out, "rb") as f:
+            recs = {r["id"]: r for r in map(json.loads, f)}
+        # a copy is found when it is a duplicate, or kept with its source marked its duplicate
+        found = sum(
+            1
+            for i, r in recs.items()
+            if i.startswith("copy-")
+            and (r["status"] != "unique" or recs[i.split("-of-", 1)[1]]["duplicate_of"] == i)
+        )
+        return {
+            "corpus": "mixed reuters + peoples_daily + planted copies",
+            **info,
+            "neardup_s": round(ours[0], 2),
+            "neardup_MBps": round(mb / ours[0], 2),
+            "neardup_rss_MiB": round(ours[1]),
+            "neardup_summary": line,
+            "planted_found": round(found / int(info["planted"]), 4),  # type: ignore[call-overload]
+            "simhash_s": round(base[0], 2),
+            "simhash_MBps": round(mb / base[0], 3),
+            "simhash_rss_MiB": round(base[1]),
+            "simhash_dups": base[2].strip().split()[-1],
+            "speedup": round(base[0] / ours[0], 1),
+        }
 
 
 def corpora() -> list[dict[str, object]]:
@@ -178,6 +260,7 @@ def synthetic(n: int) -> dict[str, object]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpora", action="store_true")
+    ap.add_argument("--mixed", action="store_true", help="English + Chinese, 25 MB (issue 24)")
     ap.add_argument("--synthetic", type=int, default=0, metavar="N")
     ap.add_argument("--baseline-simhash", metavar="FILE")
     args = ap.parse_args()
@@ -186,6 +269,8 @@ def main() -> None:
         return
     if args.corpora:
         corpora()
+    if args.mixed:
+        print(json.dumps(mixed()), flush=True)
     if args.synthetic:
         print(json.dumps(synthetic(args.synthetic), default=str), flush=True)
 

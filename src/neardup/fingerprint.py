@@ -35,9 +35,10 @@ from neardup.features.kernels import (
     W_TFIDF,
     WORD_MODE,
     fingerprint_batch,
+    is_cjk,
     simhash_words,
 )
-from neardup.features.normalize import check_text, prepare_many, prepare_text
+from neardup.features.normalize import check_text, pack_prepared, prepare_text, strip_markup
 from neardup.features.segment import (
     SEGMENTERS,
     Cutter,
@@ -440,14 +441,41 @@ class Fingerprinter(FrozenParams):
 
     def _from_packed(
         self, texts: Sequence[str], lo: int, hi: int, packed: tuple[np.ndarray, np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """This chunk's slice of a packed buffer, or None when a text needs segmenting."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """This chunk's slice of a packed buffer, Han runs segmented where the features need."""
         buf, off = packed
-        if self._segment:
-            for i in range(lo, hi):
-                if not texts[i].isascii() and may_contain_han(buf[off[i] : off[i + 1]].tobytes()):
-                    return None
-        return buf[off[lo] : off[hi]], off[lo : hi + 1] - off[lo]
+        chunk = buf[off[lo] : off[hi]]
+        return self._segment_packed(texts[lo:hi], chunk, off[lo : hi + 1] - off[lo])
+
+    def _segment_packed(
+        self, texts: Sequence[str], buf: np.ndarray, off: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``buf``/``off`` (prepared ``texts``) with the Han runs of the texts that need
+        words segmented: a copy only when one does (mostly-CJK ``auto`` texts never do)."""
+        if not self._segment:
+            return buf, off
+        cut: dict[int, bytes] = {}
+        cls = char_classes()
+        for i, t in enumerate(texts):
+            if t.isascii():
+                continue
+            lo, hi = int(off[i]), int(off[i + 1])
+            data = buf[lo:hi].tobytes()
+            if not may_contain_han(data):
+                continue
+            if self._mode == AUTO_MODE and is_cjk(buf, lo, hi, cls):  # char n-grams: no words
+                continue
+            text = data.decode("utf-8", "surrogatepass")
+            seg = segment_han_runs(text, self._cutter())
+            if seg != text:
+                cut[i] = seg.encode("utf-8", "surrogatepass")
+        if not cut:
+            return buf, off
+        raw = buf.tobytes()
+        parts = [cut.get(i, raw[off[i] : off[i + 1]]) for i in range(len(texts))]
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in parts], out=offsets[1:])
+        return np.frombuffer(b"".join(parts), dtype=np.uint8), offsets
 
     def _run_chunk(
         self,
@@ -458,9 +486,8 @@ class Fingerprinter(FrozenParams):
         empty: np.ndarray,
         packed: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        sliced = None if packed is None else self._from_packed(texts, lo, hi, packed)
-        if sliced is not None:
-            buf, offsets = sliced
+        if packed is not None:
+            buf, offsets = self._from_packed(texts, lo, hi, packed)
         else:
             buf, offsets = self._encoded(texts[lo:hi])
         fingerprint_batch(
@@ -483,17 +510,9 @@ class Fingerprinter(FrozenParams):
         )
 
     def _encoded(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        prepared = prepare_many(texts, markup=self.markup)
-        encoded = [t.encode("utf-8", "surrogatepass") for t in prepared]
-        if self._segment:
-            for i, data in enumerate(encoded):
-                if not prepared[i].isascii() and may_contain_han(data):
-                    seg = self._segmented(prepared[i])
-                    if seg is not prepared[i]:
-                        encoded[i] = seg.encode("utf-8", "surrogatepass")
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+        batch = [strip_markup(t) for t in texts] if self.markup else texts
+        buf, offsets = pack_prepared(batch)
+        return self._segment_packed(texts, buf, offsets)
 
     def _to_int(self, words: np.ndarray) -> int:
         return int(words[0]) if self.bits == 64 else (int(words[0]) << 64) | int(words[1])

@@ -365,6 +365,7 @@ fail:
 
 #include "module_index.h"
 #include "module_keys.h"
+#include "module_prepare.h"
 
 static PyMethodDef methods[] = {
     {"xxh3_64", py_xxh3_64, METH_VARARGS, "XXH3-64 of data[start:start+n] with a seed."},
@@ -379,7 +380,7 @@ static PyMethodDef methods[] = {
     {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
     {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
     {"sketch", py_sketch, METH_VARARGS, "MinHash minima straight from the texts."},
-    INDEX_METHODS KEY_METHODS{NULL, NULL, 0, NULL}};
+    INDEX_METHODS KEY_METHODS PREPARE_METHODS{NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
                                        "neardup's compiled kernels (see neardup/_native/).", -1,

@@ -1,0 +1,62 @@
+"""``neardup dedup`` writes the same bytes whatever the chunk size and whether pass 1's lines
+were kept (issue 24: the defaults shrank both to cut peak memory)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from neardup.cli import cli
+from neardup.cli.dedup import CHUNK_SIZE
+
+
+def _corpus(path: Path, n: int = 600) -> str:
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(400)]
+    texts: list[str] = []
+    for _ in range(n):
+        if texts and rng.random() < 0.3:  # a near copy of an earlier text
+            toks = rng.choice(texts).split()
+            toks[rng.randrange(len(toks))] = rng.choice(words)
+            texts.append(" ".join(toks))
+        else:
+            texts.append(" ".join(rng.choice(words) for _ in range(40)))
+    rows = [{"id": i, "text": t, "n": i % 7} for i, t in enumerate(texts)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("budget", [8 << 20, 0])
+def test_chunk_size_and_spool_do_not_change_the_output(
+    tmp_path: Path, budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("neardup.cli.dedup.SPOOL_BUDGET", budget)
+    src = _corpus(tmp_path / "in.jsonl")
+    outs = []
+    for size in (1, 97, CHUNK_SIZE, 16384):
+        res = CliRunner().invoke(cli, ["dedup", src, "--out", "-", "--chunk-size", str(size)])
+        assert res.exit_code == 0, res.stderr
+        outs.append(res.stdout)
+    assert len(set(outs)) == 1
+    assert any('"status": "duplicate"' in line for line in outs[0].splitlines())
+
+
+def test_spool_kept_only_when_the_whole_input_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    from neardup.cli.dedup import _spool_budget
+
+    monkeypatch.setattr("neardup.cli.dedup.SPOOL_BUDGET", 1000)
+    small, big = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    small.write_bytes(gzip.compress(b'{"text": "x"}\n' * 10))
+    big.write_bytes(gzip.compress(b'{"text": "x"}\n' * 100))  # 1,400 bytes unpacked, 40 packed
+    assert _spool_budget((str(small),)) == 1000
+    assert _spool_budget((str(big),)) == 0
+    assert _spool_budget((str(small), str(small))) == 1000
+    assert _spool_budget((str(small),) * 8) == 0
