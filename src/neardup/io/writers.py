@@ -58,11 +58,14 @@ def dumps_utf8(value: Any) -> bytes:
     >>> dumps_utf8({"t": "é\\ud800"})
     b'{"t": "\\\\u00e9\\\\ud800"}'
     """
-    text = json.dumps(value, ensure_ascii=False, default=_default)
+    text = _ENCODER.encode(value)  # json.dumps's bytes; one encoder, not one per call
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, ensure_ascii=True, default=_default).encode("ascii")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_default)
 
 
 _TMP_RE = re.compile(r"\.neardup-(?P<host>\w+)-(?P<pid>\d+)-\w+(\.\w+)*$")
