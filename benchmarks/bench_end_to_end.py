@@ -56,7 +56,7 @@ import sys, threading, time
 from collections import defaultdict
 t0 = float(sys.argv[1])
 import neardup.cli, neardup.cli.dedup as cd
-import neardup.dedup.pipeline as pl, neardup.dedup.prepare as pr
+import neardup.dedup.dedup_state as pl, neardup.dedup.prepare as pr
 import neardup.verify, neardup.index, numpy, orjson
 imported = time.time()
 acc, lock = defaultdict(float), threading.Lock()

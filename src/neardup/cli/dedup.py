@@ -29,6 +29,7 @@ from neardup.cli._common import (
     read_notes,
     usage_error,
 )
+from neardup.cli._dedup_feed import Chunk, feed_ahead
 from neardup.cli._dedup_write import (
     OUR_FIELDS,
     LineSpool,
@@ -372,22 +373,30 @@ def _check_options(
 
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:
     """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
+    chunks = _chunks(run, chunk_size)
+    with progress("fingerprinting") as advance:
+        if dd.keep == "first" and dd.n_jobs == 1:
+            feed_ahead(dd, chunks, with_ids, advance)
+            return dd.decisions()
+        for chunk, ts in chunks:
+            texts = [d.text for d, _ in chunk]
+            if dd.keep == "first":
+                ids = [d.id for d, _ in chunk] if with_ids else None
+                dd.feed(texts, ts, ids=ids)
+            else:
+                dd.collect(texts, ts)
+            advance(len(chunk))
+    return dd.decisions() if dd.keep == "first" else dd.resolve()
+
+
+def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | None]]:
+    """Pass 1's documents in chunks of ``chunk_size``, with their timestamps (None untimed);
+    records holding a field of ours are noted for the generic writer as they are read."""
     docs = run.documents()
     timed = run.time_field is not None
     spool = run.spool
-    with progress("fingerprinting") as advance:
-        while chunk := list(islice(docs, chunk_size)):
-            texts = [d.text for d, _ in chunk]
-            if spool is not None:  # records with a field of ours: the generic writer
-                spool.settle()
-                spool.conflicts.update(
-                    d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec)
-                )
-            ts = [d.timestamp for d, _ in chunk] if timed else None
-            if dd.keep == "first":
-                ids = [d.id for d, _ in chunk] if with_ids else None
-                dd.feed(texts, ts, ids=ids)  # type: ignore[arg-type]
-            else:
-                dd.collect(texts, ts)  # type: ignore[arg-type]
-            advance(len(chunk))
-    return dd.decisions() if dd.keep == "first" else dd.resolve()
+    while chunk := list(islice(docs, chunk_size)):
+        if spool is not None:
+            spool.settle()
+            spool.conflicts.update(d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec))
+        yield chunk, [d.timestamp for d, _ in chunk] if timed else None  # type: ignore[misc]
