@@ -17,8 +17,10 @@ install time); with it set, an editable install recompiles every neardup module 
 
 ``--profile`` runs ``neardup dedup`` in a child whose stage functions are wrapped by timers
 (best of ``--repeat`` runs by total wall time): start-up and imports, reading (gunzip, JSON,
-rows), normalising and packing, fingerprints, exact keys, MinHash sketches (on a second thread,
-beside the fingerprints), decisions, writing, and the rest (the CLI's own Python). Its peak
+rows), normalising and packing, fingerprints and exact keys (on a "prep" thread, beside the
+reading of the next chunk), MinHash sketches (on a third thread, beside the fingerprints),
+decisions, writing, and the rest (the CLI's own Python, waiting for the prep thread included:
+the threads' stages overlap the others and are not subtracted from it). Its peak
 RSS comes from ``getrusage``.
 """
 
@@ -56,7 +58,7 @@ import sys, threading, time
 from collections import defaultdict
 t0 = float(sys.argv[1])
 import neardup.cli, neardup.cli.dedup as cd
-import neardup.dedup.pipeline as pl, neardup.dedup.prepare as pr
+import neardup.dedup.dedup_state as pl, neardup.dedup.prepare as pr
 import neardup.verify, neardup.index, numpy, orjson
 imported = time.time()
 acc, lock = defaultdict(float), threading.Lock()
@@ -83,10 +85,10 @@ def timed_iter(it):
         yield x
 docs = cd._Run.documents
 cd._Run.documents = lambda self, *a, **k: timed_iter(docs(self, *a, **k))
-pr.pack_prepared = timed("normalise + pack (NFKC, casefold, UTF-8)", pr.pack_prepared)
-pr._fingerprints = timed("fingerprints", pr._fingerprints)
-pr._keys = timed("exact keys", pr._keys)
-pr._sketch_all = timed("MinHash sketches (2nd thread)", pr._sketch_all)
+pr.pack_prepared = timed("normalise + pack (prep thread)", pr.pack_prepared)
+pr._fingerprints = timed("fingerprints (prep thread)", pr._fingerprints)
+pr._keys = timed("exact keys (prep thread)", pr._keys)
+pr._sketch_all = timed("MinHash sketches (sketch thread)", pr._sketch_all)
 pl.decide_batch = timed("decisions (index, verify, greedy)", pl.decide_batch)
 cd.write_fast = timed("write output", cd.write_fast)
 cd.write_generic = timed("write output", cd.write_generic)
@@ -99,7 +101,7 @@ except SystemExit:
 main = time.perf_counter() - t
 out = {"start-up + imports": imported - t0, **acc}
 out["other (CLI Python, chunking, state)"] = main - sum(
-    v for k, v in acc.items() if "2nd thread" not in k)
+    v for k, v in acc.items() if "thread" not in k)
 import json, resource
 out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({k: round(v, 3) for k, v in out.items()}))

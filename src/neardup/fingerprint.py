@@ -14,9 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing as mp
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -413,7 +411,11 @@ class Fingerprinter(FrozenParams):
                 self._run_chunk(texts, lo, hi, fps, empty)
             return fps, empty
         # Normalising and segmenting hold the GIL, so workers are processes (fork: they inherit
-        # the compiled kernels and loaded dictionaries instead of loading them again).
+        # the compiled kernels and loaded dictionaries instead of loading them again); imported
+        # here: ~6 ms of every start-up otherwise, for an option most runs do not use
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
             parts = [

@@ -60,3 +60,37 @@ def test_spool_kept_only_when_the_whole_input_fits(
     assert _spool_budget((str(big),)) == 0
     assert _spool_budget((str(small), str(small))) == 1000
     assert _spool_budget((str(small),) * 8) == 0
+
+
+@pytest.mark.parametrize("size", [1, 97, 16384])
+def test_look_ahead_decides_as_the_library(tmp_path: Path, size: int) -> None:
+    """The CLI prepares chunk i on a thread while it reads chunk i+1; the statuses are still
+    those of the library feeding the texts in one go."""
+    from neardup.dedup import Deduplicator
+
+    src = _corpus(tmp_path / "in.jsonl")
+    res = CliRunner().invoke(cli, ["dedup", src, "--out", "-", "--chunk-size", str(size)])
+    assert res.exit_code == 0, res.stderr
+    got = [json.loads(line)["status"] for line in res.stdout.splitlines()]
+    texts = [json.loads(line)["text"] for line in Path(src).read_text("utf-8").splitlines()]
+    assert got == Deduplicator().run(texts).statuses
+
+
+def test_look_ahead_raises_the_earlier_chunks_error_first() -> None:
+    """Chunk 0 fails in prepare and reading chunk 1 fails too: chunk 0's error comes out,
+    as in the serial loop (reading chunk 1 happened while chunk 0 was prepared)."""
+    from types import SimpleNamespace
+
+    from neardup.cli._dedup_feed import feed_ahead
+    from neardup.dedup import Deduplicator
+
+    def chunks():  # type: ignore[no-untyped-def]
+        yield [(SimpleNamespace(text=1, id=0), {})], None  # not a str: prepare raises
+        raise OSError("read failed")
+
+    with pytest.raises(TypeError, match=r"texts\[0\] is int"):
+        feed_ahead(Deduplicator(), chunks(), False, lambda n: None)
+    fed = []
+    ok = [[(SimpleNamespace(text="a b c d e", id=0), {})]] * 2
+    feed_ahead(Deduplicator(), iter([(c, None) for c in ok]), False, fed.append)
+    assert fed == [1, 1]
