@@ -135,6 +135,18 @@ def test_parquet_null_first_batch_uses_hint(tmp_path: Path) -> None:
     assert pq.read_table(out).column("dup").to_pylist() == [None, None, 2, 3, 4]
 
 
+def test_parquet_list_of_nulls_is_written_as_text(tmp_path: Path) -> None:
+    """A column whose lists hold only nulls has no usable Arrow type (pyarrow fails reading
+    it back from the spool): it is written as JSON text with a note; mixed lists keep theirs."""
+    out = str(tmp_path / "o.parquet")
+    with open_writer(out) as w:
+        w.write({"id": 1, "extra": [None, None], "mixed": [1, None]})
+    table = pq.read_table(out)
+    assert table.column("extra").to_pylist() == ["[null, null]"]
+    assert table.column("mixed").to_pylist() == [[1, None]]
+    assert any("extra" in note for note in w.notes)
+
+
 def test_interrupted_write_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     with pytest.raises(RuntimeError), open_writer(str(out)) as w:
