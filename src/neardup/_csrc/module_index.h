@@ -1,13 +1,15 @@
 /* Bindings of the index kernels (included by module.c). */
 
+/* GET inside the helpers below, which hold a bufs pointer and return -1 on error. */
+#define GETH(var, obj, kind, size, w, nd)                     \
+    Py_buffer *var = get(bs, obj, kind, size, w, nd, #obj); \
+    if (!var) return -1
+
 static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_perm *pm,
                     int64_t *ntab) {
-    Py_buffer *r = get(bs, rsh, 'u', 8, 0, 2, "rsh");
-    if (!r) return -1;
-    Py_buffer *m = get(bs, msk, 'u', 8, 0, 2, "msk");
-    if (!m) return -1;
-    Py_buffer *l = get(bs, lsh, 'u', 8, 0, 2, "lsh");
-    if (!l) return -1;
+    GETH(r, rsh, 'u', 8, 0, 2);
+    GETH(m, msk, 'u', 8, 0, 2);
+    GETH(l, lsh, 'u', 8, 0, 2);
     if (m->len != r->len || l->len != r->len || DIM(m, 1) != DIM(r, 1)) {
         PyErr_SetString(PyExc_ValueError, "rsh, msk, lsh must have one shape");
         return -1;
@@ -20,13 +22,10 @@ static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_pe
     return 0;
 }
 
-static int get_out(bufs *bs, PyObject *a, PyObject *b, PyObject *d, nd_out *o) {
-    Py_buffer *va = get(bs, a, 'i', 8, 1, 1, "out_a");
-    if (!va) return -1;
-    Py_buffer *vb = get(bs, b, 'i', 8, 1, 1, "out_b");
-    if (!vb) return -1;
-    Py_buffer *vd = get(bs, d, 'i', 8, 1, 1, "out_d");
-    if (!vd) return -1;
+static int get_out(bufs *bs, PyObject *out_a, PyObject *out_b, PyObject *out_d, nd_out *o) {
+    GETH(va, out_a, 'i', 8, 1, 1);
+    GETH(vb, out_b, 'i', 8, 1, 1);
+    GETH(vd, out_d, 'i', 8, 1, 1);
     o->a = va->buf;
     o->b = vb->buf;
     o->d = vd->buf;
@@ -38,12 +37,9 @@ static int get_out(bufs *bs, PyObject *a, PyObject *b, PyObject *d, nd_out *o) {
 
 /* keys/pos (tables, n), offsets (tables, 2**q + 1): the StaticTables arrays. */
 static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets, nd_tables *tb) {
-    Py_buffer *k = get(bs, keys, 'u', 8, 0, 2, "keys");
-    if (!k) return -1;
-    Py_buffer *p = get(bs, pos, 'u', 4, 0, 2, "pos");
-    if (!p) return -1;
-    Py_buffer *o = get(bs, offsets, 'u', 4, 0, 2, "offsets");
-    if (!o) return -1;
+    GETH(k, keys, 'u', 8, 0, 2);
+    GETH(p, pos, 'u', 4, 0, 2);
+    GETH(o, offsets, 'u', 4, 0, 2);
     if (DIM(p, 0) != DIM(k, 0) || DIM(p, 1) != DIM(k, 1) || DIM(o, 0) != DIM(k, 0) ||
         DIM(o, 1) < 2) {
         PyErr_SetString(PyExc_ValueError, "keys, pos and offsets disagree in shape");
@@ -107,16 +103,11 @@ static PyObject *search_tables_impl(PyObject *args, int ranged) {
     if (t_lo < 0 || t_lo >= t_hi || t_hi > ntab) FAIL(PyExc_IndexError, "table range out of bounds");
     if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr->buf, nprobes, dd->buf, radius,
-                          al->buf, LEN(al), t_lo, t_hi, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr->buf, nprobes, dd->buf, radius,
+                          al->buf, LEN(al), t_lo, t_hi, &o, &resume));
+    return done_two(&bs, rc, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_search_tables(PyObject *self, PyObject *args) {
@@ -141,14 +132,10 @@ static PyObject *py_scan_range(PyObject *self, PyObject *args) {
     GET(al, alive, 'b', 1, 0, 1);
     if (get_out(&bs, oq, op, od, &o) < 0) goto fail;
     if (lo < 0 || hi > LEN(f) || hi > LEN(al)) FAIL(PyExc_IndexError, "scan range out of bounds");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_scan_range(start, qs->buf, LEN(qs), k, f->buf, lo, hi, al->buf, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(nd_scan_range(start, qs->buf, LEN(qs), k, f->buf, lo, hi, al->buf, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
@@ -160,14 +147,10 @@ static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "nOnOOO", &start, &fps, &k, &oi, &oj, &od)) return NULL;
     GET(f, fps, 'u', 8, 0, 1);
     if (get_out(&bs, oi, oj, od, &o) < 0) goto fail;
-    Py_BEGIN_ALLOW_THREADS;
-    nd_brute_pairs(start, f->buf, LEN(f), k, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(nd_brute_pairs(start, f->buf, LEN(f), k, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_join_tables(PyObject *self, PyObject *args) {
@@ -185,14 +168,10 @@ static PyObject *py_join_tables(PyObject *self, PyObject *args) {
     if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
     if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
     if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
-    Py_BEGIN_ALLOW_THREADS;
-    nd_join_tables(start, k, &tb, pr->buf, nprobes, dd->buf, radius, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(nd_join_tables(start, k, &tb, pr->buf, nprobes, dd->buf, radius, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
@@ -209,14 +188,10 @@ static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
     GET(dd, dedup, 'u', 8, 0, 2);
     if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
     if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_join_tables_r0(start, k, &tb, dd->buf, hot, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(nd_join_tables_r0(start, k, &tb, dd->buf, hot, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* top_counts(fps, positions or None, rsh, msk, lsh, t, top, counts) */
@@ -240,14 +215,10 @@ static PyObject *py_top_counts(PyObject *self, PyObject *args) {
     if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
     if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(c) != ((int64_t)1 << top) + 1)
         FAIL(PyExc_ValueError, "bad table, top bits or counts size");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_top_counts(f->buf, pp, n, &pm, t, top, c->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    NOGIL(nd_top_counts(f->buf, pp, n, &pm, t, top, c->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* scatter_top(fps, positions or None, rsh, msk, lsh, t, top, starts, keys, pos) */
@@ -280,15 +251,10 @@ static PyObject *py_scatter_top(PyObject *self, PyObject *args) {
             if (pp[i] >= (uint64_t)LEN(f)) FAIL(PyExc_IndexError, "position out of bounds");
     }
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_scatter_top(f->buf, pp, n, &pm, t, top, s->buf, k->buf, ps->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_scatter_top(f->buf, pp, n, &pm, t, top, s->buf, k->buf, ps->buf));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
@@ -304,15 +270,10 @@ static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
         LEN(o) != ((int64_t)1 << q) + 1 || LEN(p) != LEN(k))
         FAIL(PyExc_ValueError, "bad q, top, starts or offsets size");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_bucket_segments(k->buf, p->buf, LEN(k), q, top, s->buf, o->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_bucket_segments(k->buf, p->buf, LEN(k), q, top, s->buf, o->buf));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
@@ -324,11 +285,9 @@ static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
     GET(o, offsets, 'u', 4, 1, 1);
     if (q < 0 || q > 32 || LEN(o) < ((int64_t)1 << q) + 1) FAIL(PyExc_ValueError, "offsets too small");
     nd_offsets_from_sorted(k->buf, LEN(k), q, o->buf, LEN(o));
-    release(&bs);
-    Py_RETURN_NONE;
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
@@ -341,15 +300,10 @@ static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
     if (LEN(p) != LEN(k) || LEN(o) < 1 || ((uint32_t *)o->buf)[LEN(o) - 1] > LEN(k))
         FAIL(PyExc_ValueError, "keys, pos and offsets disagree");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_sort_buckets(k->buf, p->buf, o->buf, LEN(o) - 1);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_sort_buckets(k->buf, p->buf, o->buf, LEN(o) - 1));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* expand_pairs(a, b, dist, order, starts, counts, out_i, out_j, out_d): outputs pre-sized. */
@@ -379,14 +333,10 @@ static PyObject *py_expand_pairs(PyObject *self, PyObject *args) {
     for (int64_t g = 0; g < ng; g++) total += pc[g] * (pc[g] - 1) / 2;
     if (LEN(wi) != total || LEN(wj) != total || LEN(wd) != total)
         FAIL(PyExc_ValueError, "outputs must hold exactly %lld pairs", (long long)total);
-    Py_BEGIN_ALLOW_THREADS;
-    nd_expand_pairs(pa, pb, vd->buf, LEN(va), vo->buf, vs->buf, pc, ng, wi->buf, wj->buf, wd->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    NOGIL(nd_expand_pairs(pa, pb, vd->buf, LEN(va), vo->buf, vs->buf, pc, ng, wi->buf, wj->buf, wd->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 #define INDEX_METHODS                                                                       \
