@@ -245,6 +245,28 @@ bad:
     return -1;
 }
 
+/* A batch of texts: buf (uint8), offsets (int64, ndoc + 1, within buf), cls (the class
+ * table) and, unless modes is NULL, one int8 mode per text; returns ndoc, or -1. */
+typedef struct {
+    Py_buffer *b, *of, *md, *c;
+} texts;
+
+static int64_t get_texts(bufs *bs, PyObject *buf, PyObject *offsets, PyObject *modes, PyObject *cls,
+                         texts *t) {
+    if (!(t->b = get(bs, buf, 'u', 1, 0, 1, "buf"))) return -1;
+    if (!(t->of = get(bs, offsets, 'i', 8, 0, 1, "offsets"))) return -1;
+    t->md = NULL;
+    if (modes && !(t->md = get(bs, modes, 'i', 1, 0, 1, "modes"))) return -1;
+    if (!(t->c = get(bs, cls, 'u', 1, 0, 1, "cls"))) return -1;
+    if (check_text(t->b, t->c, 0, 0) < 0 || check_offsets(t->of, LEN(t->b)) < 0) return -1;
+    int64_t ndoc = LEN(t->of) - 1;
+    if (t->md && LEN(t->md) < ndoc) {
+        PyErr_SetString(PyExc_ValueError, "modes too small");
+        return -1;
+    }
+    return ndoc;
+}
+
 static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *out, *empty;
     int mode, han_single, weighting;
@@ -256,20 +278,18 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
                           &stop, &weighting, &top_n, &idf_keys, &idf_vals, &idf_default, to_u64, &seed,
                           &out, &empty, &n_cjk))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
+    if (ndoc < 0) goto fail;
     GET(st, stop, 'u', 8, 0, 1);
     GET(ik, idf_keys, 'u', 8, 0, 1);
     GET(iv, idf_vals, 'f', 8, 0, 1);
     GET(o, out, 'u', 8, 1, 2);
     GET(em, empty, 'b', 1, 1, 1);
-    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
     if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
     int rc;
-    NOGIL(rc = nd_fingerprint_batch(b->buf, of->buf, ndoc, c->buf, mode, n, han_single, st->buf,
+    NOGIL(rc = nd_fingerprint_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, mode, n, han_single, st->buf,
                               LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik), idf_default,
                               seed, o->buf, DIM(o, 1), em->buf, n_cjk));
     return done_none(&bs, rc);
@@ -284,18 +304,16 @@ static PyObject *py_shingles(PyObject *self, PyObject *args) {
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &flat, &out_off))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(md, modes, 'i', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
+    if (ndoc < 0) goto fail;
     GET(fl, flat, 'u', 8, 1, 1);
     GET(oo, out_off, 'i', 8, 1, 1);
-    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
-    if (LEN(md) < ndoc || LEN(oo) < ndoc + 1 || LEN(fl) < LEN(b) + ndoc + 1)
-        FAIL(PyExc_ValueError, "modes/out_off/flat too small");
+    if (LEN(oo) < ndoc + 1 || LEN(fl) < LEN(tx.b) + ndoc + 1)
+        FAIL(PyExc_ValueError, "out_off/flat too small");
     int64_t pos;
-    NOGIL(pos = nd_shingles(b->buf, LEN(b), of->buf, ndoc, md->buf, c->buf, n, seed, fl->buf, oo->buf));
+    NOGIL(pos = nd_shingles(tx.b->buf, LEN(tx.b), tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed,
+                            fl->buf, oo->buf));
     return pos < 0 ? done_none(&bs, pos) : done_long(&bs, pos);
 fail:
     return failed(&bs);
@@ -327,18 +345,15 @@ static PyObject *py_sketch(PyObject *self, PyObject *args) {
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &salts, &out))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(md, modes, 'i', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
+    if (ndoc < 0) goto fail;
     GET(sa, salts, 'u', 8, 0, 1);
     GET(o, out, 'u', 8, 1, 2);
-    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
-    if (LEN(md) < ndoc) FAIL(PyExc_ValueError, "modes too small");
     if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
     int rc;
-    NOGIL(rc = nd_sketch(b->buf, of->buf, ndoc, md->buf, c->buf, n, seed, sa->buf, LEN(sa), o->buf));
+    NOGIL(rc = nd_sketch(tx.b->buf, tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed, sa->buf, LEN(sa),
+                         o->buf));
     return done_none(&bs, rc);
 fail:
     return failed(&bs);

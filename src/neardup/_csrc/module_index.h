@@ -194,28 +194,52 @@ fail:
     return failed(&bs);
 }
 
+/* fps, or the rows `positions` of fps (None: all of them, in order), the permutation, and the
+ * table t / top bits checked: the inputs top_counts and scatter_top share. */
+typedef struct {
+    Py_buffer *f;
+    const uint32_t *pp;
+    int64_t n;
+    nd_perm pm;
+} top_in;
+
+static int get_top_in(bufs *bs, PyObject *fps, PyObject *positions, PyObject *rsh, PyObject *msk,
+                      PyObject *lsh, Py_ssize_t t, Py_ssize_t top, top_in *ti) {
+    int64_t ntab;
+    GETH(f, fps, 'u', 8, 0, 1);
+    ti->f = f;
+    ti->pp = NULL;
+    ti->n = LEN(f);
+    if (positions != Py_None) {
+        GETH(p, positions, 'u', 4, 0, 1);
+        ti->pp = p->buf;
+        ti->n = LEN(p);
+        for (int64_t i = 0; i < ti->n; i++)
+            if (ti->pp[i] >= (uint64_t)LEN(f)) {
+                PyErr_SetString(PyExc_IndexError, "position out of bounds");
+                return -1;
+            }
+    }
+    if (get_perm(bs, rsh, msk, lsh, &ti->pm, &ntab) < 0) return -1;
+    if (t < 0 || t >= ntab || top < 0 || top > 24) {
+        PyErr_SetString(PyExc_ValueError, "bad table or top bits");
+        return -1;
+    }
+    return 0;
+}
+
 /* top_counts(fps, positions or None, rsh, msk, lsh, t, top, counts) */
 static PyObject *py_top_counts(PyObject *self, PyObject *args) {
     PyObject *fps, *positions, *rsh, *msk, *lsh, *counts;
     Py_ssize_t t, top;
     bufs bs = {.n = 0};
-    nd_perm pm;
-    int64_t ntab, n;
-    const uint32_t *pp = NULL;
+    top_in ti;
     if (!PyArg_ParseTuple(args, "OOOOOnnO", &fps, &positions, &rsh, &msk, &lsh, &t, &top, &counts))
         return NULL;
-    GET(f, fps, 'u', 8, 0, 1);
+    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) goto fail;
     GET(c, counts, 'i', 8, 1, 1);
-    n = LEN(f);
-    if (positions != Py_None) {
-        GET(p, positions, 'u', 4, 0, 1);
-        pp = p->buf;
-        n = LEN(p);
-    }
-    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
-    if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(c) != ((int64_t)1 << top) + 1)
-        FAIL(PyExc_ValueError, "bad table, top bits or counts size");
-    NOGIL(nd_top_counts(f->buf, pp, n, &pm, t, top, c->buf));
+    if (LEN(c) != ((int64_t)1 << top) + 1) FAIL(PyExc_ValueError, "counts must hold 2**top + 1");
+    NOGIL(nd_top_counts(ti.f->buf, ti.pp, ti.n, &ti.pm, t, top, c->buf));
     return done_none(&bs, 0);
 fail:
     return failed(&bs);
@@ -226,32 +250,18 @@ static PyObject *py_scatter_top(PyObject *self, PyObject *args) {
     PyObject *fps, *positions, *rsh, *msk, *lsh, *starts, *keys, *pos;
     Py_ssize_t t, top;
     bufs bs = {.n = 0};
-    nd_perm pm;
-    int64_t ntab, n;
-    const uint32_t *pp = NULL;
+    top_in ti;
     if (!PyArg_ParseTuple(args, "OOOOOnnOOO", &fps, &positions, &rsh, &msk, &lsh, &t, &top,
                           &starts, &keys, &pos))
         return NULL;
-    GET(f, fps, 'u', 8, 0, 1);
+    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) goto fail;
     GET(s, starts, 'i', 8, 0, 1);
     GET(k, keys, 'u', 8, 1, 1);
     GET(ps, pos, 'u', 4, 1, 1);
-    n = LEN(f);
-    if (positions != Py_None) {
-        GET(p, positions, 'u', 4, 0, 1);
-        pp = p->buf;
-        n = LEN(p);
-    }
-    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
-    if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(s) != ((int64_t)1 << top) + 1 ||
-        LEN(k) < n || LEN(ps) < n)
-        FAIL(PyExc_ValueError, "bad table, top bits, starts or output size");
-    if (pp && n > 0) {
-        for (int64_t i = 0; i < n; i++)
-            if (pp[i] >= (uint64_t)LEN(f)) FAIL(PyExc_IndexError, "position out of bounds");
-    }
+    if (LEN(s) != ((int64_t)1 << top) + 1 || LEN(k) < ti.n || LEN(ps) < ti.n)
+        FAIL(PyExc_ValueError, "bad starts or output size");
     int rc;
-    NOGIL(rc = nd_scatter_top(f->buf, pp, n, &pm, t, top, s->buf, k->buf, ps->buf));
+    NOGIL(rc = nd_scatter_top(ti.f->buf, ti.pp, ti.n, &ti.pm, t, top, s->buf, k->buf, ps->buf));
     return done_none(&bs, rc);
 fail:
     return failed(&bs);
