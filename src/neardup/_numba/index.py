@@ -45,6 +45,18 @@ def reported_by_earlier_table(diff: np.uint64, dedup: Any, t: int, radius: int) 
 
 
 @njit(cache=True, nogil=True)
+def put_pair(out_a: Any, out_b: Any, out_d: Any, m: int, a: Any, b: Any, d: Any) -> bool:
+    """Write pair ``m`` unless the outputs are full (False): the caller then returns its
+    resume point, so a kernel's output is resumable (the rule of every pair kernel here)."""
+    if m == out_a.shape[0]:
+        return False
+    out_a[m] = a
+    out_b[m] = b
+    out_d[m] = d
+    return True
+
+
+@njit(cache=True, nogil=True)
 def top_bits(x: np.uint64, bits: int) -> np.int64:
     """The top ``bits`` bits of ``x`` (0 bits: 0; a shift by 64 is undefined in LLVM too)."""
     if bits == 0:
@@ -60,23 +72,20 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
     return out
 
 
-@njit(cache=True, nogil=True)
-def _top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
-    """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``."""
-    counts = np.zeros((1 << top) + 1, np.int64)
-    for i in range(positions.shape[0]):
-        counts[top_bits(permute(fps[positions[i]], rsh, msk, lsh, t), top) + 1] += 1
-    for g in range(1 << top):
-        counts[g + 1] += counts[g]
-    return counts
+# Stands for ``positions`` when every row is taken (``every``): no position array to allocate.
+_EVERY = np.zeros(0, np.uint32)
 
 
 @njit(cache=True, nogil=True)
-def _top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
-    """:func:`_top_counts` over every row (no position array to allocate)."""
+def _top_counts(
+    fps: Any, positions: Any, every: bool, rsh: Any, msk: Any, lsh: Any, t: int, top: int
+) -> Any:
+    """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``
+    (every row of ``fps`` when ``every``)."""
     counts = np.zeros((1 << top) + 1, np.int64)
-    for i in range(fps.shape[0]):
-        counts[top_bits(permute(fps[i], rsh, msk, lsh, t), top) + 1] += 1
+    for i in range(fps.shape[0] if every else positions.shape[0]):
+        p = i if every else positions[i]
+        counts[top_bits(permute(fps[p], rsh, msk, lsh, t), top) + 1] += 1
     for g in range(1 << top):
         counts[g + 1] += counts[g]
     return counts
@@ -86,44 +95,26 @@ def _top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) ->
 def _scatter_top(
     fps: Any,
     positions: Any,
-    rsh: Any,
-    msk: Any,
-    lsh: Any,
+    every: bool,
+    perm: Any,
     t: int,
     top: int,
     starts: Any,
     keys: Any,
     pos: Any,
 ) -> None:
-    """Write permuted ``fps[positions]`` into ``keys``/``pos`` grouped by the top key bits.
-
-    Straight from the store into the table (stable, streaming into ``2**top`` fronts): no
-    full-size scratch, so a 10^8-row build stays within memory.
-    """
+    """:func:`neardup.index.kernels.scatter_top` with ``perm`` = ``(rsh, msk, lsh)``; every row
+    of ``fps`` when ``every``."""
+    rsh, msk, lsh = perm
     nxt = starts.copy()
-    for i in range(positions.shape[0]):
-        p = positions[i]
+    for i in range(fps.shape[0] if every else positions.shape[0]):
+        p = i if every else positions[i]
         key = permute(fps[p], rsh, msk, lsh, t)
         g = top_bits(key, top)
         j = nxt[g]
         nxt[g] = j + 1
         keys[j] = key
         pos[j] = p
-
-
-@njit(cache=True, nogil=True)
-def _scatter_top_all(
-    fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any, keys: Any, pos: Any
-) -> None:
-    """:func:`_scatter_top` over every row."""
-    nxt = starts.copy()
-    for i in range(fps.shape[0]):
-        key = permute(fps[i], rsh, msk, lsh, t)
-        g = top_bits(key, top)
-        j = nxt[g]
-        nxt[g] = j + 1
-        keys[j] = key
-        pos[j] = i
 
 
 @njit(cache=True, nogil=True)
@@ -214,7 +205,6 @@ def search_tables(
     every position comes out once per query without a hash set.
     """
     ntab = keys.shape[0]
-    cap = out_q.shape[0]
     nkeys = np.int64(keys.shape[1])
     nalive = np.int64(alive.shape[0])
     pq = np.empty(ntab, np.uint64)
@@ -248,11 +238,8 @@ def search_tables(
                     p = np.int64(pos[t, j])
                     if p >= nalive or alive[p] == 0:
                         continue
-                    if m == cap:
+                    if not put_pair(out_q, out_p, out_d, m, qi, p, d):
                         return m0, qi
-                    out_q[m] = qi
-                    out_p[m] = p
-                    out_d[m] = d
                     m += 1
     return m, queries.shape[0]
 
@@ -271,7 +258,6 @@ def scan_range(
     out_d: Any,
 ) -> tuple[int, int]:
     """Brute-force matches of ``queries[start:]`` among store positions ``[lo, hi)``."""
-    cap = out_q.shape[0]
     m = 0
     for qi in range(start, queries.shape[0]):
         m0 = m
@@ -279,11 +265,8 @@ def scan_range(
         for p in range(lo, hi):
             d = popcount(x ^ fps[p])
             if d <= k and alive[p] != 0:
-                if m == cap:
+                if not put_pair(out_q, out_p, out_d, m, qi, p, d):
                     return m0, qi
-                out_q[m] = qi
-                out_p[m] = p
-                out_d[m] = d
                 m += 1
     return m, queries.shape[0]
 
@@ -316,7 +299,6 @@ def brute_pairs(
     start: int, fps: Any, k: int, out_i: Any, out_j: Any, out_d: Any
 ) -> tuple[int, int]:
     """All pairs ``i < j`` of ``fps`` within ``k``, rows ``i >= start`` (tiny inputs)."""
-    cap = out_i.shape[0]
     m = 0
     n = fps.shape[0]
     for i in range(start, n):
@@ -324,11 +306,8 @@ def brute_pairs(
         for j in range(i + 1, n):
             d = popcount(fps[i] ^ fps[j])
             if d <= k:
-                if m == cap:
+                if not put_pair(out_i, out_j, out_d, m, i, j, d):
                     return m0, i
-                out_i[m] = i
-                out_j[m] = j
-                out_d[m] = d
                 m += 1
     return m, n
 
@@ -356,7 +335,6 @@ def join_tables(
     """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
-    cap = out_i.shape[0]
     m = 0
     for unit in range(start, ntab * nb):
         t = unit // nb
@@ -381,11 +359,8 @@ def join_tables(
                         continue
                     if reported_by_earlier_table(diff, dedup, t, radius):
                         continue
-                    if m == cap:
+                    if not put_pair(out_i, out_j, out_d, m, pos[t, x], pos[t, y], d):
                         return m0, unit
-                    out_i[m] = pos[t, x]
-                    out_j[m] = pos[t, y]
-                    out_d[m] = d
                     m += 1
     return m, ntab * nb
 
@@ -409,7 +384,6 @@ def join_tables_r0(
     """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
-    cap = out_i.shape[0]
     m = 0
     for t in range(start // nb, ntab):
         for a in range(start % nb if t == start // nb else 0, nb):
@@ -427,11 +401,8 @@ def join_tables_r0(
                         continue
                     if reported_by_earlier_table(diff, dedup, t, 0):
                         continue
-                    if m == cap:
+                    if not put_pair(out_i, out_j, out_d, m, pos[t, x], pos[t, y], d):
                         return m0, t * nb + a
-                    out_i[m] = pos[t, x]
-                    out_j[m] = pos[t, y]
-                    out_d[m] = d
                     m += 1
     return m, ntab * nb
 
@@ -476,29 +447,15 @@ def top_counts(
     fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, counts: Any
 ) -> None:
     """The C signature: group starts into ``counts``; ``positions`` None means every row."""
-    if positions is None:
-        counts[:] = _top_counts_all(fps, rsh, msk, lsh, t, top)
-    else:
-        counts[:] = _top_counts(fps, positions, rsh, msk, lsh, t, top)
+    every = positions is None
+    counts[:] = _top_counts(fps, _EVERY if every else positions, every, rsh, msk, lsh, t, top)
 
 
-def scatter_top(
-    fps: Any,
-    positions: Any,
-    rsh: Any,
-    msk: Any,
-    lsh: Any,
-    t: int,
-    top: int,
-    starts: Any,
-    keys: Any,
-    pos: Any,
-) -> None:
-    """The C signature of the scatter; ``positions`` None means every row."""
-    if positions is None:
-        _scatter_top_all(fps, rsh, msk, lsh, t, top, starts, keys, pos)
-    else:
-        _scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys, pos)
+def scatter_top(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, *out: Any) -> None:
+    """The C signature of the scatter (``t, top, starts, keys, pos`` after ``lsh``);
+    ``positions`` None means every row."""
+    every = positions is None
+    _scatter_top(fps, _EVERY if every else positions, every, (rsh, msk, lsh), *out)
 
 
 def expand_pairs(
