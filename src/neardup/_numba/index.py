@@ -95,13 +95,13 @@ def _top_counts(
 def _scatter_top(
     fps: Any,
     positions: Any,
-    every: bool,
     perm: Any,
     t: int,
     top: int,
     starts: Any,
     keys: Any,
     pos: Any,
+    every: bool,
 ) -> None:
     """:func:`neardup.index.kernels.scatter_top` with ``perm`` = ``(rsh, msk, lsh)``; every row
     of ``fps`` when ``every``."""
@@ -455,7 +455,9 @@ def scatter_top(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, *out: An
     """The C signature of the scatter (``t, top, starts, keys, pos`` after ``lsh``);
     ``positions`` None means every row."""
     every = positions is None
-    _scatter_top(fps, _EVERY if every else positions, every, (rsh, msk, lsh), *out)
+    t, top, starts, keys, pos = out
+    perm = (rsh, msk, lsh)
+    _scatter_top(fps, _EVERY if every else positions, perm, t, top, starts, keys, pos, every)
 
 
 def expand_pairs(
