@@ -45,18 +45,6 @@ def reported_by_earlier_table(diff: np.uint64, dedup: Any, t: int, radius: int) 
 
 
 @njit(cache=True, nogil=True)
-def put_pair(out_a: Any, out_b: Any, out_d: Any, m: int, a: Any, b: Any, d: Any) -> bool:
-    """Write pair ``m`` unless the outputs are full (False): the caller then returns its
-    resume point, so a kernel's output is resumable (the rule of every pair kernel here)."""
-    if m == out_a.shape[0]:
-        return False
-    out_a[m] = a
-    out_b[m] = b
-    out_d[m] = d
-    return True
-
-
-@njit(cache=True, nogil=True)
 def top_bits(x: np.uint64, bits: int) -> np.int64:
     """The top ``bits`` bits of ``x`` (0 bits: 0; a shift by 64 is undefined in LLVM too)."""
     if bits == 0:
@@ -210,6 +198,7 @@ def search_tables(
     pq = np.empty(ntab, np.uint64)
     lo = np.empty((ntab, nprobes), np.int64)
     hi = np.empty((ntab, nprobes), np.int64)
+    cap = out_q.shape[0]
     m = 0
     for qi in range(start, queries.shape[0]):
         m0 = m
@@ -238,8 +227,11 @@ def search_tables(
                     p = np.int64(pos[t, j])
                     if p >= nalive or alive[p] == 0:
                         continue
-                    if not put_pair(out_q, out_p, out_d, m, qi, p, d):
+                    if m == cap:
                         return m0, qi
+                    out_q[m] = qi
+                    out_p[m] = p
+                    out_d[m] = d
                     m += 1
     return m, queries.shape[0]
 
@@ -258,6 +250,7 @@ def scan_range(
     out_d: Any,
 ) -> tuple[int, int]:
     """Brute-force matches of ``queries[start:]`` among store positions ``[lo, hi)``."""
+    cap = out_q.shape[0]
     m = 0
     for qi in range(start, queries.shape[0]):
         m0 = m
@@ -265,8 +258,11 @@ def scan_range(
         for p in range(lo, hi):
             d = popcount(x ^ fps[p])
             if d <= k and alive[p] != 0:
-                if not put_pair(out_q, out_p, out_d, m, qi, p, d):
+                if m == cap:
                     return m0, qi
+                out_q[m] = qi
+                out_p[m] = p
+                out_d[m] = d
                 m += 1
     return m, queries.shape[0]
 
@@ -299,6 +295,7 @@ def brute_pairs(
     start: int, fps: Any, k: int, out_i: Any, out_j: Any, out_d: Any
 ) -> tuple[int, int]:
     """All pairs ``i < j`` of ``fps`` within ``k``, rows ``i >= start`` (tiny inputs)."""
+    cap = out_i.shape[0]
     m = 0
     n = fps.shape[0]
     for i in range(start, n):
@@ -306,8 +303,11 @@ def brute_pairs(
         for j in range(i + 1, n):
             d = popcount(fps[i] ^ fps[j])
             if d <= k:
-                if not put_pair(out_i, out_j, out_d, m, i, j, d):
+                if m == cap:
                     return m0, i
+                out_i[m] = i
+                out_j[m] = j
+                out_d[m] = d
                 m += 1
     return m, n
 
@@ -335,6 +335,7 @@ def join_tables(
     """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
+    cap = out_i.shape[0]
     m = 0
     for unit in range(start, ntab * nb):
         t = unit // nb
@@ -359,8 +360,11 @@ def join_tables(
                         continue
                     if reported_by_earlier_table(diff, dedup, t, radius):
                         continue
-                    if not put_pair(out_i, out_j, out_d, m, pos[t, x], pos[t, y], d):
+                    if m == cap:
                         return m0, unit
+                    out_i[m] = pos[t, x]
+                    out_j[m] = pos[t, y]
+                    out_d[m] = d
                     m += 1
     return m, ntab * nb
 
@@ -384,6 +388,7 @@ def join_tables_r0(
     """
     ntab = keys.shape[0]
     nb = offsets.shape[1] - 1
+    cap = out_i.shape[0]
     m = 0
     for t in range(start // nb, ntab):
         for a in range(start % nb if t == start // nb else 0, nb):
@@ -401,8 +406,11 @@ def join_tables_r0(
                         continue
                     if reported_by_earlier_table(diff, dedup, t, 0):
                         continue
-                    if not put_pair(out_i, out_j, out_d, m, pos[t, x], pos[t, y], d):
+                    if m == cap:
                         return m0, t * nb + a
+                    out_i[m] = pos[t, x]
+                    out_j[m] = pos[t, y]
+                    out_d[m] = d
                     m += 1
     return m, ntab * nb
 
