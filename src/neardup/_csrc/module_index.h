@@ -35,19 +35,23 @@ static int get_out(bufs *bs, PyObject *out_a, PyObject *out_b, PyObject *out_d, 
     return 0;
 }
 
-/* keys/pos (tables, n), offsets (tables, 2**q + 1): the StaticTables arrays. */
-static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets, nd_tables *tb) {
+/* keys/pos (tables, n), offsets (tables, 2**q + 1): the StaticTables arrays; dedup (tables,
+ * tables): the masks of the rule that reports each pair from one table only. */
+static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets, PyObject *dedup,
+                      nd_tables *tb, const uint64_t **dd) {
     GETH(k, keys, 'u', 8, 0, 2);
     GETH(p, pos, 'u', 4, 0, 2);
     GETH(o, offsets, 'u', 4, 0, 2);
+    GETH(d, dedup, 'u', 8, 0, 2);
     if (DIM(p, 0) != DIM(k, 0) || DIM(p, 1) != DIM(k, 1) || DIM(o, 0) != DIM(k, 0) ||
-        DIM(o, 1) < 2) {
-        PyErr_SetString(PyExc_ValueError, "keys, pos and offsets disagree in shape");
+        DIM(o, 1) < 2 || DIM(d, 0) != DIM(k, 0) || DIM(d, 1) != DIM(k, 0)) {
+        PyErr_SetString(PyExc_ValueError, "keys, pos, offsets and dedup disagree in shape");
         return -1;
     }
     tb->keys = k->buf;
     tb->pos = p->buf;
     tb->offsets = o->buf;
+    *dd = d->buf;
     tb->ntab = DIM(k, 0);
     tb->nkeys = DIM(k, 1);
     tb->nbuckets = DIM(o, 1) - 1;
@@ -60,9 +64,12 @@ static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets
     return 0;
 }
 
-static int check_probes(Py_buffer *pr, int64_t nprobes, int64_t nbuckets) {
-    const int64_t *p = pr->buf;
-    if (nprobes < 0 || nprobes > LEN(pr)) goto bad;
+/* probes[:nprobes]: the bucket xors to visit, each below nbuckets. */
+static int get_probes(bufs *bs, PyObject *probes, int64_t nprobes, int64_t nbuckets,
+                      const int64_t **pr) {
+    GETH(v, probes, 'i', 8, 0, 1);
+    const int64_t *p = *pr = v->buf;
+    if (nprobes < 0 || nprobes > LEN(v)) goto bad;
     for (int64_t i = 0; i < nprobes; i++)
         if (p[i] < 0 || p[i] >= nbuckets) goto bad;
     return 0;
@@ -83,6 +90,8 @@ static PyObject *search_tables_impl(PyObject *args, int ranged) {
     nd_tables tb;
     nd_out o;
     int64_t ntab, resume;
+    const int64_t *pr;
+    const uint64_t *dd;
     int ok = ranged ? PyArg_ParseTuple(args, "nOnOOOnOOOOnOnOnnOOO", &start, &queries, &k, &keys,
                                        &pos, &offsets, &q, &rsh, &msk, &lsh, &probes, &nprobes,
                                        &dedup, &radius, &alive, &t_lo, &t_hi, &oq, &op, &od)
@@ -91,20 +100,17 @@ static PyObject *search_tables_impl(PyObject *args, int ranged) {
                                        &dedup, &radius, &alive, &oq, &op, &od);
     if (!ok) return NULL;
     GET(qs, queries, 'u', 8, 0, 1);
-    GET(pr, probes, 'i', 8, 0, 1);
-    GET(dd, dedup, 'u', 8, 0, 2);
     GET(al, alive, 'b', 1, 0, 1);
-    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0 || get_tables(&bs, keys, pos, offsets, &tb) < 0 ||
-        get_out(&bs, oq, op, od, &o) < 0)
+    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0 ||
+        get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 || get_out(&bs, oq, op, od, &o) < 0)
         goto fail;
-    if (tb.q != q || ntab != tb.ntab || DIM(dd, 0) != ntab || DIM(dd, 1) != ntab)
-        FAIL(PyExc_ValueError, "tables, permutation and dedup masks disagree");
+    if (tb.q != q || ntab != tb.ntab) FAIL(PyExc_ValueError, "tables and permutation disagree");
     if (t_hi < 0) t_hi = ntab;
     if (t_lo < 0 || t_lo >= t_hi || t_hi > ntab) FAIL(PyExc_IndexError, "table range out of bounds");
-    if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
+    if (get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0) goto fail;
     int rc;
-    NOGIL(rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr->buf, nprobes, dd->buf, radius,
-                          al->buf, LEN(al), t_lo, t_hi, &o, &resume));
+    NOGIL(rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr, nprobes, dd, radius,
+                                al->buf, LEN(al), t_lo, t_hi, &o, &resume));
     return done_two(&bs, rc, o.written, resume);
 fail:
     return failed(&bs);
@@ -160,15 +166,15 @@ static PyObject *py_join_tables(PyObject *self, PyObject *args) {
     nd_tables tb;
     nd_out o;
     int64_t resume;
+    const int64_t *pr;
+    const uint64_t *dd;
     if (!PyArg_ParseTuple(args, "nnOOOOnOnOOO", &start, &k, &keys, &pos, &offsets, &probes,
                           &nprobes, &dedup, &radius, &oi, &oj, &od))
         return NULL;
-    GET(pr, probes, 'i', 8, 0, 1);
-    GET(dd, dedup, 'u', 8, 0, 2);
-    if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
-    if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
-    if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
-    NOGIL(nd_join_tables(start, k, &tb, pr->buf, nprobes, dd->buf, radius, &o, &resume));
+    if (get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 ||
+        get_out(&bs, oi, oj, od, &o) < 0 || get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0)
+        goto fail;
+    NOGIL(nd_join_tables(start, k, &tb, pr, nprobes, dd, radius, &o, &resume));
     return done_two(&bs, 0, o.written, resume);
 fail:
     return failed(&bs);
@@ -182,13 +188,13 @@ static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
     nd_tables tb;
     nd_out o;
     int64_t resume;
+    const uint64_t *dd;
     if (!PyArg_ParseTuple(args, "nnOOOOLOOO", &start, &k, &keys, &pos, &offsets, &dedup, &hot, &oi,
                           &oj, &od))
         return NULL;
-    GET(dd, dedup, 'u', 8, 0, 2);
-    if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
-    if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
-    NOGIL(nd_join_tables_r0(start, k, &tb, dd->buf, hot, &o, &resume));
+    if (get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 || get_out(&bs, oi, oj, od, &o) < 0)
+        goto fail;
+    NOGIL(nd_join_tables_r0(start, k, &tb, dd, hot, &o, &resume));
     return done_two(&bs, 0, o.written, resume);
 fail:
     return failed(&bs);
