@@ -289,9 +289,9 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
     if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
     int rc;
-    NOGIL(rc = nd_fingerprint_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, mode, n, han_single, st->buf,
-                              LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik), idf_default,
-                              seed, o->buf, DIM(o, 1), em->buf, n_cjk));
+    NOGIL(rc = nd_fingerprint_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, mode, n, han_single,
+                                    st->buf, LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik),
+                                    idf_default, seed, o->buf, DIM(o, 1), em->buf, n_cjk));
     return done_none(&bs, rc);
 fail:
     return failed(&bs);
@@ -352,8 +352,8 @@ static PyObject *py_sketch(PyObject *self, PyObject *args) {
     GET(o, out, 'u', 8, 1, 2);
     if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
     int rc;
-    NOGIL(rc = nd_sketch(tx.b->buf, tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed, sa->buf, LEN(sa),
-                         o->buf));
+    NOGIL(rc = nd_sketch(tx.b->buf, tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed, sa->buf,
+                         LEN(sa), o->buf));
     return done_none(&bs, rc);
 fail:
     return failed(&bs);
