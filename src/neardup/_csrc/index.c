@@ -15,6 +15,16 @@
 #define ND_CLONES
 #endif
 
+/* Pair m into o unless o is full (0): the caller then stops at its resume point and drops
+ * the pairs of the unit in progress (from m0 on), so every pair kernel's output is resumable. */
+static inline int put_pair(nd_out *o, int64_t m, int64_t a, int64_t b, int64_t d) {
+    if (m == o->cap) return 0;
+    o->a[m] = a;
+    o->b[m] = b;
+    o->d[m] = d;
+    return 1;
+}
+
 /* The top `bits` bits of x (0 bits: 0; a shift by 64 is undefined in C). */
 static inline int64_t top_bits(uint64_t x, int64_t bits) {
     return bits == 0 ? 0 : (int64_t)(x >> (64 - bits));
@@ -233,14 +243,11 @@ int nd_search_tables(int64_t start, const uint64_t *queries, int64_t nq, int64_t
                         if (earlier(diff, dedup, ntab, t, radius)) continue;
                         int64_t p = pos[j];
                         if (p >= nalive || alive[p] == 0) continue;
-                        if (m == o->cap) {
+                        if (!put_pair(o, m, qi, p, d)) {
                             *resume = qi;
                             m = m0;
                             goto done;
                         }
-                        o->a[m] = qi;
-                        o->b[m] = p;
-                        o->d[m] = d;
                         m++;
                     }
                 }
@@ -266,14 +273,11 @@ void nd_scan_range(int64_t start, const uint64_t *queries, int64_t nq, int64_t k
         for (int64_t p = lo; p < hi; p++) {
             int64_t d = popcount(x ^ fps[p]);
             if (d <= k && alive[p] != 0) {
-                if (m == o->cap) {
+                if (!put_pair(o, m, qi, p, d)) {
                     *resume = qi;
                     o->written = m0;
                     return;
                 }
-                o->a[m] = qi;
-                o->b[m] = p;
-                o->d[m] = d;
                 m++;
             }
         }
@@ -291,14 +295,11 @@ void nd_brute_pairs(int64_t start, const uint64_t *fps, int64_t n, int64_t k, nd
         for (int64_t j = i + 1; j < n; j++) {
             int64_t d = popcount(fps[i] ^ fps[j]);
             if (d <= k) {
-                if (m == o->cap) {
+                if (!put_pair(o, m, i, j, d)) {
                     *resume = i;
                     o->written = m0;
                     return;
                 }
-                o->a[m] = i;
-                o->b[m] = j;
-                o->d[m] = d;
                 m++;
             }
         }
@@ -333,14 +334,11 @@ void nd_join_tables(int64_t start, int64_t k, const nd_tables *tb, const int64_t
                     int64_t d = popcount(diff);
                     if (d > k) continue;
                     if (earlier(diff, dedup, ntab, t, radius)) continue;
-                    if (m == o->cap) {
+                    if (!put_pair(o, m, pos[x], pos[y], d)) {
                         *resume = unit;
                         o->written = m0;
                         return;
                     }
-                    o->a[m] = pos[x];
-                    o->b[m] = pos[y];
-                    o->d[m] = d;
                     m++;
                 }
             }
@@ -370,14 +368,11 @@ void nd_join_tables_r0(int64_t start, int64_t k, const nd_tables *tb, const uint
                     int64_t d = popcount(diff);
                     if (d > k) continue;
                     if (earlier(diff, dedup, ntab, t, 0)) continue;
-                    if (m == o->cap) {
+                    if (!put_pair(o, m, pos[x], pos[y], d)) {
                         *resume = t * nb + a;
                         o->written = m0;
                         return;
                     }
-                    o->a[m] = pos[x];
-                    o->b[m] = pos[y];
-                    o->d[m] = d;
                     m++;
                 }
             }

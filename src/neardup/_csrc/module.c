@@ -61,6 +61,37 @@ static Py_buffer *get(bufs *bs, PyObject *o, char kind, Py_ssize_t size, int wri
         PyErr_Format(exc, __VA_ARGS__);     \
         goto fail;                          \
     } while (0)
+/* The kernel call with the GIL released (a statement; the buffers stay held). */
+#define NOGIL(...)                \
+    do {                          \
+        Py_BEGIN_ALLOW_THREADS;   \
+        __VA_ARGS__;              \
+        Py_END_ALLOW_THREADS;     \
+    } while (0)
+
+/* The endings every entry point shares: the buffers are released on each path, and a
+ * negative rc (a kernel whose allocation failed) is a MemoryError. */
+static PyObject *failed(bufs *bs) {
+    release(bs);
+    return NULL;
+}
+
+static PyObject *done_none(bufs *bs, int64_t rc) {
+    release(bs);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *done_long(bufs *bs, int64_t v) {
+    release(bs);
+    return PyLong_FromLongLong((long long)v);
+}
+
+static PyObject *done_two(bufs *bs, int64_t rc, int64_t a, int64_t b) {
+    release(bs);
+    if (rc < 0) return PyErr_NoMemory();
+    return Py_BuildValue("LL", (long long)a, (long long)b);
+}
 
 /* "O&" converter: any integer (numpy scalars too) to uint64, modulo 2**64. */
 static int to_u64(PyObject *o, void *out) {
@@ -85,8 +116,7 @@ static PyObject *py_xxh3_64(PyObject *self, PyObject *args) {
     release(&bs);
     return PyLong_FromUnsignedLongLong(h);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_mix64(PyObject *self, PyObject *arg) {
@@ -121,11 +151,9 @@ static PyObject *py_token_spans(PyObject *self, PyObject *args) {
     if (check_text(b, c, lo, hi) < 0) goto fail;
     if (LEN(s) < hi - lo + 1 || LEN(e) < hi - lo + 1) FAIL(PyExc_ValueError, "starts/ends too small");
     int64_t n = nd_token_spans(b->buf, lo, hi, c->buf, han_single, s->buf, e->buf);
-    release(&bs);
-    return PyLong_FromLongLong(n);
+    return done_long(&bs, n);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_is_cjk(PyObject *self, PyObject *args) {
@@ -140,8 +168,7 @@ static PyObject *py_is_cjk(PyObject *self, PyObject *args) {
     release(&bs);
     return PyBool_FromLong(r);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_char_stream(PyObject *self, PyObject *args) {
@@ -158,11 +185,9 @@ static PyObject *py_char_stream(PyObject *self, PyObject *args) {
     if (LEN(o) < hi - lo || LEN(p) < hi - lo + 1) FAIL(PyExc_ValueError, "out/cp_starts too small");
     int64_t nb, ncp;
     nd_char_stream(b->buf, lo, hi, c->buf, o->buf, p->buf, joined, &nb, &ncp);
-    release(&bs);
-    return Py_BuildValue("LL", (long long)nb, (long long)ncp);
+    return done_two(&bs, 0, nb, ncp);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_feature_keys(PyObject *self, PyObject *args) {
@@ -186,11 +211,9 @@ static PyObject *py_feature_keys(PyObject *self, PyObject *args) {
         FAIL(PyExc_ValueError, "scratch must hold 2*len+8 bytes, starts/ends/keys len+1");
     int64_t r = nd_feature_keys(b->buf, lo, hi, c->buf, mode, n, han_single, st->buf, LEN(st),
                                 sc->buf, s->buf, e->buf, k->buf, n_cjk);
-    release(&bs);
-    return PyLong_FromLongLong(r);
+    return done_long(&bs, r);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_simhash_words(PyObject *self, PyObject *args) {
@@ -205,11 +228,9 @@ static PyObject *py_simhash_words(PyObject *self, PyObject *args) {
     GET(o, out, 'u', 8, 1, 1);
     if (LEN(o) < words || (!unit && LEN(w) < LEN(k))) FAIL(PyExc_ValueError, "out or weights too small");
     nd_simhash_words(k->buf, w->buf, LEN(k), unit, seed, words, o->buf);
-    release(&bs);
-    Py_RETURN_NONE;
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static int check_offsets(Py_buffer *off, int64_t nbuf) {
@@ -224,6 +245,28 @@ bad:
     return -1;
 }
 
+/* A batch of texts: buf (uint8), offsets (int64, ndoc + 1, within buf), cls (the class
+ * table) and, unless modes is NULL, one int8 mode per text; returns ndoc, or -1. */
+typedef struct {
+    Py_buffer *b, *of, *md, *c;
+} texts;
+
+static int64_t get_texts(bufs *bs, PyObject *buf, PyObject *offsets, PyObject *modes, PyObject *cls,
+                         texts *t) {
+    if (!(t->b = get(bs, buf, 'u', 1, 0, 1, "buf"))) return -1;
+    if (!(t->of = get(bs, offsets, 'i', 8, 0, 1, "offsets"))) return -1;
+    t->md = NULL;
+    if (modes && !(t->md = get(bs, modes, 'i', 1, 0, 1, "modes"))) return -1;
+    if (!(t->c = get(bs, cls, 'u', 1, 0, 1, "cls"))) return -1;
+    if (check_text(t->b, t->c, 0, 0) < 0 || check_offsets(t->of, LEN(t->b)) < 0) return -1;
+    int64_t ndoc = LEN(t->of) - 1;
+    if (t->md && LEN(t->md) < ndoc) {
+        PyErr_SetString(PyExc_ValueError, "modes too small");
+        return -1;
+    }
+    return ndoc;
+}
+
 static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *out, *empty;
     int mode, han_single, weighting;
@@ -235,30 +278,23 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
                           &stop, &weighting, &top_n, &idf_keys, &idf_vals, &idf_default, to_u64, &seed,
                           &out, &empty, &n_cjk))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
+    if (ndoc < 0) goto fail;
     GET(st, stop, 'u', 8, 0, 1);
     GET(ik, idf_keys, 'u', 8, 0, 1);
     GET(iv, idf_vals, 'f', 8, 0, 1);
     GET(o, out, 'u', 8, 1, 2);
     GET(em, empty, 'b', 1, 1, 1);
-    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
     if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_fingerprint_batch(b->buf, of->buf, ndoc, c->buf, mode, n, han_single, st->buf,
-                              LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik), idf_default,
-                              seed, o->buf, DIM(o, 1), em->buf, n_cjk);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_fingerprint_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, mode, n, han_single,
+                                    st->buf, LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik),
+                                    idf_default, seed, o->buf, DIM(o, 1), em->buf, n_cjk));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_shingles(PyObject *self, PyObject *args) {
@@ -268,26 +304,19 @@ static PyObject *py_shingles(PyObject *self, PyObject *args) {
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &flat, &out_off))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(md, modes, 'i', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
+    if (ndoc < 0) goto fail;
     GET(fl, flat, 'u', 8, 1, 1);
     GET(oo, out_off, 'i', 8, 1, 1);
-    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
-    if (LEN(md) < ndoc || LEN(oo) < ndoc + 1 || LEN(fl) < LEN(b) + ndoc + 1)
-        FAIL(PyExc_ValueError, "modes/out_off/flat too small");
+    if (LEN(oo) < ndoc + 1 || LEN(fl) < LEN(tx.b) + ndoc + 1)
+        FAIL(PyExc_ValueError, "out_off/flat too small");
     int64_t pos;
-    Py_BEGIN_ALLOW_THREADS;
-    pos = nd_shingles(b->buf, LEN(b), of->buf, ndoc, md->buf, c->buf, n, seed, fl->buf, oo->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (pos < 0) return PyErr_NoMemory();
-    return PyLong_FromLongLong(pos);
+    NOGIL(pos = nd_shingles(tx.b->buf, LEN(tx.b), tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed,
+                            fl->buf, oo->buf));
+    return pos < 0 ? done_none(&bs, pos) : done_long(&bs, pos);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_minhash(PyObject *self, PyObject *args) {
@@ -301,14 +330,10 @@ static PyObject *py_minhash(PyObject *self, PyObject *args) {
     if (check_offsets(of, LEN(fl)) < 0) goto fail;
     int64_t ndoc = LEN(of) - 1;
     if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_minhash(fl->buf, of->buf, ndoc, sa->buf, LEN(sa), o->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    NOGIL(nd_minhash(fl->buf, of->buf, ndoc, sa->buf, LEN(sa), o->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* sketch(buf, offsets, modes, cls, n, seed, salts, out): MinHash minima straight from the
@@ -320,26 +345,18 @@ static PyObject *py_sketch(PyObject *self, PyObject *args) {
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &salts, &out))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(md, modes, 'i', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
+    if (ndoc < 0) goto fail;
     GET(sa, salts, 'u', 8, 0, 1);
     GET(o, out, 'u', 8, 1, 2);
-    if (check_text(b, c, 0, 0) < 0 || check_offsets(of, LEN(b)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
-    if (LEN(md) < ndoc) FAIL(PyExc_ValueError, "modes too small");
     if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_sketch(b->buf, of->buf, ndoc, md->buf, c->buf, n, seed, sa->buf, LEN(sa), o->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_sketch(tx.b->buf, tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed, sa->buf,
+                         LEN(sa), o->buf));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* collapse_spaces(buf, offsets, out, out_off): " ".join(t.split()) per document, in bytes. */
@@ -353,14 +370,10 @@ static PyObject *py_collapse_spaces(PyObject *self, PyObject *args) {
     GET(oo, out_off, 'i', 8, 1, 1);
     if (check_offsets(of, LEN(b)) < 0) goto fail;
     if (LEN(o) < LEN(b) || LEN(oo) != LEN(of)) FAIL(PyExc_ValueError, "out or out_off too small");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_collapse_spaces(b->buf, of->buf, LEN(of) - 1, o->buf, oo->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    NOGIL(nd_collapse_spaces(b->buf, of->buf, LEN(of) - 1, o->buf, oo->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 #include "module_index.h"

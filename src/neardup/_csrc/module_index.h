@@ -1,13 +1,15 @@
 /* Bindings of the index kernels (included by module.c). */
 
+/* GET inside the helpers below, which hold a bufs pointer and return -1 on error. */
+#define GETH(var, obj, kind, size, w, nd)                     \
+    Py_buffer *var = get(bs, obj, kind, size, w, nd, #obj); \
+    if (!var) return -1
+
 static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_perm *pm,
                     int64_t *ntab) {
-    Py_buffer *r = get(bs, rsh, 'u', 8, 0, 2, "rsh");
-    if (!r) return -1;
-    Py_buffer *m = get(bs, msk, 'u', 8, 0, 2, "msk");
-    if (!m) return -1;
-    Py_buffer *l = get(bs, lsh, 'u', 8, 0, 2, "lsh");
-    if (!l) return -1;
+    GETH(r, rsh, 'u', 8, 0, 2);
+    GETH(m, msk, 'u', 8, 0, 2);
+    GETH(l, lsh, 'u', 8, 0, 2);
     if (m->len != r->len || l->len != r->len || DIM(m, 1) != DIM(r, 1)) {
         PyErr_SetString(PyExc_ValueError, "rsh, msk, lsh must have one shape");
         return -1;
@@ -20,13 +22,10 @@ static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_pe
     return 0;
 }
 
-static int get_out(bufs *bs, PyObject *a, PyObject *b, PyObject *d, nd_out *o) {
-    Py_buffer *va = get(bs, a, 'i', 8, 1, 1, "out_a");
-    if (!va) return -1;
-    Py_buffer *vb = get(bs, b, 'i', 8, 1, 1, "out_b");
-    if (!vb) return -1;
-    Py_buffer *vd = get(bs, d, 'i', 8, 1, 1, "out_d");
-    if (!vd) return -1;
+static int get_out(bufs *bs, PyObject *out_a, PyObject *out_b, PyObject *out_d, nd_out *o) {
+    GETH(va, out_a, 'i', 8, 1, 1);
+    GETH(vb, out_b, 'i', 8, 1, 1);
+    GETH(vd, out_d, 'i', 8, 1, 1);
     o->a = va->buf;
     o->b = vb->buf;
     o->d = vd->buf;
@@ -36,22 +35,23 @@ static int get_out(bufs *bs, PyObject *a, PyObject *b, PyObject *d, nd_out *o) {
     return 0;
 }
 
-/* keys/pos (tables, n), offsets (tables, 2**q + 1): the StaticTables arrays. */
-static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets, nd_tables *tb) {
-    Py_buffer *k = get(bs, keys, 'u', 8, 0, 2, "keys");
-    if (!k) return -1;
-    Py_buffer *p = get(bs, pos, 'u', 4, 0, 2, "pos");
-    if (!p) return -1;
-    Py_buffer *o = get(bs, offsets, 'u', 4, 0, 2, "offsets");
-    if (!o) return -1;
+/* keys/pos (tables, n), offsets (tables, 2**q + 1): the StaticTables arrays; dedup (tables,
+ * tables): the masks of the rule that reports each pair from one table only. */
+static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets, PyObject *dedup,
+                      nd_tables *tb, const uint64_t **dd) {
+    GETH(k, keys, 'u', 8, 0, 2);
+    GETH(p, pos, 'u', 4, 0, 2);
+    GETH(o, offsets, 'u', 4, 0, 2);
+    GETH(d, dedup, 'u', 8, 0, 2);
     if (DIM(p, 0) != DIM(k, 0) || DIM(p, 1) != DIM(k, 1) || DIM(o, 0) != DIM(k, 0) ||
-        DIM(o, 1) < 2) {
-        PyErr_SetString(PyExc_ValueError, "keys, pos and offsets disagree in shape");
+        DIM(o, 1) < 2 || DIM(d, 0) != DIM(k, 0) || DIM(d, 1) != DIM(k, 0)) {
+        PyErr_SetString(PyExc_ValueError, "keys, pos, offsets and dedup disagree in shape");
         return -1;
     }
     tb->keys = k->buf;
     tb->pos = p->buf;
     tb->offsets = o->buf;
+    *dd = d->buf;
     tb->ntab = DIM(k, 0);
     tb->nkeys = DIM(k, 1);
     tb->nbuckets = DIM(o, 1) - 1;
@@ -64,9 +64,12 @@ static int get_tables(bufs *bs, PyObject *keys, PyObject *pos, PyObject *offsets
     return 0;
 }
 
-static int check_probes(Py_buffer *pr, int64_t nprobes, int64_t nbuckets) {
-    const int64_t *p = pr->buf;
-    if (nprobes < 0 || nprobes > LEN(pr)) goto bad;
+/* probes[:nprobes]: the bucket xors to visit, each below nbuckets. */
+static int get_probes(bufs *bs, PyObject *probes, int64_t nprobes, int64_t nbuckets,
+                      const int64_t **pr) {
+    GETH(v, probes, 'i', 8, 0, 1);
+    const int64_t *p = *pr = v->buf;
+    if (nprobes < 0 || nprobes > LEN(v)) goto bad;
     for (int64_t i = 0; i < nprobes; i++)
         if (p[i] < 0 || p[i] >= nbuckets) goto bad;
     return 0;
@@ -87,6 +90,8 @@ static PyObject *search_tables_impl(PyObject *args, int ranged) {
     nd_tables tb;
     nd_out o;
     int64_t ntab, resume;
+    const int64_t *pr;
+    const uint64_t *dd;
     int ok = ranged ? PyArg_ParseTuple(args, "nOnOOOnOOOOnOnOnnOOO", &start, &queries, &k, &keys,
                                        &pos, &offsets, &q, &rsh, &msk, &lsh, &probes, &nprobes,
                                        &dedup, &radius, &alive, &t_lo, &t_hi, &oq, &op, &od)
@@ -95,28 +100,20 @@ static PyObject *search_tables_impl(PyObject *args, int ranged) {
                                        &dedup, &radius, &alive, &oq, &op, &od);
     if (!ok) return NULL;
     GET(qs, queries, 'u', 8, 0, 1);
-    GET(pr, probes, 'i', 8, 0, 1);
-    GET(dd, dedup, 'u', 8, 0, 2);
     GET(al, alive, 'b', 1, 0, 1);
-    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0 || get_tables(&bs, keys, pos, offsets, &tb) < 0 ||
-        get_out(&bs, oq, op, od, &o) < 0)
+    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0 ||
+        get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 || get_out(&bs, oq, op, od, &o) < 0)
         goto fail;
-    if (tb.q != q || ntab != tb.ntab || DIM(dd, 0) != ntab || DIM(dd, 1) != ntab)
-        FAIL(PyExc_ValueError, "tables, permutation and dedup masks disagree");
+    if (tb.q != q || ntab != tb.ntab) FAIL(PyExc_ValueError, "tables and permutation disagree");
     if (t_hi < 0) t_hi = ntab;
     if (t_lo < 0 || t_lo >= t_hi || t_hi > ntab) FAIL(PyExc_IndexError, "table range out of bounds");
-    if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
+    if (get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0) goto fail;
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr->buf, nprobes, dd->buf, radius,
-                          al->buf, LEN(al), t_lo, t_hi, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr, nprobes, dd, radius,
+                                al->buf, LEN(al), t_lo, t_hi, &o, &resume));
+    return done_two(&bs, rc, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_search_tables(PyObject *self, PyObject *args) {
@@ -141,14 +138,10 @@ static PyObject *py_scan_range(PyObject *self, PyObject *args) {
     GET(al, alive, 'b', 1, 0, 1);
     if (get_out(&bs, oq, op, od, &o) < 0) goto fail;
     if (lo < 0 || hi > LEN(f) || hi > LEN(al)) FAIL(PyExc_IndexError, "scan range out of bounds");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_scan_range(start, qs->buf, LEN(qs), k, f->buf, lo, hi, al->buf, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(nd_scan_range(start, qs->buf, LEN(qs), k, f->buf, lo, hi, al->buf, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
@@ -160,14 +153,10 @@ static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "nOnOOO", &start, &fps, &k, &oi, &oj, &od)) return NULL;
     GET(f, fps, 'u', 8, 0, 1);
     if (get_out(&bs, oi, oj, od, &o) < 0) goto fail;
-    Py_BEGIN_ALLOW_THREADS;
-    nd_brute_pairs(start, f->buf, LEN(f), k, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    NOGIL(nd_brute_pairs(start, f->buf, LEN(f), k, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_join_tables(PyObject *self, PyObject *args) {
@@ -177,22 +166,18 @@ static PyObject *py_join_tables(PyObject *self, PyObject *args) {
     nd_tables tb;
     nd_out o;
     int64_t resume;
+    const int64_t *pr;
+    const uint64_t *dd;
     if (!PyArg_ParseTuple(args, "nnOOOOnOnOOO", &start, &k, &keys, &pos, &offsets, &probes,
                           &nprobes, &dedup, &radius, &oi, &oj, &od))
         return NULL;
-    GET(pr, probes, 'i', 8, 0, 1);
-    GET(dd, dedup, 'u', 8, 0, 2);
-    if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
-    if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
-    if (check_probes(pr, nprobes, tb.nbuckets) < 0) goto fail;
-    Py_BEGIN_ALLOW_THREADS;
-    nd_join_tables(start, k, &tb, pr->buf, nprobes, dd->buf, radius, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    if (get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 ||
+        get_out(&bs, oi, oj, od, &o) < 0 || get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0)
+        goto fail;
+    NOGIL(nd_join_tables(start, k, &tb, pr, nprobes, dd, radius, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
@@ -203,20 +188,50 @@ static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
     nd_tables tb;
     nd_out o;
     int64_t resume;
+    const uint64_t *dd;
     if (!PyArg_ParseTuple(args, "nnOOOOLOOO", &start, &k, &keys, &pos, &offsets, &dedup, &hot, &oi,
                           &oj, &od))
         return NULL;
-    GET(dd, dedup, 'u', 8, 0, 2);
-    if (get_tables(&bs, keys, pos, offsets, &tb) < 0 || get_out(&bs, oi, oj, od, &o) < 0) goto fail;
-    if (DIM(dd, 0) != tb.ntab || DIM(dd, 1) != tb.ntab) FAIL(PyExc_ValueError, "dedup shape");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_join_tables_r0(start, k, &tb, dd->buf, hot, &o, &resume);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return Py_BuildValue("LL", (long long)o.written, (long long)resume);
+    if (get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 || get_out(&bs, oi, oj, od, &o) < 0)
+        goto fail;
+    NOGIL(nd_join_tables_r0(start, k, &tb, dd, hot, &o, &resume));
+    return done_two(&bs, 0, o.written, resume);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
+}
+
+/* fps, or the rows `positions` of fps (None: all of them, in order), the permutation, and the
+ * table t / top bits checked: the inputs top_counts and scatter_top share. */
+typedef struct {
+    Py_buffer *f;
+    const uint32_t *pp;
+    int64_t n;
+    nd_perm pm;
+} top_in;
+
+static int get_top_in(bufs *bs, PyObject *fps, PyObject *positions, PyObject *rsh, PyObject *msk,
+                      PyObject *lsh, Py_ssize_t t, Py_ssize_t top, top_in *ti) {
+    int64_t ntab;
+    GETH(f, fps, 'u', 8, 0, 1);
+    ti->f = f;
+    ti->pp = NULL;
+    ti->n = LEN(f);
+    if (positions != Py_None) {
+        GETH(p, positions, 'u', 4, 0, 1);
+        ti->pp = p->buf;
+        ti->n = LEN(p);
+        for (int64_t i = 0; i < ti->n; i++)
+            if (ti->pp[i] >= (uint64_t)LEN(f)) {
+                PyErr_SetString(PyExc_IndexError, "position out of bounds");
+                return -1;
+            }
+    }
+    if (get_perm(bs, rsh, msk, lsh, &ti->pm, &ntab) < 0) return -1;
+    if (t < 0 || t >= ntab || top < 0 || top > 24) {
+        PyErr_SetString(PyExc_ValueError, "bad table or top bits");
+        return -1;
+    }
+    return 0;
 }
 
 /* top_counts(fps, positions or None, rsh, msk, lsh, t, top, counts) */
@@ -224,30 +239,16 @@ static PyObject *py_top_counts(PyObject *self, PyObject *args) {
     PyObject *fps, *positions, *rsh, *msk, *lsh, *counts;
     Py_ssize_t t, top;
     bufs bs = {.n = 0};
-    nd_perm pm;
-    int64_t ntab, n;
-    const uint32_t *pp = NULL;
+    top_in ti;
     if (!PyArg_ParseTuple(args, "OOOOOnnO", &fps, &positions, &rsh, &msk, &lsh, &t, &top, &counts))
         return NULL;
-    GET(f, fps, 'u', 8, 0, 1);
+    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) goto fail;
     GET(c, counts, 'i', 8, 1, 1);
-    n = LEN(f);
-    if (positions != Py_None) {
-        GET(p, positions, 'u', 4, 0, 1);
-        pp = p->buf;
-        n = LEN(p);
-    }
-    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
-    if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(c) != ((int64_t)1 << top) + 1)
-        FAIL(PyExc_ValueError, "bad table, top bits or counts size");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_top_counts(f->buf, pp, n, &pm, t, top, c->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    if (LEN(c) != ((int64_t)1 << top) + 1) FAIL(PyExc_ValueError, "counts must hold 2**top + 1");
+    NOGIL(nd_top_counts(ti.f->buf, ti.pp, ti.n, &ti.pm, t, top, c->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* scatter_top(fps, positions or None, rsh, msk, lsh, t, top, starts, keys, pos) */
@@ -255,40 +256,21 @@ static PyObject *py_scatter_top(PyObject *self, PyObject *args) {
     PyObject *fps, *positions, *rsh, *msk, *lsh, *starts, *keys, *pos;
     Py_ssize_t t, top;
     bufs bs = {.n = 0};
-    nd_perm pm;
-    int64_t ntab, n;
-    const uint32_t *pp = NULL;
+    top_in ti;
     if (!PyArg_ParseTuple(args, "OOOOOnnOOO", &fps, &positions, &rsh, &msk, &lsh, &t, &top,
                           &starts, &keys, &pos))
         return NULL;
-    GET(f, fps, 'u', 8, 0, 1);
+    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) goto fail;
     GET(s, starts, 'i', 8, 0, 1);
     GET(k, keys, 'u', 8, 1, 1);
     GET(ps, pos, 'u', 4, 1, 1);
-    n = LEN(f);
-    if (positions != Py_None) {
-        GET(p, positions, 'u', 4, 0, 1);
-        pp = p->buf;
-        n = LEN(p);
-    }
-    if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0) goto fail;
-    if (t < 0 || t >= ntab || top < 0 || top > 24 || LEN(s) != ((int64_t)1 << top) + 1 ||
-        LEN(k) < n || LEN(ps) < n)
-        FAIL(PyExc_ValueError, "bad table, top bits, starts or output size");
-    if (pp && n > 0) {
-        for (int64_t i = 0; i < n; i++)
-            if (pp[i] >= (uint64_t)LEN(f)) FAIL(PyExc_IndexError, "position out of bounds");
-    }
+    if (LEN(s) != ((int64_t)1 << top) + 1 || LEN(k) < ti.n || LEN(ps) < ti.n)
+        FAIL(PyExc_ValueError, "bad starts or output size");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_scatter_top(f->buf, pp, n, &pm, t, top, s->buf, k->buf, ps->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_scatter_top(ti.f->buf, ti.pp, ti.n, &ti.pm, t, top, s->buf, k->buf, ps->buf));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
@@ -304,15 +286,10 @@ static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
         LEN(o) != ((int64_t)1 << q) + 1 || LEN(p) != LEN(k))
         FAIL(PyExc_ValueError, "bad q, top, starts or offsets size");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_bucket_segments(k->buf, p->buf, LEN(k), q, top, s->buf, o->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_bucket_segments(k->buf, p->buf, LEN(k), q, top, s->buf, o->buf));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
@@ -324,11 +301,9 @@ static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
     GET(o, offsets, 'u', 4, 1, 1);
     if (q < 0 || q > 32 || LEN(o) < ((int64_t)1 << q) + 1) FAIL(PyExc_ValueError, "offsets too small");
     nd_offsets_from_sorted(k->buf, LEN(k), q, o->buf, LEN(o));
-    release(&bs);
-    Py_RETURN_NONE;
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
@@ -341,15 +316,10 @@ static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
     if (LEN(p) != LEN(k) || LEN(o) < 1 || ((uint32_t *)o->buf)[LEN(o) - 1] > LEN(k))
         FAIL(PyExc_ValueError, "keys, pos and offsets disagree");
     int rc;
-    Py_BEGIN_ALLOW_THREADS;
-    rc = nd_sort_buckets(k->buf, p->buf, o->buf, LEN(o) - 1);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    if (rc < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    NOGIL(rc = nd_sort_buckets(k->buf, p->buf, o->buf, LEN(o) - 1));
+    return done_none(&bs, rc);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 /* expand_pairs(a, b, dist, order, starts, counts, out_i, out_j, out_d): outputs pre-sized. */
@@ -379,14 +349,10 @@ static PyObject *py_expand_pairs(PyObject *self, PyObject *args) {
     for (int64_t g = 0; g < ng; g++) total += pc[g] * (pc[g] - 1) / 2;
     if (LEN(wi) != total || LEN(wj) != total || LEN(wd) != total)
         FAIL(PyExc_ValueError, "outputs must hold exactly %lld pairs", (long long)total);
-    Py_BEGIN_ALLOW_THREADS;
-    nd_expand_pairs(pa, pb, vd->buf, LEN(va), vo->buf, vs->buf, pc, ng, wi->buf, wj->buf, wd->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    NOGIL(nd_expand_pairs(pa, pb, vd->buf, LEN(va), vo->buf, vs->buf, pc, ng, wi->buf, wj->buf, wd->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 #define INDEX_METHODS                                                                       \

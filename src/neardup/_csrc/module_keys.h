@@ -16,14 +16,10 @@ static PyObject *py_key_lookup(PyObject *self, PyObject *args) {
         FAIL(PyExc_ValueError, "offsets must have 2**p + 1 entries (1 <= p <= 62)");
     const int64_t *o = off->buf; /* entries are clamped to [0, len(keys)] by the kernel */
     int64_t cap = LEN(vq) < LEN(va) ? LEN(vq) : LEN(va), c;
-    Py_BEGIN_ALLOW_THREADS;
-    c = nd_key_lookup(k->buf, LEN(k), o, p, qs->buf, LEN(qs), vq->buf, va->buf, cap);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return PyLong_FromLongLong((long long)c);
+    NOGIL(c = nd_key_lookup(k->buf, LEN(k), o, p, qs->buf, LEN(qs), vq->buf, va->buf, cap));
+    return done_long(&bs, c);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_key_merge(PyObject *self, PyObject *args) {
@@ -45,14 +41,10 @@ static PyObject *py_key_merge(PyObject *self, PyObject *args) {
         if (sa[i] >= nd) FAIL(PyExc_IndexError, "merge: slot beyond the dead mask");
     for (int64_t i = 0; i < nb; i++)
         if (sb[i] >= nd) FAIL(PyExc_IndexError, "merge: slot beyond the dead mask");
-    Py_BEGIN_ALLOW_THREADS;
-    m = nd_key_merge(vak->buf, sa, na, vbk->buf, sb, nb, vd->buf, vok->buf, vos->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    return PyLong_FromLongLong((long long)m);
+    NOGIL(m = nd_key_merge(vak->buf, sa, na, vbk->buf, sb, nb, vd->buf, vok->buf, vos->buf));
+    return done_long(&bs, m);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
@@ -67,14 +59,10 @@ static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
     const uint64_t *kv = k->buf;
     for (int64_t i = 1; i < LEN(k); i++)
         if (kv[i] < kv[i - 1]) FAIL(PyExc_ValueError, "key_offsets needs sorted keys");
-    Py_BEGIN_ALLOW_THREADS;
-    nd_key_offsets(kv, LEN(k), p, off->buf);
-    Py_END_ALLOW_THREADS;
-    release(&bs);
-    Py_RETURN_NONE;
+    NOGIL(nd_key_offsets(kv, LEN(k), p, off->buf));
+    return done_none(&bs, 0);
 fail:
-    release(&bs);
-    return NULL;
+    return failed(&bs);
 }
 
 #define KEY_METHODS                                                                  \

@@ -38,28 +38,29 @@ static const uint8_t ND_SECRET[192] = {
     0x8f, 0xf8, 0xb8, 0xd1, 0x7a, 0xd0, 0x31, 0xce, 0x45, 0xcb, 0x3a, 0x8f,
     0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,};
 
+/* XXH3 reads and writes little-endian words: a byte swap on big-endian machines only. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ND_LE64(v) __builtin_bswap64(v)
+#define ND_LE32(v) __builtin_bswap32(v)
+#else
+#define ND_LE64(v) (v)
+#define ND_LE32(v) (v)
+#endif
+
 static inline uint64_t nd_r64(const uint8_t *p) {
     uint64_t v;
     memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
+    return ND_LE64(v);
 }
 
 static inline uint64_t nd_r32(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    return v;
+    return ND_LE32(v);
 }
 
 static inline void nd_w64(uint8_t *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
+    v = ND_LE64(v);
     memcpy(p, &v, 8);
 }
 

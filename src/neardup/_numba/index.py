@@ -60,23 +60,20 @@ def permute(x: np.uint64, rsh: Any, msk: Any, lsh: Any, t: int) -> np.uint64:
     return out
 
 
-@njit(cache=True, nogil=True)
-def _top_counts(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
-    """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``."""
-    counts = np.zeros((1 << top) + 1, np.int64)
-    for i in range(positions.shape[0]):
-        counts[top_bits(permute(fps[positions[i]], rsh, msk, lsh, t), top) + 1] += 1
-    for g in range(1 << top):
-        counts[g + 1] += counts[g]
-    return counts
+# Stands for ``positions`` when every row is taken (``every``): no position array to allocate.
+_EVERY = np.zeros(0, np.uint32)
 
 
 @njit(cache=True, nogil=True)
-def _top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) -> Any:
-    """:func:`_top_counts` over every row (no position array to allocate)."""
+def _top_counts(
+    fps: Any, positions: Any, every: bool, rsh: Any, msk: Any, lsh: Any, t: int, top: int
+) -> Any:
+    """Group starts (``2**top + 1``) of table ``t``'s top ``top`` key bits, ``fps[positions]``
+    (every row of ``fps`` when ``every``)."""
     counts = np.zeros((1 << top) + 1, np.int64)
-    for i in range(fps.shape[0]):
-        counts[top_bits(permute(fps[i], rsh, msk, lsh, t), top) + 1] += 1
+    for i in range(fps.shape[0] if every else positions.shape[0]):
+        p = i if every else positions[i]
+        counts[top_bits(permute(fps[p], rsh, msk, lsh, t), top) + 1] += 1
     for g in range(1 << top):
         counts[g + 1] += counts[g]
     return counts
@@ -86,44 +83,26 @@ def _top_counts_all(fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int) ->
 def _scatter_top(
     fps: Any,
     positions: Any,
-    rsh: Any,
-    msk: Any,
-    lsh: Any,
+    perm: Any,
     t: int,
     top: int,
     starts: Any,
     keys: Any,
     pos: Any,
+    every: bool,
 ) -> None:
-    """Write permuted ``fps[positions]`` into ``keys``/``pos`` grouped by the top key bits.
-
-    Straight from the store into the table (stable, streaming into ``2**top`` fronts): no
-    full-size scratch, so a 10^8-row build stays within memory.
-    """
+    """:func:`neardup.index.kernels.scatter_top` with ``perm`` = ``(rsh, msk, lsh)``; every row
+    of ``fps`` when ``every``."""
+    rsh, msk, lsh = perm
     nxt = starts.copy()
-    for i in range(positions.shape[0]):
-        p = positions[i]
+    for i in range(fps.shape[0] if every else positions.shape[0]):
+        p = i if every else positions[i]
         key = permute(fps[p], rsh, msk, lsh, t)
         g = top_bits(key, top)
         j = nxt[g]
         nxt[g] = j + 1
         keys[j] = key
         pos[j] = p
-
-
-@njit(cache=True, nogil=True)
-def _scatter_top_all(
-    fps: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, starts: Any, keys: Any, pos: Any
-) -> None:
-    """:func:`_scatter_top` over every row."""
-    nxt = starts.copy()
-    for i in range(fps.shape[0]):
-        key = permute(fps[i], rsh, msk, lsh, t)
-        g = top_bits(key, top)
-        j = nxt[g]
-        nxt[g] = j + 1
-        keys[j] = key
-        pos[j] = i
 
 
 @njit(cache=True, nogil=True)
@@ -214,12 +193,12 @@ def search_tables(
     every position comes out once per query without a hash set.
     """
     ntab = keys.shape[0]
-    cap = out_q.shape[0]
     nkeys = np.int64(keys.shape[1])
     nalive = np.int64(alive.shape[0])
     pq = np.empty(ntab, np.uint64)
     lo = np.empty((ntab, nprobes), np.int64)
     hi = np.empty((ntab, nprobes), np.int64)
+    cap = out_q.shape[0]
     m = 0
     for qi in range(start, queries.shape[0]):
         m0 = m
@@ -476,29 +455,17 @@ def top_counts(
     fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, t: int, top: int, counts: Any
 ) -> None:
     """The C signature: group starts into ``counts``; ``positions`` None means every row."""
-    if positions is None:
-        counts[:] = _top_counts_all(fps, rsh, msk, lsh, t, top)
-    else:
-        counts[:] = _top_counts(fps, positions, rsh, msk, lsh, t, top)
+    every = positions is None
+    counts[:] = _top_counts(fps, _EVERY if every else positions, every, rsh, msk, lsh, t, top)
 
 
-def scatter_top(
-    fps: Any,
-    positions: Any,
-    rsh: Any,
-    msk: Any,
-    lsh: Any,
-    t: int,
-    top: int,
-    starts: Any,
-    keys: Any,
-    pos: Any,
-) -> None:
-    """The C signature of the scatter; ``positions`` None means every row."""
-    if positions is None:
-        _scatter_top_all(fps, rsh, msk, lsh, t, top, starts, keys, pos)
-    else:
-        _scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys, pos)
+def scatter_top(fps: Any, positions: Any, rsh: Any, msk: Any, lsh: Any, *out: Any) -> None:
+    """The C signature of the scatter (``t, top, starts, keys, pos`` after ``lsh``);
+    ``positions`` None means every row."""
+    every = positions is None
+    t, top, starts, keys, pos = out
+    perm = (rsh, msk, lsh)
+    _scatter_top(fps, _EVERY if every else positions, perm, t, top, starts, keys, pos, every)
 
 
 def expand_pairs(
