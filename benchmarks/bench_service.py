@@ -68,17 +68,35 @@ def start(data: Path, port: int, *options: str) -> tuple[subprocess.Popen[bytes]
             raise RuntimeError(f"server exited {proc.returncode}")
 
 
+def _stat_seconds(pid: int, first: int) -> float:
+    """Two adjacent CPU-tick fields of /proc/PID/stat (after the command name), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[first]) + int(fields[first + 1])) / os.sysconf("SC_CLK_TCK")
+
+
+def _status_bytes(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{key}:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {key}")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return _stat_seconds(pid, 11)
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU seconds of the process's reaped children (e.g. forked snapshot writers)."""
+    return _stat_seconds(pid, 13)
 
 
 def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
+    return _status_bytes(pid, "VmRSS")
+
+
+def peak_rss(pid: int) -> int:
+    return _status_bytes(pid, "VmHWM")
 
 
 def metric(text: str, name: str) -> float:

@@ -43,7 +43,17 @@ import httpx
 import numpy as np
 import orjson
 
-from bench_service import cpu_seconds, free_port, metric, pct, rss_bytes, start, synthetic
+from bench_service import (
+    children_cpu_seconds,
+    cpu_seconds,
+    free_port,
+    metric,
+    pct,
+    peak_rss,
+    rss_bytes,
+    start,
+    synthetic,
+)
 from neardup.eval.corpora import load_corpus
 from neardup.eval.perturb import plant_copies
 
@@ -213,19 +223,6 @@ def run_feed(
         "snapshot_s": _snapshots(m, "sum") - _snapshots(m0, "sum"),
         "load": load,
     }
-
-
-def children_cpu_seconds(pid: int) -> float:
-    """CPU seconds of the process's reaped children (its forked snapshot writers)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM")
 
 
 def _snapshots(metrics: str, what: str = "count") -> float:
