@@ -927,25 +927,35 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
     return 0;
 }
 
+/* The (hashes, first, last) arrays of a document's grams, one length; -1 with an error set. */
+static int get_grams(bufs *bs, PyObject *h_o, PyObject *f_o, PyObject *l_o, const uint64_t **h,
+                     const int64_t **f, const int64_t **l, Py_ssize_t *n) {
+    Py_ssize_t nf, nl;
+    *h = get(bs, h_o, 8, 0, 0, "hashes", n);
+    if (!*h) return -1;
+    *f = get(bs, f_o, 8, 0, 0, "first", &nf);
+    if (!*f) return -1;
+    *l = get(bs, l_o, 8, 0, 0, "last", &nl);
+    if (!*l) return -1;
+    if (nf != *n || nl != *n) {
+        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *index_add(IndexObject *self, PyObject *args) {
     PyObject *h_o, *f_o, *l_o;
-    Py_ssize_t doc, n, nf, nl;
+    Py_ssize_t doc, n;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "nOOO", &doc, &h_o, &f_o, &l_o)) return NULL;
     if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
         return NULL;
     }
-    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
-    if (!h) goto fail;
-    const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
-    if (!f) goto fail;
-    const int64_t *l = get(&bs, l_o, 8, 0, 0, "last", &nl);
-    if (!l) goto fail;
-    if (nf != n || nl != n) {
-        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
-        goto fail;
-    }
+    const uint64_t *h;
+    const int64_t *f, *l;
+    if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
     if (add_core(self, doc, h, f, l, NULL, n) < 0) goto fail;
     release(&bs);
     Py_RETURN_NONE;
@@ -1080,19 +1090,12 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
 
 static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     PyObject *h_o, *f_o, *l_o;
-    Py_ssize_t max_df, min_seeds, n, nf, nl;
+    Py_ssize_t max_df, min_seeds, n;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
-    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
-    if (!h) goto fail;
-    const int64_t *f = get(&bs, f_o, 8, 0, 0, "first", &nf);
-    if (!f) goto fail;
-    const int64_t *l = get(&bs, l_o, 8, 0, 0, "last", &nl);
-    if (!l) goto fail;
-    if (nf != n || nl != n) {
-        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
-        goto fail;
-    }
+    const uint64_t *h;
+    const int64_t *f, *l;
+    if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
     PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds);
     release(&bs);
     return out;
