@@ -44,6 +44,7 @@ import numpy as np
 import orjson
 
 from bench_service import (
+    bench_datasketch,
     children_cpu_seconds,
     cpu_seconds,
     free_port,
@@ -141,28 +142,6 @@ def build(data: Path, n: int, window: str | None, days: float) -> None:
 
 
 # ---------------------------------------------------------------------- runs
-def datasketch_rate(texts: list[str], prefill: int) -> tuple[float, float]:
-    """datasketch query + insert per document: documents per wall and per CPU second."""
-    from datasketch import MinHash, MinHashLSH
-
-    lsh = MinHashLSH(threshold=0.5, num_perm=128)
-    rng = np.random.default_rng(2)
-    with lsh.insertion_session() as session:
-        for j in range(prefill):
-            m = MinHash(num_perm=128)
-            m.hashvalues = rng.integers(0, (1 << 32) - 1, 128, dtype=np.uint64).astype(np.uint32)
-            session.insert(f"s{j}", m)
-    t0, c0 = time.perf_counter(), time.process_time()
-    for i, text in enumerate(texts):
-        words = text.lower().split()
-        shingles = {" ".join(words[j : j + 4]) for j in range(max(1, len(words) - 3))}
-        m = MinHash(num_perm=128)
-        m.update_batch([s.encode() for s in shingles])
-        lsh.query(m)
-        lsh.insert(f"f{i}", m)
-    return len(texts) / (time.perf_counter() - t0), len(texts) / (time.process_time() - c0)
-
-
 def bodies_file(tmp: Path, texts: list[str], ts: list[float] | None) -> Path:
     path = tmp / "bodies.jsonl"
     docs = [
@@ -310,7 +289,7 @@ def main() -> None:
                 build(data, args.stored, window, args.days)
             work = tmp / f"run-{mode}"
             shutil.copytree(data, work)
-            ds, ds_cpu = datasketch_rate(texts, args.stored)
+            ds, ds_cpu = bench_datasketch(texts, args.stored)
             r = run_feed(work, tmp, texts, args, window)
             r["datasketch_docs_per_s"], r["datasketch_docs_per_cpu_s"] = ds, ds_cpu
             results[mode] = r
