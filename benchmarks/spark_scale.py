@@ -13,12 +13,17 @@ SparkSession:
 
 Shuffle bytes and stage times are read from Spark's status store through its REST API
 (``/api/v1/applications/<id>/jobs`` and ``/stages``) and attributed to the engine's stages by
-job description (``neardup: prepare`` ...). Prints one JSON line per method.
+job description (``neardup: prepare`` ...). Peak memory comes two ways: Spark's own executor
+peaks (``/executors`` ``peakMemoryMetrics``: JVM heap, off-heap, the process-tree RSS of the JVM
+and of the Python workers, polled every 250 ms), and this script's sampler of the RSS summed over
+its whole process tree (the JVM that holds the driver and the ``local[N]`` executor, and every
+Python worker), every 200 ms. Prints one JSON line per method.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -94,6 +99,74 @@ def _max_task_s(spark: Any, stage: dict[str, Any]) -> float:
     return round(float(summary["executorRunTime"][0]) / 1000, 1)
 
 
+class TreeRss:
+    """Peak RSS summed over this process and all its descendants, sampled on a thread."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        self.peak = 0
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TreeRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            self.peak = max(self.peak, tree_rss(os.getpid()))
+
+
+def tree_rss(root: int) -> int:
+    """Bytes of RSS of ``root`` and every process descending from it (read from /proc)."""
+    parent: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while we looked
+            continue
+        parent[int(name)] = int(fields[1])
+        rss[int(name)] = int(fields[21]) * page
+    total, todo = 0, [root]
+    children: dict[int, list[int]] = defaultdict(list)
+    for pid, ppid in parent.items():
+        children[ppid].append(pid)
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+def executor_peaks(spark: Any) -> dict[str, float]:
+    """Spark's peak memory metrics of its executors (MB), max over executors."""
+    out: dict[str, float] = {}
+    for ex in _rest(spark, "allexecutors"):
+        for name, value in (ex.get("peakMemoryMetrics") or {}).items():
+            if name in PEAK_METRICS:
+                out[name] = max(out.get(name, 0.0), round(value / 1e6, 1))
+    return out
+
+
+PEAK_METRICS = (
+    "JVMHeapMemory",
+    "JVMOffHeapMemory",
+    "OnHeapExecutionMemory",
+    "OnHeapStorageMemory",
+    "ProcessTreeJVMRSSMemory",
+    "ProcessTreePythonRSSMemory",
+)
+
+
 def last_job(spark: Any) -> int:
     return max((j["jobId"] for j in _rest(spark, "jobs")), default=-1)
 
@@ -103,12 +176,13 @@ def run_spark(
 ) -> tuple[dict[str, Any], np.ndarray]:
     """The engine on the Parquet file: result row and cluster ids in position order."""
     before = last_job(spark)
-    start = time.perf_counter()
-    docs = spark.read.parquet(data).select("pos", "text", "ts")
-    out, info = decide(docs, Deduplicator(), hot_key_nodes=hot, small_job_docs=small)
-    seconds = time.perf_counter() - start
-    got = out.select("pos", "cluster_id").toArrow().sort_by("pos")
-    out.unpersist()
+    with TreeRss() as memory:
+        start = time.perf_counter()
+        docs = spark.read.parquet(data).select("pos", "text", "ts")
+        out, info = decide(docs, Deduplicator(), hot_key_nodes=hot, small_job_docs=small)
+        seconds = time.perf_counter() - start
+        got = out.select("pos", "cluster_id").toArrow().sort_by("pos")
+        out.unpersist()
     stages = stage_metrics(spark, before)
     heaviest = top_stages(spark, before)
     n = info["documents"]
@@ -119,6 +193,8 @@ def run_spark(
         "us_per_doc": 1e6 * seconds / n,
         "shuffle_write_mb": sum(s["shuffle_write_mb"] for s in stages.values()),
         "shuffle_read_mb": sum(s["shuffle_read_mb"] for s in stages.values()),
+        "peak_tree_rss_mb": round(memory.peak / 1e6, 1),
+        "executor_peaks_mb": executor_peaks(spark),
         "engine": {k: round(v, 2) if isinstance(v, float) else v for k, v in info.items()},
         "stages": stages,
         "top_stages": heaviest,
@@ -202,6 +278,8 @@ def scale(
         "spark.sql.files.maxPartitionBytes": str(16 << 20),
         "spark.ui.retainedJobs": "10000",
         "spark.ui.retainedStages": "10000",
+        "spark.executor.processTreeMetrics.enabled": "true",
+        "spark.executor.metrics.pollingInterval": "250ms",
     }
     spark = spark_session(master, shuffle_partitions=partitions, conf=conf)
     print(f"data: {data}  master: {master}  ", end="")

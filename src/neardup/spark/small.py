@@ -86,9 +86,8 @@ def decide_on_driver(
     info["documents"] = info["decided"] = int(pos.size)
     local = np.arange(pos.size)
     rep = pos[np.where(d.duplicate_of < 0, local, d.duplicate_of)]
-    import pandas as pd
-
-    frame = pd.DataFrame(
+    # an Arrow table goes to the JVM as is (a pandas frame is converted to Arrow first)
+    frame = pa.table(
         {
             "pos": pos,
             "status": d.status.astype(np.int8),
