@@ -356,8 +356,8 @@ def join_tables(
                     d = popcount(diff)
                     if d > k or reported_by_earlier_table(diff, dedup, t, radius):
                         continue
-                    # written out, not put_pair: its arguments (pos[t, x]) are loaded before the test,
-                    # and this loop measured ~10 % slower so (register pressure; join_tables_r0 was not)
+                    # written out, not put_pair: put_pair's arguments (pos[t, x]) load before the
+                    # test, and this loop measured ~10 % slower so (join_tables_r0 did not)
                     if m == cap:
                         return m0, unit
                     out_i[m] = pos[t, x]
