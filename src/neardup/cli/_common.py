@@ -232,7 +232,7 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
     return lambda func: _stack(func, decorators)
 
 
-class ReadOptions(Protocol):
+class InputSettings(Protocol):
     """What :func:`input_options`, ``--time-field`` and ``--epoch-unit`` gave a command."""
 
     text_field: str
@@ -243,7 +243,7 @@ class ReadOptions(Protocol):
 
 
 def document_records(
-    opts: ReadOptions, rows: Iterable[Row], stats: ReadStats, max_time: float | None = None
+    opts: InputSettings, rows: Iterable[Row], stats: ReadStats, max_time: float | None = None
 ) -> Iterator[tuple[Document, Record]]:
     """The valid documents of ``rows`` (with their records) as the command's options say."""
     return iter_document_records(
