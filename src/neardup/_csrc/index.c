@@ -25,6 +25,18 @@ static inline int put_pair(nd_out *o, int64_t m, int64_t a, int64_t b, int64_t d
     return 1;
 }
 
+/* put_pair in a void pair kernel (m, m0, o and resume in scope): m++, or when o is full, stop
+ * the kernel with unit `at` to resume from and without the pairs of the unit in progress. */
+#define PUT_OR_STOP(a, b, d, at)             \
+    do {                                     \
+        if (!put_pair(o, m, a, b, d)) {      \
+            *resume = (at);                  \
+            o->written = m0;                 \
+            return;                          \
+        }                                    \
+        m++;                                 \
+    } while (0)
+
 /* The top `bits` bits of x (0 bits: 0; a shift by 64 is undefined in C). */
 static inline int64_t top_bits(uint64_t x, int64_t bits) {
     return bits == 0 ? 0 : (int64_t)(x >> (64 - bits));
@@ -273,12 +285,7 @@ void nd_scan_range(int64_t start, const uint64_t *queries, int64_t nq, int64_t k
         for (int64_t p = lo; p < hi; p++) {
             int64_t d = popcount(x ^ fps[p]);
             if (d <= k && alive[p] != 0) {
-                if (!put_pair(o, m, qi, p, d)) {
-                    *resume = qi;
-                    o->written = m0;
-                    return;
-                }
-                m++;
+                PUT_OR_STOP(qi, p, d, qi);
             }
         }
     }
@@ -295,12 +302,7 @@ void nd_brute_pairs(int64_t start, const uint64_t *fps, int64_t n, int64_t k, nd
         for (int64_t j = i + 1; j < n; j++) {
             int64_t d = popcount(fps[i] ^ fps[j]);
             if (d <= k) {
-                if (!put_pair(o, m, i, j, d)) {
-                    *resume = i;
-                    o->written = m0;
-                    return;
-                }
-                m++;
+                PUT_OR_STOP(i, j, d, i);
             }
         }
     }
@@ -334,12 +336,7 @@ void nd_join_tables(int64_t start, int64_t k, const nd_tables *tb, const int64_t
                     int64_t d = popcount(diff);
                     if (d > k) continue;
                     if (earlier(diff, dedup, ntab, t, radius)) continue;
-                    if (!put_pair(o, m, pos[x], pos[y], d)) {
-                        *resume = unit;
-                        o->written = m0;
-                        return;
-                    }
-                    m++;
+                    PUT_OR_STOP(pos[x], pos[y], d, unit);
                 }
             }
         }
@@ -368,12 +365,7 @@ void nd_join_tables_r0(int64_t start, int64_t k, const nd_tables *tb, const uint
                     int64_t d = popcount(diff);
                     if (d > k) continue;
                     if (earlier(diff, dedup, ntab, t, 0)) continue;
-                    if (!put_pair(o, m, pos[x], pos[y], d)) {
-                        *resume = t * nb + a;
-                        o->written = m0;
-                        return;
-                    }
-                    m++;
+                    PUT_OR_STOP(pos[x], pos[y], d, t * nb + a);
                 }
             }
         }

@@ -9,19 +9,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-_P32_1 = np.uint64(0x9E3779B1)
-_P32_2 = np.uint64(0x85EBCA77)
-_P32_3 = np.uint64(0xC2B2AE3D)
-_P64_1 = np.uint64(0x9E3779B185EBCA87)
-_P64_2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_P64_3 = np.uint64(0x165667B19E3779F9)
-_P64_4 = np.uint64(0x85EBCA77C2B2AE63)
-_P64_5 = np.uint64(0x27D4EB2F165667C5)
-_PMX1 = np.uint64(0x165667919E3779F9)
-_PMX2 = np.uint64(0x9FB21C651E98DF25)
-_M32 = np.uint64(0xFFFFFFFF)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_ZERO = np.uint64(0)
+# XXH3's primes (PRIME32_1..3, PRIME64_1..5, PRIME_MX1..2) and masks, as uint64 scalars
+_P32_1, _P32_2, _P32_3 = map(np.uint64, (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D))
+_P64_1, _P64_2, _P64_3, _P64_4, _P64_5 = map(
+    np.uint64,
+    (
+        0x9E3779B185EBCA87,
+        0xC2B2AE3D27D4EB4F,
+        0x165667B19E3779F9,
+        0x85EBCA77C2B2AE63,
+        0x27D4EB2F165667C5,
+    ),
+)
+_PMX1, _PMX2 = map(np.uint64, (0x165667919E3779F9, 0x9FB21C651E98DF25))
+_M32, _GOLDEN, _ZERO = map(np.uint64, (0xFFFFFFFF, 0x9E3779B97F4A7C15, 0))
 
 _SECRET = np.frombuffer(
     bytes.fromhex(

@@ -126,7 +126,10 @@ def _needs_extra(name: str, message: str) -> click.Command:
 
 
 @click.group(
-    cls=LazyGroup, epilog=EXAMPLES, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=LazyGroup,
+    epilog=EXAMPLES,
+    # every subcommand's --help shows the options' defaults (those not None or False)
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
 @click.version_option(version=__version__, prog_name="neardup")
 def cli() -> None:

@@ -7,23 +7,32 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
-from neardup.io import FORMATS, FormatError, detect_format, detect_output_format
+from neardup.io import (
+    FORMATS,
+    Document,
+    FormatError,
+    Record,
+    detect_format,
+    detect_output_format,
+    iter_document_records,
+)
 from neardup.io.documents import EPOCH_UNITS, ReadStats
-from neardup.io.readers import list_parts
+from neardup.io.readers import Row, list_parts
 from neardup.io.writers import make_temp, remove_stale_temps
 
 if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
 
 F = TypeVar("F", bound=Callable[..., Any])
+ENGINES = ("local", "spark")
 
 
 class DataError(click.ClickException):
@@ -147,7 +156,6 @@ def epoch_unit_option(func: F) -> F:
         "--epoch-unit",
         type=click.Choice(EPOCH_UNITS),
         default="auto",
-        show_default=True,
         help="Unit of numeric timestamps. auto: below 1e11 seconds, below 1e14 milliseconds, "
         "below 1e17 microseconds (the counts go in the summary).",
     )(func)
@@ -158,6 +166,36 @@ def _stack(func: F, decorators: list[Callable[[Any], Any]]) -> F:
     for decorate in reversed(decorators):
         func = decorate(func)
     return func
+
+
+def engine_options(func: F) -> F:
+    """``--engine``, ``--spark-master`` and ``--spark-conf`` (the engine is
+    :mod:`neardup.spark.cli`'s)."""
+    return _stack(
+        func,
+        [
+            click.option(
+                "--engine",
+                type=click.Choice(ENGINES),
+                default="local",
+                help="local: this process; spark: Apache Spark (needs neardup[spark] and Java "
+                "17), same decisions.",
+            ),
+            click.option(
+                "--spark-master",
+                default=None,
+                help="Spark master for --engine spark (default local[*]; under spark-submit the "
+                "submitted master).",
+            ),
+            click.option(
+                "--spark-conf",
+                multiple=True,
+                metavar="KEY=VALUE",
+                help="Spark setting for --engine spark (repeatable), e.g. "
+                "spark.executor.memory=4g.",
+            ),
+        ],
+    )
 
 
 def input_options(*, id_field: bool = False) -> Callable[[F], F]:
@@ -171,14 +209,13 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
             type=click.Choice(FORMATS),
             help="Input format (default: from the extension).",
         ),
-        click.option("--text-field", default="text", show_default=True),
+        click.option("--text-field", default="text"),
     ]
     if id_field:
         decorators.append(
             click.option(
                 "--id-field",
                 default="id",
-                show_default=True,
                 help="Id field; records without it (or null) are named by their 0-based position. "
                 "Ids shared by several documents make duplicate_of ambiguous: the summary warns "
                 "with counts.",
@@ -189,11 +226,36 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
             "--on-error",
             type=click.Choice(["fail", "skip"]),
             default="fail",
-            show_default=True,
             help="Bad rows: stop with exit code 1, or skip and count.",
         )
     )
     return lambda func: _stack(func, decorators)
+
+
+class InputSettings(Protocol):
+    """What :func:`input_options`, ``--time-field`` and ``--epoch-unit`` gave a command."""
+
+    text_field: str
+    id_field: str
+    time_field: str | None
+    on_error: str
+    epoch_unit: str
+
+
+def document_records(
+    opts: InputSettings, rows: Iterable[Row], stats: ReadStats, max_time: float | None = None
+) -> Iterator[tuple[Document, Record]]:
+    """The valid documents of ``rows`` (with their records) as the command's options say."""
+    return iter_document_records(
+        rows,
+        text_field=opts.text_field,
+        id_field=opts.id_field,
+        time_field=opts.time_field,
+        on_error=opts.on_error,  # type: ignore[arg-type]
+        stats=stats,
+        epoch_unit=opts.epoch_unit,  # type: ignore[arg-type]
+        max_time=max_time,
+    )
 
 
 def out_option(

@@ -18,6 +18,8 @@ from neardup.cli._common import (
     check_inputs,
     check_jobs,
     decision_options,
+    document_records,
+    engine_options,
     epoch_unit_option,
     fingerprinter_options,
     input_options,
@@ -47,12 +49,11 @@ from neardup.io import (
     InputError,
     ReadStats,
     Record,
-    iter_document_records,
     parse_window,
 )
 from neardup.io.partitions import PartOrder, root_of
 from neardup.io.readers import Row, iter_part_records
-from neardup.spark.cli import SparkOptions, dedup_on_engine, engine_options, late_note
+from neardup.spark.cli import SparkOptions, dedup_on_engine, late_note
 
 EXAMPLES = """
 \b
@@ -130,16 +131,7 @@ class _Run:
     def _read(
         self, rows: Iterator[Row], stats: ReadStats | None
     ) -> Iterator[tuple[Document, Record]]:
-        return iter_document_records(
-            rows,
-            text_field=self.text_field,
-            id_field=self.id_field,
-            time_field=self.time_field,
-            on_error=self.on_error,  # type: ignore[arg-type]
-            stats=self.stats if stats is None else stats,
-            epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
-            max_time=self.max_time,
-        )
+        return document_records(self, rows, self.stats if stats is None else stats, self.max_time)
 
 
 @click.command("dedup", epilog=EXAMPLES)
@@ -158,7 +150,6 @@ class _Run:
 @click.option(
     "--max-future",
     default="1d",
-    show_default=True,
     help="With --window: timestamps later than this machine's clock plus this are bad rows "
     "(one typo'd year would move the window for every later document); none: no limit.",
 )
@@ -167,7 +158,6 @@ class _Run:
     "--keep",
     type=click.Choice(["first", "longest", "newest"]),
     default="first",
-    show_default=True,
     help="Which document of a group is kept.",
 )
 @click.option("--drop-duplicates", is_flag=True, help="Write only kept documents.")
@@ -193,7 +183,6 @@ class _Run:
     "-j",
     type=int,
     default=1,
-    show_default=True,
     callback=check_jobs,
     help="Fingerprinting worker processes (-1: all cores).",
 )

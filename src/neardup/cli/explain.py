@@ -128,7 +128,6 @@ def _why(info: dict[str, Any]) -> list[str]:
     "--top",
     type=click.IntRange(1),
     default=10,
-    show_default=True,
     help="Features to list per group.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

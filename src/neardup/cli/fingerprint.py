@@ -53,9 +53,7 @@ def hex_fingerprints(fps: np.ndarray) -> list[str]:
 @click.command("fingerprint", epilog=EXAMPLES)
 @input_options()
 @out_option()
-@click.option(
-    "--field", "column", default="fingerprint", show_default=True, help="Name of the added column."
-)
+@click.option("--field", "column", default="fingerprint", help="Name of the added column.")
 @click.option(
     "--bits", type=click.Choice(["64", "128"]), default=None, help="Fingerprint width (default 64)."
 )

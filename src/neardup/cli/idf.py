@@ -36,7 +36,6 @@ def idf_group() -> None:
     "--min-df",
     type=click.IntRange(1),
     default=1,
-    show_default=True,
     help="Drop features in fewer documents than this.",
 )
 @config_option("Fingerprinter config whose analyzer defines the features.")

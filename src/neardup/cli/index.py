@@ -178,7 +178,7 @@ def _busy(exc: DirectoryBusyError) -> DataError:
 @index_group.command("build", epilog=EXAMPLES)
 @click.argument("directory")
 @_with_inputs
-@click.option("--k", "k", type=click.IntRange(0, 63), default=3, show_default=True)
+@click.option("--k", "k", type=click.IntRange(0, 63), default=3)
 @click.option("--force", is_flag=True, help="Replace an existing index directory.")
 @fingerprinter_options
 def build_command(
@@ -252,7 +252,7 @@ def add_command(
 @click.argument("directory")
 @click.argument("texts", nargs=-1)
 @click.option("--file", "query_file", help="Queries from a file (JSONL/CSV/Parquet/txt).")
-@click.option("--text-field", default="text", show_default=True)
+@click.option("--text-field", default="text")
 @click.option(
     "--k",
     "k",

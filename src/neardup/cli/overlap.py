@@ -16,6 +16,8 @@ from neardup._atomic import current_version
 from neardup.cli._common import (
     DataError,
     check_inputs,
+    document_records,
+    engine_options,
     epoch_unit_option,
     input_options,
     materialized_stdin,
@@ -30,13 +32,12 @@ from neardup.io import (
     FormatError,
     InputError,
     ReadStats,
-    iter_document_records,
 )
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.io.writers import open_writer
 from neardup.overlap import OverlapFinder, Passage, ReferenceFormatError
-from neardup.spark.cli import EngineDataError, engine_options, parse_spark_conf
+from neardup.spark.cli import EngineDataError, parse_spark_conf
 
 EXAMPLES = """
 \b
@@ -75,15 +76,7 @@ class _Read:
         rows = chain.from_iterable(
             iter_part_records(p, root_of(p, self.roots), self.fmt) for p in paths
         )
-        for doc, rec in iter_document_records(
-            rows,
-            text_field=self.text_field,
-            id_field=self.id_field,
-            time_field=self.time_field,
-            on_error=self.on_error,  # type: ignore[arg-type]
-            stats=self.stats,
-            epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
-        ):
+        for doc, rec in document_records(self, rows, self.stats):
             if names:
                 self.parts[doc.position] = {n: rec.get(n) for n in names}
             yield doc

@@ -30,8 +30,8 @@ Examples:
 
 @click.command("serve", epilog=EXAMPLES)
 @click.option("--data", required=True, help="Data directory (created if missing): neardup.db.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--host", default="127.0.0.1", help="Address to bind.")
+@click.option("--port", default=8000, type=click.IntRange(0, 65535))
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
 @click.option(
     "--retention",
@@ -41,7 +41,6 @@ Examples:
 @click.option(
     "--max-future",
     default="1d",
-    show_default=True,
     help="With --window: refuse (422) timestamps later than this server's clock plus this; "
     "none: no limit (one typo'd year would then move the window and retention).",
 )
@@ -64,21 +63,18 @@ Examples:
     "synchronous",
     type=click.Choice(["full", "normal"]),
     default="full",
-    show_default=True,
     help="SQLite synchronous: full survives power loss, normal only process crashes.",
 )
-@click.option("--max-batch", default=1000, show_default=True, type=click.IntRange(1))
+@click.option("--max-batch", default=1000, type=click.IntRange(1))
 @click.option(
     "--max-body",
     default=16 << 20,
-    show_default=True,
     type=click.IntRange(1),
     help="Request body limit in bytes (413 above it).",
 )
 @click.option(
     "--snapshot-every",
     default=100_000,
-    show_default=True,
     type=click.IntRange(0),
     help="Snapshot the in-memory state every N documents and at shutdown, so that a restart "
     "loads it instead of rebuilding from every row (0: never).",
@@ -95,7 +91,6 @@ Examples:
     # uvicorn's names; an unknown one was a KeyError traceback from inside uvicorn
     type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"], False),
     default="warning",
-    show_default=True,
 )
 @fingerprinter_options
 def serve_command(

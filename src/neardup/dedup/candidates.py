@@ -62,6 +62,7 @@ from neardup.index.lsh import BandDesign, band_keys, mix64_np, pairs_sharing_key
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
 Pairs = tuple[I64, I64, I64]
+Sketches = npt.NDArray[Any] | None  # the verifier's sketch rows; None without a verifier
 
 
 @runtime_checkable
@@ -72,21 +73,15 @@ class CandidateIndex(Protocol):
     width)``, or None without a verifier) of the same rows.
     """
 
-    def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+    def query(self, fps: U64, sketches: Sketches) -> Pairs:
         """Candidates among the kept documents: ``(row, position, hamming distance)``."""
         ...
 
-    def pairs(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+    def pairs(self, fps: U64, sketches: Sketches) -> Pairs:
         """Candidate pairs among the given rows: ``(i, j, hamming distance)`` with ``i < j``."""
         ...
 
-    def add(
-        self,
-        positions: I64,
-        fps: U64,
-        sketches: npt.NDArray[Any] | None,
-        timestamps: I64 | None,
-    ) -> None:
+    def add(self, positions: I64, fps: U64, sketches: Sketches, timestamps: I64 | None) -> None:
         """Store kept documents (``timestamps`` in whole seconds, for :meth:`expire`)."""
         ...
 
@@ -98,7 +93,7 @@ class CandidateIndex(Protocol):
         """Drop kept documents by position (missing ones are ignored); returns how many."""
         ...
 
-    def keys(self, fps: U64, sketches: npt.NDArray[Any] | None) -> U64:
+    def keys(self, fps: U64, sketches: Sketches) -> U64:
         """Join keys ``(n, m)``: documents sharing a key are candidates (a superset is fine:
         the accept predicate decides)."""
         ...
@@ -130,7 +125,7 @@ class HammingCandidates:
         self._queries = 0
         self._hits = 0
 
-    def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+    def query(self, fps: U64, sketches: Sketches) -> Pairs:
         m = self._index.search(fps, k=self.radius)
         self._queries += len(fps)
         self._hits += len(m.id)
@@ -140,17 +135,11 @@ class HammingCandidates:
             np.asarray(m.distance, np.int64),
         )
 
-    def pairs(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+    def pairs(self, fps: U64, sketches: Sketches) -> Pairs:
         i, j, d = all_pairs(fps, k=self.radius)
         return np.asarray(i, np.int64), np.asarray(j, np.int64), np.asarray(d, np.int64)
 
-    def add(
-        self,
-        positions: I64,
-        fps: U64,
-        sketches: npt.NDArray[Any] | None,
-        timestamps: I64 | None,
-    ) -> None:
+    def add(self, positions: I64, fps: U64, sketches: Sketches, timestamps: I64 | None) -> None:
         self._index.add(positions, fps, timestamps=timestamps)
 
     def expire(self, before_timestamp: int) -> int:
@@ -159,7 +148,7 @@ class HammingCandidates:
     def remove(self, positions: I64) -> int:
         return self._index.remove(positions, missing_ok=True)
 
-    def keys(self, fps: U64, sketches: npt.NDArray[Any] | None) -> U64:
+    def keys(self, fps: U64, sketches: Sketches) -> U64:
         """Pigeonhole keys: block ``b`` of ``radius + 1`` near-equal blocks, tagged and mixed.
 
         >>> HammingCandidates(radius=1).keys(np.array([0, 1], np.uint64), None).shape
@@ -284,7 +273,7 @@ class BandCandidates:
         self._queries = 0
         self._hits = 0
 
-    def _need(self, sketches: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
+    def _need(self, sketches: Sketches) -> npt.NDArray[Any]:
         if sketches is None:
             raise ValueError(
                 "band candidates need verifier sketches; with verifier=None use "
@@ -292,11 +281,11 @@ class BandCandidates:
             )
         return sketches
 
-    def keys(self, fps: U64, sketches: npt.NDArray[Any] | None) -> U64:
+    def keys(self, fps: U64, sketches: Sketches) -> U64:
         """``(n, bands)`` keys: ``mix64((band << 32) | band values)`` (:mod:`neardup.index.lsh`)."""
         return band_keys(self._need(sketches), self.design)
 
-    def query(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+    def query(self, fps: U64, sketches: Sketches) -> Pairs:
         fps = np.asarray(fps, np.uint64)
         rows, slots = self._table.lookup(self.keys(fps, sketches))
         self._queries += int(fps.size)
@@ -304,20 +293,14 @@ class BandCandidates:
         dist = np.bitwise_count(fps[rows] ^ self._fps.view()[slots]).astype(np.int64)
         return rows, self._pos.view()[slots].copy(), dist
 
-    def pairs(self, fps: U64, sketches: npt.NDArray[Any] | None) -> Pairs:
+    def pairs(self, fps: U64, sketches: Sketches) -> Pairs:
         fps = np.asarray(fps, np.uint64)
         keys = self.keys(fps, sketches)
         docs = np.repeat(np.arange(fps.size, dtype=np.int64), keys.shape[1])
         i, j = pairs_sharing_keys(keys.ravel(), docs)
         return i, j, np.bitwise_count(fps[i] ^ fps[j]).astype(np.int64)
 
-    def add(
-        self,
-        positions: I64,
-        fps: U64,
-        sketches: npt.NDArray[Any] | None,
-        timestamps: I64 | None,
-    ) -> None:
+    def add(self, positions: I64, fps: U64, sketches: Sketches, timestamps: I64 | None) -> None:
         self._add_keys(positions, fps, self.keys(fps, sketches), timestamps)
 
     def _add_keys(self, positions: I64, fps: U64, keys: U64, timestamps: I64 | None) -> None:

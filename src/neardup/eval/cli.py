@@ -121,7 +121,13 @@ def labelled_pairs_report(
     multiple=True,
     help=f"Method(s) to run on --corpus (default: all of {', '.join(METHODS)}).",
 )
-@click.option("--limit", type=int, default=-1, help="Documents to load (default: corpus default).")
+@click.option(
+    "--limit",
+    type=int,
+    default=-1,
+    show_default=False,  # -1 means the corpus's own default: said in the help
+    help="Documents to load (default: corpus default).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option(
     "--overlap",

@@ -25,8 +25,6 @@ from neardup.eval.groundtruth import GroundTruth
 
 __all__ = ["Scores", "adjusted_rand_index", "score"]
 
-IntArr = npt.NDArray[np.int64]
-
 
 @dataclass(frozen=True)
 class Scores:

@@ -52,6 +52,7 @@ _PROBE_COST = 1.0
 _CANDIDATE_COST = 0.08
 _STORE_BYTES = 17
 _ENTRY_BYTES = 12
+_SAVED = ("k", "blocks", "key_blocks", "bits")  # what to_dict writes and from_dict reads
 
 
 def radius(blocks: int, key_blocks: int, k: int) -> int:
@@ -161,22 +162,12 @@ class TableDesign:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (inverse of :meth:`from_dict`)."""
-        return {
-            "k": self.k,
-            "blocks": self.blocks,
-            "key_blocks": self.key_blocks,
-            "bits": self.bits,
-        }
+        return {name: getattr(self, name) for name in _SAVED}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableDesign:
         """Rebuild a design written by :meth:`to_dict`."""
-        return cls(
-            k=int(data["k"]),
-            blocks=int(data["blocks"]),
-            key_blocks=int(data["key_blocks"]),
-            bits=int(data["bits"]),
-        )
+        return cls(**{name: int(data[name]) for name in _SAVED})
 
 
 def candidate_designs(k: int, bits: int = BITS) -> list[TableDesign]:

@@ -16,6 +16,7 @@ the index's shared store, grouped by the top ``q`` bits of the permuted key, plu
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -107,22 +108,15 @@ def _is_identity(rsh: U64, msk: U64, lsh: U64) -> bool:
     return bool((rsh[0] == lsh[0]).all())
 
 
+@dataclass(frozen=True, eq=False)  # eq=False: identity, as arrays do not compare to one bool
 class StaticTables:
     """An immutable set of bucketed tables over some store positions."""
 
-    def __init__(
-        self,
-        design: TableDesign,
-        q: int,
-        keys: U64,
-        pos: npt.NDArray[np.uint32],
-        offsets: npt.NDArray[np.uint32],
-    ) -> None:
-        self.design = design
-        self.q = q
-        self.keys = keys
-        self.pos = pos
-        self.offsets = offsets
+    design: TableDesign
+    q: int
+    keys: U64
+    pos: npt.NDArray[np.uint32]
+    offsets: npt.NDArray[np.uint32]
 
     @classmethod
     def build(

@@ -75,7 +75,7 @@ class SpooledCsv:
             row = json.loads(line)
             cells = [_cell(row.get(c)) for c in cols]
             for c, cell in zip(cols, cells, strict=True):
-                if _has_surrogate(cell):
+                if has_surrogate(cell):
                     damaged[c] = None
             out.writerow(cells)
         text.flush()
@@ -83,7 +83,12 @@ class SpooledCsv:
         self.notes += [f"column {c!r} has lone surrogates: written as U+FFFD" for c in damaged]
 
 
-def _has_surrogate(s: str) -> bool:
+def has_surrogate(s: str) -> bool:
+    """True when ``s`` holds a lone surrogate (it cannot be written as UTF-8).
+
+    >>> has_surrogate("caf\\u00e9"), has_surrogate("\\ud800")
+    (False, True)
+    """
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:

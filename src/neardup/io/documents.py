@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 
@@ -313,18 +313,34 @@ def record_to_document(
     return Document(position, doc_id, text, ts)
 
 
+class RecordFields(TypedDict, total=False):
+    """Where a record's text, id and time are and how its time is read: the keyword options
+    of :func:`record_to_document` (its defaults hold for those not given)."""
+
+    text_field: str
+    id_field: str
+    time_field: str | None
+    epoch_unit: EpochUnit
+    max_time: float | None
+
+
+class ReadOptions(RecordFields, total=False):
+    """The keyword options of :func:`iter_document_records` and :func:`iter_documents`."""
+
+    on_error: OnError
+    stats: ReadStats | None
+
+
 def iter_document_records(
     rows: Iterable[Row],
     *,
-    text_field: str = "text",
-    id_field: str = "id",
-    time_field: str | None = None,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
-    epoch_unit: EpochUnit = "s",
-    max_time: float | None = None,
+    **fields: Unpack[RecordFields],
 ) -> Iterator[tuple[Document, Record]]:
-    """Yield ``(document, record)`` for valid rows; skip (counting) or raise on bad rows."""
+    """Yield ``(document, record)`` for valid rows; skip (counting) or raise on bad rows.
+
+    ``fields`` go to :func:`record_to_document`."""
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', got {on_error!r}")
     stats = ReadStats() if stats is None else stats
@@ -332,17 +348,7 @@ def iter_document_records(
         try:
             if isinstance(rec, InputError):
                 raise rec
-            doc = record_to_document(
-                rec,
-                stats.documents,
-                where,
-                text_field=text_field,
-                id_field=id_field,
-                time_field=time_field,
-                epoch_unit=epoch_unit,
-                stats=stats,
-                max_time=max_time,
-            )
+            doc = record_to_document(rec, stats.documents, where, stats=stats, **fields)
         except InputError as exc:
             if on_error == "fail":
                 raise
@@ -356,24 +362,8 @@ def iter_document_records(
         yield doc, rec
 
 
-def iter_documents(
-    rows: Iterable[Row],
-    *,
-    text_field: str = "text",
-    id_field: str = "id",
-    time_field: str | None = None,
-    on_error: OnError = "fail",
-    stats: ReadStats | None = None,
-    epoch_unit: EpochUnit = "s",
-) -> Iterator[Document]:
-    """Yield valid documents from ``(where, record)`` rows; skip or raise on bad rows."""
-    for doc, _ in iter_document_records(
-        rows,
-        text_field=text_field,
-        id_field=id_field,
-        time_field=time_field,
-        on_error=on_error,
-        stats=stats,
-        epoch_unit=epoch_unit,
-    ):
+def iter_documents(rows: Iterable[Row], **options: Unpack[ReadOptions]) -> Iterator[Document]:
+    """Yield valid documents from ``(where, record)`` rows; skip or raise on bad rows (the
+    options of :func:`iter_document_records`)."""
+    for doc, _ in iter_document_records(rows, **options):
         yield doc

@@ -29,6 +29,8 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from neardup.io.csv_out import has_surrogate
+
 Record = dict[str, Any]
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -46,20 +48,12 @@ def _as_text(value: Any) -> str | None:
 def _clean(value: Any) -> Any:
     """Replace lone surrogates in strings (Parquet strings must be valid UTF-8)."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _bad(value) else value
+        return _SURROGATE.sub("\ufffd", value) if has_surrogate(value) else value
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
-
-
-def _bad(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _writable(t: pa.DataType) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -160,12 +160,47 @@ def _document_routes(service: Callable[[], Service]) -> APIRouter:
     return router
 
 
+_ID_QUERY = Query(alias="id", min_length=1, description="The document id, URL-encoded.")
+
+
+_Handler = Callable[..., Any]
+
+
+def _by_id(
+    route: Callable[..., Callable[[_Handler], _Handler]],
+    act: Callable[[str], Awaitable[Any]],
+    model: Any,
+    name: str,
+    about: str,
+    about_query: str,
+) -> None:
+    """Routes ``name_by_query`` (``/v1/documents?id=``, described by ``about_query``) and
+    ``name`` (``/v1/documents/{doc_id}``, ``about``): ``act`` on one document."""
+
+    @route(
+        "/v1/documents",
+        name=f"{name}_by_query",
+        description=about_query,
+        responses=sc.responses(model, 401, 404, 422),
+    )
+    async def by_query(doc_id: str = _ID_QUERY) -> Any:
+        return await act(doc_id)
+
+    @route(
+        "/v1/documents/{doc_id:path}",
+        name=name,
+        description=about,
+        responses=sc.responses(model, 401, 404),
+    )
+    async def by_path(doc_id: str) -> Any:
+        return await act(doc_id)
+
+
 def _id_routes(service: Callable[[], Service]) -> APIRouter:
     """``GET``/``DELETE`` of one document, by path or by ``?id=`` (any id: ``a/b``, ``..``, a
     URL; a path segment cannot carry ``.`` or ``..``, clients resolve them away), and the
     batched ``POST /v1/documents/delete``."""
     router = APIRouter(dependencies=AUTH)
-    by_query = Query(alias="id", min_length=1, description="The document id, URL-encoded.")
 
     async def get(doc_id: str) -> Any:
         found = await run_in_threadpool(service().get, doc_id)
@@ -175,25 +210,22 @@ def _id_routes(service: Callable[[], Service]) -> APIRouter:
         done = (await queued(lambda answer: service().submit_delete([doc_id], answer)))[0]
         return done if done is not None else _error(404, f"no document with id {doc_id!r}")
 
-    @router.get("/v1/documents", responses=sc.responses(sc.StoredDocument, 401, 404, 422))
-    async def get_document_by_query(doc_id: str = by_query) -> Any:
-        """The stored decision of the document ``?id=`` (404 if unknown or deleted)."""
-        return await get(doc_id)
-
-    @router.get("/v1/documents/{doc_id:path}", responses=sc.responses(sc.StoredDocument, 401, 404))
-    async def get_document(doc_id: str) -> Any:
-        """The stored decision of one document (404 if unknown or deleted)."""
-        return await get(doc_id)
-
-    @router.delete("/v1/documents", responses=sc.responses(sc.Deleted, 401, 404, 422))
-    async def delete_document_by_query(doc_id: str = by_query) -> Any:
-        """Forget the document ``?id=`` (as ``DELETE /v1/documents/{doc_id}``)."""
-        return await delete(doc_id)
-
-    @router.delete("/v1/documents/{doc_id:path}", responses=sc.responses(sc.Deleted, 401, 404))
-    async def delete_document(doc_id: str) -> Any:
-        """Forget a document: it no longer attracts duplicates; its cluster keeps its members."""
-        return await delete(doc_id)
+    _by_id(
+        router.get,
+        get,
+        sc.StoredDocument,
+        "get_document",
+        about="The stored decision of one document (404 if unknown or deleted).",
+        about_query="The stored decision of the document ``?id=`` (404 if unknown or deleted).",
+    )
+    _by_id(
+        router.delete,
+        delete,
+        sc.Deleted,
+        "delete_document",
+        about="Forget a document: it no longer attracts duplicates; its cluster keeps its members.",
+        about_query="Forget the document ``?id=`` (as ``DELETE /v1/documents/{doc_id}``).",
+    )
 
     @router.post(
         "/v1/documents/delete",

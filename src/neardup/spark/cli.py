@@ -10,17 +10,13 @@ through ``neardup/cli/spark_submit.py`` (docs/SCALE.md).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from neardup.dedup import Deduplicator
 from neardup.io import ReadStats
-
-ENGINES = ("local", "spark")
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class EngineDataError(click.ClickException):
@@ -77,31 +73,6 @@ def late_note(count: int) -> str:
         "kept documents older than that had expired for them, as in a stream; input in time "
         "order has none)"
     )
-
-
-def engine_options(f: F) -> F:
-    """``--engine``, ``--spark-master`` and ``--spark-conf`` (click decorator)."""
-    f = click.option(
-        "--spark-conf",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g.",
-    )(f)
-    f = click.option(
-        "--spark-master",
-        default=None,
-        help="Spark master for --engine spark (default local[*]; under spark-submit the "
-        "submitted master).",
-    )(f)
-    f = click.option(
-        "--engine",
-        type=click.Choice(ENGINES),
-        default="local",
-        show_default=True,
-        help="local: this process; spark: Apache Spark (needs neardup[spark] and Java 17), "
-        "same decisions.",
-    )(f)
-    return f
 
 
 def _nothing_read(stats: ReadStats) -> EngineDataError:
