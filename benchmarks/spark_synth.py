@@ -72,15 +72,21 @@ def real_texts() -> list[tuple[str, str]]:
     return out
 
 
-def synth(n: int, seed: int, edit_rate: float = 0.1, copy_rate: float = 0.03) -> list[str]:
-    """``n`` texts: real ones, remixes, planted edits and exact copies, shuffled."""
+def synth(
+    n: int, seed: int, edit_rate: float = 0.1, copy_rate: float = 0.03, remix_min: int = 0
+) -> list[str]:
+    """``n`` texts: real ones, remixes, planted edits and exact copies, shuffled. Remixes draw
+    only on texts of at least ``remix_min`` units (words / characters): thirds of very short
+    texts are a few characters, and remixes of them collide into near-duplicate families that
+    grow with ``n`` squared, which makes the duplicate rate depend on ``n``."""
     rng = random.Random(seed)
     real = real_texts()
     n_plain = n - int(n * edit_rate) - int(n * copy_rate)
     docs = real[:n_plain] if n_plain <= len(real) else list(real)
     by_lang: dict[str, list[list[str]]] = {}
     for lang, text in real:
-        by_lang.setdefault(lang, []).append(_units(text, lang))
+        if len(units := _units(text, lang)) >= remix_min:
+            by_lang.setdefault(lang, []).append(units)
     weights = [len(by_lang["en"]), len(by_lang["zh"])]
     while len(docs) < n_plain:
         lang = rng.choices(["en", "zh"], weights)[0]
@@ -135,9 +141,16 @@ def write(texts: list[str], path: Path) -> None:
 @click.option("--n", "n", type=int, required=True)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--templated", "is_templated", is_flag=True, help="One story, n one-word edits.")
+@click.option(
+    "--remix-min",
+    default=0,
+    show_default=True,
+    help="Remix only texts of at least this many words / characters (30: a duplicate rate "
+    "that does not grow with --n).",
+)
 @click.option("--out", type=click.Path(path_type=Path), required=True)
-def main(n: int, seed: int, is_templated: bool, out: Path) -> None:
-    texts = templated(n, seed) if is_templated else synth(n, seed)
+def main(n: int, seed: int, is_templated: bool, remix_min: int, out: Path) -> None:
+    texts = templated(n, seed) if is_templated else synth(n, seed, remix_min=remix_min)
     write(texts, out)
     size = sum(len(t.encode()) for t in texts)
     click.echo(f"{out}: {len(texts):,} documents, {size / 1e6:.1f} MB of text")
