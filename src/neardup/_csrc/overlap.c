@@ -791,18 +791,16 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
 }
 
 /* The passages as a list of (source index, span start, span end, source start, source end,
- * num, den) tuples, spans in code points. */
-static PyObject *found_list(const doc_t *q, PyObject *srcs, const found_vec *fv) {
+ * num, den) tuples, spans in code points (ds: the sources). */
+static PyObject *found_list(const doc_t *q, const doc_t *ds, const found_vec *fv) {
     PyObject *result = PyList_New((Py_ssize_t)fv->n);
     if (!result) return NULL;
     for (int64_t i = 0; i < fv->n; i++) {
         const found_t *f = &fv->v[i];
-        doc_t d;
-        PyObject *so = PyList_GET_ITEM(srcs, f->pair);
-        unpack((const int64_t *)PyBytes_AS_STRING(so), PyBytes_GET_SIZE(so) / 8, &d);
+        const doc_t *d = &ds[f->pair];
         PyObject *t = Py_BuildValue("(LLLLLLL)", (long long)f->pair, (long long)q->starts[f->q0],
-                                    (long long)q->ends[f->q1 - 1], (long long)d.starts[f->d0],
-                                    (long long)d.ends[f->d1 - 1], (long long)f->num,
+                                    (long long)q->ends[f->q1 - 1], (long long)d->starts[f->d0],
+                                    (long long)d->ends[f->d1 - 1], (long long)f->num,
                                     (long long)f->den);
         if (!t) {
             Py_DECREF(result);
@@ -813,71 +811,158 @@ static PyObject *found_list(const doc_t *q, PyObject *srcs, const found_vec *fv)
     return result;
 }
 
+/* One query and its sources, checked and unpacked with the GIL held, then run without it:
+ * srcs (a tuple, owned) keeps the sources' bytes alive, the buffers the seeds and bounds. */
+typedef struct {
+    PyObject *q_o, *srcs;
+    bufs bs;
+    doc_t q, *ds;
+    int64_t m, ns;
+    const int64_t *seeds, *bounds;
+    found_vec fv;
+    int rc;
+} job_t;
+
+static void job_free(job_t *J) {
+    release(&J->bs);
+    Py_CLEAR(J->srcs);
+    free(J->ds), free(J->fv.v);
+    J->ds = NULL, J->fv.v = NULL;
+}
+
+/* Check and unpack (query, sources, seeds, bounds); -1 with an exception set. */
+static int job_load(job_t *J, PyObject *q_o, PyObject *srcs, PyObject *seeds_o,
+                    PyObject *bounds_o) {
+    Py_ssize_t qlen, ns, nbnd;
+    const int64_t *qp = get(&J->bs, q_o, 8, 3, 0, "query", &qlen);
+    if (!qp) return -1;
+    J->seeds = get(&J->bs, seeds_o, 8, 0, 0, "seeds", &ns);
+    if (!J->seeds) return -1;
+    J->bounds = get(&J->bs, bounds_o, 8, 1, 0, "bounds", &nbnd);
+    if (!J->bounds) return -1;
+    if (unpack(qp, qlen, &J->q) < 0) {
+        PyErr_SetString(PyExc_ValueError, "query is not a packed document");
+        return -1;
+    }
+    J->srcs = PySequence_Tuple(srcs);
+    if (!J->srcs) return -1;
+    Py_ssize_t m = PyTuple_GET_SIZE(J->srcs);
+    const int64_t *bounds = J->bounds;
+    if (nbnd != m + 1 || ns % 4 || bounds[0] != 0 || bounds[m] != ns / 4) {
+        PyErr_SetString(PyExc_ValueError, "bounds must be len(sources) + 1 offsets into seeds");
+        return -1;
+    }
+    J->m = m, J->ns = ns;
+    J->ds = malloc(sizeof(doc_t) * (size_t)(m + 1));
+    if (!J->ds) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *so = PyTuple_GET_ITEM(J->srcs, j);
+        if (!PyBytes_Check(so)) {
+            PyErr_SetString(PyExc_TypeError, "sources must be packed documents (bytes)");
+            return -1;
+        }
+        Py_ssize_t sl = PyBytes_GET_SIZE(so);
+        if (sl % 8 || unpack((const int64_t *)PyBytes_AS_STRING(so), sl / 8, &J->ds[j]) < 0) {
+            PyErr_SetString(PyExc_ValueError, "source is not a packed document");
+            return -1;
+        }
+        if (bounds[j] > bounds[j + 1] || bounds[j + 1] > ns / 4) {
+            PyErr_SetString(PyExc_ValueError, "bounds must be ascending");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The passages of a loaded job (no Python objects touched: runs without the GIL). */
+static void job_run(ctx_t *c, job_t *J, const params_t *p) {
+    J->rc = query_table(c, &J->q);
+    for (int64_t j = 0; j < J->m && !J->rc; j++)
+        J->rc = pair(c, &J->q, &J->ds[j], J->seeds + 4 * J->bounds[j],
+                     J->bounds[j + 1] - J->bounds[j], p, j, &J->fv);
+}
+
+/* The job's passages as found_list, or NULL with the exception of its failure. */
+static PyObject *job_result(job_t *J) {
+    if (J->rc == -2) {
+        PyErr_SetString(PyExc_IndexError, "a seed lies outside its documents");
+        return NULL;
+    }
+    if (J->rc) return PyErr_NoMemory();
+    return found_list(&J->q, J->ds, &J->fv);
+}
+
 /* pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> list of
  * (source index, span start, span end, source start, source end, num, den): the passages of
  * the packed query in each packed source; source j's seeds are rows bounds[j]:bounds[j+1]. */
 static PyObject *py_pairs(PyObject *self, PyObject *args) {
-    PyObject *q_o, *srcs, *seeds_o, *bounds_o;
+    PyObject *q_o, *srcs, *seeds_o, *bounds_o, *result = NULL;
     params_t p;
-    bufs bs = {.n = 0};
-    found_vec fv = {NULL, 0, 0};
-    ctx_t own = {0}, *ctx = take_ctx(&own);
-    PyObject *result = NULL;
+    job_t J = {.bs = {.n = 0}};
     if (!PyArg_ParseTuple(args, "OO!OOnnnnn", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o,
                           &p.near, &p.gap, &p.min_units, &p.reach, &p.fanout))
         return NULL;
-    Py_ssize_t qlen, ns, nbnd;
-    const int64_t *qp = get(&bs, q_o, 8, 3, 0, "query", &qlen);
-    if (!qp) goto fail;
-    const int64_t *seeds = get(&bs, seeds_o, 8, 0, 0, "seeds", &ns);
-    if (!seeds) goto fail;
-    const int64_t *bounds = get(&bs, bounds_o, 8, 1, 0, "bounds", &nbnd);
-    if (!bounds) goto fail;
-    doc_t q;
-    if (unpack(qp, qlen, &q) < 0) {
-        PyErr_SetString(PyExc_ValueError, "query is not a packed document");
-        goto fail;
+    if (job_load(&J, q_o, srcs, seeds_o, bounds_o) == 0) {
+        ctx_t own = {0}, *ctx = take_ctx(&own);
+        Py_BEGIN_ALLOW_THREADS
+        job_run(ctx, &J, &p);
+        Py_END_ALLOW_THREADS
+        give_ctx(ctx);
+        result = job_result(&J);
     }
-    if (query_table(ctx, &q) < 0) {
-        PyErr_NoMemory();
-        goto fail;
+    job_free(&J);
+    return result;
+}
+
+/* pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in
+ * jobs], each job a (query, sources, seeds, bounds) tuple; all of them run without the GIL,
+ * so a Python thread can prepare the next ones meanwhile. */
+static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
+    PyObject *jobs_o, *result = NULL;
+    params_t p;
+    if (!PyArg_ParseTuple(args, "Onnnnn", &jobs_o, &p.near, &p.gap, &p.min_units, &p.reach,
+                          &p.fanout))
+        return NULL;
+    PyObject *jobs = PySequence_Tuple(jobs_o);
+    if (!jobs) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(jobs), loaded = 0;
+    job_t *J = calloc((size_t)n + 1, sizeof(job_t));
+    if (!J) {
+        Py_DECREF(jobs);
+        return PyErr_NoMemory();
     }
-    Py_ssize_t m = PyList_GET_SIZE(srcs);
-    if (nbnd != m + 1 || ns % 4 || bounds[0] != 0 || bounds[m] != ns / 4) {
-        PyErr_SetString(PyExc_ValueError, "bounds must be len(sources) + 1 offsets into seeds");
-        goto fail;
-    }
-    for (Py_ssize_t j = 0; j < m; j++) {
-        PyObject *so = PyList_GET_ITEM(srcs, j);
-        if (!PyBytes_Check(so)) {
-            PyErr_SetString(PyExc_TypeError, "sources must be packed documents (bytes)");
-            goto fail;
+    for (; loaded < n; loaded++) {
+        PyObject *q_o, *srcs, *seeds_o, *bounds_o, *job = PyTuple_GET_ITEM(jobs, loaded);
+        if (!PyTuple_Check(job) ||
+            !PyArg_ParseTuple(job, "OO!OO", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a job is (query, sources, seeds, bounds)");
+            break;
         }
-        doc_t d;
-        Py_ssize_t sl = PyBytes_GET_SIZE(so);
-        if (sl % 8 || unpack((const int64_t *)PyBytes_AS_STRING(so), sl / 8, &d) < 0) {
-            PyErr_SetString(PyExc_ValueError, "source is not a packed document");
-            goto fail;
-        }
-        if (bounds[j] > bounds[j + 1] || bounds[j + 1] > ns / 4) {
-            PyErr_SetString(PyExc_ValueError, "bounds must be ascending");
-            goto fail;
-        }
-        int rc = pair(ctx, &q, &d, seeds + 4 * bounds[j], bounds[j + 1] - bounds[j], &p, j, &fv);
-        if (rc == -1) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        if (rc == -2) {
-            PyErr_SetString(PyExc_IndexError, "a seed lies outside its documents");
-            goto fail;
+        if (job_load(&J[loaded], q_o, srcs, seeds_o, bounds_o) < 0) {
+            loaded++;
+            break;
         }
     }
-    result = found_list(&q, srcs, &fv);
-fail:
-    free(fv.v);
-    give_ctx(ctx);
-    release(&bs);
+    if (!PyErr_Occurred()) {
+        ctx_t own = {0}, *ctx = take_ctx(&own);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) job_run(ctx, &J[i], &p);
+        Py_END_ALLOW_THREADS
+        give_ctx(ctx);
+        result = PyList_New(n);
+        for (Py_ssize_t i = 0; result && i < n; i++) {
+            PyObject *r = job_result(&J[i]);
+            if (!r) Py_CLEAR(result);
+            else PyList_SET_ITEM(result, i, r);
+        }
+    }
+    for (Py_ssize_t i = 0; i < loaded; i++) job_free(&J[i]);
+    free(J);
+    Py_DECREF(jobs);
     return result;
 }
 
@@ -1272,6 +1357,9 @@ static PyMethodDef methods[] = {
     {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
     {"pairs", py_pairs, METH_VARARGS,
      "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
+    {"pairs_many", py_pairs_many, METH_VARARGS,
+     "pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in "
+     "jobs] (computed without the GIL)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
@@ -283,8 +284,15 @@ def _run(
     inside one."""
     found: Found = []
     n = chars = copied = 0
-    for doc in docs:
-        got = finder.add(doc.text, doc.id) if keep else finder.query(doc.text, doc.id)
+    read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
+
+    def items() -> Iterator[tuple[str, Any]]:
+        for doc in docs:
+            read_ahead.append(doc)
+            yield doc.text, doc.id
+
+    for got in finder.stream(items(), add=keep):
+        doc = read_ahead.popleft()
         n += 1
         chars += len(doc.text)
         if got:
