@@ -18,6 +18,7 @@
 #define UNKNOWN_FOLD 0xFFFFFFFFu
 #define FINE_GROUP 4 /* align.FINE_GROUP */
 #define EXTEND 6     /* align.EXTEND */
+#define PREFETCH 8   /* look-ups issued ahead in the gram index */
 
 static uint64_t splitmix(uint64_t x) {
     x ^= x >> 30;
@@ -443,6 +444,8 @@ typedef struct {
     uint64_t *qkey;
     int64_t *qval, qcap, qalloc, *qslot, *cnt, *head, *tail, *touched, nslot, nf_have;
     int64_t *next, next_cap;
+    uint64_t bloom[64]; /* the query's fine hashes, a bit each (bits 52-63): most source grams
+                         * are not in the query and skip the table */
 } ctx_t;
 
 static void ctx_free(ctx_t *c) {
@@ -471,7 +474,7 @@ static void give_ctx(ctx_t *c) {
 }
 
 static int64_t qtab_find(const ctx_t *c, uint64_t key) {
-    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(c->qcap - 1));
+    int64_t i = (int64_t)(key & (uint64_t)(c->qcap - 1)); /* a gram hash: mixed already */
     while (c->qval[i] >= 0 && c->qkey[i] != key) i = (i + 1) & (c->qcap - 1);
     return i;
 }
@@ -499,7 +502,9 @@ static int query_table(ctx_t *c, const doc_t *q) {
     c->qcap = cap; /* the slots in use */
     for (int64_t i = 0; i < cap; i++) c->qval[i] = -1;
     int64_t ns = 0;
+    memset(c->bloom, 0, sizeof(c->bloom));
     for (int64_t i = 0; i < nf; i++) {
+        c->bloom[q->fhash[i] >> 58] |= 1ULL << ((q->fhash[i] >> 52) & 63);
         int64_t at = qtab_find(c, q->fhash[i]);
         if (c->qval[at] < 0) c->qkey[at] = q->fhash[i], c->qval[at] = ns, c->cnt[ns++] = 0;
         c->qslot[i] = c->qval[at];
@@ -553,7 +558,9 @@ static int64_t fine_seeds(ctx_t *c, const doc_t *q, const doc_t *d, int64_t *see
     }
     int64_t *next = c->next, *cnt = c->cnt, *head = c->head, *tail = c->tail, nt = 0;
     for (int64_t j = da; j < db; j++) {
-        int64_t v = c->qval[qtab_find(c, d->fhash[j])];
+        uint64_t h = d->fhash[j];
+        if (!((c->bloom[h >> 58] >> ((h >> 52) & 63)) & 1)) continue;
+        int64_t v = c->qval[qtab_find(c, h)];
         if (v < 0) continue; /* not a gram of the query */
         next[j - da] = -1;
         if (!cnt[v])
@@ -998,8 +1005,9 @@ static void index_dealloc(IndexObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Keys are gram hashes, splitmix outputs already: their low bits are the home slot. */
 static int64_t find_slot(const slot_t *slots, int64_t cap, uint64_t key) {
-    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(cap - 1));
+    int64_t i = (int64_t)(key & (uint64_t)(cap - 1));
     while (slots[i].count && slots[i].key != key) i = (i + 1) & (cap - 1);
     return i;
 }
@@ -1201,7 +1209,10 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
         PyErr_NoMemory();
         return NULL;
     }
+    const uint64_t mask = (uint64_t)(self->cap - 1);
     for (int64_t i = 0; i < n; i++) {
+        /* the table is larger than the caches: ask for the slots a few grams ahead */
+        if (self->cap && i + PREFETCH < n) __builtin_prefetch(&self->slots[h[i + PREFETCH] & mask]);
         const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
         found[i] = sl && sl->count && sl->count <= max_df ? sl : NULL;
         if (found[i]) total += sl->count;
@@ -1215,6 +1226,11 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++) {
         const slot_t *sl = found[i];
+        if (i + PREFETCH < n && found[i + PREFETCH]) {
+            uint32_t head = found[i + PREFETCH]->head;
+            __builtin_prefetch(&self->pdoc[head]);
+            __builtin_prefetch(&self->pnext[head]);
+        }
         if (!sl) continue;
         int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
         for (uint32_t p = sl->head; p != NIL; p = self->pnext[p], t--)
