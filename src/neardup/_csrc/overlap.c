@@ -887,9 +887,19 @@ static int job_load(job_t *J, PyObject *q_o, PyObject *srcs, PyObject *seeds_o,
 /* The passages of a loaded job (no Python objects touched: runs without the GIL). */
 static void job_run(ctx_t *c, job_t *J, const params_t *p) {
     J->rc = query_table(c, &J->q);
-    for (int64_t j = 0; j < J->m && !J->rc; j++)
+    for (int64_t j = 0; j < J->m && !J->rc; j++) {
+        if (j + 1 < J->m && J->bounds[j + 2] > J->bounds[j + 1]) {
+            /* the next source is cold (a cache of documents much larger than the CPU's):
+             * ask for the lines around its first seed now */
+            const doc_t *n = &J->ds[j + 1];
+            int64_t t = J->seeds[4 * J->bounds[j + 1] + 2], g = t < n->nf ? t : n->nf - 1;
+            __builtin_prefetch(&n->units[t]);
+            __builtin_prefetch(&n->th[t]);
+            if (g >= 0) __builtin_prefetch(&n->fhash[g]), __builtin_prefetch(&n->ffirst[g]);
+        }
         J->rc = pair(c, &J->q, &J->ds[j], J->seeds + 4 * J->bounds[j],
                      J->bounds[j + 1] - J->bounds[j], p, j, &J->fv);
+    }
 }
 
 /* The job's passages as found_list, or NULL with the exception of its failure. */
