@@ -166,9 +166,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             hit = (
                 self._prepare(text) if kernel() is None else prepare_packed(text, self._pair_params)
             )
-            self._cache[position] = hit
-            if len(self._cache) > _CACHE:
-                self._cache.popitem(last=False)
+            self._remember(position, hit)
         else:
             self._cache.move_to_end(position)
         return hit
@@ -198,6 +196,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         position = len(self._texts)
         ident = position if id is None else id
         found = self._query(prepared, ident, position)
+        self._keep(position, prepared, text, ident)
+        return found
+
+    def _keep(self, position: int, prepared: Prepared | bytes, text: str, ident: Any) -> None:
+        """Index document ``position`` (its winnowed grams) and keep its text and id."""
         if isinstance(prepared, bytes):
             self._index.add_packed(position, prepared, self.window)
         else:
@@ -207,10 +210,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
+        self._remember(position, prepared)
+
+    def _remember(self, position: int, prepared: Prepared | bytes) -> None:
         self._cache[position] = prepared
         if len(self._cache) > _CACHE:
             self._cache.popitem(last=False)
-        return found
 
     def find(
         self,
@@ -286,12 +291,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         if docs:
             jobs.append((prepared, self._sources(docs), seeds, bounds))
         if add:
-            self._index.add_packed(position, prepared, self.window)
-            self._texts.append(text)
-            self._ids.append(ident)
-            self._cache[position] = prepared
-            if len(self._cache) > _CACHE:
-                self._cache.popitem(last=False)
+            self._keep(position, prepared, text, ident)
         return ident, position, docs
 
     def _stream_out(
