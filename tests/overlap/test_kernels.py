@@ -18,6 +18,7 @@ from neardup.overlap.pairs import (
     Prepared,
     coarse_grams,
     fine_grams,
+    kernel_params,
     pack,
     pair_passages,
     pair_passages_reference,
@@ -220,3 +221,41 @@ def test_seeds_on_many_diagonals(seed: int) -> None:
     expected = pair_passages_reference(q, d, seeds, params)
     if K is not None:
         assert pair_passages(q, d, seeds, params) == expected
+
+
+@needs_kernel
+@pytest.mark.parametrize("batch", [1, 3, 512])
+def test_stream_equals_add_and_query_one_by_one(batch: int) -> None:
+    # the per-pair step of a batch runs on a second thread: same passages, same order
+    docs = _corpus(5)
+    one = OverlapFinder(min_length=6)
+    want = [one.add(t, f"d{i}") for i, t in enumerate(docs[:40])]
+    asked = [one.query(t) for t in docs[40:]]
+    streamed = OverlapFinder(min_length=6)
+    got = list(streamed.stream(((t, f"d{i}") for i, t in enumerate(docs[:40])), batch=batch))
+    got_q = list(streamed.stream(((t, None) for t in docs[40:]), add=False, batch=batch))
+    assert sum(map(len, want)) > 10 and sum(map(len, asked)) > 3
+    assert (got, got_q) == (want, asked) and len(streamed) == 40
+
+
+@needs_kernel
+def test_pairs_many_equals_pairs_and_reports_bad_seeds() -> None:
+    k = kernel()
+    assert k is not None
+    text = _corpus(1)[5]
+    q, d = prepare(text, PARAMS), prepare("a b c " + text[: len(text) // 2], PARAMS)
+    seeds = shared_seeds(q, d)
+    bounds = np.array([0, seeds.shape[0]], dtype=np.int64)
+    assert q.packed is not None and d.packed is not None
+    job = (q.packed, [d.packed], seeds, bounds)
+    one = k.pairs(*job, *kernel_params(PARAMS))
+    assert one and seeds.shape[0] > 2
+    assert k.pairs_many([job, job], *kernel_params(PARAMS)) == [one, one]
+    bad = seeds.copy()
+    bad[0, 1] = 10**6
+    with pytest.raises(IndexError, match="outside"):
+        k.pairs_many([job, (q.packed, [d.packed], bad, bounds)], *kernel_params(PARAMS))
+    with pytest.raises(ValueError, match="not a packed document"):
+        k.pairs_many([(q.packed, [b"x" * 8], seeds, bounds)], *kernel_params(PARAMS))
+    with pytest.raises(TypeError, match="sources must be packed"):
+        k.pairs_many([(q.packed, ["text"], seeds, bounds)], *kernel_params(PARAMS))

@@ -108,3 +108,24 @@ def test_parquet_output(tmp_path: Path) -> None:
     assert _invoke(["overlap", str(path), "--out", str(out)]).exit_code == 0
     [row] = pq.read_table(out).to_pylist()
     assert (row["id"], row["source_id"]) == ("b", "a") and len(row["span"]) == 2
+
+
+def test_jsonl_lines_are_the_writers_rows_byte_for_byte(tmp_path: Path) -> None:
+    # the JSONL fast path formats the lines itself: same bytes as json.dumps of each row,
+    # whatever the ids (non-ASCII, numbers, quotes, a lone surrogate, None)
+    from neardup.cli._overlap_write import row
+    from neardup.io.writers import dumps_utf8
+    from neardup.overlap import OverlapFinder
+
+    rng = random.Random(7)
+    base = [_text(rng, 80) for _ in range(3)]
+    ids: list[object] = ["é文", 17, 'q"uo\\te', "\ud800x", None, 2.5, "plain"]
+    texts = [base[i % 3] + " " + _text(rng, 20) for i in range(len(ids))]
+    path = tmp_path / "docs.jsonl"
+    recs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
+    out = tmp_path / "out.jsonl"
+    assert _invoke(["overlap", str(path), "--out", str(out)]).exit_code == 0
+    found = OverlapFinder().find(texts, ids)
+    assert len(found) == 5  # 3 <- 0, 4 <- 1, 5 <- 2, 6 <- 0 and 3
+    assert out.read_bytes() == b"".join(dumps_utf8(row(p)) + b"\n" for p in found)

@@ -18,6 +18,7 @@
 #define UNKNOWN_FOLD 0xFFFFFFFFu
 #define FINE_GROUP 4 /* align.FINE_GROUP */
 #define EXTEND 6     /* align.EXTEND */
+#define PREFETCH 8   /* look-ups issued ahead in the gram index */
 
 static uint64_t splitmix(uint64_t x) {
     x ^= x >> 30;
@@ -427,16 +428,89 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
     return m;
 }
 
-/* A hash table slot: key, first and last entry of its chain, entries (0: empty). */
+/* Scratch of one pairs() call, grown as needed (no allocation per pair), and the query's
+ * fine grams in a hash table: qkey/qval (cap slots, qval -1: empty) map a hash to its number
+ * in 0..nslot, qslot[i] is fine gram i's number; cnt/head/tail (per number) are the chain of
+ * the source window's grams of that hash in one pair (next[j - da]: the next one), touched
+ * the numbers whose cnt is to be reset. One ctx per call: the kernel runs without the GIL. */
 typedef struct {
-    uint64_t key;
-    int64_t head, tail, count;
-} chain_t;
+    int64_t *seeds;
+    box_t *bx;
+    ord_t *ord;
+    void *tmp;
+    size_t cap_have, big_have;
+    char *keep;
+    int64_t keep_cap;
+    uint64_t *qkey;
+    int64_t *qval, qcap, qalloc, *qslot, *cnt, *head, *tail, *touched, nslot, nf_have;
+    int64_t *next, next_cap;
+    uint64_t bloom[64]; /* the query's fine hashes, a bit each (bits 52-63): most source grams
+                         * are not in the query and skip the table */
+} ctx_t;
 
-static int64_t chain_slot(const chain_t *tab, int64_t cap, uint64_t key) {
-    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(cap - 1));
-    while (tab[i].count && tab[i].key != key) i = (i + 1) & (cap - 1);
+static void ctx_free(ctx_t *c) {
+    free(c->seeds), free(c->bx), free(c->ord), free(c->tmp), free(c->keep);
+    free(c->qkey), free(c->qval), free(c->qslot), free(c->cnt), free(c->head), free(c->tail);
+    free(c->touched), free(c->next);
+    memset(c, 0, sizeof(*c));
+}
+
+/* The scratch kept between calls (its pages stay mapped), or `own` (zeroed) when another
+ * call holds it (calls run without the GIL); taken and given back with the GIL held. */
+static ctx_t kept_ctx;
+static int kept_busy;
+
+static ctx_t *take_ctx(ctx_t *own) {
+    if (kept_busy) return own;
+    kept_busy = 1;
+    return &kept_ctx;
+}
+
+static void give_ctx(ctx_t *c) {
+    if (c == &kept_ctx)
+        kept_busy = 0;
+    else
+        ctx_free(c);
+}
+
+static int64_t qtab_find(const ctx_t *c, uint64_t key) {
+    int64_t i = (int64_t)(key & (uint64_t)(c->qcap - 1)); /* a gram hash: mixed already */
+    while (c->qval[i] >= 0 && c->qkey[i] != key) i = (i + 1) & (c->qcap - 1);
     return i;
+}
+
+/* The query's fine grams in c's hash table (once per query, for all its sources). */
+static int query_table(ctx_t *c, const doc_t *q) {
+    int64_t nf = q->nf, cap = 64;
+    while (cap < 2 * nf) cap *= 2;
+    if (cap > c->qalloc) {
+        free(c->qkey), free(c->qval);
+        c->qkey = malloc(sizeof(uint64_t) * (size_t)cap);
+        c->qval = malloc(sizeof(int64_t) * (size_t)cap);
+        c->qalloc = c->qkey && c->qval ? cap : 0;
+        if (!c->qalloc) return -1;
+    }
+    if (nf + 1 > c->nf_have) {
+        size_t m = sizeof(int64_t) * (size_t)(2 * nf + 1);
+        free(c->qslot), free(c->cnt), free(c->head), free(c->tail), free(c->touched);
+        c->qslot = malloc(m), c->cnt = malloc(m), c->head = malloc(m), c->tail = malloc(m);
+        c->touched = malloc(m);
+        int ok = c->qslot && c->cnt && c->head && c->tail && c->touched;
+        c->nf_have = ok ? 2 * nf + 1 : 0;
+        if (!ok) return -1;
+    }
+    c->qcap = cap; /* the slots in use */
+    for (int64_t i = 0; i < cap; i++) c->qval[i] = -1;
+    int64_t ns = 0;
+    memset(c->bloom, 0, sizeof(c->bloom));
+    for (int64_t i = 0; i < nf; i++) {
+        c->bloom[q->fhash[i] >> 58] |= 1ULL << ((q->fhash[i] >> 52) & 63);
+        int64_t at = qtab_find(c, q->fhash[i]);
+        if (c->qval[at] < 0) c->qkey[at] = q->fhash[i], c->qval[at] = ns, c->cnt[ns++] = 0;
+        c->qslot[i] = c->qval[at];
+    }
+    c->nslot = ns;
+    return 0;
 }
 
 /* The grams (first[], last[] ascending) lying inside units [lo, hi]: a range [*a, *b). */
@@ -457,8 +531,10 @@ static void gram_range(const int64_t *units, const int64_t *first, const int64_t
 }
 
 /* pairs.fine_seeds: fine-gram seeds within `reach` units of the anchors (rows q_first,
- * q_last, d_first, d_last), appended to seeds[k..]; returns the new row count. */
-static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_t k,
+ * q_last, d_first, d_last), appended to seeds[k..]; returns the new row count. The source
+ * window's grams are chained per query hash (c's table, query_table), in index order (the
+ * order a stable sort by hash gives); then each query gram of the window takes its chain. */
+static int64_t fine_seeds(ctx_t *c, const doc_t *q, const doc_t *d, int64_t *seeds, int64_t k,
                           int64_t reach, int64_t fanout, int64_t cap) {
     int64_t aq0 = INT64_MAX, aq1 = INT64_MIN, ad0 = INT64_MAX, ad1 = INT64_MIN;
     for (int64_t i = 0; i < k; i++) {
@@ -473,46 +549,38 @@ static int64_t fine_seeds(const doc_t *q, const doc_t *d, int64_t *seeds, int64_
     int64_t da, db, a, b;
     gram_range(d->units, d->ffirst, d->flast, d->nf, dlo, dhi, &da, &db);
     int64_t nd = db - da;
-    if (!nd) return k;
-    /* the window's source grams in a hash table of chains in index order (the order a stable
-     * sort by hash gives): one probe per query gram */
-    static chain_t *tab;
-    static int64_t *next, tab_cap, next_cap;
-    int64_t cap2 = 64;
-    while (cap2 < 2 * nd) cap2 *= 2;
-    if (cap2 > tab_cap) {
-        free(tab);
-        tab = malloc(sizeof(chain_t) * (size_t)cap2);
-        tab_cap = tab ? cap2 : 0;
-        if (!tab) return -1;
+    if (!nd || !c->nslot) return k;
+    if (nd > c->next_cap) {
+        free(c->next);
+        c->next = malloc(sizeof(int64_t) * (size_t)nd * 2);
+        c->next_cap = c->next ? nd * 2 : 0;
+        if (!c->next) return -1;
     }
-    if (nd > next_cap) {
-        free(next);
-        next = malloc(sizeof(int64_t) * (size_t)nd * 2);
-        next_cap = next ? nd * 2 : 0;
-        if (!next) return -1;
-    }
-    memset(tab, 0, sizeof(chain_t) * (size_t)cap2);
+    int64_t *next = c->next, *cnt = c->cnt, *head = c->head, *tail = c->tail, nt = 0;
     for (int64_t j = da; j < db; j++) {
-        chain_t *c = &tab[chain_slot(tab, cap2, d->fhash[j])];
+        uint64_t h = d->fhash[j];
+        if (!((c->bloom[h >> 58] >> ((h >> 52) & 63)) & 1)) continue;
+        int64_t v = c->qval[qtab_find(c, h)];
+        if (v < 0) continue; /* not a gram of the query */
         next[j - da] = -1;
-        if (!c->count)
-            c->key = d->fhash[j], c->head = j;
+        if (!cnt[v])
+            head[v] = j, c->touched[nt++] = v;
         else
-            next[c->tail - da] = j;
-        c->tail = j;
-        c->count++;
+            next[tail[v] - da] = j;
+        tail[v] = j;
+        cnt[v]++;
     }
     int64_t out = k;
     gram_range(q->units, q->ffirst, q->flast, q->nf, qlo, qhi, &a, &b);
     for (int64_t i = a; i < b; i++) {
-        const chain_t *c = &tab[chain_slot(tab, cap2, q->fhash[i])];
-        if (!c->count || c->count > fanout) continue;
-        for (int64_t j = c->head; j >= 0 && out < cap; j = next[j - da]) {
+        int64_t v = c->qslot[i];
+        if (!cnt[v] || cnt[v] > fanout) continue;
+        for (int64_t j = head[v]; j >= 0 && out < cap; j = next[j - da]) {
             int64_t *s = seeds + 4 * out++;
             s[0] = q->ffirst[i], s[1] = q->flast[i], s[2] = d->ffirst[j], s[3] = d->flast[j];
         }
     }
+    for (int64_t t = 0; t < nt; t++) cnt[c->touched[t]] = 0;
     return out;
 }
 
@@ -606,16 +674,15 @@ static int64_t qlen(const doc_t *q, const found_t *f) {
 /* pairs.dominated: drop the passages of this pair (fv->v[start..]) whose query span lies in
  * another one's that is longer, or as long with a higher score (a part of the query is
  * copied from one place: the lesser match is a repeated phrase). */
-static int dominated(const doc_t *q, found_vec *fv, int64_t start) {
-    static char *keep;
-    static int64_t keep_cap;
+static int dominated(ctx_t *c, const doc_t *q, found_vec *fv, int64_t start) {
     int64_t n = fv->n, m = start;
-    if (n - start > keep_cap) {
-        free(keep);
-        keep = malloc((size_t)(n - start) * 2);
-        keep_cap = keep ? (n - start) * 2 : 0;
-        if (!keep) return -1;
+    if (n - start > c->keep_cap) {
+        free(c->keep);
+        c->keep = malloc((size_t)(n - start) * 2);
+        c->keep_cap = c->keep ? (n - start) * 2 : 0;
+        if (!c->keep) return -1;
     }
+    char *keep = c->keep;
     for (int64_t i = start; i < n; i++) {
         const found_t *f = &fv->v[i];
         int drop = 0;
@@ -673,34 +740,27 @@ static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, co
     return 1;
 }
 
-/* Scratch kept between calls (the GIL is held): no allocation per pair. */
-static int64_t *sc_seeds;
-static box_t *sc_bx;
-static ord_t *sc_ord;
-static void *sc_tmp;
-
-static int scratch(size_t cap, size_t big) {
-    static size_t cap_have, big_have;
-    if (cap > cap_have) {
+static int scratch(ctx_t *x, size_t cap, size_t big) {
+    if (cap > x->cap_have) {
         size_t c = cap * 2;
-        free(sc_seeds), free(sc_bx), free(sc_ord);
-        sc_seeds = malloc(sizeof(int64_t) * 4 * c);
-        sc_bx = malloc(sizeof(box_t) * 3 * c);
-        sc_ord = malloc(sizeof(ord_t) * c);
-        cap_have = sc_seeds && sc_bx && sc_ord ? c : 0;
-        if (!cap_have) return -1;
+        free(x->seeds), free(x->bx), free(x->ord);
+        x->seeds = malloc(sizeof(int64_t) * 4 * c);
+        x->bx = malloc(sizeof(box_t) * 3 * c);
+        x->ord = malloc(sizeof(ord_t) * c);
+        x->cap_have = x->seeds && x->bx && x->ord ? c : 0;
+        if (!x->cap_have) return -1;
     }
-    if (big > big_have) {
-        free(sc_tmp);
-        sc_tmp = malloc(sizeof(hidx) * big * 2);
-        big_have = sc_tmp ? big * 2 : 0;
-        if (!sc_tmp) return -1;
+    if (big > x->big_have) {
+        free(x->tmp);
+        x->tmp = malloc(sizeof(hidx) * big * 2);
+        x->big_have = x->tmp ? big * 2 : 0;
+        if (!x->tmp) return -1;
     }
     return 0;
 }
 
 /* One pair: seeds (k strong rows, token ranges) of query q in source d -> passages. */
-static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k,
+static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k,
                 const params_t *p, int64_t pair_index, found_vec *fv) {
     if (k == 0) return 0;
     int64_t start = fv->n;
@@ -711,11 +771,11 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
     }
     int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
     size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
-    if (scratch((size_t)cap, big) < 0) return -1;
-    int64_t *seeds = sc_seeds;
-    box_t *bx = sc_bx;
+    if (scratch(c, (size_t)cap, big) < 0) return -1;
+    int64_t *seeds = c->seeds;
+    box_t *bx = c->bx;
     memcpy(seeds, strong, sizeof(int64_t) * 4 * (size_t)k);
-    int64_t n = fine_seeds(q, d, seeds, k, p->reach, p->fanout, cap);
+    int64_t n = fine_seeds(c, q, d, seeds, k, p->reach, p->fanout, cap);
     if (n < 0) return -1;
     for (int64_t i = 0; i < n; i++) {
         const int64_t *s = seeds + 4 * i;
@@ -723,33 +783,31 @@ static int pair(const doc_t *q, const doc_t *d, const int64_t *strong, int64_t k
                          i < k}};
     }
     box_t *cl = bx + n;
-    int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, sc_ord);
+    int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, c->ord);
     for (int64_t b = 0; b < nb; b++) {
         int64_t e[4], num, den;
-        if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, sc_tmp, e)) continue;
+        if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, c->tmp, e)) continue;
         if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
             d->units[e[3]] - d->units[e[2]] < p->min_units)
             continue;
-        uint64_t *qa = sc_tmp, *da = qa + q->nc;
+        uint64_t *qa = c->tmp, *da = qa + q->nc;
         share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);
         if (push(fv, (found_t){pair_index, e[0], e[1], e[2], e[3], num, den}) < 0) return -1;
     }
-    return dominated(q, fv, start);
+    return dominated(c, q, fv, start);
 }
 
 /* The passages as a list of (source index, span start, span end, source start, source end,
- * num, den) tuples, spans in code points. */
-static PyObject *found_list(const doc_t *q, PyObject *srcs, const found_vec *fv) {
+ * num, den) tuples, spans in code points (ds: the sources). */
+static PyObject *found_list(const doc_t *q, const doc_t *ds, const found_vec *fv) {
     PyObject *result = PyList_New((Py_ssize_t)fv->n);
     if (!result) return NULL;
     for (int64_t i = 0; i < fv->n; i++) {
         const found_t *f = &fv->v[i];
-        doc_t d;
-        PyObject *so = PyList_GET_ITEM(srcs, f->pair);
-        unpack((const int64_t *)PyBytes_AS_STRING(so), PyBytes_GET_SIZE(so) / 8, &d);
+        const doc_t *d = &ds[f->pair];
         PyObject *t = Py_BuildValue("(LLLLLLL)", (long long)f->pair, (long long)q->starts[f->q0],
-                                    (long long)q->ends[f->q1 - 1], (long long)d.starts[f->d0],
-                                    (long long)d.ends[f->d1 - 1], (long long)f->num,
+                                    (long long)q->ends[f->q1 - 1], (long long)d->starts[f->d0],
+                                    (long long)d->ends[f->d1 - 1], (long long)f->num,
                                     (long long)f->den);
         if (!t) {
             Py_DECREF(result);
@@ -760,65 +818,168 @@ static PyObject *found_list(const doc_t *q, PyObject *srcs, const found_vec *fv)
     return result;
 }
 
+/* One query and its sources, checked and unpacked with the GIL held, then run without it:
+ * srcs (a tuple, owned) keeps the sources' bytes alive, the buffers the seeds and bounds. */
+typedef struct {
+    PyObject *q_o, *srcs;
+    bufs bs;
+    doc_t q, *ds;
+    int64_t m, ns;
+    const int64_t *seeds, *bounds;
+    found_vec fv;
+    int rc;
+} job_t;
+
+static void job_free(job_t *J) {
+    release(&J->bs);
+    Py_CLEAR(J->srcs);
+    free(J->ds), free(J->fv.v);
+    J->ds = NULL, J->fv.v = NULL;
+}
+
+/* Check and unpack (query, sources, seeds, bounds); -1 with an exception set. */
+static int job_load(job_t *J, PyObject *q_o, PyObject *srcs, PyObject *seeds_o,
+                    PyObject *bounds_o) {
+    Py_ssize_t qlen, ns, nbnd;
+    const int64_t *qp = get(&J->bs, q_o, 8, 3, 0, "query", &qlen);
+    if (!qp) return -1;
+    J->seeds = get(&J->bs, seeds_o, 8, 0, 0, "seeds", &ns);
+    if (!J->seeds) return -1;
+    J->bounds = get(&J->bs, bounds_o, 8, 1, 0, "bounds", &nbnd);
+    if (!J->bounds) return -1;
+    if (unpack(qp, qlen, &J->q) < 0) {
+        PyErr_SetString(PyExc_ValueError, "query is not a packed document");
+        return -1;
+    }
+    J->srcs = PySequence_Tuple(srcs);
+    if (!J->srcs) return -1;
+    Py_ssize_t m = PyTuple_GET_SIZE(J->srcs);
+    const int64_t *bounds = J->bounds;
+    if (nbnd != m + 1 || ns % 4 || bounds[0] != 0 || bounds[m] != ns / 4) {
+        PyErr_SetString(PyExc_ValueError, "bounds must be len(sources) + 1 offsets into seeds");
+        return -1;
+    }
+    J->m = m, J->ns = ns;
+    J->ds = malloc(sizeof(doc_t) * (size_t)(m + 1));
+    if (!J->ds) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *so = PyTuple_GET_ITEM(J->srcs, j);
+        if (!PyBytes_Check(so)) {
+            PyErr_SetString(PyExc_TypeError, "sources must be packed documents (bytes)");
+            return -1;
+        }
+        Py_ssize_t sl = PyBytes_GET_SIZE(so);
+        if (sl % 8 || unpack((const int64_t *)PyBytes_AS_STRING(so), sl / 8, &J->ds[j]) < 0) {
+            PyErr_SetString(PyExc_ValueError, "source is not a packed document");
+            return -1;
+        }
+        if (bounds[j] > bounds[j + 1] || bounds[j + 1] > ns / 4) {
+            PyErr_SetString(PyExc_ValueError, "bounds must be ascending");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The passages of a loaded job (no Python objects touched: runs without the GIL). */
+static void job_run(ctx_t *c, job_t *J, const params_t *p) {
+    J->rc = query_table(c, &J->q);
+    for (int64_t j = 0; j < J->m && !J->rc; j++) {
+        if (j + 1 < J->m && J->bounds[j + 2] > J->bounds[j + 1]) {
+            /* the next source is cold (a cache of documents much larger than the CPU's):
+             * ask for the lines around its first seed now */
+            const doc_t *n = &J->ds[j + 1];
+            int64_t t = J->seeds[4 * J->bounds[j + 1] + 2], g = t < n->nf ? t : n->nf - 1;
+            __builtin_prefetch(&n->units[t]);
+            __builtin_prefetch(&n->th[t]);
+            if (g >= 0) __builtin_prefetch(&n->fhash[g]), __builtin_prefetch(&n->ffirst[g]);
+        }
+        J->rc = pair(c, &J->q, &J->ds[j], J->seeds + 4 * J->bounds[j],
+                     J->bounds[j + 1] - J->bounds[j], p, j, &J->fv);
+    }
+}
+
+/* The job's passages as found_list, or NULL with the exception of its failure. */
+static PyObject *job_result(job_t *J) {
+    if (J->rc == -2) {
+        PyErr_SetString(PyExc_IndexError, "a seed lies outside its documents");
+        return NULL;
+    }
+    if (J->rc) return PyErr_NoMemory();
+    return found_list(&J->q, J->ds, &J->fv);
+}
+
 /* pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> list of
  * (source index, span start, span end, source start, source end, num, den): the passages of
  * the packed query in each packed source; source j's seeds are rows bounds[j]:bounds[j+1]. */
 static PyObject *py_pairs(PyObject *self, PyObject *args) {
-    PyObject *q_o, *srcs, *seeds_o, *bounds_o;
+    PyObject *q_o, *srcs, *seeds_o, *bounds_o, *result = NULL;
     params_t p;
-    bufs bs = {.n = 0};
-    found_vec fv = {NULL, 0, 0};
-    PyObject *result = NULL;
+    job_t J = {.bs = {.n = 0}};
     if (!PyArg_ParseTuple(args, "OO!OOnnnnn", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o,
                           &p.near, &p.gap, &p.min_units, &p.reach, &p.fanout))
         return NULL;
-    Py_ssize_t qlen, ns, nbnd;
-    const int64_t *qp = get(&bs, q_o, 8, 3, 0, "query", &qlen);
-    if (!qp) goto fail;
-    const int64_t *seeds = get(&bs, seeds_o, 8, 0, 0, "seeds", &ns);
-    if (!seeds) goto fail;
-    const int64_t *bounds = get(&bs, bounds_o, 8, 1, 0, "bounds", &nbnd);
-    if (!bounds) goto fail;
-    doc_t q;
-    if (unpack(qp, qlen, &q) < 0) {
-        PyErr_SetString(PyExc_ValueError, "query is not a packed document");
-        goto fail;
+    if (job_load(&J, q_o, srcs, seeds_o, bounds_o) == 0) {
+        ctx_t own = {0}, *ctx = take_ctx(&own);
+        Py_BEGIN_ALLOW_THREADS
+        job_run(ctx, &J, &p);
+        Py_END_ALLOW_THREADS
+        give_ctx(ctx);
+        result = job_result(&J);
     }
-    Py_ssize_t m = PyList_GET_SIZE(srcs);
-    if (nbnd != m + 1 || ns % 4 || bounds[0] != 0 || bounds[m] != ns / 4) {
-        PyErr_SetString(PyExc_ValueError, "bounds must be len(sources) + 1 offsets into seeds");
-        goto fail;
+    job_free(&J);
+    return result;
+}
+
+/* pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in
+ * jobs], each job a (query, sources, seeds, bounds) tuple; all of them run without the GIL,
+ * so a Python thread can prepare the next ones meanwhile. */
+static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
+    PyObject *jobs_o, *result = NULL;
+    params_t p;
+    if (!PyArg_ParseTuple(args, "Onnnnn", &jobs_o, &p.near, &p.gap, &p.min_units, &p.reach,
+                          &p.fanout))
+        return NULL;
+    PyObject *jobs = PySequence_Tuple(jobs_o);
+    if (!jobs) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(jobs), loaded = 0;
+    job_t *J = calloc((size_t)n + 1, sizeof(job_t));
+    if (!J) {
+        Py_DECREF(jobs);
+        return PyErr_NoMemory();
     }
-    for (Py_ssize_t j = 0; j < m; j++) {
-        PyObject *so = PyList_GET_ITEM(srcs, j);
-        if (!PyBytes_Check(so)) {
-            PyErr_SetString(PyExc_TypeError, "sources must be packed documents (bytes)");
-            goto fail;
+    for (; loaded < n; loaded++) {
+        PyObject *q_o, *srcs, *seeds_o, *bounds_o, *job = PyTuple_GET_ITEM(jobs, loaded);
+        if (!PyTuple_Check(job) ||
+            !PyArg_ParseTuple(job, "OO!OO", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a job is (query, sources, seeds, bounds)");
+            break;
         }
-        doc_t d;
-        Py_ssize_t sl = PyBytes_GET_SIZE(so);
-        if (sl % 8 || unpack((const int64_t *)PyBytes_AS_STRING(so), sl / 8, &d) < 0) {
-            PyErr_SetString(PyExc_ValueError, "source is not a packed document");
-            goto fail;
-        }
-        if (bounds[j] > bounds[j + 1] || bounds[j + 1] > ns / 4) {
-            PyErr_SetString(PyExc_ValueError, "bounds must be ascending");
-            goto fail;
-        }
-        int rc = pair(&q, &d, seeds + 4 * bounds[j], bounds[j + 1] - bounds[j], &p, j, &fv);
-        if (rc == -1) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        if (rc == -2) {
-            PyErr_SetString(PyExc_IndexError, "a seed lies outside its documents");
-            goto fail;
+        if (job_load(&J[loaded], q_o, srcs, seeds_o, bounds_o) < 0) {
+            loaded++;
+            break;
         }
     }
-    result = found_list(&q, srcs, &fv);
-fail:
-    free(fv.v);
-    release(&bs);
+    if (!PyErr_Occurred()) {
+        ctx_t own = {0}, *ctx = take_ctx(&own);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) job_run(ctx, &J[i], &p);
+        Py_END_ALLOW_THREADS
+        give_ctx(ctx);
+        result = PyList_New(n);
+        for (Py_ssize_t i = 0; result && i < n; i++) {
+            PyObject *r = job_result(&J[i]);
+            if (!r) Py_CLEAR(result);
+            else PyList_SET_ITEM(result, i, r);
+        }
+    }
+    for (Py_ssize_t i = 0; i < loaded; i++) job_free(&J[i]);
+    free(J);
+    Py_DECREF(jobs);
     return result;
 }
 
@@ -854,8 +1015,9 @@ static void index_dealloc(IndexObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Keys are gram hashes, splitmix outputs already: their low bits are the home slot. */
 static int64_t find_slot(const slot_t *slots, int64_t cap, uint64_t key) {
-    int64_t i = (int64_t)(splitmix(key) & (uint64_t)(cap - 1));
+    int64_t i = (int64_t)(key & (uint64_t)(cap - 1));
     while (slots[i].count && slots[i].key != key) i = (i + 1) & (cap - 1);
     return i;
 }
@@ -1057,7 +1219,10 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
         PyErr_NoMemory();
         return NULL;
     }
+    const uint64_t mask = (uint64_t)(self->cap - 1);
     for (int64_t i = 0; i < n; i++) {
+        /* the table is larger than the caches: ask for the slots a few grams ahead */
+        if (self->cap && i + PREFETCH < n) __builtin_prefetch(&self->slots[h[i + PREFETCH] & mask]);
         const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
         found[i] = sl && sl->count && sl->count <= max_df ? sl : NULL;
         if (found[i]) total += sl->count;
@@ -1071,6 +1236,11 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++) {
         const slot_t *sl = found[i];
+        if (i + PREFETCH < n && found[i + PREFETCH]) {
+            uint32_t head = found[i + PREFETCH]->head;
+            __builtin_prefetch(&self->pdoc[head]);
+            __builtin_prefetch(&self->pnext[head]);
+        }
         if (!sl) continue;
         int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
         for (uint32_t p = sl->head; p != NIL; p = self->pnext[p], t--)
@@ -1213,6 +1383,9 @@ static PyMethodDef methods[] = {
     {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
     {"pairs", py_pairs, METH_VARARGS,
      "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
+    {"pairs_many", py_pairs_many, METH_VARARGS,
+     "pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in "
+     "jobs] (computed without the GIL)"},
     {NULL, NULL, 0, NULL},
 };
 

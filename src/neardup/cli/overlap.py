@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -27,16 +28,15 @@ from neardup.cli._common import (
     read_notes,
     usage_error,
 )
+from neardup.cli._overlap_write import Found, write_found, write_rows
 from neardup.io import (
     Document,
-    FormatError,
     InputError,
     ReadStats,
 )
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
-from neardup.io.writers import open_writer
-from neardup.overlap import OverlapFinder, Passage, ReferenceFormatError
+from neardup.overlap import OverlapFinder, ReferenceFormatError
 from neardup.spark.cli import EngineDataError, parse_spark_conf
 
 EXAMPLES = """
@@ -207,11 +207,12 @@ def overlap_command(
             raise DataError(str(exc)) from None
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        _write_rows(out, found)
+        write_found(out, found)
         if save_reference is not None:
             finder.save(save_reference)
     ref = f" against {ref_docs:,} reference documents" if against else ""
-    _summary(n_docs, ref, with_copies, len(found), share, time.perf_counter() - start)
+    pairs = sum(len(got) for got, _ in found)
+    _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
     for note in read_notes(read.stats, id_field, epoch_unit):
         click.echo(note, err=True)
 
@@ -261,7 +262,7 @@ def _on_spark(
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
-    _write_rows(out, result.rows)
+    write_rows(out, result.rows)
     share = result.copied / result.chars if result.chars else 0.0
     secs = time.perf_counter() - start
     ref = f" against {result.references:,} reference documents" if refs else ""
@@ -270,19 +271,27 @@ def _on_spark(
 
 def _run(
     finder: OverlapFinder, docs: Iterator[Document] | list[Document], keep: bool, read: _Read
-) -> tuple[int, list[dict[str, Any]], int, float]:
-    """Documents read, the output rows of every document's passages (the document added to
-    ``finder`` when ``keep``), documents with a passage, share of the characters inside one."""
-    found: list[dict[str, Any]] = []
-    n = with_copies = chars = copied = 0
-    for doc in docs:
-        got = finder.add(doc.text, doc.id) if keep else finder.query(doc.text, doc.id)
-        n, with_copies = n + 1, with_copies + bool(got)
+) -> tuple[int, Found, int, float]:
+    """Documents read, every document's passages with its partition columns (the document
+    added to ``finder`` when ``keep``), documents with a passage, share of the characters
+    inside one."""
+    found: Found = []
+    n = chars = copied = 0
+    read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
+
+    def items() -> Iterator[tuple[str, Any]]:
+        for doc in docs:
+            read_ahead.append(doc)
+            yield doc.text, doc.id
+
+    for got in finder.stream(items(), add=keep):
+        doc = read_ahead.popleft()
+        n += 1
         chars += len(doc.text)
-        copied += _union(p.span for p in got)
-        extra = read.parts.get(doc.position, {})
-        found += [{**_row(p), **extra} for p in got]
-    return n, found, with_copies, copied / chars if chars else 0.0
+        if got:
+            copied += _union(p.span for p in got)
+            found.append((got, read.parts.get(doc.position, {})))
+    return n, found, len(found), copied / chars if chars else 0.0
 
 
 def _union(spans: Iterator[tuple[int, int]] | Any) -> int:
@@ -292,24 +301,3 @@ def _union(spans: Iterator[tuple[int, int]] | Any) -> int:
             total += hi - max(lo, end)
             end = hi
     return total
-
-
-def _row(p: Passage) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "span": list(p.span),
-        "source_id": p.source_id,
-        "source_span": list(p.source_span),
-        "score": p.score,
-        "chars": p.span[1] - p.span[0],
-    }
-
-
-def _write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
-    try:
-        writer = open_writer(out)
-    except FormatError as exc:
-        raise usage_error(str(exc)) from None
-    with writer:
-        for row in rows:
-            writer.write(row)

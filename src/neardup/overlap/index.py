@@ -165,6 +165,10 @@ class GramIndex:
         seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
         return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
 
+    def seeds_raw(self, packed: bytes, max_df: int, min_seeds: int) -> tuple[bytes, bytes, bytes]:
+        """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
+        return self._c.seeds_packed(packed, max_df, min_seeds)  # type: ignore[no-any-return]
+
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:
         """Post the winnowed grams of a packed document (the C index)."""
         self._c.add_packed(doc, packed, window)

@@ -15,6 +15,7 @@ report the same passages for the same seeds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "PairParams",
     "Prepared",
     "pack",
+    "packer",
     "pair_passages",
     "pair_passages_reference",
     "prepare",
@@ -120,6 +122,23 @@ def prepare_packed(text: str, params: PairParams) -> bytes:
         if isinstance(packed, bytes):
             return packed
         fold = fold_table(text)  # a character seen for the first time: fold all of them
+
+
+def packer(params: PairParams) -> Callable[[str], bytes]:
+    """:func:`prepare_packed` for ``params`` with its arguments bound (C kernel; the per-text
+    cost of a stream of texts)."""
+    k = kernel()
+    if k is None:
+        return lambda text: prepare_packed(text, params)
+    run, cls, fold = k.prepare, char_classes(), fold_table()  # fold: filled in place
+    coarse = params.ngram * WORD_UNITS
+    fine = max(1, params.ngram - FINE) * WORD_UNITS
+
+    def pack_one(text: str) -> bytes:
+        packed = run(text, cls, fold, WORD_UNITS, CJK_UNITS, coarse, fine)
+        return packed if type(packed) is bytes else prepare_packed(text, params)
+
+    return pack_one
 
 
 def unpack(text: str, packed: bytes) -> Prepared:

@@ -1,0 +1,101 @@
+"""The output rows of ``neardup overlap``: one per passage pair.
+
+JSONL output without partition columns (the common case) is written as lines formatted here,
+byte for byte the lines the shared writer makes from the row dicts (``json.dumps`` of
+:func:`row`), about 5x faster (Reuters: 72,775 rows, 0.3 s -> 0.06 s); anything else (CSV,
+Parquet, partition columns, an id that needs escapes) goes through the row dicts.
+
+>>> from neardup.overlap import Passage
+>>> p = Passage("b", (3, 9), "a", (0, 6), 0.5, 1, 0)
+>>> jsonl_lines([p], {}) == [dumps_utf8(row(p)) + b"\\n"]
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from neardup.cli._common import usage_error
+from neardup.io import FormatError
+from neardup.io.writers import dumps_utf8, open_writer
+from neardup.overlap import Passage
+
+__all__ = ["jsonl_lines", "row", "write_found", "write_rows"]
+
+# the documents' passages (one list per document with any) and its partition columns
+Found = list[tuple[list[Passage], dict[str, Any]]]
+
+
+def row(p: Passage) -> dict[str, Any]:
+    """The output row of passage ``p``."""
+    return {
+        "id": p.id,
+        "span": list(p.span),
+        "source_id": p.source_id,
+        "source_span": list(p.source_span),
+        "score": p.score,
+        "chars": p.span[1] - p.span[0],
+    }
+
+
+def _json(value: Any) -> str | None:
+    """``value`` as the writer writes it inside a row, or None when that depends on the rest
+    of the row (an escape: a lone surrogate makes the writer escape the whole row)."""
+    b = dumps_utf8(value)
+    return None if b"\\u" in b else b.decode("utf-8")
+
+
+def jsonl_lines(got: list[Passage], sources: dict[int, str | None]) -> list[bytes]:
+    """The JSONL lines of one document's passages ``got`` (``sources``: a cache of the source
+    ids' JSON by position)."""
+    ident = _json(got[0].id) if got else None
+    out = []
+    for p in got:
+        src = sources.get(p.source_position, "")
+        if src == "":
+            src = sources[p.source_position] = _json(p.source_id)
+        if ident is None or src is None or p.id is not got[0].id:
+            out.append(dumps_utf8(row(p)) + b"\n")
+            continue
+        (a, b), (c, d) = p.span, p.source_span
+        score = float.__repr__(p.score)
+        out.append(
+            f'{{"id": {ident}, "span": [{a}, {b}], "source_id": {src}, "source_span": [{c}, {d}],'
+            f' "score": {score}, "chars": {b - a}}}\n'.encode()
+        )
+    return out
+
+
+def write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
+    """Write the row dicts ``rows`` to ``out`` (format from its extension)."""
+    try:
+        writer = open_writer(out)
+    except FormatError as exc:
+        raise usage_error(str(exc)) from None
+    with writer:
+        for r in rows:
+            writer.write(r)
+
+
+def write_found(out: str, found: Found) -> None:
+    """Write the rows of ``found`` to ``out``: JSONL lines formatted here when no document
+    has partition columns, else the row dicts with the columns."""
+    try:
+        writer = open_writer(out)
+    except FormatError as exc:
+        raise usage_error(str(exc)) from None
+    with writer:
+        if writer.fmt != "jsonl" or any(extra for _, extra in found):
+            for got, extra in found:
+                for p in got:
+                    writer.write({**row(p), **extra})
+            return
+        sources: dict[int, str | None] = {}
+        batch: list[bytes] = []
+        for got, _ in found:
+            batch += jsonl_lines(got, sources)
+            if len(batch) >= 4096:
+                writer.write_jsonl_lines(batch)
+                batch = []
+        writer.write_jsonl_lines(batch)
