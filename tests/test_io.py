@@ -147,6 +147,19 @@ def test_parquet_list_of_nulls_is_written_as_text(tmp_path: Path) -> None:
     assert any("extra" in note for note in w.notes)
 
 
+def test_parquet_null_field_inside_a_list_or_struct_is_written_as_text(tmp_path: Path) -> None:
+    """The same for a null-typed field of a struct, inside a list or not (found by the reader
+    fuzz test: ``[null, {"": null}]`` failed reading back with "Struct child array #0 has
+    length smaller than expected"); a struct with a typed field keeps its type."""
+    out = str(tmp_path / "o.parquet")
+    with open_writer(out) as w:
+        w.write({"id": 1, "a": [None, {"": None}], "b": {"x": None}, "c": {"x": 1}})
+    table = pq.read_table(out)
+    assert table.column("a").to_pylist() == ['[null, {"": null}]']
+    assert table.column("b").to_pylist() == ['{"x": null}']
+    assert table.column("c").to_pylist() == [{"x": 1}]
+
+
 def test_interrupted_write_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     with pytest.raises(RuntimeError), open_writer(str(out)) as w:

@@ -56,13 +56,17 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _writable(t: pa.DataType) -> bool:
+def _writable(t: pa.DataType, nested: bool = False) -> bool:
+    # a null type inside a list or struct ([null, null], [{"a": null}]) breaks pyarrow when
+    # read back from the spool ("Length spanned by list offsets ... larger than values array",
+    # "Struct child array #0 has length smaller than expected"): such columns are written as text
+    if pa.types.is_null(t):
+        return not nested
     if pa.types.is_struct(t):
-        return t.num_fields > 0 and all(_writable(t.field(i).type) for i in range(t.num_fields))
+        fields = range(t.num_fields)
+        return t.num_fields > 0 and all(_writable(t.field(i).type, True) for i in fields)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        # a list of nulls only ([null, null]) breaks pyarrow when read back from the spool
-        # ("Length spanned by list offsets ... larger than values array"): written as text
-        return not pa.types.is_null(t.value_type) and _writable(t.value_type)
+        return _writable(t.value_type, True)
     return True
 
 
