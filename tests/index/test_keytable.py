@@ -195,11 +195,15 @@ def test_inconsistent_saved_runs_are_refused() -> None:
     table = KeyTable(value_bits=BITS)
     table.add(key_pool(rng, 500, 32, BITS), np.arange(500))
     arrays = table.to_arrays()
+    assert arrays["run0_tags"].dtype == np.uint32  # 16,000 rows: 27-bit tags
     bad_offsets = dict(arrays, run0_offsets=arrays["run0_offsets"][::-1].copy())
-    wide_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint64))
+    narrow_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint16))
     short_slots = dict(arrays, run0_slots=arrays["run0_slots"][:-1])
-    for bad in (bad_offsets, wide_tags, short_slots):
+    for bad in (bad_offsets, narrow_tags, short_slots):
         with pytest.raises(ValueError, match="run 0 is inconsistent"):
             KeyTable.from_arrays(bad, value_bits=BITS)
     with pytest.raises(ValueError, match="value_bits"):
         KeyTable.from_arrays(arrays, value_bits=40)
+    wide_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint64))  # also exact
+    queries = key_pool(rng, 20, 32, BITS)
+    assert hits(KeyTable.from_arrays(wide_tags, value_bits=BITS), queries) == hits(table, queries)

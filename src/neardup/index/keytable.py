@@ -288,17 +288,19 @@ class KeyTable:
             table._runs = [table._old_run(arrays, i) for i in range(_count(arrays, "keys"))]
             return table
         saved = arrays.get("value_bits")
-        if saved is None or saved.shape != (1,) or int(saved[0]) != value_bits:
+        bits = int(saved[0]) if saved is not None and saved.shape == (1,) else None
+        if bits != value_bits:
             raise ValueError(
-                f"the key table was saved with value_bits {saved!r}, this design has {value_bits}"
+                f"the key table was saved with value_bits {bits}, this design has {value_bits}"
             )
         for i in range(_count(arrays, "tags")):
             tags, slots = arrays[f"run{i}_tags"], arrays[f"run{i}_slots"]
             offsets = arrays[f"run{i}_offsets"]
             p = int(offsets.size - 1).bit_length() - 1
-            shape = _layout(tags.size, value_bits)
-            ok = (
-                (p, tags.dtype) == shape
+            ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
+                tags.dtype in (np.uint16, np.uint32, np.uint64)
+                and 1 <= p <= value_bits
+                and value_bits - p <= 8 * tags.dtype.itemsize
                 and slots.dtype == np.uint32
                 and tags.ndim == 1
                 and slots.shape == tags.shape
