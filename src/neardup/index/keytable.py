@@ -308,7 +308,7 @@ class KeyTable:
                 and offsets.size == (1 << p) + 1
                 and int(offsets[0]) == 0
                 and int(offsets[-1]) == tags.size
-                and bool((np.diff(offsets.astype(np.int64)) >= 0).all())
+                and bool((offsets[1:] >= offsets[:-1]).all())
             )
             if not ok:
                 raise ValueError(f"key table run {i} is inconsistent (tags, slots, offsets)")
