@@ -10,6 +10,11 @@ the exact-text map, a Python dict, measured with ``sys.getsizeof``).
 
     PYTHONPATH=src:benchmarks flock /tmp/neardup-bench.lock python \\
         benchmarks/bench_service_memory.py --stored 1000000 --tail 100000 --keep /tmp/st
+
+``--grown``: instead, a fresh service ingests ``--stored`` documents in-process (batches of
+50,000, texts generated first), and the anonymous RSS growth per document is reported after
+``malloc_trim``: the state of a server that has grown to that size (every array anonymous),
+not one that has just mapped its snapshot.
 """
 
 from __future__ import annotations
@@ -68,12 +73,48 @@ print(json.dumps({
 """
 
 
+GROWN = r"""
+import ctypes, json, sys, tempfile
+from bench_service import synthetic
+from neardup.dedup import Deduplicator
+from neardup.server.service import Service, Settings
+from neardup.server.validate import Item
+
+def release_heap():  # as the server does after loading (main has no helper for it)
+    ctypes.CDLL(None).malloc_trim(0)
+
+def anon():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon"):
+            return int(line.split()[1]) * 1024
+
+n = int(sys.argv[1])
+texts = synthetic(n)
+svc = Service(Deduplicator(), Settings(tempfile.mkdtemp(), snapshot_every=0))
+release_heap()
+before = anon()
+for s in range(0, n, 50_000):
+    svc.ingest([Item(f"s{j}", texts[j], None) for j in range(s, min(s + 50_000, n))], False)
+release_heap()
+grown = anon() - before
+table = svc.dd._state.candidates._table
+print(json.dumps({"anon_per_doc": grown / n, "memory_bytes_per_doc": svc.memory_bytes() / n,
+                  "key_table_per_doc": table.nbytes / n, "runs": table.runs}))
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stored", type=int, default=200_000)
     ap.add_argument("--tail", type=int, default=20_000)
     ap.add_argument("--keep", type=Path, help="build the store here and reuse it")
+    ap.add_argument("--grown", action="store_true", help="ingest in-process instead (doc)")
     args = ap.parse_args()
+    if args.grown:
+        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
+        out = subprocess.run([sys.executable, "-c", GROWN, str(args.stored)], check=False)
+        print(f"load {os.getloadavg()}")
+        raise SystemExit(out.returncode)
     from bench_service_feed import build
 
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
