@@ -112,7 +112,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.grown:
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
-        out = subprocess.run([sys.executable, "-c", GROWN, str(args.stored)], check=False)
+        child = [sys.executable, "-c", GROWN, str(args.stored)]
+        out = subprocess.run(child, capture_output=True, text=True, check=False)
+        print(out.stdout.strip() or f"exit {out.returncode}: {out.stderr[-3000:]}")
         print(f"load {os.getloadavg()}")
         raise SystemExit(out.returncode)
     from bench_service_feed import build
