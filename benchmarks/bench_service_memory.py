@@ -11,10 +11,10 @@ the exact-text map, a Python dict, measured with ``sys.getsizeof``).
     PYTHONPATH=src:benchmarks flock /tmp/neardup-bench.lock python \\
         benchmarks/bench_service_memory.py --stored 1000000 --tail 100000 --keep /tmp/st
 
-``--grown``: instead, a fresh service ingests ``--stored`` documents in-process (batches of
-50,000, texts generated first), and the anonymous RSS growth per document is reported after
-``malloc_trim``: the state of a server that has grown to that size (every array anonymous),
-not one that has just mapped its snapshot.
+``--grown``: instead, a fresh service ingests ``--stored`` documents in-process (``--batch``
+documents per ingest call, texts generated first), and the anonymous RSS growth per document
+is reported after ``malloc_trim``: the state of a server that has grown to that size (every
+array anonymous), not one that has just mapped its snapshot.
 """
 
 from __future__ import annotations
@@ -88,13 +88,13 @@ def anon():
         if line.startswith("RssAnon"):
             return int(line.split()[1]) * 1024
 
-n = int(sys.argv[1])
+n, batch = int(sys.argv[1]), int(sys.argv[2])
 texts = synthetic(n)
 svc = Service(Deduplicator(), Settings(tempfile.mkdtemp(), snapshot_every=0))
 release_heap()
 before = anon()
-for s in range(0, n, 50_000):
-    svc.ingest([Item(f"s{j}", texts[j], None) for j in range(s, min(s + 50_000, n))], False)
+for s in range(0, n, batch):
+    svc.ingest([Item(f"s{j}", texts[j], None) for j in range(s, min(s + batch, n))], False)
 release_heap()
 grown = anon() - before
 table = svc.dd._state.candidates._table
@@ -109,10 +109,11 @@ def main() -> None:
     ap.add_argument("--tail", type=int, default=20_000)
     ap.add_argument("--keep", type=Path, help="build the store here and reuse it")
     ap.add_argument("--grown", action="store_true", help="ingest in-process instead (doc)")
+    ap.add_argument("--batch", type=int, default=50_000, help="--grown: documents per ingest")
     args = ap.parse_args()
     if args.grown:
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
-        child = [sys.executable, "-c", GROWN, str(args.stored)]
+        child = [sys.executable, "-c", GROWN, str(args.stored), str(args.batch)]
         out = subprocess.run(child, capture_output=True, text=True, check=False)
         print(out.stdout.strip() or f"exit {out.returncode}: {out.stderr[-3000:]}")
         print(f"load {os.getloadavg()}")
