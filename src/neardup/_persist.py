@@ -88,11 +88,16 @@ def write_bundle(
 
 
 def read_manifest(
-    directory: Path, fmt: str | Sequence[str], version: int, error: type[FormatError] = FormatError
+    directory: Path,
+    fmt: str | Sequence[str],
+    version: int | Sequence[int],
+    error: type[FormatError] = FormatError,
 ) -> dict[str, Any]:
-    """The checked manifest body (format, version, meta, files)."""
+    """The checked manifest body (format, version, meta, files); ``version``: the one this
+    neardup writes, or every version it reads (newest last)."""
     path = directory / MANIFEST
     formats = (fmt,) if isinstance(fmt, str) else tuple(fmt)
+    versions = (version,) if isinstance(version, int) else tuple(version)
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -101,10 +106,11 @@ def read_manifest(
         raise error(f"{path} is not valid JSON ({e}); restore it or rebuild") from None
     if not isinstance(manifest, dict):
         raise error(f"{path} is not a manifest (a JSON object); restore it or rebuild")
-    if manifest.get("format") not in formats or manifest.get("version") != version:
+    if manifest.get("format") not in formats or manifest.get("version") not in versions:
         raise error(
             f"{path}: format {manifest.get('format')!r} version {manifest.get('version')!r} is "
-            f"not supported (this neardup reads {formats[0]} version {version}); rebuild it "
+            f"not supported (this neardup reads {formats[0]} version "
+            f"{' or '.join(map(str, versions))}); rebuild it "
             "with this version of neardup"
         )
     claimed = manifest.pop("checksum", None)
@@ -157,7 +163,7 @@ def _load_array(
 def read_bundle(
     directory: Path,
     fmt: str | Sequence[str],
-    version: int,
+    version: int | Sequence[int],
     *,
     mmap: bool = True,
     verify: bool = True,

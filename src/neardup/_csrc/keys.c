@@ -1,76 +1,155 @@
-/* Key table kernels (neardup.index.keytable): bucket lookup and run merge.
+/* Key table kernels (neardup.index.keytable): key packing, bucket lookup and run merge.
  *
- * A run is (keys sorted ascending, slots) plus direct-address offsets on the keys' top p bits.
- * The lookup is latency-bound at scale (a run of 10^6 documents x 32 bands is 256 MB of keys,
- * so every bucket is a cache miss); it works on blocks of queries in two stages, prefetching
- * the offsets of the whole block, then the first keys of every bucket, so that up to a block's
- * worth of misses are in flight instead of one. Results are identical to the numba kernels in
- * neardup/_numba/keys.py (pairs in query order, then row order). */
+ * A run is (tags, slots) sorted by table key plus direct-address uint32 offsets on the key's
+ * top bits; the tag is the rest of the key (the bucket implies the top bits), 2, 4 or 8 bytes.
+ * The lookup is latency-bound at scale (every bucket is a cache miss); it works on blocks of
+ * queries in two stages, prefetching the offsets of the whole block, then the first tags of
+ * every bucket, so that up to a block's worth of misses are in flight instead of one. Results
+ * are identical to the numba kernels in neardup/_numba/keys.py (pairs in query order, then row
+ * order). */
 #include "keys.h"
 
 #define ND_KEY_BLOCK 32
 
-int64_t nd_key_lookup(const uint64_t *keys, int64_t nkeys, const int64_t *offsets, int64_t p,
-                      const uint64_t *queries, int64_t nq, int64_t *out_q, int64_t *out_at,
-                      int64_t cap) {
-    const unsigned shift = (unsigned)(64 - p);
-    int64_t c = 0;
-    int64_t lo[ND_KEY_BLOCK], hi[ND_KEY_BLOCK];
-    for (int64_t s = 0; s < nq; s += ND_KEY_BLOCK) {
-        int64_t m = nq - s < ND_KEY_BLOCK ? nq - s : ND_KEY_BLOCK;
-        for (int64_t i = 0; i < m; i++) __builtin_prefetch(offsets + (queries[s + i] >> shift));
-        for (int64_t i = 0; i < m; i++) {
-            uint64_t t = queries[s + i] >> shift;
-            /* clamped: a malformed offsets array cannot make us read outside keys (checking
-             * the whole array per call instead cost O(2**p), the run's size, per lookup) */
-            lo[i] = offsets[t] < 0 ? 0 : offsets[t];
-            hi[i] = offsets[t + 1] > nkeys ? nkeys : offsets[t + 1];
-            if (lo[i] < hi[i]) __builtin_prefetch(keys + lo[i]);
-        }
-        for (int64_t i = 0; i < m; i++) {
-            const uint64_t q = queries[s + i];
-            for (int64_t a = lo[i]; a < hi[i]; a++) {
-                if (keys[a] == q) {
-                    if (c < cap) {
-                        out_q[c] = s + i;
-                        out_at[c] = a;
-                    }
-                    c++;
-                }
-            }
-        }
-    }
-    return c;
+/* modular inverses of splitmix64's multipliers (mix64 in lsh.py / hashing.py) */
+#define ND_C1_INV 0x96de1b173f119089ULL
+#define ND_C2_INV 0x319642b2d24d8ec3ULL
+
+static inline uint64_t unmix64(uint64_t z) {
+    z ^= (z >> 31) ^ (z >> 62);
+    z *= ND_C2_INV;
+    z ^= (z >> 27) ^ (z >> 54);
+    z *= ND_C1_INV;
+    z ^= (z >> 30) ^ (z >> 60);
+    return z;
 }
 
-int64_t nd_key_merge(const uint64_t *ak, const uint32_t *aslot, int64_t na, const uint64_t *bk,
-                     const uint32_t *bslot, int64_t nb, const uint8_t *dead, uint64_t *outk,
-                     uint32_t *outslot) {
-    int64_t i = 0, j = 0, o = 0;
-    while (i < na || j < nb) {
+static inline uint32_t fmix32(uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x85ebca6bU;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35U;
+    h ^= h >> 16;
+    return h;
+}
+
+void nd_key_pack(const uint64_t *keys, int64_t n, int bits, uint64_t *out) {
+    if (bits >= 64) {
+        for (int64_t i = 0; i < n; i++) out[i] = keys[i];
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = unmix64(keys[i]);
+        out[i] = (x >> bits) ? UINT64_MAX : ((x >> 32) << 32) | fmix32((uint32_t)x);
+    }
+}
+
+static inline uint64_t tag_at(const void *t, int w, int64_t i) {
+    return w == 2 ? ((const uint16_t *)t)[i]
+           : w == 4 ? ((const uint32_t *)t)[i]
+                    : ((const uint64_t *)t)[i];
+}
+
+static inline void tag_put(void *t, int w, int64_t i, uint64_t v) {
+    if (w == 2)
+        ((uint16_t *)t)[i] = (uint16_t)v;
+    else if (w == 4)
+        ((uint32_t *)t)[i] = (uint32_t)v;
+    else
+        ((uint64_t *)t)[i] = v;
+}
+
+#define ND_KEY_LOOKUP(NAME, T)                                                                  \
+    static int64_t NAME(const nd_key_run *r, const uint64_t *queries, int64_t nq, int64_t *out_q, \
+                        int64_t *out_at, int64_t cap) {                                         \
+        const T *tags = (const T *)r->tags;                                                     \
+        const unsigned shift = (unsigned)r->shift;                                              \
+        const uint64_t mask = shift >= 64 ? UINT64_MAX : (((uint64_t)1 << shift) - 1);          \
+        const uint64_t nb = (uint64_t)r->nbuckets;                                              \
+        const int64_t n = r->n;                                                                 \
+        int64_t c = 0;                                                                          \
+        int64_t lo[ND_KEY_BLOCK], hi[ND_KEY_BLOCK];                                             \
+        for (int64_t s = 0; s < nq; s += ND_KEY_BLOCK) {                                        \
+            int64_t m = nq - s < ND_KEY_BLOCK ? nq - s : ND_KEY_BLOCK;                          \
+            for (int64_t i = 0; i < m; i++) {                                                   \
+                uint64_t t = queries[s + i] >> shift;                                           \
+                if (t < nb) __builtin_prefetch(r->offsets + t);                                 \
+            }                                                                                   \
+            for (int64_t i = 0; i < m; i++) {                                                   \
+                uint64_t t = queries[s + i] >> shift;                                           \
+                lo[i] = hi[i] = 0;                                                              \
+                if (t >= nb) continue; /* not a key this run can hold */                        \
+                /* clamped: malformed offsets cannot make us read outside the tags */           \
+                lo[i] = r->offsets[t];                                                          \
+                hi[i] = r->offsets[t + 1] > n ? n : r->offsets[t + 1];                          \
+                if (lo[i] < hi[i]) __builtin_prefetch(tags + lo[i]);                            \
+            }                                                                                   \
+            for (int64_t i = 0; i < m; i++) {                                                   \
+                const T q = (T)(queries[s + i] & mask);                                         \
+                for (int64_t a = lo[i]; a < hi[i]; a++) {                                       \
+                    if (tags[a] == q) {                                                         \
+                        if (c < cap) {                                                          \
+                            out_q[c] = s + i;                                                   \
+                            out_at[c] = a;                                                      \
+                        }                                                                       \
+                        c++;                                                                    \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        return c;                                                                               \
+    }
+
+ND_KEY_LOOKUP(lookup16, uint16_t)
+ND_KEY_LOOKUP(lookup32, uint32_t)
+ND_KEY_LOOKUP(lookup64, uint64_t)
+
+int64_t nd_key_lookup(const nd_key_run *run, const uint64_t *queries, int64_t nq, int64_t *out_q,
+                      int64_t *out_at, int64_t cap) {
+    if (run->width == 2) return lookup16(run, queries, nq, out_q, out_at, cap);
+    if (run->width == 4) return lookup32(run, queries, nq, out_q, out_at, cap);
+    return lookup64(run, queries, nq, out_q, out_at, cap);
+}
+
+/* The table key of row i of run r, with t the bucket of the previous row (advanced). */
+static inline uint64_t key_at(const nd_key_run *r, int64_t i, int64_t *t) {
+    while (*t < r->nbuckets && r->offsets[*t + 1] <= i) (*t)++;
+    return ((uint64_t)*t << r->shift) | tag_at(r->tags, r->width, i);
+}
+
+int64_t nd_key_merge(const nd_key_run *a, const nd_key_run *b, const uint8_t *dead,
+                     uint32_t *out_offsets, int64_t out_nbuckets, void *out_tags, int out_width,
+                     int out_shift, uint32_t *out_slots) {
+    int64_t i = 0, j = 0, o = 0, ta = 0, tb = 0, to = 0;
+    const uint64_t mask = out_shift >= 64 ? UINT64_MAX : (((uint64_t)1 << out_shift) - 1);
+    uint64_t ka = i < a->n ? key_at(a, 0, &ta) : 0, kb = j < b->n ? key_at(b, 0, &tb) : 0;
+    while (i < a->n || j < b->n) {
         uint64_t k;
         uint32_t s;
-        if (j >= nb || (i < na && ak[i] <= bk[j])) {
-            k = ak[i];
-            s = aslot[i++];
+        if (j >= b->n || (i < a->n && ka <= kb)) {
+            k = ka;
+            s = a->slots[i++];
+            if (i < a->n) ka = key_at(a, i, &ta);
         } else {
-            k = bk[j];
-            s = bslot[j++];
+            k = kb;
+            s = b->slots[j++];
+            if (j < b->n) kb = key_at(b, j, &tb);
         }
-        if (!dead[s]) {
-            outk[o] = k;
-            outslot[o++] = s;
-        }
+        if (dead[s]) continue;
+        int64_t bucket = (int64_t)(k >> out_shift);
+        while (to <= bucket && to <= out_nbuckets) out_offsets[to++] = (uint32_t)o;
+        tag_put(out_tags, out_width, o, k & mask);
+        out_slots[o++] = s;
     }
+    while (to <= out_nbuckets) out_offsets[to++] = (uint32_t)o;
     return o;
 }
 
-void nd_key_offsets(const uint64_t *keys, int64_t n, int64_t p, int64_t *offsets) {
-    const unsigned shift = (unsigned)(64 - p);
-    const int64_t nb = (int64_t)1 << p;
+void nd_key_offsets(const uint64_t *keys, int64_t n, int shift, uint32_t *offsets,
+                    int64_t nbuckets) {
     int64_t a = 0;
-    for (int64_t t = 0; t <= nb; t++) {
+    for (int64_t t = 0; t <= nbuckets; t++) {
         while (a < n && (int64_t)(keys[a] >> shift) < t) a++;
-        offsets[t] = a;
+        offsets[t] = (uint32_t)a;
     }
 }

@@ -5,13 +5,31 @@
 
 #include <stdint.h>
 
-int64_t nd_key_lookup(const uint64_t *keys, int64_t nkeys, const int64_t *offsets, int64_t p,
-                      const uint64_t *queries, int64_t nq, int64_t *out_q, int64_t *out_at,
-                      int64_t cap);
-int64_t nd_key_merge(const uint64_t *ak, const uint32_t *aslot, int64_t na, const uint64_t *bk,
-                     const uint32_t *bslot, int64_t nb, const uint8_t *dead, uint64_t *outk,
-                     uint32_t *outslot);
-/* offsets[t] = first row whose key's top p bits are >= t, for t in 0..2**p (keys sorted). */
-void nd_key_offsets(const uint64_t *keys, int64_t n, int64_t p, int64_t *offsets);
+/* A run of the key table: rows sorted by table key K < 2**(p + shift); row i of bucket t
+ * (offsets[t] <= i < offsets[t + 1], t = K >> shift) stores K's low `shift` bits as a tag of
+ * `width` bytes (2, 4 or 8) and its slot. */
+typedef struct {
+    const uint32_t *offsets; /* nbuckets + 1 */
+    int64_t nbuckets;
+    const void *tags;
+    int width;
+    int shift;
+    const uint32_t *slots;
+    int64_t n;
+} nd_key_run;
+
+/* Table keys of mix64 band keys: x = mix64^-1(key); K = (x >> 32 << 32) | fmix32(x low 32 bits)
+ * when x < 2**bits, else UINT64_MAX (bits < 64); bits == 64: K = key. */
+void nd_key_pack(const uint64_t *keys, int64_t n, int bits, uint64_t *out);
+int64_t nd_key_lookup(const nd_key_run *run, const uint64_t *queries, int64_t nq, int64_t *out_q,
+                      int64_t *out_at, int64_t cap);
+/* Merge two runs into `out` (its offsets, tags and slots are written; out->n is a capacity),
+ * dropping rows of dead slots; returns the rows written. */
+int64_t nd_key_merge(const nd_key_run *a, const nd_key_run *b, const uint8_t *dead,
+                     uint32_t *out_offsets, int64_t out_nbuckets, void *out_tags, int out_width,
+                     int out_shift, uint32_t *out_slots);
+/* offsets[t] = first row whose key >> shift is >= t, for t in 0..nbuckets (keys sorted). */
+void nd_key_offsets(const uint64_t *keys, int64_t n, int shift, uint32_t *offsets,
+                    int64_t nbuckets);
 
 #endif

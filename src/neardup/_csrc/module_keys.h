@@ -1,47 +1,125 @@
 /* Bindings of the key table kernels (included by module.c); signatures mirror
- * neardup/_numba/keys.py. */
+ * neardup/_numba/keys.py. A run arrives as (offsets uint32, tags uint16/32/64, shift, slots
+ * uint32); the tag width is the tags array's itemsize. */
 #include "keys.h"
 
-static PyObject *py_key_lookup(PyObject *self, PyObject *args) {
-    PyObject *keys, *offsets, *queries, *oq, *oa;
-    Py_ssize_t p;
+/* Fill `r` from a run's arrays (slots may be Py_None: a lookup reads no slot). */
+static int get_run(bufs *bs, PyObject *offsets, PyObject *tags, Py_ssize_t shift,
+                   PyObject *slots, nd_key_run *r) {
+    PyObject *size = PyObject_GetAttrString(tags, "itemsize");
+    long width = size ? PyLong_AsLong(size) : -1;
+    Py_XDECREF(size);
+    if (width != 2 && width != 4 && width != 8) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "tags must be a uint16, uint32 or uint64 array");
+        return -1;
+    }
+    Py_buffer *o = get(bs, offsets, 'u', 4, 0, 1, "offsets");
+    Py_buffer *t = o ? get(bs, tags, 'u', width, 0, 1, "tags") : NULL;
+    if (!t) return -1;
+    if (LEN(o) < 2 || shift < 0 || shift > 63) {
+        PyErr_SetString(PyExc_ValueError, "offsets need 2 or more entries and 0 <= shift <= 63");
+        return -1;
+    }
+    r->offsets = o->buf;
+    r->nbuckets = LEN(o) - 1;
+    r->tags = t->buf;
+    r->width = (int)width;
+    r->shift = (int)shift;
+    r->n = LEN(t);
+    r->slots = NULL;
+    if (slots != Py_None) {
+        Py_buffer *s = get(bs, slots, 'u', 4, 0, 1, "slots");
+        if (!s) return -1;
+        if (LEN(s) != r->n) {
+            PyErr_SetString(PyExc_ValueError, "a run's tags and slots disagree in length");
+            return -1;
+        }
+        r->slots = s->buf;
+    }
+    return 0;
+}
+
+static PyObject *py_key_pack(PyObject *self, PyObject *args) {
+    PyObject *keys, *out;
+    Py_ssize_t bits;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOnOOO", &keys, &offsets, &p, &queries, &oq, &oa)) return NULL;
+    if (!PyArg_ParseTuple(args, "OnO", &keys, &bits, &out)) return NULL;
     GET(k, keys, 'u', 8, 0, 1);
-    GET(off, offsets, 'i', 8, 0, 1);
+    GET(o, out, 'u', 8, 1, 1);
+    if (bits < 32 || bits > 64 || LEN(o) < LEN(k))
+        FAIL(PyExc_ValueError, "key_pack: 32 <= bits <= 64 and an output as long as the keys");
+    NOGIL(nd_key_pack(k->buf, LEN(k), (int)bits, o->buf));
+    return done_none(&bs, 0);
+fail:
+    return failed(&bs);
+}
+
+static PyObject *py_key_lookup(PyObject *self, PyObject *args) {
+    PyObject *offsets, *tags, *queries, *oq, *oa;
+    Py_ssize_t shift;
+    nd_key_run r;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOnOOO", &offsets, &tags, &shift, &queries, &oq, &oa))
+        return NULL;
+    if (get_run(&bs, offsets, tags, shift, Py_None, &r) < 0) goto fail;
     GET(qs, queries, 'u', 8, 0, 1);
     GET(vq, oq, 'i', 8, 1, 1);
     GET(va, oa, 'i', 8, 1, 1);
-    if (p < 1 || p > 62 || LEN(off) != ((int64_t)1 << p) + 1)
-        FAIL(PyExc_ValueError, "offsets must have 2**p + 1 entries (1 <= p <= 62)");
-    const int64_t *o = off->buf; /* entries are clamped to [0, len(keys)] by the kernel */
     int64_t cap = LEN(vq) < LEN(va) ? LEN(vq) : LEN(va), c;
-    NOGIL(c = nd_key_lookup(k->buf, LEN(k), o, p, qs->buf, LEN(qs), vq->buf, va->buf, cap));
+    NOGIL(c = nd_key_lookup(&r, qs->buf, LEN(qs), vq->buf, va->buf, cap));
     return done_long(&bs, c);
 fail:
     return failed(&bs);
 }
 
+/* -1 (an error set) or the rows of run r whose slot is not dead */
+static int64_t check_run(const nd_key_run *r, const uint8_t *dead, int64_t ndead,
+                         const char *which) {
+    int64_t live = 0;
+    for (int64_t t = 0; t < r->nbuckets; t++)
+        if (r->offsets[t + 1] < r->offsets[t]) goto bad;
+    if (r->offsets[0] != 0 || r->offsets[r->nbuckets] != r->n) goto bad;
+    for (int64_t i = 0; i < r->n; i++)
+        if (r->slots[i] >= ndead) {
+            PyErr_Format(PyExc_IndexError, "merge: a slot of run %s is beyond the dead mask", which);
+            return -1;
+        } else {
+            live += !dead[r->slots[i]];
+        }
+    return live;
+bad:
+    PyErr_Format(PyExc_ValueError, "merge: the offsets of run %s are inconsistent", which);
+    return -1;
+}
+
 static PyObject *py_key_merge(PyObject *self, PyObject *args) {
-    PyObject *ak, *as, *bk, *bsl, *dead, *ok, *os;
+    PyObject *ao, *at, *as, *bo, *bt, *bsl, *dead, *oo, *ot, *os;
+    Py_ssize_t ash, bsh, osh;
+    nd_key_run a, b;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOOOOO", &ak, &as, &bk, &bsl, &dead, &ok, &os)) return NULL;
-    GET(vak, ak, 'u', 8, 0, 1);
-    GET(vas, as, 'u', 4, 0, 1);
-    GET(vbk, bk, 'u', 8, 0, 1);
-    GET(vbs, bsl, 'u', 4, 0, 1);
+    if (!PyArg_ParseTuple(args, "OOnOOOnOOOOnO", &ao, &at, &ash, &as, &bo, &bt, &bsh, &bsl, &dead,
+                          &oo, &ot, &osh, &os))
+        return NULL;
+    if (get_run(&bs, ao, at, ash, as, &a) < 0 || get_run(&bs, bo, bt, bsh, bsl, &b) < 0) goto fail;
     GET(vd, dead, 'b', 1, 0, 1);
-    GET(vok, ok, 'u', 8, 1, 1);
+    GET(voo, oo, 'u', 4, 1, 1);
+    PyObject *size = PyObject_GetAttrString(ot, "itemsize");
+    long width = size ? PyLong_AsLong(size) : -1;
+    Py_XDECREF(size);
+    if (width != 2 && width != 4 && width != 8) {
+        PyErr_Clear();
+        FAIL(PyExc_TypeError, "out_tags must be a uint16, uint32 or uint64 array");
+    }
+    GET(vot, ot, 'u', width, 1, 1);
     GET(vos, os, 'u', 4, 1, 1);
-    int64_t na = LEN(vak), nb = LEN(vbk), nd = LEN(vd), m;
-    if (LEN(vas) != na || LEN(vbs) != nb || LEN(vok) < na + nb || LEN(vos) < na + nb)
-        FAIL(PyExc_ValueError, "merge: keys and slots disagree in length, or output too short");
-    const uint32_t *sa = vas->buf, *sb = vbs->buf;
-    for (int64_t i = 0; i < na; i++)
-        if (sa[i] >= nd) FAIL(PyExc_IndexError, "merge: slot beyond the dead mask");
-    for (int64_t i = 0; i < nb; i++)
-        if (sb[i] >= nd) FAIL(PyExc_IndexError, "merge: slot beyond the dead mask");
-    NOGIL(m = nd_key_merge(vak->buf, sa, na, vbk->buf, sb, nb, vd->buf, vok->buf, vos->buf));
+    int64_t la = check_run(&a, vd->buf, LEN(vd), "a"), lb = la < 0 ? -1 : check_run(&b, vd->buf, LEN(vd), "b");
+    if (lb < 0) goto fail;
+    if (LEN(voo) < 2 || osh < 0 || osh > 63 || LEN(vot) < la + lb || LEN(vos) < la + lb)
+        FAIL(PyExc_ValueError, "merge: output offsets, shift or rows (the live ones) too short");
+    int64_t m;
+    NOGIL(m = nd_key_merge(&a, &b, vd->buf, voo->buf, LEN(voo) - 1, vot->buf, (int)width,
+                           (int)osh, vos->buf));
     return done_long(&bs, m);
 fail:
     return failed(&bs);
@@ -49,23 +127,24 @@ fail:
 
 static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
     PyObject *keys, *offsets;
-    Py_ssize_t p;
+    Py_ssize_t shift;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OnO", &keys, &p, &offsets)) return NULL;
+    if (!PyArg_ParseTuple(args, "OnO", &keys, &shift, &offsets)) return NULL;
     GET(k, keys, 'u', 8, 0, 1);
-    GET(off, offsets, 'i', 8, 1, 1);
-    if (p < 1 || p > 40 || LEN(off) != ((int64_t)1 << p) + 1)
-        FAIL(PyExc_ValueError, "offsets must have 2**p + 1 entries (1 <= p <= 40)");
+    GET(off, offsets, 'u', 4, 1, 1);
+    if (shift < 0 || shift > 63 || LEN(off) < 2 || LEN(k) > (int64_t)UINT32_MAX)
+        FAIL(PyExc_ValueError, "key_offsets: 0 <= shift <= 63, 2 or more offsets, < 2**32 keys");
     const uint64_t *kv = k->buf;
     for (int64_t i = 1; i < LEN(k); i++)
         if (kv[i] < kv[i - 1]) FAIL(PyExc_ValueError, "key_offsets needs sorted keys");
-    NOGIL(nd_key_offsets(kv, LEN(k), p, off->buf));
+    NOGIL(nd_key_offsets(kv, LEN(k), (int)shift, off->buf, LEN(off) - 1));
     return done_none(&bs, 0);
 fail:
     return failed(&bs);
 }
 
 #define KEY_METHODS                                                                  \
+    {"key_pack", py_key_pack, METH_VARARGS, "Table keys of mix64 band keys."},        \
     {"key_lookup", py_key_lookup, METH_VARARGS, "Key table bucket lookup of one run."}, \
-    {"key_merge", py_key_merge, METH_VARARGS, "Merge two key-sorted runs, dropping dead slots."}, \
-    {"key_offsets", py_key_offsets, METH_VARARGS, "Bucket offsets of sorted keys (top p bits)."},
+    {"key_merge", py_key_merge, METH_VARARGS, "Merge two runs, dropping dead slots."}, \
+    {"key_offsets", py_key_offsets, METH_VARARGS, "Bucket offsets of sorted keys (key >> shift)."},

@@ -262,7 +262,10 @@ class BandCandidates:
 
     def __init__(self, *, bands: int = 32, rows: int = 4) -> None:
         self.design = BandDesign(bands=bands, rows=rows)
-        self._table = KeyTable()
+        # band keys are mix64 of (band << 32) | values: the table stores what the bucket does
+        # not imply (keytable.py), 6-7 bytes a key instead of 14
+        self._bits = 32 + (bands - 1).bit_length()
+        self._table = KeyTable(value_bits=self._bits)
         self._pos = Growable(np.int64)
         self._fps = Growable(np.uint64)
         self._ts = Growable(np.int64)
@@ -377,7 +380,7 @@ class BandCandidates:
             if arrays[name].shape != (n,):
                 raise ValueError(f"{name} has shape {arrays[name].shape}, expected ({n},)")
         table = {k[6:]: v for k, v in arrays.items() if k.startswith("table_")}
-        self._table = KeyTable.from_arrays(table)
+        self._table = KeyTable.from_arrays(table, value_bits=self._bits)
         if self._table._dead.shape[0] < n:
             raise ValueError("the key table's dead-slot mask is shorter than the slots")
         self._pos = Growable.wrap(np.asarray(arrays["slot_positions"], np.int64))

@@ -67,7 +67,10 @@ LOCKED_METHODS = (
 )
 
 FORMAT = "neardup-dedup-state"
-VERSION = 1
+# 2: the key table of band candidates stores tags (keytable.py); a version-1 state is read
+# (its full keys are packed and re-sorted once on load)
+VERSION = 2
+READS = (1, 2)
 
 
 class StateMixin:
@@ -139,7 +142,7 @@ class StateMixin:
     ) -> Self:
         """Read a bundle written by :meth:`write_state`."""
         meta, arrays = read_bundle(
-            directory, FORMAT, VERSION, mmap=True, verify=verify, error=StateFormatError
+            directory, FORMAT, READS, mmap=True, verify=verify, error=StateFormatError
         )
         where = name or str(directory)
         if config is None:

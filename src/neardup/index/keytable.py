@@ -1,12 +1,24 @@
 """KeyTable: uint64 key -> slot lookups at constant cost, with appends, tombstones and expiry.
 
-Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its (key, slot)
-rows sorted by key, plus direct-address offsets on the key's top ``p`` bits (``2**p`` ~ rows /
-4, keys are mixed so buckets hold ~4 rows). A lookup reads one offset pair per run and compares
-the few keys of that bucket: no binary search, no dependence on the table's size except through
-the number of runs, which merging keeps logarithmic (runs of similar size merge, dropping the
-rows of dead slots). Slots are small integers the caller assigns (0, 1, 2, ...); a slot is
-killed by :meth:`kill` (its rows stay until the next merge, lookups skip them).
+Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its rows sorted by
+*table key* ``K`` (below), plus direct-address uint32 offsets on ``K``'s top ``p`` bits (``2**p``
+~ rows / 4 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
+*tag* (uint16 when they fit, else uint32 or uint64) and its uint32 slot. A lookup reads one
+offset pair per run and compares the few tags of that bucket: no binary search, no dependence
+on the table's size except through the number of runs, which merging keeps logarithmic (runs of
+similar size merge, dropping the rows of dead slots). Slots are small integers the caller
+assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows stay until the next merge,
+lookups skip them).
+
+``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
+(:func:`~neardup.index.lsh.band_keys`; 37 bits for 32 bands) and mix64 is a bijection, so the
+table key ``K = (x >> 32 << 32) | fmix32(x & 0xffffffff)`` (fmix32: murmur3's 32-bit
+finaliser, also a bijection, spreading the values over the buckets) determines the key: two
+keys are equal exactly when their table keys are, and (bucket, tag) is ``K`` itself. No hash
+is truncated, so the candidate set is exactly that of the full keys; a band key of ``x >=
+2**value_bits`` is refused by :meth:`add` and matches nothing in :meth:`lookup`. With the
+default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 10^6 documents x
+32 bands a row is 2 + 4 bytes (+ 0.5-1 of offsets) instead of 8 + 4 (+ 1-2).
 
 >>> import numpy as np
 >>> t = KeyTable()
@@ -28,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._backend import kernels
+from neardup.index.lsh import mix64_np
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
@@ -36,56 +49,111 @@ U32 = npt.NDArray[np.uint32]
 __all__ = ["KeyTable"]
 
 _k: Any = kernels("keys")  # C (neardup._native) or the numba fallback
+_M32 = np.uint64(0xFFFFFFFF)
+_MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
+
+
+def _tag_dtype(shift: int) -> np.dtype[Any]:
+    return np.dtype(np.uint16 if shift <= 16 else np.uint32 if shift <= 32 else np.uint64)
+
+
+def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
+    """``(p, tag dtype)`` of a run: 4-8 rows per bucket (measured: as fast as the 64-bit keys'
+    table; 8-16 rows saved 9 B/doc but were ~8% slower), or up to 4x the buckets where that
+    narrows the tags enough to pay for the offsets (bytes of offsets + tags, the smaller)."""
+    p0 = min(bits - 1, max(1, (max(rows, 16) // 4).bit_length() - 1))
+    options = [p0] + [bits - w for w in (16, 32) if p0 < bits - w <= p0 + 2]
+
+    def cost(p: int) -> int:
+        return 4 * (1 << p) + rows * _tag_dtype(bits - p).itemsize
+
+    p = min(options, key=cost)
+    return p, _tag_dtype(bits - p)
+
+
+def _unfmix32(h: U64) -> U64:
+    """Inverse of fmix32 (values < 2**32 in uint64)."""
+    h = h ^ (h >> np.uint64(16))
+    h = (h * np.uint64(0x7ED1B41D)) & _M32
+    h = h ^ (h >> np.uint64(13)) ^ (h >> np.uint64(26))
+    h = (h * np.uint64(0xA5CB9243)) & _M32
+    return h ^ (h >> np.uint64(16))
 
 
 @dataclass(frozen=True)
 class _Run:
-    keys: U64  # sorted
-    slots: U32  # parallel to keys
-    offsets: I64  # (2**p + 1,) bucket starts by top p bits
-    p: int
+    tags: npt.NDArray[np.unsignedinteger[Any]]  # low `shift` bits of the sorted table keys
+    slots: U32  # parallel to tags
+    offsets: U32  # (2**p + 1,) bucket starts by the table key's top p bits
+    shift: int  # value_bits - p
 
     @classmethod
-    def build(cls, keys: U64, slots: U32) -> _Run:
+    def build(cls, table_keys: U64, slots: U32, bits: int) -> _Run:
         """A run from unsorted rows."""
-        order = np.argsort(keys)
-        return cls.sorted(keys[order], slots[order])
-
-    @classmethod
-    def sorted(cls, keys: U64, slots: U32) -> _Run:
-        """A run from rows already sorted by key: only the offsets are computed."""
-        p = max(1, int(np.log2(max(keys.size, 4) / 4)))
-        offsets = np.empty((1 << p) + 1, np.int64)
-        _k.key_offsets(keys, p, offsets)  # one linear pass (a binary search per bucket was 8x)
-        return cls(keys, slots, offsets, p)
+        order = np.argsort(table_keys)
+        keys = table_keys[order]
+        p, dtype = _layout(keys.size, bits)
+        offsets = np.empty((1 << p) + 1, np.uint32)
+        _k.key_offsets(keys, bits - p, offsets)  # one linear pass
+        mask = np.uint64((1 << (bits - p)) - 1)
+        return cls((keys & mask).astype(dtype), slots[order], offsets, bits - p)
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
-        """(query row, row in this run) for every equal key."""
+        """(query row, row in this run) for every equal table key."""
         cap = max(16, queries.size)
         while True:
             out_q = np.empty(cap, np.int64)
             out_at = np.empty(cap, np.int64)
-            c = _k.key_lookup(self.keys, self.offsets, self.p, queries, out_q, out_at)
+            c = _k.key_lookup(self.offsets, self.tags, self.shift, queries, out_q, out_at)
             if c <= cap:
                 return out_q[:c], out_at[:c]
             cap = c
 
+    def table_keys(self) -> U64:
+        """Every row's table key (bucket and tag), sorted."""
+        buckets = np.repeat(
+            np.arange(self.offsets.size - 1, dtype=np.uint64), np.diff(self.offsets)
+        )
+        return (buckets << np.uint64(self.shift)) | self.tags.astype(np.uint64)
+
+    @property
+    def size(self) -> int:
+        return int(self.tags.size)
+
     @property
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.slots.nbytes + self.offsets.nbytes)
+        return int(self.tags.nbytes + self.slots.nbytes + self.offsets.nbytes)
 
 
 class KeyTable:
     """Maps uint64 keys to the slots that hold them (see the module docs).
 
     ``merge_factor``: a run merges into the one before it when that one is at most this many
-    times larger.
+    times larger. ``value_bits``: the keys are ``mix64`` of values below ``2**value_bits``
+    (32..64; 64: any keys).
     """
 
-    def __init__(self, *, merge_factor: int = 4) -> None:
+    def __init__(self, *, merge_factor: int = 4, value_bits: int = 64) -> None:
+        if not 32 <= value_bits <= 64:
+            raise ValueError(f"value_bits must be in 32..64, got {value_bits}")
         self.merge_factor = max(2, int(merge_factor))
+        self.value_bits = int(value_bits)
         self._runs: list[_Run] = []
         self._dead = np.zeros(0, dtype=bool)  # by slot
+
+    def pack(self, keys: npt.ArrayLike) -> U64:
+        """Table keys of ``keys`` (flattened); ``2**64 - 1`` for a key outside ``value_bits``."""
+        flat = np.ascontiguousarray(keys, dtype=np.uint64).ravel()
+        out = np.empty(flat.size, np.uint64)
+        _k.key_pack(flat, self.value_bits, out)
+        return out
+
+    def unpack(self, table_keys: U64) -> U64:
+        """The keys of table keys (inverse of :meth:`pack`)."""
+        if self.value_bits == 64:
+            return table_keys
+        x = (table_keys >> np.uint64(32) << np.uint64(32)) | _unfmix32(table_keys & _M32)
+        return mix64_np(x)
 
     def add(self, keys: U64, slots: npt.ArrayLike) -> None:
         """Add the ``(n, m)`` keys of ``n`` new slots (each slot must be new and alive)."""
@@ -100,23 +168,35 @@ class KeyTable:
         top = int(slot_arr.max())
         if top >= 2**32 - 1 or int(slot_arr.min()) < 0:
             raise ValueError("slots must be in [0, 2**32 - 1)")
+        packed = self.pack(keys)
+        if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
+            raise ValueError(f"keys must be mix64 of values below 2**{self.value_bits}")
         if top >= self._dead.size:
             grown = np.zeros(max(top + 1, 2 * self._dead.size), dtype=bool)
             grown[: self._dead.size] = self._dead
             self._dead = grown
         flat_slots = np.repeat(slot_arr.astype(np.uint32), keys.shape[1])
-        self._runs.append(_Run.build(keys.ravel(), flat_slots))
+        self._runs.append(_Run.build(packed, flat_slots, self.value_bits))
         while len(self._runs) >= 2:
             a, b = self._runs[-2], self._runs[-1]
-            if a.keys.size > self.merge_factor * b.keys.size:
+            if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
                 break
             self._runs[-2:] = [self._merge(a, b)]
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
-        n = a.keys.size + b.keys.size
-        keys, slots = np.empty(n, np.uint64), np.empty(n, np.uint32)
-        m = _k.key_merge(a.keys, a.slots, b.keys, b.slots, self._dead, keys, slots)
-        return _Run.sorted(keys[:m].copy(), slots[:m].copy())
+        """``a`` and ``b`` as one run without dead rows (laid out for its live rows)."""
+        live = a.size + b.size
+        for run in (a, b):
+            live -= int(np.count_nonzero(self._dead[run.slots]))
+        p, dtype = _layout(live, self.value_bits)
+        offsets = np.empty((1 << p) + 1, np.uint32)
+        tags, slots = np.empty(live, dtype), np.empty(live, np.uint32)
+        m = _k.key_merge(
+            a.offsets, a.tags, a.shift, a.slots, b.offsets, b.tags, b.shift, b.slots,
+            self._dead, offsets, tags, self.value_bits - p, slots,
+        )  # fmt: skip
+        assert m == live
+        return _Run(tags, slots, offsets, self.value_bits - p)
 
     def kill(self, slots: npt.ArrayLike) -> None:
         """Mark slots dead: lookups skip them, the next merge drops their rows."""
@@ -133,19 +213,19 @@ class KeyTable:
         for run in self._runs:
             merged = run if merged is None else self._merge(merged, run)
         if merged is not None and len(self._runs) == 1:  # one run: still drop its dead rows
-            keep = ~self._dead[merged.slots]
-            merged = _Run.sorted(merged.keys[keep], merged.slots[keep])
+            empty = _Run(merged.tags[:0], merged.slots[:0], np.zeros(2, np.uint32), 63)
+            merged = self._merge(merged, empty)
         if live is None:
-            self._runs = [merged] if merged is not None and merged.keys.size else []
+            self._runs = [merged] if merged is not None and merged.size else []
             return
         slots = np.asarray(live, np.int64)
         renumber = np.zeros(max(self._dead.size, 1), np.uint32)
         renumber[slots] = np.arange(slots.size, dtype=np.uint32)
         self._dead = np.zeros(slots.size, dtype=bool)
-        if merged is None or not merged.keys.size:
+        if merged is None or not merged.size:
             self._runs = []
             return
-        self._runs = [_Run(merged.keys, renumber[merged.slots], merged.offsets, merged.p)]
+        self._runs = [_Run(merged.tags, renumber[merged.slots], merged.offsets, merged.shift)]
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
         """``(query row, slot)`` for every live slot holding a queried key, sorted, distinct.
@@ -154,7 +234,7 @@ class KeyTable:
         """
         q2 = np.asarray(queries, dtype=np.uint64)
         m = q2.shape[1] if q2.ndim == 2 else 1
-        flat = q2.ravel()
+        flat = self.pack(q2)  # outside value_bits: 2**64 - 1, a bucket no run has
         rows, slots = [], []
         for run in self._runs:
             r, at = run.lookup(flat)
@@ -175,65 +255,96 @@ class KeyTable:
     def keys_by_slot(self, slots: npt.ArrayLike, m: int) -> U64:
         """The ``(len(slots), m)`` keys of live slots (each must hold exactly ``m`` keys)."""
         want = np.asarray(slots, dtype=np.int64)
-        keys = (
-            np.concatenate([r.keys for r in self._runs]) if self._runs else np.zeros(0, np.uint64)
-        )
-        own = (
-            np.concatenate([r.slots for r in self._runs]).astype(np.int64)
-            if self._runs
-            else np.zeros(0, np.int64)
-        )
-        pick = np.isin(own, want)
-        keys, own = keys[pick], own[pick]
-        order = np.argsort(own, kind="stable")
-        if own.size != want.size * m:
-            raise ValueError(f"expected {m} keys per slot, found {own.size} for {want.size} slots")
-        return keys[order].reshape(want.size, m)
+        keys, own = [np.zeros(0, np.uint64)], [np.zeros(0, np.int64)]
+        for run in self._runs:
+            pick = np.isin(run.slots, want)
+            keys.append(run.table_keys()[pick])
+            own.append(run.slots[pick].astype(np.int64))
+        key, slot = np.concatenate(keys), np.concatenate(own)
+        order = np.argsort(slot, kind="stable")
+        if slot.size != want.size * m:
+            raise ValueError(f"expected {m} keys per slot, found {slot.size} for {want.size} slots")
+        return self.unpack(key[order]).reshape(want.size, m)
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
-        """The runs and the dead-slot mask as named arrays (saved as they are: no re-sort on
-        load)."""
-        out: dict[str, npt.NDArray[Any]] = {"dead": self._dead}
+        """The runs, the dead-slot mask and ``value_bits`` as named arrays (saved as they are:
+        no re-sort on load)."""
+        out: dict[str, npt.NDArray[Any]] = {
+            "dead": self._dead,
+            "value_bits": np.array([self.value_bits], np.int64),
+        }
         for i, run in enumerate(self._runs):
-            out[f"run{i}_keys"], out[f"run{i}_slots"] = run.keys, run.slots
+            out[f"run{i}_tags"], out[f"run{i}_slots"] = run.tags, run.slots
             out[f"run{i}_offsets"] = run.offsets
         return out
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, npt.NDArray[Any]], *, merge_factor: int = 4) -> KeyTable:
+    def from_arrays(
+        cls, arrays: dict[str, npt.NDArray[Any]], *, merge_factor: int = 4, value_bits: int = 64
+    ) -> KeyTable:
         """A table over :meth:`to_arrays` output (memory maps are used read-only); checks the
-        shapes and offsets the lookup kernel relies on (O(buckets))."""
-        table = cls(merge_factor=merge_factor)
+        shapes and offsets the lookup kernel relies on (O(buckets)).
+
+        The layout of state format 1 (``run{i}_keys``: full uint64 keys, int64 offsets) is
+        converted: its keys are packed and re-sorted (O(rows log rows), once).
+        """
+        table = cls(merge_factor=merge_factor, value_bits=value_bits)
         table._dead = np.array(arrays["dead"], dtype=bool)  # a copy: kill() writes it
-        i = 0
-        while f"run{i}_keys" in arrays:
-            keys, slots = arrays[f"run{i}_keys"], arrays[f"run{i}_slots"]
+        if "run0_keys" in arrays:
+            table._runs = [table._old_run(arrays, i) for i in range(_count(arrays, "keys"))]
+            return table
+        saved = arrays.get("value_bits")
+        bits = int(saved[0]) if saved is not None and saved.shape == (1,) else None
+        if bits != value_bits:
+            raise ValueError(
+                f"the key table was saved with value_bits {bits}, this design has {value_bits}"
+            )
+        for i in range(_count(arrays, "tags")):
+            tags, slots = arrays[f"run{i}_tags"], arrays[f"run{i}_slots"]
             offsets = arrays[f"run{i}_offsets"]
             p = int(offsets.size - 1).bit_length() - 1
-            ok = (
-                keys.dtype == np.uint64
+            ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
+                tags.dtype in (np.uint16, np.uint32, np.uint64)
+                and 1 <= p <= value_bits
+                and value_bits - p <= 8 * tags.dtype.itemsize
                 and slots.dtype == np.uint32
-                and keys.ndim == 1
-                and slots.shape == keys.shape
-                and offsets.dtype == np.int64
-                and p >= 1
+                and tags.ndim == 1
+                and slots.shape == tags.shape
+                and offsets.dtype == np.uint32
                 and offsets.size == (1 << p) + 1
                 and int(offsets[0]) == 0
-                and int(offsets[-1]) == keys.size
-                and bool((np.diff(offsets) >= 0).all())
+                and int(offsets[-1]) == tags.size
+                and bool((offsets[1:] >= offsets[:-1]).all())
             )
             if not ok:
-                raise ValueError(f"key table run {i} is inconsistent (keys, slots, offsets)")
-            table._runs.append(_Run(keys, slots, offsets, p))
-            i += 1
+                raise ValueError(f"key table run {i} is inconsistent (tags, slots, offsets)")
+            table._runs.append(_Run(tags, slots, offsets, value_bits - p))
         return table
+
+    def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
+        """Run ``i`` of the format-1 layout, converted (its keys are checked here)."""
+        keys, slots = arrays[f"run{i}_keys"], arrays[f"run{i}_slots"]
+        if keys.dtype != np.uint64 or slots.dtype != np.uint32 or keys.shape != slots.shape:
+            raise ValueError(f"key table run {i} is inconsistent (keys, slots)")
+        packed = self.pack(keys)
+        if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
+            raise ValueError(f"key table run {i} holds keys of another design")
+        return _Run.build(packed, np.array(slots), self.value_bits)
 
     @property
     def runs(self) -> list[int]:
         """Rows per run, oldest first."""
-        return [int(r.keys.size) for r in self._runs]
+        return [r.size for r in self._runs]
 
     @property
     def nbytes(self) -> int:
-        """Bytes of keys, slots and offsets."""
+        """Bytes of tags, slots and offsets."""
         return sum(r.nbytes for r in self._runs) + int(self._dead.nbytes)
+
+
+def _count(arrays: dict[str, npt.NDArray[Any]], what: str) -> int:
+    """How many runs ``run0_<what>``, ``run1_<what>``, ... the arrays hold."""
+    i = 0
+    while f"run{i}_{what}" in arrays:
+        i += 1
+    return i

@@ -38,7 +38,7 @@ from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
 from neardup.server.rows import answers, result, state_rows, take
-from neardup.server.snapshot import Background, load_state, write_snapshot
+from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
 from neardup.server.store import Store
 from neardup.server.validate import Item
 from neardup.server.writer import (
@@ -117,6 +117,7 @@ class Service:
 
         self.overlap = OverlapStore.open(settings.data, settings.overlap, settings.synchronous)
         self._warm_up()
+        release_heap()  # the load's temporaries (memory per stored document, issue 21)
         self.arrivals = Arrivals(self._handle, DECIDE_LIMIT)
 
     def latest_time(self) -> float | None:

@@ -1,0 +1,211 @@
+"""The KeyTable (tags + slots + uint32 offsets) against brute force, its kernels C == numba, and
+its saved layouts (the current one and state format 1's full keys)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.index import keytable
+from neardup.index.keytable import KeyTable
+from neardup.index.lsh import mix64_np
+
+BITS = 37  # 32 bands of 4 bytes: what BandCandidates uses
+
+
+def forced_keys(bands: np.ndarray, table_keys: np.ndarray) -> np.ndarray:
+    """The band keys whose table keys are ``(band << 32) | table_keys`` (chosen collisions)."""
+    k = (bands.astype(np.uint64) << np.uint64(32)) | table_keys.astype(np.uint64)
+    return KeyTable(value_bits=BITS).unpack(k)
+
+
+def key_pool(rng: np.random.Generator, n: int, m: int, bits: int) -> np.ndarray:
+    """``(n, m)`` keys from a small pool: equal keys, equal tags in other buckets, many rows in
+    one bucket (the table key's low bits and its top bits vary independently)."""
+    if bits == 64:
+        return mix64_np(rng.integers(0, 200, size=(n, m)).astype(np.uint64))
+    hi = rng.integers(0, 16, size=(n, m)).astype(np.uint64) << np.uint64(28)
+    lo = rng.integers(0, 8, size=(n, m)).astype(np.uint64)
+    band = rng.integers(0, 3, size=(n, m))
+    return forced_keys(band, hi | lo).reshape(n, m)
+
+
+def brute(stored: list[np.ndarray], dead: set[int], queries: np.ndarray) -> list[tuple[int, int]]:
+    return sorted(
+        (q, s)
+        for q in range(len(queries))
+        for s, k in enumerate(stored)
+        if s not in dead and set(queries[q].tolist()) & set(k.tolist())
+    )
+
+
+def hits(table: KeyTable, queries: np.ndarray) -> list[tuple[int, int]]:
+    rows, slots = table.lookup(queries)
+    return list(zip(rows.tolist(), slots.tolist(), strict=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 6), st.integers(1, 4), st.sampled_from([64, BITS]))
+def test_keytable_lookup_brute_force(seed: int, batches: int, m: int, bits: int) -> None:
+    rng = np.random.default_rng(seed)
+    table = KeyTable(merge_factor=2, value_bits=bits)
+    stored: list[np.ndarray] = []
+    dead: set[int] = set()
+    for _ in range(batches):
+        n = int(rng.integers(0, 300))
+        keys = key_pool(rng, n, m, bits)
+        table.add(keys, np.arange(len(stored), len(stored) + n))
+        stored.extend(keys)
+        if stored:
+            kill = rng.integers(0, len(stored), size=3)
+            table.kill(kill)
+            dead.update(kill.tolist())
+    queries = key_pool(rng, 50, m, bits)
+    want = brute(stored, dead, queries)
+    assert hits(table, queries) == want
+    again = KeyTable.from_arrays(table.to_arrays(), merge_factor=2, value_bits=bits)
+    assert hits(again, queries) == want
+    alive = np.array([s for s in range(len(stored)) if s not in dead], dtype=np.int64)
+    if alive.size:
+        back = table.keys_by_slot(alive, m)
+        assert sorted(map(sorted, back.tolist())) == sorted(
+            sorted(stored[s].tolist()) for s in alive.tolist()
+        )
+    table.compact(alive)  # renumbered 0..len(alive)-1
+    renumbered = brute([stored[s] for s in alive.tolist()], set(), queries)
+    assert hits(table, queries) == renumbered
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 4))
+def test_tiny_tags_give_the_exact_candidate_set(seed: int, batches: int) -> None:
+    """Every run laid out with 16-bit tags whatever its size (most of the key in the bucket)
+    and keys built to share tags across buckets: still the exact candidate set."""
+    rng = np.random.default_rng(seed)
+
+    def tiny(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
+        return bits - 16, np.dtype(np.uint16)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(keytable, "_layout", tiny)
+        table = KeyTable(merge_factor=2, value_bits=BITS)
+        stored: list[np.ndarray] = []
+        for _ in range(batches):
+            n = int(rng.integers(1, 200))
+            keys = key_pool(rng, n, 4, BITS)
+            table.add(keys, np.arange(len(stored), len(stored) + n))
+            stored.extend(keys)
+        assert {r.tags.dtype for r in table._runs} == {np.dtype(np.uint16)}
+        queries = key_pool(rng, 40, 4, BITS)
+        assert hits(table, queries) == brute(stored, set(), queries)
+
+
+def test_equal_tags_in_other_buckets_and_bands_do_not_match() -> None:
+    """Table keys that share their low 32 bits (the tag) across bands, or their bucket with
+    another tag, are different keys: no hit."""
+    table = KeyTable(value_bits=BITS)
+    low = np.arange(64, dtype=np.uint64) << np.uint64(20)
+    stored = forced_keys(np.zeros(64, np.int64), low).reshape(64, 1)
+    table.add(stored, np.arange(64))
+    other_band = forced_keys(np.ones(64, np.int64), low).reshape(64, 1)
+    nearby = forced_keys(np.zeros(64, np.int64), low + np.uint64(1)).reshape(64, 1)
+    assert hits(table, other_band) == [] and hits(table, nearby) == []
+    assert hits(table, stored) == [(i, i) for i in range(64)]
+
+
+def test_keys_outside_value_bits_are_refused_and_never_match() -> None:
+    table = KeyTable(value_bits=BITS)
+    table.add(forced_keys(np.arange(4), np.arange(4)).reshape(2, 2), [0, 1])
+    outside = mix64_np(np.array([[1 << 40, 3 << 37]], np.uint64))
+    with pytest.raises(ValueError, match="below 2\\*\\*37"):
+        table.add(outside, [2])
+    assert hits(table, outside) == []
+    with pytest.raises(ValueError, match="value_bits"):
+        KeyTable(value_bits=31)
+
+
+def test_layout_at_scale_is_six_bytes_and_a_half_per_key() -> None:
+    """The run of 10^6 documents x 32 bands: uint16 tags, 4-8 rows per bucket (uint32)."""
+    assert keytable._layout(32 * 10**6, BITS) == (22, np.dtype(np.uint16))  # 7.6 rows a bucket
+    # 200,000 documents: 2x the buckets (offsets 1.3 B a row) make the tags uint16 (-2 B)
+    assert keytable._layout(32 * 200_000, BITS) == (21, np.dtype(np.uint16))
+    # 70,000: 4x the buckets would cost 3.7 B a row of offsets for the same 2 B: uint32 tags
+    assert keytable._layout(32 * 70_000, BITS) == (19, np.dtype(np.uint32))
+    assert keytable._layout(1000, BITS)[1] == np.dtype(np.uint32)
+    assert keytable._layout(10, BITS)[1] == np.dtype(np.uint64)
+    assert keytable._layout(1000, 64)[1] == np.dtype(np.uint64)
+
+
+def test_pack_and_unpack_are_inverse() -> None:
+    rng = np.random.default_rng(3)
+    x = (rng.integers(0, 32, 1000).astype(np.uint64) << np.uint64(32)) | rng.integers(
+        0, 2**32, 1000
+    ).astype(np.uint64)
+    keys = mix64_np(x)
+    table = KeyTable(value_bits=BITS)
+    packed = table.pack(keys)
+    assert np.array_equal(packed >> np.uint64(32), x >> np.uint64(32))
+    assert np.unique(packed).size == np.unique(keys).size
+    assert np.array_equal(table.unpack(packed), keys)
+
+
+def old_layout(table: KeyTable, p_of: int = 4) -> dict[str, np.ndarray]:
+    """``table`` saved as state format 1 did: sorted full keys, uint32 slots, int64 offsets on
+    the keys' top bits (~rows / ``p_of`` buckets)."""
+    out: dict[str, np.ndarray] = {"dead": table._dead.copy()}
+    for i, run in enumerate(table._runs):
+        keys = table.unpack(run.table_keys())
+        order = np.argsort(keys)
+        keys, slots = keys[order], run.slots[order]
+        p = max(1, int(np.log2(max(keys.size, 4) / p_of)))
+        out[f"run{i}_keys"], out[f"run{i}_slots"] = keys, slots
+        out[f"run{i}_offsets"] = np.searchsorted(
+            keys >> np.uint64(64 - p), np.arange((1 << p) + 1, dtype=np.uint64)
+        ).astype(np.int64)
+    return out
+
+
+def test_format_1_layout_is_converted_with_the_same_lookups() -> None:
+    rng = np.random.default_rng(5)
+    table = KeyTable(merge_factor=2, value_bits=BITS)
+    stored = [key_pool(rng, 300, 32, BITS) for _ in range(3)]
+    for i, keys in enumerate(stored):
+        table.add(keys, np.arange(300 * i, 300 * (i + 1)))
+    table.kill(np.arange(0, 900, 5))
+    queries = key_pool(rng, 60, 32, BITS)
+    want = hits(table, queries)
+    assert len(want) > 100
+    old = old_layout(table)
+    assert "run0_tags" not in old and "value_bits" not in old
+    converted = KeyTable.from_arrays(old, value_bits=BITS)
+    assert converted.runs == table.runs and hits(converted, queries) == want
+    new = forced_keys(np.tile(np.arange(32), 10), np.arange(320) + 5 * 2**20).reshape(10, 32)
+    converted.add(new, np.arange(900, 910))  # and it goes on (merging the converted runs)
+    assert hits(converted, new) == [(i, 900 + i) for i in range(10)]
+    assert hits(converted, queries) == want
+    foreign = dict(old, run0_keys=mix64_np(np.arange(old["run0_keys"].size, dtype=np.uint64) << 40))
+    with pytest.raises(ValueError, match="another design"):
+        KeyTable.from_arrays(foreign, value_bits=BITS)
+
+
+def test_inconsistent_saved_runs_are_refused() -> None:
+    rng = np.random.default_rng(6)
+    table = KeyTable(value_bits=BITS)
+    table.add(key_pool(rng, 500, 32, BITS), np.arange(500))
+    arrays = table.to_arrays()
+    assert arrays["run0_tags"].dtype == np.uint32  # 16,000 rows: 27-bit tags
+    bad_offsets = dict(arrays, run0_offsets=arrays["run0_offsets"][::-1].copy())
+    narrow_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint16))
+    short_slots = dict(arrays, run0_slots=arrays["run0_slots"][:-1])
+    for bad in (bad_offsets, narrow_tags, short_slots):
+        with pytest.raises(ValueError, match="run 0 is inconsistent"):
+            KeyTable.from_arrays(bad, value_bits=BITS)
+    with pytest.raises(ValueError, match="value_bits"):
+        KeyTable.from_arrays(arrays, value_bits=40)
+    wide_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint64))  # also exact
+    queries = key_pool(rng, 20, 32, BITS)
+    assert hits(KeyTable.from_arrays(wide_tags, value_bits=BITS), queries) == hits(table, queries)

@@ -1,0 +1,109 @@
+"""The C key table kernels (``keys.c``) equal the numba fallback, and refuse bad arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.index.keytable import KeyTable
+from neardup.index.lsh import mix64_np
+
+
+def run_of(rng: np.random.Generator, n: int, p: int, dtype: Any, bits: int = 37) -> tuple:
+    """A random run: ``(offsets, tags, shift, slots, sorted table keys)``."""
+    pool = rng.integers(0, 2**bits, size=max(n // 3, 1), dtype=np.uint64)
+    keys = np.sort(rng.choice(pool, size=n))  # repeated keys: multi-row hits
+    shift = bits - p
+    offsets = np.searchsorted(
+        keys >> np.uint64(shift), np.arange((1 << p) + 1, dtype=np.uint64)
+    ).astype(np.uint32)
+    tags = (keys & np.uint64((1 << shift) - 1)).astype(dtype)
+    slots = rng.permutation(2 * n + 2)[:n].astype(np.uint32)
+    return offsets, tags, shift, slots, keys
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 3000), st.integers(0, 600))
+def test_key_kernels_c_equal_numba(seed: int, n: int, nq: int) -> None:
+    native = pytest.importorskip("neardup._native")
+    nb = pytest.importorskip("neardup._numba.keys")
+    rng = np.random.default_rng(seed)
+    raw = mix64_np(rng.integers(0, 2**38, size=nq, dtype=np.uint64))
+    for bits in (37, 40, 64):
+        packed = [np.zeros(nq, np.uint64) for _ in range(2)]
+        native.key_pack(raw, bits, packed[0])
+        nb.key_pack(raw, bits, packed[1])
+        assert np.array_equal(*packed)
+    assert np.array_equal(packed[0], raw)  # bits == 64: the keys themselves
+    runs = [run_of(rng, n, p, dt) for p, dt in ((21, np.uint16), (8, np.uint32), (3, np.uint64))]
+    for offsets, tags, shift, _, keys in runs:
+        for mod in (native, nb):
+            got_off = np.full(offsets.size, 7, np.uint32)
+            mod.key_offsets(keys, shift, got_off)
+            assert got_off.tolist() == offsets.tolist()
+        queries = rng.choice(np.concatenate([keys[:50], rng.integers(0, 2**37, 50, np.uint64)]), nq)
+        queries[:3] = 2**64 - 1  # outside every bucket
+        for cap in (0, 7, 4 * nq + 16):
+            got: list[object] = []
+            for mod in (native, nb):
+                oq, oa = np.full(cap, -1, np.int64), np.full(cap, -1, np.int64)
+                c = mod.key_lookup(offsets, tags, shift, queries, oq, oa)
+                got.append((c, oq.tolist(), oa.tolist()))
+            assert got[0] == got[1]
+        want = sum(int((keys == q).sum()) for q in queries.tolist())
+        assert got[0][0] == want
+    dead = rng.random(2 * n + 2) < 0.3
+    a, b = runs[0], runs[2]
+    live = int((~dead[a[3]]).sum() + (~dead[b[3]]).sum())
+    merged = []
+    for mod in (native, nb):
+        for p, dt in ((22, np.uint16), (2, np.uint64)):
+            oo, ot, os_ = (
+                np.zeros((1 << p) + 1, np.uint32),
+                np.zeros(2 * n, dt),
+                np.zeros(2 * n, np.uint32),
+            )
+            m = mod.key_merge(*a[:4], *b[:4], dead, oo, ot, 37 - p, os_)
+            merged.append((m, oo.tolist(), ot[:m].tolist(), os_[:m].tolist()))
+            assert m == live
+    assert merged[0] == merged[2] and merged[1] == merged[3]
+    back = KeyTable(value_bits=37)
+    rows = np.repeat(np.arange((1 << 22), dtype=np.uint64), np.diff(merged[0][1]))
+    table_keys = (rows << np.uint64(15)) | np.array(merged[0][2], np.uint64)
+    both = np.concatenate([a[4][~dead[a[3]]], b[4][~dead[b[3]]]])
+    assert np.array_equal(table_keys, np.sort(both)) and back.value_bits == 37
+
+
+def test_key_kernels_reject_bad_arguments() -> None:
+    native = pytest.importorskip("neardup._native")
+    tags = np.arange(8, dtype=np.uint16)
+    keys = np.arange(8, dtype=np.uint64)
+    out = np.zeros(4, np.int64)
+    with pytest.raises(ValueError, match="2 or more"):
+        native.key_lookup(np.zeros(1, np.uint32), tags, 1, keys, out, out.copy())
+    with pytest.raises(TypeError, match="uint16, uint32 or uint64"):
+        native.key_lookup(np.zeros(3, np.uint32), tags.astype(np.int8), 1, keys, out, out.copy())
+    # malformed offsets (past the end): clamped, never a read outside the tags
+    bad = np.array([0, 5, 99], np.uint32)
+    c = native.key_lookup(bad, tags, 1, keys, out, out.copy())
+    assert 0 <= c <= tags.size
+    with pytest.raises(TypeError, match="queries"):
+        native.key_lookup(np.zeros(3, np.uint32), tags, 1, keys.astype(np.int32), out, out.copy())
+    s = np.array([0, 9], np.uint32)
+    off = np.array([0, 2], np.uint32)
+    empty = (np.zeros(2, np.uint32), tags[:0], 4, s[:0])
+    o = (np.zeros(2, np.uint32), tags.copy(), 4, s.copy())
+    with pytest.raises(IndexError, match="dead mask"):
+        native.key_merge(off, tags[:2], 4, s, *empty, np.zeros(4, bool), *o)
+    with pytest.raises(ValueError, match="offsets of run a"):
+        native.key_merge(
+            np.array([0, 1], np.uint32), tags[:2], 4, s, *empty, np.zeros(10, bool), *o
+        )
+    with pytest.raises(ValueError, match="sorted"):
+        native.key_offsets(keys[::-1].copy(), 2, np.zeros(3, np.uint32))
+    with pytest.raises(ValueError, match="bits"):
+        native.key_pack(keys, 31, keys.copy())
