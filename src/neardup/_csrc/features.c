@@ -42,20 +42,96 @@ static int ascii_binary(const uint8_t *cls) {
     return 1;
 }
 
-/* Token spans over a run of ASCII bytes starting in state cur (0 or 1), without a branch per
- * token boundary (the mispredicted exits of a scan loop cost ~2/3 of the time on English
- * text): starts[n] and ends[n] are rewritten at every byte (the last writes before n grows at
- * a word -> separator step are the token's). Stops at the first non-ASCII byte or hi; returns the state. */
+/* Word-byte and high-bit masks of 64 bytes: bit j of *word is set when p[j] is ASCII and a
+ * word character (class 1), bit j of *high when p[j] >= 0x80. tbl[lo] holds bit hi set when
+ * byte (hi << 4) | lo is a word character (hi < 8): the AVX2 version looks both nibbles up
+ * with pshufb, 32 bytes at a time. */
+typedef void (*mask_fn)(const uint8_t *p, const uint8_t *tbl, const uint8_t *cls, uint64_t *word,
+                        uint64_t *high);
+
+static void mask64_scalar(const uint8_t *p, const uint8_t *tbl, const uint8_t *cls,
+                          uint64_t *word, uint64_t *high) {
+    (void)tbl;
+    uint64_t w = 0, h = 0;
+    for (int j = 0; j < 64; j++) {
+        uint8_t b = p[j];
+        h |= (uint64_t)(b >> 7) << j;
+        w |= (uint64_t)(b < 128 && cls[b] == 1) << j;
+    }
+    *word = w;
+    *high = h;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define ND_HAVE_AVX2_MASK 1
+__attribute__((target("avx2"))) static void mask64_avx2(const uint8_t *p, const uint8_t *tbl,
+                                                        const uint8_t *cls, uint64_t *word,
+                                                        uint64_t *high) {
+    (void)cls;
+    const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)tbl));
+    const __m256i bits = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2,
+                                          4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    uint64_t w = 0, h = 0;
+    for (int k = 0; k < 2; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + 32 * k));
+        __m256i a = _mm256_shuffle_epi8(t, _mm256_and_si256(v, nib));
+        __m256i b = _mm256_shuffle_epi8(bits, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
+        __m256i zero = _mm256_cmpeq_epi8(_mm256_and_si256(a, b), _mm256_setzero_si256());
+        w |= (uint64_t)(uint32_t)~_mm256_movemask_epi8(zero) << (32 * k);
+        h |= (uint64_t)(uint32_t)_mm256_movemask_epi8(v) << (32 * k);
+    }
+    *word = w;
+    *high = h;
+}
+#endif
+
+typedef struct {
+    mask_fn fn;
+    uint8_t tbl[16];
+} masker;
+
+static void masker_init(masker *mk, const uint8_t *cls) {
+    memset(mk->tbl, 0, sizeof(mk->tbl));
+    for (int b = 0; b < 128; b++)
+        if (cls[b] == 1) mk->tbl[b & 15] |= (uint8_t)(1u << (b >> 4));
+    mk->fn = mask64_scalar;
+#ifdef ND_HAVE_AVX2_MASK
+    if (__builtin_cpu_supports("avx2")) mk->fn = mask64_avx2;
+#endif
+}
+
+/* Token spans over a run of ASCII bytes starting in state cur (0 or 1), 64 bytes at a time:
+ * with the block's word mask W, tokens start where W has a 1 after a 0 and end where it has
+ * a 0 after a 1 (the mispredicted exits of a byte-by-byte scan cost most of the time on
+ * English text). A token still open at the end keeps its start in starts[n], as the
+ * byte loop did. Stops at the first non-ASCII byte or hi; returns the state. */
 static inline int ascii_spans(const uint8_t *buf, int64_t *ip, int64_t hi, const uint8_t *cls,
-                              int cur, int64_t *starts, int64_t *ends, int64_t *np) {
-    int64_t i = *ip, n = *np, start = cur ? starts[n] : i; /* in a register: no reload */
-    for (; i < hi && buf[i] < 128; i++) {
-        int c = cls[buf[i]];
-        start = cur ? start : i;
-        starts[n] = start;
-        ends[n] = i;
-        n += cur & (c ^ 1);
-        cur = c;
+                              const masker *mk, int cur, int64_t *starts, int64_t *ends,
+                              int64_t *np) {
+    int64_t i = *ip, n = *np, ns = n + cur;
+    uint8_t tmp[64];
+    while (i < hi) {
+        const uint8_t *p = buf + i;
+        int64_t len = hi - i;
+        if (len < 64) { /* padded with non-ASCII bytes: the run stops at hi */
+            memcpy(tmp, p, (size_t)len);
+            memset(tmp + len, 0x80, (size_t)(64 - len));
+            p = tmp;
+        }
+        uint64_t word, high;
+        mk->fn(p, mk->tbl, cls, &word, &high);
+        int run = high ? __builtin_ctzll(high) : 64;
+        uint64_t valid = run == 64 ? ~0ULL : (1ULL << run) - 1;
+        word &= valid;
+        uint64_t prev = (word << 1) | (uint64_t)cur; /* bit j: byte j - 1 is a word byte */
+        uint64_t st = word & ~prev, en = ~word & prev & valid;
+        for (; st; st &= st - 1) starts[ns++] = i + __builtin_ctzll(st);
+        for (; en; en &= en - 1) ends[n++] = i + __builtin_ctzll(en);
+        if (run > 0) cur = (int)((word >> (run - 1)) & 1);
+        i += run;
+        if (run < 64) break;
     }
     *ip = i;
     *np = n;
@@ -66,9 +142,11 @@ int64_t nd_token_spans(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t
                        int han_single, int64_t *starts, int64_t *ends) {
     int64_t n = 0, i = lo, ln;
     int cur = 0, binary = ascii_binary(cls);
+    masker mk;
+    if (binary) masker_init(&mk, cls);
     while (i < hi) {
         if (binary && (cur == 1 || cur == 0)) {
-            cur = ascii_spans(buf, &i, hi, cls, cur, starts, ends, &n);
+            cur = ascii_spans(buf, &i, hi, cls, &mk, cur, starts, ends, &n);
             if (i == hi) break;
         } else if (cur == 1 || cur == 0) {
             while (i < hi && buf[i] < 128 && cls[buf[i]] == cur) i++;
@@ -97,12 +175,18 @@ int64_t nd_token_spans(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t
     return n;
 }
 
+/* Mostly CJK: CJK characters (class >= 2, Hangul syllables) are at least a third of the word
+ * characters. The ASCII bytes are skipped 8 at a time first and counted only when the text
+ * has a CJK character at all (English text: one cheap pass). */
 int nd_is_cjk(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls) {
     int64_t cjk = 0, word = 0, i = lo, ln;
     while (i < hi) {
         if (buf[i] < 128) {
-            word += cls[buf[i]] != 0;
-            i++;
+            for (uint64_t x; i + 8 <= hi; i += 8) {
+                memcpy(&x, buf + i, 8);
+                if (x & 0x8080808080808080ULL) break;
+            }
+            while (i < hi && buf[i] < 128) i++;
             continue;
         }
         int64_t cp = decode(buf, i, hi, &ln);
@@ -113,7 +197,17 @@ int nd_is_cjk(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls) {
         }
         i += ln;
     }
-    return cjk > 0 && 3 * cjk >= word;
+    if (cjk == 0) return 0;
+    for (i = lo; i < hi;) { /* the ASCII word characters, stepping as the decoder does */
+        if (buf[i] < 128) {
+            word += cls[buf[i]] != 0;
+            i++;
+        } else {
+            decode(buf, i, hi, &ln);
+            i += ln;
+        }
+    }
+    return 3 * cjk >= word;
 }
 
 void nd_char_stream(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls, uint8_t *out,
