@@ -177,9 +177,11 @@ int64_t nd_token_spans(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t
 
 /* Mostly CJK: CJK characters (class >= 2, Hangul syllables) are at least a third of the word
  * characters. The ASCII bytes are skipped 8 at a time first and counted only when the text
- * has a CJK character at all (English text: one cheap pass). */
-int nd_is_cjk(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls) {
+ * has a CJK character at all (English text: one cheap pass). *has_han: whether the text has
+ * a Han (class 2) character. */
+static int cjk_scan(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls, int *has_han) {
     int64_t cjk = 0, word = 0, i = lo, ln;
+    int han = 0;
     while (i < hi) {
         if (buf[i] < 128) {
             for (uint64_t x; i + 8 <= hi; i += 8) {
@@ -193,10 +195,12 @@ int nd_is_cjk(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls) {
         int c = class_of(cls, cp);
         if (c != 0) {
             word++;
+            han |= c == 2;
             if (c >= 2 || (0xAC00 <= cp && cp <= 0xD7A3)) cjk++;
         }
         i += ln;
     }
+    *has_han = han;
     if (cjk == 0) return 0;
     for (i = lo; i < hi;) { /* the ASCII word characters, stepping as the decoder does */
         if (buf[i] < 128) {
@@ -208,6 +212,11 @@ int nd_is_cjk(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls) {
         }
     }
     return 3 * cjk >= word;
+}
+
+int nd_is_cjk(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls) {
+    int han;
+    return cjk_scan(buf, lo, hi, cls, &han);
 }
 
 void nd_char_stream(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls, uint8_t *out,
@@ -610,8 +619,9 @@ static void sketch_row(const nd_sk_conf *sc, const uint64_t *units, int64_t u, u
  * starts with a continuation byte: U+FFFD, which a stray one decodes to, separates). */
 static void prepare_doc(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_t *cls,
                         const nd_fp_conf *fc, const nd_sk_conf *sc, work *wk, int64_t *m,
-                        int64_t *u) {
-    int cjk = (fc->mode == ND_AUTO_MODE || sc->mode == 0) ? nd_is_cjk(buf, lo, hi, cls) : 0;
+                        int64_t *u, uint8_t *segment) {
+    int han = -1, cjk = 0;
+    if (fc->mode == ND_AUTO_MODE || sc->mode == 0) cjk = cjk_scan(buf, lo, hi, cls, &han);
     int mode = fc->mode, joined = 0;
     int64_t n = fc->n;
     if (mode == ND_AUTO_MODE) {
@@ -620,6 +630,11 @@ static void prepare_doc(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
         joined = cjk;
     }
     int char_units = sc->mode == 2 || (sc->mode == 0 && cjk), shared = 0;
+    *segment = 0; /* words of Han runs segmented: the caller's (Python segmenter) */
+    if (mode != ND_CHAR_MODE && !fc->han_single) {
+        if (han < 0) cjk_scan(buf, lo, hi, cls, &han);
+        *segment = (uint8_t)han;
+    }
     if (mode == ND_CHAR_MODE) {
         int64_t nb, ncp;
         nd_char_stream(buf, lo, hi, cls, wk->scratch, wk->starts, joined, &nb, &ncp);
@@ -649,16 +664,19 @@ static void prepare_doc(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
 }
 
 /* nd_fingerprint_batch and the verifier's nd_sketch (one block of k minima per shingle size
- * of sc, in order) of the same texts in one pass over each text; 0, or -1 when out of memory. */
+ * of sc, in order) of the same texts in one pass over each text; 0, or -1 when out of memory.
+ * segment[d] = 1: the fingerprint features of text d read Han words (a Han character, and
+ * neither char features nor han_single): its fps/empty row is of the unsegmented text, and
+ * the caller recomputes it. */
 int nd_prepare_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const uint8_t *cls,
                      const nd_fp_conf *fc, uint64_t *fps, uint8_t *empty, const nd_sk_conf *sc,
-                     uint64_t *mins) {
+                     uint64_t *mins, uint8_t *segment) {
     work wk;
     if (work_alloc(&wk, offsets, ndoc, 1) < 0) return -1;
     int rc = 0;
     for (int64_t d = 0; d < ndoc && rc == 0; d++) {
         int64_t m = 0, u = 0;
-        prepare_doc(buf, offsets[d], offsets[d + 1], cls, fc, sc, &wk, &m, &u);
+        prepare_doc(buf, offsets[d], offsets[d + 1], cls, fc, sc, &wk, &m, &u, segment + d);
         sketch_row(sc, wk.units, u, wk.seg, mins + d * sc->k * sc->nng);
         rc = fp_row(fc, wk.keys, m, &wk, d + 1, fps + d * fc->words, empty + d);
     }

@@ -51,7 +51,7 @@ typedef struct {
 
 int nd_prepare_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const uint8_t *cls,
                      const nd_fp_conf *fc, uint64_t *fps, uint8_t *empty, const nd_sk_conf *sc,
-                     uint64_t *mins);
+                     uint64_t *mins, uint8_t *segment);
 void nd_collapse_spaces(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, uint8_t *out,
                         int64_t *out_off);
 

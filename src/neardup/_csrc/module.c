@@ -298,17 +298,19 @@ fail:
 }
 
 /* prepare_batch(buf, offsets, cls, <fingerprint_batch's configuration: mode .. seed>, n_cjk,
- * fps, empty, sk_mode, ngrams, sk_seed, salts, mins): fingerprint_batch and the verifier's
- * sketch (one block of len(salts) minima per entry of ngrams) with one tokenizer pass. */
+ * fps, empty, sk_mode, ngrams, sk_seed, salts, mins, segment): fingerprint_batch and the
+ * verifier's sketch (one block of len(salts) minima per entry of ngrams) with one tokenizer
+ * pass; segment[d] = 1 where the fingerprint needs Han words (the caller's to redo). */
 static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
-    PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *fps, *empty, *ngrams, *salts, *mins;
+    PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *fps, *empty, *ngrams, *salts, *mins,
+        *segment;
     nd_fp_conf fc;
     nd_sk_conf sc;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOinpOinOOdO&nOOiOO&OO", &buf, &offsets, &cls, &fc.mode, &fc.n,
+    if (!PyArg_ParseTuple(args, "OOOinpOinOOdO&nOOiOO&OOO", &buf, &offsets, &cls, &fc.mode, &fc.n,
                           &fc.han_single, &stop, &fc.weighting, &fc.top_n, &idf_keys, &idf_vals,
                           &fc.idf_default, to_u64, &fc.seed, &fc.n_cjk, &fps, &empty, &sc.mode,
-                          &ngrams, to_u64, &sc.seed, &salts, &mins))
+                          &ngrams, to_u64, &sc.seed, &salts, &mins, &segment))
         return NULL;
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
@@ -321,7 +323,9 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     GET(ng, ngrams, 'i', 8, 0, 1);
     GET(sa, salts, 'u', 8, 0, 1);
     GET(mn, mins, 'u', 8, 1, 2);
-    if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "fps/empty need one row per document");
+    GET(sg, segment, 'b', 1, 1, 1);
+    if (DIM(o, 0) != ndoc || LEN(em) != ndoc || LEN(sg) != ndoc)
+        FAIL(PyExc_ValueError, "fps/empty/segment need one row per document");
     if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
     if (DIM(mn, 0) != ndoc || DIM(mn, 1) != LEN(sa) * LEN(ng))
         FAIL(PyExc_ValueError, "mins must be (docs, len(salts) * len(ngrams))");
@@ -339,7 +343,7 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     sc.k = LEN(sa);
     int rc;
     NOGIL(rc = nd_prepare_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, &fc, o->buf, em->buf, &sc,
-                                mn->buf));
+                                mn->buf, sg->buf));
     return done_none(&bs, rc);
 fail:
     return failed(&bs);

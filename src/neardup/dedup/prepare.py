@@ -79,8 +79,9 @@ def _fused(fingerprinter: Any, verifier: Any, texts: list[str], packed: Any) -> 
     """(fingerprints, empty mask, every text's sketch) from the C ``prepare_batch``, which
     tokenizes each text once for both (issue 24: the two tokenizer passes were a fifth of the
     mixed collection's CPU time); None where it does not apply (the separate kernels then
-    give the same values): no extension, a user's fingerprinter, an analyzer or markup, or
-    Han runs segmented for the fingerprints (other bytes than the sketch reads)."""
+    give the same values): no extension, a user's fingerprinter, an analyzer or markup.
+    Texts whose fingerprint reads segmented Han words (the kernel flags them: a Han
+    character, and no char features) get theirs from ``fingerprint_many``."""
     mod: Any = native()
     own = type(fingerprinter) is Fingerprinter
     if not (own and hasattr(mod, "prepare_batch")):
@@ -88,18 +89,17 @@ def _fused(fingerprinter: Any, verifier: Any, texts: list[str], packed: Any) -> 
     if callable(fingerprinter.analyzer) or fingerprinter.markup:
         return None
     buf, off = packed
-    if fingerprinter._segment_packed(texts, buf, off)[0] is not buf:
-        return None
     n = len(texts)
     fps = np.zeros((n, fingerprinter.bits // 64), dtype=np.uint64)
     empty = np.zeros(n, dtype=bool)
+    segment = np.zeros(n, dtype=bool)
     ngrams = np.array(verifier._ngrams(), dtype=np.int64)
     mins = np.empty((n, verifier.num_hashes * ngrams.size), dtype=np.uint64)
     *conf, n_cjk = fingerprinter._conf()
     sketch = (_SKETCH_MODES[verifier.mode], ngrams, verifier.seed, verifier._salts())
 
     def run(lo: int, hi: int) -> None:
-        part = (fps[lo:hi], empty[lo:hi], *sketch, mins[lo:hi])
+        part = (fps[lo:hi], empty[lo:hi], *sketch, mins[lo:hi], segment[lo:hi])
         mod.prepare_batch(buf, off[lo : hi + 1], char_classes(), *conf, n_cjk, *part)
 
     if n >= OVERLAP_MIN:  # the kernel releases the GIL: half the bytes on a second core
@@ -110,6 +110,13 @@ def _fused(fingerprinter: Any, verifier: Any, texts: list[str], packed: Any) -> 
             side.result()
     else:
         run(0, n)
+    if segment.any():
+        rows = np.flatnonzero(segment)
+        seg_fps, seg_empty = fingerprinter.fingerprint_many(
+            [texts[i] for i in rows.tolist()], return_mask=True
+        )
+        fps[rows] = np.asarray(seg_fps, dtype=np.uint64).reshape(rows.size, -1)
+        empty[rows] = seg_empty
     every = verifier._finish(mins, [len(t) for t in texts])
     return (fps[:, 0] if fingerprinter.bits == 64 else fps), empty, every
 
