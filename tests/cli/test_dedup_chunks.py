@@ -94,3 +94,46 @@ def test_look_ahead_raises_the_earlier_chunks_error_first() -> None:
     ok = [[(SimpleNamespace(text="a b c d e", id=0), {})]] * 2
     feed_ahead(Deduplicator(), iter([(c, None) for c in ok]), False, fed.append)
     assert fed == [1, 1]
+
+
+def test_writes_behind_keep_the_order_and_raise_a_write_error() -> None:
+    """The fast writer's second thread (issue 24) writes batches in the order given, even
+    when an earlier write is slower, and a failed write is raised in the caller."""
+    import threading
+    import time
+
+    from neardup.cli._dedup_write import _Behind
+
+    written: list[bytes] = []
+    threads = set()
+
+    def write(lines: list[bytes]) -> None:
+        threads.add(threading.get_ident())
+        time.sleep(0.002 * (len(written) % 3 == 0))
+        written.extend(lines)
+
+    with _Behind(write) as behind:
+        for k in range(50):
+            behind.put([b"%d" % k, b"%d." % k])
+        behind.put([])
+    assert written == [x for k in range(50) for x in (b"%d" % k, b"%d." % k)]
+    assert threading.get_ident() not in threads
+
+    def fail(lines: list[bytes]) -> None:
+        raise BrokenPipeError("gone")
+
+    with pytest.raises(BrokenPipeError), _Behind(fail) as behind:
+        behind.put([b"a"])
+        behind.drain()
+
+
+def test_fast_writer_output_spans_many_batches(tmp_path: Path) -> None:
+    """More lines than one write batch, to a file: the same bytes as the generic writer's
+    records (every line is the input record plus the decision fields)."""
+    src = _corpus(tmp_path / "in.jsonl", n=2600)
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(cli, ["dedup", src, "--out", str(out)])
+    assert res.exit_code == 0, res.stderr
+    rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert [r["id"] for r in rows] == list(range(2600))
+    assert {r["status"] for r in rows} >= {"unique", "duplicate"}
