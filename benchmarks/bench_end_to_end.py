@@ -18,7 +18,9 @@ install time); with it set, an editable install recompiles every neardup module 
 ``--profile`` runs ``neardup dedup`` in a child whose stage functions are wrapped by timers
 (best of ``--repeat`` runs by total wall time): start-up and imports, reading (gunzip, JSON,
 rows), normalising and packing, fingerprints and exact keys (on a "prep" thread, beside the
-reading of the next chunk), MinHash sketches (on a third thread, beside the fingerprints),
+reading of the next chunk), MinHash sketches (on a third thread, beside the fingerprints; since
+issue 24's one-pass kernel, fingerprints and sketches are one stage whose texts are split
+between the prep thread and a second one),
 decisions, writing, and the rest (the CLI's own Python, waiting for the prep thread included:
 the threads' stages overlap the others and are not subtracted from it). Its peak
 RSS comes from ``getrusage``.
@@ -89,6 +91,7 @@ pr.pack_prepared = timed("normalise + pack (prep thread)", pr.pack_prepared)
 pr._fingerprints = timed("fingerprints (prep thread)", pr._fingerprints)
 pr._keys = timed("exact keys (prep thread)", pr._keys)
 pr._sketch_all = timed("MinHash sketches (sketch thread)", pr._sketch_all)
+pr._fused = timed("fingerprints + sketches, one pass (prep thread, 2 cores)", pr._fused)
 pl.decide_batch = timed("decisions (index, verify, greedy)", pl.decide_batch)
 cd.write_fast = timed("write output", cd.write_fast)
 cd.write_generic = timed("write output", cd.write_generic)

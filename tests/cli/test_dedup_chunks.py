@@ -137,3 +137,22 @@ def test_fast_writer_output_spans_many_batches(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert [r["id"] for r in rows] == list(range(2600))
     assert {r["status"] for r in rows} >= {"unique", "duplicate"}
+
+
+@pytest.mark.parametrize(("preset", "want"), [(None, "1"), ("3", "3")])
+def test_cli_loads_numpy_with_one_blas_thread(preset: str | None, want: str) -> None:
+    """``neardup.cli`` sets OPENBLAS_NUM_THREADS=1 before numpy loads (OpenBLAS's thread
+    pool cost ~40 ms of each run's start, issue 24), keeping a value the user set."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    code = (
+        "import os, sys, neardup; before = 'numpy' in sys.modules; import neardup.cli; "
+        "print(before, 'numpy' in sys.modules, os.environ['OPENBLAS_NUM_THREADS'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "True", want], out.stderr
