@@ -76,9 +76,11 @@ def test_look_ahead_decides_as_the_library(tmp_path: Path, size: int) -> None:
     assert got == Deduplicator().run(texts).statuses
 
 
-def test_look_ahead_raises_the_earlier_chunks_error_first() -> None:
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_look_ahead_raises_the_earlier_chunks_error_first(depth: int) -> None:
     """Chunk 0 fails in prepare and reading chunk 1 fails too: chunk 0's error comes out,
-    as in the serial loop (reading chunk 1 happened while chunk 0 was prepared)."""
+    as in the serial loop (reading chunk 1 happened while chunk 0 was prepared), whatever
+    the number of chunks prepared ahead; every chunk is fed, in order."""
     from types import SimpleNamespace
 
     from neardup.cli._dedup_feed import feed_ahead
@@ -89,11 +91,14 @@ def test_look_ahead_raises_the_earlier_chunks_error_first() -> None:
         raise OSError("read failed")
 
     with pytest.raises(TypeError, match=r"texts\[0\] is int"):
-        feed_ahead(Deduplicator(), chunks(), False, lambda n: None)
-    fed = []
-    ok = [[(SimpleNamespace(text="a b c d e", id=0), {})]] * 2
-    feed_ahead(Deduplicator(), iter([(c, None) for c in ok]), False, fed.append)
-    assert fed == [1, 1]
+        feed_ahead(Deduplicator(), chunks(), False, lambda n: None, depth)
+    fed: list[int] = []
+    ok = [[(SimpleNamespace(text=f"a b c d {i}", id=i), {})] * (i + 1) for i in range(5)]
+    dd = Deduplicator()
+    feed_ahead(dd, iter([(c, None) for c in ok]), True, fed.append, depth)
+    assert fed == [1, 2, 3, 4, 5]
+    texts = [d.text for c in ok for d, _ in c]
+    assert dd.decisions().statuses == Deduplicator().run(texts).statuses
 
 
 def test_writes_behind_keep_the_order_and_raise_a_write_error() -> None:
