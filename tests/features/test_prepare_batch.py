@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -134,3 +135,41 @@ def test_shingle_keys_hash_in_place_or_copied(words: list[str], gaps: list[str],
     words = tokens(text, han_single=True)
     want = [xxhash.xxh3_64_intdigest(s.encode()) for s in shingles(words, n)]
     assert keys[:m].tolist() == want
+
+
+UTF8_PIECES = [b"a", b"b c", b" ", b"\n", b"1", "中".encode(), "文字".encode(), "é".encode(),
+               "한".encode(), "か".encode(), b"\xe4\xb8", b"\x80", b"\xbf\xbf", b"\xf0\x9f",
+               b"\xf0abc", b"\xc3", b"\xed\xa0\x80", b"\xff", b"\xfe\x80\x80"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(UTF8_PIECES), max_size=40), min_size=1, max_size=6),
+    st.sampled_from([(3, 5, 0, 4, 0), (1, 3, 0, 2, 1), (2, 5, 1, 3, 2), (3, 2, 0, 5, 0)]),
+)
+def test_prepare_batch_equals_separate_kernels_on_any_bytes(
+    docs: list[list[bytes]], conf: tuple[int, int, int, int, int]
+) -> None:
+    """Malformed UTF-8 too (truncated and stray bytes, surrogates, 0xFF): the one-pass
+    kernel's spans and char-stream units are those of fingerprint_batch and sketch."""
+    mode, n, han_single, ngram, sk_mode = conf  # fingerprint mode/n, sketch ngram/mode
+    parts = [b"".join(d) for d in docs]
+    buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+    cls, nd = char_classes(), len(parts)
+    mod: Any = native()
+    stop, ik, iv = np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.float64)
+    salts = MinHashVerifier()._salts()[:16]
+    fc = (mode, n, han_single, stop, 0, 0, ik, iv, 1.0, 0)
+    fps, empty = np.zeros((nd, 1), np.uint64), np.zeros(nd, bool)
+    mod.fingerprint_batch(buf, off, cls, *fc, fps, empty, 5)
+    mins = np.zeros((nd, 16), np.uint64)
+    mod.sketch(buf, off, np.full(nd, sk_mode, np.int8), cls, ngram, 0, salts, mins)
+    got = np.zeros((nd, 1), np.uint64), np.zeros(nd, bool), np.zeros((nd, 16), np.uint64)
+    segment = np.zeros(nd, bool)
+    ngrams = np.array([ngram], np.int64)
+    mod.prepare_batch(buf, off, cls, *fc, 5, got[0], got[1], sk_mode, ngrams, 0, salts, got[2],
+                      segment)  # fmt: skip
+    np.testing.assert_array_equal(got[0], fps)
+    np.testing.assert_array_equal(got[1], empty)
+    np.testing.assert_array_equal(got[2], mins)
