@@ -30,25 +30,29 @@ def feed_ahead(
     order, so the decisions are those of feeding one by one. An error of chunk i's prepare
     is raised before one of reading a later chunk, as in the serial loop."""
 
-    def submit(item: tuple[Chunk, list[float] | None]) -> tuple[Chunk, Future[Any]]:
+    def submit(item: tuple[Chunk, list[float] | None]) -> tuple[int, Any, Future[Any]]:
+        # only the texts (in the prepare call) and ids stay: the records are let go now, so
+        # the chunks in flight hold no more than their texts (Reuters peak RSS)
         chunk, ts = item
-        return chunk, pool.submit(dd.prepare, [d.text for d, _ in chunk], ts)
+        ids = [d.id for d, _ in chunk] if with_ids else None
+        return len(chunk), ids, pool.submit(dd.prepare, [d.text for d, _ in chunk], ts)
 
     with ThreadPoolExecutor(1) as pool:
-        pending: deque[tuple[Chunk, Future[Any]]] = deque()
+        pending: deque[tuple[int, Any, Future[Any]]] = deque()
         while True:
             try:
                 item = next(chunks, None)
             except BaseException:
-                for _, prepared in pending:
+                for _, _, prepared in pending:
                     prepared.result()  # their errors first (the serial order)
                 raise
+            done = item is None
             if item is not None:
                 pending.append(submit(item))
-            if pending and (item is None or len(pending) > depth):
-                chunk, prepared = pending.popleft()
-                ids = [d.id for d, _ in chunk] if with_ids else None
+            item = None  # (the chunk's records: not kept while deciding)
+            if pending and (done or len(pending) > depth):
+                size, ids, prepared = pending.popleft()
                 dd.feed_prepared(prepared.result(), ids=ids)
-                advance(len(chunk))
-            if item is None and not pending:
+                advance(size)
+            if done and not pending:
                 return
