@@ -38,3 +38,34 @@ def collapse(batch: list[str]) -> list[str]:
 @example([" x" * 32 + "\n" + "y  " * 30, "é" + "z " * 40])
 def test_collapse_is_split_and_join(batch: list[str]) -> None:
     assert collapse(batch) == [" ".join(t.split()) for t in batch]
+
+
+def test_scalar_versions_give_the_same_tokens_and_collapse() -> None:
+    """NEARDUP_NO_SIMD=1 runs the scalar block classifiers (the only ones without AVX2, e.g.
+    on aarch64): tokens and collapsed texts of long mixed texts equal the definitions."""
+    import json
+    import os
+    import random
+    import subprocess
+    import sys
+
+    rng = random.Random(3)
+    pool = list("abcXYZ09 ,.-'\t\n") * 6 + list(SPACES) + list("é中文ω한カ\u0301\x00\x1f")
+    batch = ["".join(rng.choice(pool) for _ in range(rng.randrange(300))) for _ in range(60)]
+    code = (
+        "import json, sys\n"
+        "from neardup.features.extract import tokens\n"
+        "from tests.features.test_collapse_spaces import collapse\n"
+        "batch = json.loads(sys.stdin.read())\n"
+        "print(json.dumps([collapse(batch), [tokens(t) for t in batch]]))\n"
+    )
+    env = {**os.environ, "NEARDUP_NO_SIMD": "1"}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(batch), env=env,
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    scalar_collapse, scalar_tokens = json.loads(out.stdout)
+    from neardup.features.extract import tokens
+
+    assert scalar_collapse == [" ".join(t.split()) for t in batch] == collapse(batch)
+    assert scalar_tokens == [tokens(t) for t in batch]

@@ -92,13 +92,25 @@ typedef struct {
     uint8_t tbl[16];
 } masker;
 
+/* Whether the AVX2 versions may run: the CPU has AVX2 and NEARDUP_NO_SIMD is unset (the
+ * tests run the scalar versions through it; read once, every thread reads the same value). */
+static int use_avx2(void) {
+#ifdef ND_HAVE_AVX2_MASK
+    static volatile int ok = -1;
+    if (ok < 0) ok = __builtin_cpu_supports("avx2") && getenv("NEARDUP_NO_SIMD") == NULL;
+    return ok;
+#else
+    return 0;
+#endif
+}
+
 static void masker_init(masker *mk, const uint8_t *cls) {
     memset(mk->tbl, 0, sizeof(mk->tbl));
     for (int b = 0; b < 128; b++)
         if (cls[b] == 1) mk->tbl[b & 15] |= (uint8_t)(1u << (b >> 4));
     mk->fn = mask64_scalar;
 #ifdef ND_HAVE_AVX2_MASK
-    if (__builtin_cpu_supports("avx2")) mk->fn = mask64_avx2;
+    if (use_avx2()) mk->fn = mask64_avx2;
 #endif
 }
 
@@ -751,7 +763,7 @@ void nd_collapse_spaces(const uint8_t *buf, const int64_t *offsets, int64_t ndoc
                         int64_t *out_off) {
     ws_fn ws64 = ws64_scalar;
 #ifdef ND_HAVE_AVX2_MASK
-    if (__builtin_cpu_supports("avx2")) ws64 = ws64_avx2;
+    if (use_avx2()) ws64 = ws64_avx2;
 #endif
     uint8_t conv[64];
     int64_t nb = 0;
