@@ -18,10 +18,14 @@ install time); with it set, an editable install recompiles every neardup module 
 ``--profile`` runs ``neardup dedup`` in a child whose stage functions are wrapped by timers
 (best of ``--repeat`` runs by total wall time): start-up and imports, reading (gunzip, JSON,
 rows), normalising and packing, fingerprints and exact keys (on a "prep" thread, beside the
-reading of the next chunk), MinHash sketches (on a third thread, beside the fingerprints),
+reading of the next chunk), MinHash sketches (on a third thread, beside the fingerprints; since
+issue 24's one-pass kernel, fingerprints and sketches are one stage whose texts are split
+between the prep thread and a second one),
 decisions, writing, and the rest (the CLI's own Python, waiting for the prep thread included:
 the threads' stages overlap the others and are not subtracted from it). Its peak
-RSS comes from ``getrusage``.
+RSS and the process's CPU time come from ``getrusage``; each stage's CPU time of the thread
+that ran it (``time.thread_time``: moves less than wall time on a loaded machine; the one-pass
+stage's second thread is not in it) is listed too.
 """
 
 from __future__ import annotations
@@ -61,27 +65,29 @@ import neardup.cli, neardup.cli.dedup as cd
 import neardup.dedup.dedup_state as pl, neardup.dedup.prepare as pr
 import neardup.verify, neardup.index, numpy, orjson
 imported = time.time()
-acc, lock = defaultdict(float), threading.Lock()
-def add(stage, dt):
+acc, cpu, lock = defaultdict(float), defaultdict(float), threading.Lock()
+def add(stage, dt, dc):
     with lock:
         acc[stage] += dt
+        cpu[stage] += dc
 def timed(stage, fn):
     def wrapper(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             return fn(*a, **k)
         finally:
-            add(stage, time.perf_counter() - t)
+            add(stage, time.perf_counter() - t, time.thread_time() - c)
     return wrapper
 def timed_iter(it):
+    stage = "read + parse (gunzip, JSON, rows)"
     while True:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             x = next(it)
         except StopIteration:
-            add("read + parse (gunzip, JSON, rows)", time.perf_counter() - t)
+            add(stage, time.perf_counter() - t, time.thread_time() - c)
             return
-        add("read + parse (gunzip, JSON, rows)", time.perf_counter() - t)
+        add(stage, time.perf_counter() - t, time.thread_time() - c)
         yield x
 docs = cd._Run.documents
 cd._Run.documents = lambda self, *a, **k: timed_iter(docs(self, *a, **k))
@@ -89,6 +95,7 @@ pr.pack_prepared = timed("normalise + pack (prep thread)", pr.pack_prepared)
 pr._fingerprints = timed("fingerprints (prep thread)", pr._fingerprints)
 pr._keys = timed("exact keys (prep thread)", pr._keys)
 pr._sketch_all = timed("MinHash sketches (sketch thread)", pr._sketch_all)
+pr._fused = timed("fingerprints + sketches, one pass (prep thread, 2 cores)", pr._fused)
 pl.decide_batch = timed("decisions (index, verify, greedy)", pl.decide_batch)
 cd.write_fast = timed("write output", cd.write_fast)
 cd.write_generic = timed("write output", cd.write_generic)
@@ -103,8 +110,11 @@ out = {"start-up + imports": imported - t0, **acc}
 out["other (CLI Python, chunking, state)"] = main - sum(
     v for k, v in acc.items() if "thread" not in k)
 import json, resource
-out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({k: round(v, 3) for k, v in out.items()}))
+usage = resource.getrusage(resource.RUSAGE_SELF)
+out["peak_rss_mib"] = usage.ru_maxrss / 1024
+out["process_cpu_s"] = usage.ru_utime + usage.ru_stime
+out["cpu_s (this thread's CPU time in each stage)"] = {k: round(v, 3) for k, v in cpu.items()}
+print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}))
 """
 
 

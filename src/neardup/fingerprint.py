@@ -492,10 +492,13 @@ class Fingerprinter(FrozenParams):
             buf, offsets = self._from_packed(texts, lo, hi, packed)
         else:
             buf, offsets = self._encoded(texts[lo:hi])
-        fingerprint_batch(
-            buf,
-            offsets,
-            char_classes(),
+        *conf, n_cjk = self._conf()
+        fingerprint_batch(buf, offsets, char_classes(), *conf, fps[lo:hi], empty[lo:hi], n_cjk)
+
+    def _conf(self) -> tuple[Any, ...]:
+        """The kernels' configuration arguments (``fingerprint_batch`` from ``mode`` to
+        ``seed``, then ``n_cjk``)."""
+        return (
             self._mode,
             self.ngram_size_,
             not self._segment,
@@ -506,8 +509,6 @@ class Fingerprinter(FrozenParams):
             self._idf_vals,
             self._idf_default,
             np.uint64(self.seed),
-            fps[lo:hi],
-            empty[lo:hi],
             self.cjk_ngram_size,
         )
 

@@ -76,9 +76,11 @@ def test_look_ahead_decides_as_the_library(tmp_path: Path, size: int) -> None:
     assert got == Deduplicator().run(texts).statuses
 
 
-def test_look_ahead_raises_the_earlier_chunks_error_first() -> None:
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_look_ahead_raises_the_earlier_chunks_error_first(depth: int) -> None:
     """Chunk 0 fails in prepare and reading chunk 1 fails too: chunk 0's error comes out,
-    as in the serial loop (reading chunk 1 happened while chunk 0 was prepared)."""
+    as in the serial loop (reading chunk 1 happened while chunk 0 was prepared), whatever
+    the number of chunks prepared ahead; every chunk is fed, in order."""
     from types import SimpleNamespace
 
     from neardup.cli._dedup_feed import feed_ahead
@@ -89,8 +91,73 @@ def test_look_ahead_raises_the_earlier_chunks_error_first() -> None:
         raise OSError("read failed")
 
     with pytest.raises(TypeError, match=r"texts\[0\] is int"):
-        feed_ahead(Deduplicator(), chunks(), False, lambda n: None)
-    fed = []
-    ok = [[(SimpleNamespace(text="a b c d e", id=0), {})]] * 2
-    feed_ahead(Deduplicator(), iter([(c, None) for c in ok]), False, fed.append)
-    assert fed == [1, 1]
+        feed_ahead(Deduplicator(), chunks(), False, lambda n: None, depth)
+    fed: list[int] = []
+    ok = [[(SimpleNamespace(text=f"a b c d {i}", id=i), {})] * (i + 1) for i in range(5)]
+    dd = Deduplicator()
+    feed_ahead(dd, iter([(c, None) for c in ok]), True, fed.append, depth)
+    assert fed == [1, 2, 3, 4, 5]
+    texts = [d.text for c in ok for d, _ in c]
+    assert dd.decisions().statuses == Deduplicator().run(texts).statuses
+
+
+def test_writes_behind_keep_the_order_and_raise_a_write_error() -> None:
+    """The fast writer's second thread (issue 24) writes batches in the order given, even
+    when an earlier write is slower, and a failed write is raised in the caller."""
+    import threading
+    import time
+
+    from neardup.cli._dedup_write import _Behind
+
+    written: list[bytes] = []
+    threads = set()
+
+    def write(lines: list[bytes]) -> None:
+        threads.add(threading.get_ident())
+        time.sleep(0.002 * (len(written) % 3 == 0))
+        written.extend(lines)
+
+    with _Behind(write) as behind:
+        for k in range(50):
+            behind.put([b"%d" % k, b"%d." % k])
+        behind.put([])
+    assert written == [x for k in range(50) for x in (b"%d" % k, b"%d." % k)]
+    assert threading.get_ident() not in threads
+
+    def fail(lines: list[bytes]) -> None:
+        raise BrokenPipeError("gone")
+
+    with pytest.raises(BrokenPipeError), _Behind(fail) as behind:
+        behind.put([b"a"])
+        behind.drain()
+
+
+def test_fast_writer_output_spans_many_batches(tmp_path: Path) -> None:
+    """More lines than one write batch, to a file: the same bytes as the generic writer's
+    records (every line is the input record plus the decision fields)."""
+    src = _corpus(tmp_path / "in.jsonl", n=2600)
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(cli, ["dedup", src, "--out", str(out)])
+    assert res.exit_code == 0, res.stderr
+    rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert [r["id"] for r in rows] == list(range(2600))
+    assert {r["status"] for r in rows} >= {"unique", "duplicate"}
+
+
+@pytest.mark.parametrize(("preset", "want"), [(None, "1"), ("3", "3")])
+def test_cli_loads_numpy_with_one_blas_thread(preset: str | None, want: str) -> None:
+    """``neardup.cli`` sets OPENBLAS_NUM_THREADS=1 before numpy loads (OpenBLAS's thread
+    pool cost ~40 ms of each run's start, issue 24), keeping a value the user set."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    code = (
+        "import os, sys, neardup; before = 'numpy' in sys.modules; import neardup.cli; "
+        "print(before, 'numpy' in sys.modules, os.environ['OPENBLAS_NUM_THREADS'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "True", want], out.stderr

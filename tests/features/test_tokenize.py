@@ -61,6 +61,23 @@ def test_tokens_match_reference(text: str, han_single: bool) -> None:
     assert tokens(text, han_single=han_single) == reference_tokens(text, han_single)
 
 
+# long, mostly ASCII texts: the tokenizer classifies ASCII 64 bytes at a time (issue 24), so
+# tokens cross block edges, and non-ASCII characters end a block anywhere in it
+long_texts = st.text(alphabet=st.sampled_from("abcXYZ09 ,.-'\t\n" * 8 + "é中文ω한カ\u0301"),
+                     min_size=40, max_size=400)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(long_texts, st.booleans())
+@example("a" * 64 + " " + "b" * 63 + "é" + "c" * 200, False)
+@example(" " * 63 + "x" + "y" * 64 + " ", True)
+def test_long_tokens_match_reference(text: str, han_single: bool) -> None:
+    assert tokens(text, han_single=han_single) == reference_tokens(text, han_single)
+    word = [ch for ch in text if klass(ch) != SEPARATOR]
+    cjk = [ch for ch in word if is_cjk_char(ch)]
+    assert text_is_cjk(text) == (bool(cjk) and 3 * len(cjk) >= len(word))
+
+
 @settings(max_examples=300, deadline=None)
 @given(texts, st.integers(1, 6), st.booleans())
 def test_char_ngrams_match_reference(text: str, n: int, joined: bool) -> None:

@@ -18,6 +18,8 @@ int64_t nd_feature_keys(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
                         int64_t n, int han_single, const uint64_t *stop_keys, int64_t nstop,
                         uint8_t *scratch, int64_t *starts, int64_t *ends, uint64_t *keys,
                         int64_t n_cjk);
+int64_t nd_shingle_keys(const uint8_t *buf, const int64_t *starts, const int64_t *ends,
+                        int64_t kept, int64_t n, uint8_t *scratch, uint64_t *keys);
 int64_t nd_weigh(const uint64_t *keys, int64_t m, int weighting, int64_t top_n,
                  const uint64_t *idf_keys, const double *idf_vals, int64_t nidf, double idf_default,
                  uint64_t *uk, double *w);
@@ -29,6 +31,27 @@ int nd_fingerprint_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndo
                          const uint64_t *idf_keys, const double *idf_vals, int64_t nidf,
                          double idf_default, uint64_t seed, uint64_t *out, int64_t words,
                          uint8_t *empty, int64_t n_cjk);
+/* A fingerprinter's configuration and a MinHash verifier's (nd_prepare_batch). */
+typedef struct {
+    int mode, han_single, weighting;
+    int64_t n, n_cjk, nstop, top_n, nidf, words;
+    const uint64_t *stop_keys, *idf_keys;
+    const double *idf_vals;
+    double idf_default;
+    uint64_t seed;
+} nd_fp_conf;
+
+typedef struct {
+    int mode; /* the verifier's: 0 auto, 1 word, 2 char */
+    const int64_t *ngrams;
+    int64_t nng, k;
+    uint64_t seed;
+    const uint64_t *salts;
+} nd_sk_conf;
+
+int nd_prepare_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const uint8_t *cls,
+                     const nd_fp_conf *fc, uint64_t *fps, uint8_t *empty, const nd_sk_conf *sc,
+                     uint64_t *mins, uint8_t *segment);
 void nd_collapse_spaces(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, uint8_t *out,
                         int64_t *out_off);
 

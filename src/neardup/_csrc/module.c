@@ -297,6 +297,58 @@ fail:
     return failed(&bs);
 }
 
+/* prepare_batch(buf, offsets, cls, <fingerprint_batch's configuration: mode .. seed>, n_cjk,
+ * fps, empty, sk_mode, ngrams, sk_seed, salts, mins, segment): fingerprint_batch and the
+ * verifier's sketch (one block of len(salts) minima per entry of ngrams) with one tokenizer
+ * pass; segment[d] = 1 where the fingerprint needs Han words (the caller's to redo). */
+static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
+    PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *fps, *empty, *ngrams, *salts, *mins,
+        *segment;
+    nd_fp_conf fc;
+    nd_sk_conf sc;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOinpOinOOdO&nOOiOO&OOO", &buf, &offsets, &cls, &fc.mode, &fc.n,
+                          &fc.han_single, &stop, &fc.weighting, &fc.top_n, &idf_keys, &idf_vals,
+                          &fc.idf_default, to_u64, &fc.seed, &fc.n_cjk, &fps, &empty, &sc.mode,
+                          &ngrams, to_u64, &sc.seed, &salts, &mins, &segment))
+        return NULL;
+    texts tx;
+    int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
+    if (ndoc < 0) goto fail;
+    GET(st, stop, 'u', 8, 0, 1);
+    GET(ik, idf_keys, 'u', 8, 0, 1);
+    GET(iv, idf_vals, 'f', 8, 0, 1);
+    GET(o, fps, 'u', 8, 1, 2);
+    GET(em, empty, 'b', 1, 1, 1);
+    GET(ng, ngrams, 'i', 8, 0, 1);
+    GET(sa, salts, 'u', 8, 0, 1);
+    GET(mn, mins, 'u', 8, 1, 2);
+    GET(sg, segment, 'b', 1, 1, 1);
+    if (DIM(o, 0) != ndoc || LEN(em) != ndoc || LEN(sg) != ndoc)
+        FAIL(PyExc_ValueError, "fps/empty/segment need one row per document");
+    if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
+    if (DIM(mn, 0) != ndoc || DIM(mn, 1) != LEN(sa) * LEN(ng))
+        FAIL(PyExc_ValueError, "mins must be (docs, len(salts) * len(ngrams))");
+    for (int64_t j = 0; j < LEN(ng); j++)
+        if (((const int64_t *)ng->buf)[j] < 1) FAIL(PyExc_ValueError, "ngrams must be >= 1");
+    fc.stop_keys = st->buf;
+    fc.nstop = LEN(st);
+    fc.idf_keys = ik->buf;
+    fc.idf_vals = iv->buf;
+    fc.nidf = LEN(ik);
+    fc.words = DIM(o, 1);
+    sc.ngrams = ng->buf;
+    sc.nng = LEN(ng);
+    sc.salts = sa->buf;
+    sc.k = LEN(sa);
+    int rc;
+    NOGIL(rc = nd_prepare_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, &fc, o->buf, em->buf, &sc,
+                                mn->buf, sg->buf));
+    return done_none(&bs, rc);
+fail:
+    return failed(&bs);
+}
+
 static PyObject *py_shingles(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *modes, *cls, *flat, *out_off;
     Py_ssize_t n;
@@ -389,6 +441,7 @@ static PyMethodDef methods[] = {
     {"feature_keys", py_feature_keys, METH_VARARGS, "Feature keys of one text."},
     {"simhash_words", py_simhash_words, METH_VARARGS, "SimHash of weighted keys."},
     {"fingerprint_batch", py_fingerprint_batch, METH_VARARGS, "Fingerprints of many texts."},
+    {"prepare_batch", py_prepare_batch, METH_VARARGS, "Fingerprints and sketches, one pass."},
     {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
     {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
     {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},

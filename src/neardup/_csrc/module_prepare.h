@@ -118,11 +118,68 @@ static int prep_slow(growbuf *g, PyObject *s, PyObject *fallback) {
     return 0;
 }
 
+/* Texts through the table with the GIL released (issue 24: the dedup pipeline packs chunk i
+ * on a thread while the main thread parses and decides; this was its longest hold of the
+ * GIL). items: a private list's references, so no other thread can free them; the str are
+ * immutable. A text that needs the fallback is left empty and flagged in slow (1). Returns
+ * the number flagged, or -1 when out of memory. */
+static int64_t pack_fast(growbuf *g, PyObject *const *items, Py_ssize_t n, const uint32_t *tab,
+                         const char *pool, int64_t *off, uint8_t *slow) {
+    int64_t nslow = 0;
+    off[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        size_t start = g->len;
+        int rc = prep_fast(g, items[i], tab, pool);
+        if (rc < 0) return -1;
+        slow[i] = (uint8_t)rc;
+        if (rc == 1) {
+            g->len = start;
+            nslow++;
+        }
+        off[i + 1] = (int64_t)g->len;
+    }
+    return nslow;
+}
+
+/* The flagged texts' fallback bytes put in place (with the GIL): g and off rewritten; 0, or
+ * -1 with the error set. */
+static int pack_slow(growbuf *g, PyObject *const *items, Py_ssize_t n, PyObject *fallback,
+                     int64_t *off, const uint8_t *slow) {
+    int64_t *old = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    growbuf h = {NULL, 0, 0};
+    int rc = 0;
+    if (!old) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(old, off, sizeof(int64_t) * (size_t)(n + 1));
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        if (slow[i]) {
+            rc = prep_slow(&h, items[i], fallback);
+        } else {
+            size_t len = (size_t)(old[i + 1] - old[i]);
+            if (gb_reserve(&h, len) < 0) {
+                PyErr_NoMemory();
+                rc = -1;
+                break;
+            }
+            memcpy(h.p + h.len, g->p + old[i], len);
+            h.len += len;
+        }
+        off[i + 1] = (int64_t)h.len;
+    }
+    free(old);
+    free(g->p);
+    *g = h;
+    return rc;
+}
+
 /* prepare_pack(texts: list[str], table, pool, fallback, offsets) -> bytes */
 static PyObject *py_prepare_pack(PyObject *self, PyObject *args) {
-    PyObject *texts, *table, *pool, *fallback, *offsets, *res = NULL;
+    PyObject *texts, *table, *pool, *fallback, *offsets, *own = NULL, *res = NULL;
     bufs bs = {.n = 0};
     growbuf g = {NULL, 0, 0};
+    uint8_t *slow = NULL;
     if (!PyArg_ParseTuple(args, "O!OOOO", &PyList_Type, &texts, &table, &pool, &fallback, &offsets))
         return NULL;
     GET(t, table, 'u', 4, 0, 1);
@@ -135,27 +192,28 @@ static PyObject *py_prepare_pack(PyObject *self, PyObject *args) {
     for (int64_t c = 0; c < 0x10000; c++) /* a corrupt table must not read outside the pool */
         if (tab[c] != PREP_UNSAFE && (tab[c] >> 5) + (tab[c] & 31u) > (uint64_t)LEN(p))
             FAIL(PyExc_ValueError, "table entry %lld points outside the pool", (long long)c);
-    int64_t *off = of->buf;
-    off[0] = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *s = PyList_GET_ITEM(texts, i);
-        if (!PyUnicode_Check(s))
-            FAIL(PyExc_TypeError, "texts[%zd] is %s, expected str", i, Py_TYPE(s)->tp_name);
-        size_t start = g.len;
-        int rc = prep_fast(&g, s, tab, p->buf);
-        if (rc < 0) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        if (rc == 1) {
-            g.len = start;
-            if (prep_slow(&g, s, fallback) < 0) goto fail;
-        }
-        off[i + 1] = (int64_t)g.len;
+    if (!(own = PyList_GetSlice(texts, 0, n))) goto fail;
+    PyObject *const *items = (PyObject *const *)((PyListObject *)own)->ob_item;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyUnicode_Check(items[i]))
+            FAIL(PyExc_TypeError, "texts[%zd] is %s, expected str", i, Py_TYPE(items[i])->tp_name);
+    if (!(slow = malloc((size_t)(n > 0 ? n : 1)))) {
+        PyErr_NoMemory();
+        goto fail;
     }
+    int64_t *off = of->buf, nslow;
+    const char *pl = p->buf;
+    NOGIL(nslow = pack_fast(&g, items, n, tab, pl, off, slow));
+    if (nslow < 0) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (nslow > 0 && pack_slow(&g, items, n, fallback, off, slow) < 0) goto fail;
     res = PyBytes_FromStringAndSize(g.p ? g.p : "", (Py_ssize_t)g.len);
 fail:
     free(g.p);
+    free(slow);
+    Py_XDECREF(own);
     release(&bs);
     return res;
 }

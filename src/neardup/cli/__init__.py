@@ -8,9 +8,15 @@ SIGHUP. Never a traceback for bad input; on a non-zero exit no output file is re
 
 from __future__ import annotations
 
+import os
+
+# before numpy loads: the commands do no linear algebra, and OpenBLAS's thread pool cost
+# ~40 ms of every run's start on a 2-core machine (its threads spin beside the kernels);
+# a value the user set is kept (issue 24)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import gc
 import importlib
-import os
 import signal
 import sys
 from typing import Any

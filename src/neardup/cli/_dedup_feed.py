@@ -1,8 +1,9 @@
-"""``neardup dedup``'s pass 1 with a one-chunk look-ahead (issue 24: the mixed collection's
+"""``neardup dedup``'s pass 1 with a look-ahead of two chunks (issue 24: the mixed collection's
 reading and its C kernels ran one after the other on a 2-core machine)."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -11,6 +12,9 @@ from neardup.dedup import Deduplicator
 from neardup.io import Document, Record
 
 Chunk = list[tuple[Document, Record]]
+# chunks prepared ahead of the one being decided: 2 absorbs the prep thread's waits for the
+# GIL (it takes the GIL back several times per chunk while this thread parses)
+AHEAD = 2
 
 
 def feed_ahead(
@@ -18,32 +22,37 @@ def feed_ahead(
     chunks: Iterator[tuple[Chunk, list[float] | None]],
     with_ids: bool,
     advance: Callable[[int], None],
+    depth: int = AHEAD,
 ) -> None:
-    """``dd.feed`` of every chunk, with chunk i's :meth:`~Deduplicator.prepare` (C kernels
-    that release the GIL) on a thread while this one reads and parses chunk i+1: prepare
-    keeps no state, and the chunks are decided in input order, so the decisions are those
-    of feeding one by one. An error of chunk i's prepare is raised before one of reading
-    chunk i+1, as in the serial loop."""
+    """``dd.feed`` of every chunk, with the :meth:`~Deduplicator.prepare` of the next
+    ``depth`` chunks (C kernels that release the GIL) on a thread while this one reads and
+    parses the chunks after them: prepare keeps no state, and the chunks are decided in input
+    order, so the decisions are those of feeding one by one. An error of chunk i's prepare
+    is raised before one of reading a later chunk, as in the serial loop."""
 
-    def submit(item: tuple[Chunk, list[float] | None]) -> tuple[Chunk, Future[Any]]:
+    def submit(item: tuple[Chunk, list[float] | None]) -> tuple[int, Any, Future[Any]]:
+        # only the texts (in the prepare call) and ids stay: the records are let go now, so
+        # the chunks in flight hold no more than their texts (Reuters peak RSS)
         chunk, ts = item
-        return chunk, pool.submit(dd.prepare, [d.text for d, _ in chunk], ts)
+        ids = [d.id for d, _ in chunk] if with_ids else None
+        return len(chunk), ids, pool.submit(dd.prepare, [d.text for d, _ in chunk], ts)
 
     with ThreadPoolExecutor(1) as pool:
-        pending = None
+        pending: deque[tuple[int, Any, Future[Any]]] = deque()
         while True:
             try:
                 item = next(chunks, None)
             except BaseException:
-                if pending is not None:
-                    pending[1].result()  # its error first (the serial order)
+                for _, _, prepared in pending:
+                    prepared.result()  # their errors first (the serial order)
                 raise
-            ahead = None if item is None else submit(item)
-            if pending is not None:
-                chunk, prepared = pending
-                ids = [d.id for d, _ in chunk] if with_ids else None
+            done = item is None
+            if item is not None:
+                pending.append(submit(item))
+            item = None  # (the chunk's records: not kept while deciding)
+            if pending and (done or len(pending) > depth):
+                size, ids, prepared = pending.popleft()
                 dd.feed_prepared(prepared.result(), ids=ids)
-                advance(len(chunk))
-            if ahead is None:
+                advance(size)
+            if done and not pending:
                 return
-            pending = ahead

@@ -10,10 +10,9 @@ and decompressing the input again.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-import numpy as np
 
 from neardup.cli._common import progress
 from neardup.dedup import STATUS_NAMES, Decisions, largest_clusters
@@ -105,7 +104,7 @@ class Plan:
             [None if x != x else round(x, 4) for x in d.similarity.tolist()],  # NaN -> null
             d.cluster_id.tolist(),
             dup.tolist(),
-            set(np.unique(dup[dup >= 0]).tolist()),
+            set(dup[dup >= 0].tolist()),
             show,
         )
 
@@ -167,10 +166,14 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
     needed, examples, cluster, rep = plan.needed, plan.examples, plan.cluster, plan.rep
     tails = [_STATUS_TAIL[s] for s in plan.status]
     batch: list[bytes] = []
-    with open_writer(out) as writer, progress("writing") as advance:
+    with (
+        open_writer(out) as writer,
+        progress("writing") as advance,
+        _Behind(writer.write_jsonl_lines) as behind,
+    ):
 
         def flush() -> None:
-            writer.write_jsonl_lines(batch)
+            behind.put(batch.copy())
             advance(len(batch))
             batch.clear()
 
@@ -186,6 +189,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             ours = p in conflicts if conflicts is not None else _names_ours(line)
             if ours or line[-1:] != b"}":
                 flush()  # keep the output in input order
+                behind.drain()
                 writer.write({**_json.loads(line), **_fields(plan, p)})
                 advance(1)
                 continue
@@ -202,9 +206,44 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
             batch.append(
                 b'%b, "cluster_id": %d, "duplicate_of": %b%b' % (line[:-1], c, middle, tails[p])
             )
-            if len(batch) >= 4096:
+            if len(batch) >= 1024:
                 flush()
         flush()
+        behind.drain()
+
+
+class _Behind:
+    """Runs ``write`` on a second thread, one batch behind the caller, in order (issue 24: the
+    writing was serial at the end of a run; the write calls release the GIL, so they overlap
+    the formatting of the next batch). An error of a write is raised at the next
+    :meth:`put` or :meth:`drain`; leaving the ``with`` waits for the last one."""
+
+    def __init__(self, write: Any) -> None:
+        self._write = write
+        self._pool = ThreadPoolExecutor(1)
+        self._pending: Future[None] | None = None
+
+    def __enter__(self) -> _Behind:
+        return self
+
+    def put(self, lines: list[bytes]) -> None:
+        """Write ``lines`` after the batches put before."""
+        self.drain()
+        if lines:
+            self._pending = self._pool.submit(self._write, lines)
+
+    def drain(self) -> None:
+        """Wait until every batch put so far is written."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if exc[0] is None:
+                self.drain()
+        finally:
+            self._pool.shutdown(wait=True)
 
 
 def _names_ours(line: bytes) -> bool:

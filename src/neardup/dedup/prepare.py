@@ -22,8 +22,10 @@ import numpy as np
 from neardup._backend import native
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.state import Chunk
+from neardup.features.charclass import char_classes
 from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
+from neardup.verify import _MODES as _SKETCH_MODES
 from neardup.verify import MinHashVerifier
 
 OVERLAP_MIN = 1024  # texts per prepare() from which the sketch runs on a second thread
@@ -50,7 +52,10 @@ def prepare_chunk(
     packed = pack_prepared(texts) if native() is not None else None
     minhash = packed is not None and type(verifier) is MinHashVerifier
     every = None  # MinHash sketches of every text (rows of empty texts are dropped below)
-    if minhash and len(texts) >= OVERLAP_MIN and n_jobs == 1:  # (workers fork: no thread)
+    fused = _fused(fingerprinter, verifier, texts, packed) if minhash and n_jobs == 1 else None
+    if fused is not None:
+        fps, empty, every = fused
+    elif minhash and len(texts) >= OVERLAP_MIN and n_jobs == 1:  # (workers fork: no thread)
         # the sketch kernel releases the GIL: on a second core it runs beside fingerprinting
         with ThreadPoolExecutor(1) as pool:
             side = pool.submit(_sketch_all, verifier, packed, texts)
@@ -68,6 +73,52 @@ def prepare_chunk(
         np.fromiter(map(len, texts), np.int64, len(texts)),
         None if verifier is None else _sketches(verifier, texts, empty, every),
     )
+
+
+def _fused(fingerprinter: Any, verifier: Any, texts: list[str], packed: Any) -> Any:
+    """(fingerprints, empty mask, every text's sketch) from the C ``prepare_batch``, which
+    tokenizes each text once for both (issue 24: the two tokenizer passes were a fifth of the
+    mixed collection's CPU time); None where it does not apply (the separate kernels then
+    give the same values): no extension, a user's fingerprinter, an analyzer or markup.
+    Texts whose fingerprint reads segmented Han words (the kernel flags them: a Han
+    character, and no char features) get theirs from ``fingerprint_many``."""
+    mod: Any = native()
+    own = type(fingerprinter) is Fingerprinter
+    if not (own and hasattr(mod, "prepare_batch")):
+        return None
+    if callable(fingerprinter.analyzer) or fingerprinter.markup:
+        return None
+    buf, off = packed
+    n = len(texts)
+    fps = np.zeros((n, fingerprinter.bits // 64), dtype=np.uint64)
+    empty = np.zeros(n, dtype=bool)
+    segment = np.zeros(n, dtype=bool)
+    ngrams = np.array(verifier._ngrams(), dtype=np.int64)
+    mins = np.empty((n, verifier.num_hashes * ngrams.size), dtype=np.uint64)
+    *conf, n_cjk = fingerprinter._conf()
+    sketch = (_SKETCH_MODES[verifier.mode], ngrams, verifier.seed, verifier._salts())
+
+    def run(lo: int, hi: int) -> None:
+        part = (fps[lo:hi], empty[lo:hi], *sketch, mins[lo:hi], segment[lo:hi])
+        mod.prepare_batch(buf, off[lo : hi + 1], char_classes(), *conf, n_cjk, *part)
+
+    if n >= OVERLAP_MIN:  # the kernel releases the GIL: half the bytes on a second core
+        mid = int(np.searchsorted(off, (int(off[0]) + int(off[-1])) // 2))
+        with ThreadPoolExecutor(1) as pool:
+            side = pool.submit(run, 0, mid)
+            run(mid, n)
+            side.result()
+    else:
+        run(0, n)
+    if segment.any():
+        rows = np.flatnonzero(segment)
+        seg_fps, seg_empty = fingerprinter.fingerprint_many(
+            [texts[i] for i in rows.tolist()], return_mask=True
+        )
+        fps[rows] = np.asarray(seg_fps, dtype=np.uint64).reshape(rows.size, -1)
+        empty[rows] = seg_empty
+    every = verifier._finish(mins, [len(t) for t in texts])
+    return (fps[:, 0] if fingerprinter.bits == 64 else fps), empty, every
 
 
 def _fingerprints(
