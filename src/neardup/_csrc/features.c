@@ -498,18 +498,9 @@ typedef struct {
 } work;
 
 static void work_free(work *wk) {
-    free(wk->scratch);
-    free(wk->starts);
-    free(wk->ends);
-    free(wk->st2);
-    free(wk->en2);
-    free(wk->set_stamp);
-    free(wk->keys);
-    free(wk->uk);
-    free(wk->set_keys);
-    free(wk->units);
-    free(wk->seg);
-    free(wk->w);
+    void *all[] = {wk->scratch, wk->starts, wk->ends, wk->st2,  wk->en2, wk->set_stamp,
+                   wk->keys,    wk->uk,     wk->set_keys, wk->units, wk->seg, wk->w};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
 /* Allocates wk for offsets' documents (the sketch's arrays too when sketch); 0 or -1. */
@@ -586,9 +577,9 @@ int nd_fingerprint_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndo
     return rc;
 }
 
-/* The verifier's units (verify.c units_of) from token spans already made with han_single 0:
- * a token's hash, or in char mode one hash per code point of each token. */
-static int64_t units_from_spans(const uint8_t *buf, const int64_t *starts, const int64_t *ends,
+/* The verifier's units from token spans already made with han_single 0: a token's hash, or in
+ * char mode one hash per code point of each token (verify.c's units_of calls it too). */
+int64_t nd_units_from_spans(const uint8_t *buf, const int64_t *starts, const int64_t *ends,
                                 int64_t ntok, int char_mode, uint64_t seed, uint64_t *units) {
     int64_t u = 0;
     for (int64_t t = 0; t < ntok; t++) {
@@ -610,17 +601,8 @@ static int64_t units_from_spans(const uint8_t *buf, const int64_t *starts, const
 /* The verifier's MinHash minima of one document from its u units (verify.c nd_sketch). */
 static void sketch_row(const nd_sk_conf *sc, const uint64_t *units, int64_t u, uint64_t *seg,
                        uint64_t *row) {
-    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
     for (int64_t j = 0; j < sc->nng; j++) {
-        int64_t n = sc->ngrams[j];
-        int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
-        int64_t width = n < u ? n : u;
-        for (int64_t s = 0; s < count; s++) {
-            uint64_t acc = units[s];
-            for (int64_t i = 1; i < width; i++) acc = acc * mult + units[s + i];
-            seg[s] = nd_mix64(acc);
-        }
-        int64_t range[2] = {0, count};
+        int64_t range[2] = {0, nd_unit_shingles(units, u, sc->ngrams[j], seg)};
         nd_minhash(seg, range, 1, sc->salts, sc->k, row + j * sc->k);
     }
 }
@@ -663,7 +645,7 @@ static void prepare_doc(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
     } else {
         int64_t ntok = nd_token_spans(buf, lo, hi, cls, fc->han_single, wk->starts, wk->ends);
         if (fc->han_single == 0) { /* before token_keys compacts the spans */
-            *u = units_from_spans(buf, wk->starts, wk->ends, ntok, char_units, sc->seed, wk->units);
+            *u = nd_units_from_spans(buf, wk->starts, wk->ends, ntok, char_units, sc->seed, wk->units);
             shared = 1;
         }
         *m = token_keys(buf, mode, n, fc->stop_keys, fc->nstop, wk->scratch, wk->starts, wk->ends,
@@ -671,7 +653,7 @@ static void prepare_doc(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
     }
     if (!shared) { /* the sketch's own spans */
         int64_t k = nd_token_spans(buf, lo, hi, cls, 0, wk->st2, wk->en2);
-        *u = units_from_spans(buf, wk->st2, wk->en2, k, char_units, sc->seed, wk->units);
+        *u = nd_units_from_spans(buf, wk->st2, wk->en2, k, char_units, sc->seed, wk->units);
     }
 }
 

@@ -52,10 +52,13 @@ typedef struct {
 int nd_prepare_batch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const uint8_t *cls,
                      const nd_fp_conf *fc, uint64_t *fps, uint8_t *empty, const nd_sk_conf *sc,
                      uint64_t *mins, uint8_t *segment);
+int64_t nd_units_from_spans(const uint8_t *buf, const int64_t *starts, const int64_t *ends,
+                            int64_t ntok, int char_mode, uint64_t seed, uint64_t *units);
 void nd_collapse_spaces(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, uint8_t *out,
                         int64_t *out_off);
 
 /* verify.c */
+int64_t nd_unit_shingles(const uint64_t *units, int64_t u, int64_t n, uint64_t *seg);
 int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, int64_t ndoc,
                     const int8_t *modes, const uint8_t *cls, int64_t n, uint64_t seed,
                     uint64_t *flat, int64_t *out_off);

@@ -10,21 +10,21 @@ static int64_t units_of(const uint8_t *buf, int64_t lo, int64_t hi, const uint8_
                         uint64_t seed, int64_t *starts, int64_t *ends, uint64_t *units) {
     int64_t spans = nd_token_spans(buf, lo, hi, cls, 0, starts, ends);
     int char_mode = mode == 2 || (mode == 0 && nd_is_cjk(buf, lo, hi, cls));
-    int64_t u = 0;
-    for (int64_t t = 0; t < spans; t++) {
-        if (!char_mode) {
-            units[u++] = nd_xxh3_64(buf + starts[t], (size_t)(ends[t] - starts[t]), seed);
-            continue;
-        }
-        int64_t p = starts[t];
-        while (p < ends[t]) {
-            int64_t q = p + 1;
-            while (q < ends[t] && (buf[q] & 0xC0) == 0x80) q++;
-            units[u++] = nd_xxh3_64(buf + p, (size_t)(q - p), seed);
-            p = q;
-        }
+    return nd_units_from_spans(buf, starts, ends, spans, char_mode, seed, units);
+}
+
+/* The shingle hashes of a document's u units into seg: one per window of n units (one window
+ * of all units when u <= n); returns how many. */
+int64_t nd_unit_shingles(const uint64_t *units, int64_t u, int64_t n, uint64_t *seg) {
+    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
+    int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
+    int64_t width = n < u ? n : u;
+    for (int64_t s = 0; s < count; s++) {
+        uint64_t acc = units[s];
+        for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
+        seg[s] = nd_mix64(acc);
     }
-    return u;
+    return count;
 }
 
 /* Sorted unique shingle hashes per document into flat (capacity: len(buf) + ndoc + 1) and
@@ -35,7 +35,6 @@ int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, in
     uint64_t *units = malloc(sizeof(uint64_t) * (size_t)(nbuf + 1));
     int64_t *starts = malloc(sizeof(int64_t) * (size_t)(nbuf + 2));
     int64_t *ends = malloc(sizeof(int64_t) * (size_t)(nbuf + 2));
-    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
     int64_t pos = 0;
     if (!units || !starts || !ends) {
         pos = -1;
@@ -45,14 +44,8 @@ int64_t nd_shingles(const uint8_t *buf, int64_t nbuf, const int64_t *offsets, in
     for (int64_t d = 0; d < ndoc; d++) {
         int64_t u = units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends,
                              units);
-        int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
-        int64_t width = n < u ? n : u;
         uint64_t *seg = flat + pos;
-        for (int64_t s = 0; s < count; s++) {
-            uint64_t acc = units[s];
-            for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
-            seg[s] = nd_mix64(acc);
-        }
+        int64_t count = nd_unit_shingles(units, u, n, seg);
         nd_sort_u64(seg, count);
         int64_t m = 0;
         for (int64_t s = 0; s < count; s++)
@@ -125,7 +118,6 @@ int nd_sketch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const in
     size_t cap = (size_t)(longest + 2);
     uint64_t *units = malloc(sizeof(uint64_t) * cap), *seg = malloc(sizeof(uint64_t) * cap);
     int64_t *starts = malloc(sizeof(int64_t) * cap), *ends = malloc(sizeof(int64_t) * cap);
-    const uint64_t mult = 0x9E3779B97F4A7C15ULL;
     int rc = 0;
     if (!units || !seg || !starts || !ends) {
         rc = -1;
@@ -134,14 +126,7 @@ int nd_sketch(const uint8_t *buf, const int64_t *offsets, int64_t ndoc, const in
     for (int64_t d = 0; d < ndoc; d++) {
         int64_t u = units_of(buf, offsets[d], offsets[d + 1], cls, modes[d], seed, starts, ends,
                              units);
-        int64_t count = u == 0 ? 0 : (u <= n ? 1 : u - n + 1);
-        int64_t width = n < u ? n : u;
-        for (int64_t s = 0; s < count; s++) {
-            uint64_t acc = units[s];
-            for (int64_t j = 1; j < width; j++) acc = acc * mult + units[s + j];
-            seg[s] = nd_mix64(acc);
-        }
-        int64_t range[2] = {0, count};
+        int64_t range[2] = {0, nd_unit_shingles(units, u, n, seg)};
         nd_minhash(seg, range, 1, salts, k, out + d * k);
     }
 done:
