@@ -267,6 +267,26 @@ static int64_t get_texts(bufs *bs, PyObject *buf, PyObject *offsets, PyObject *m
     return ndoc;
 }
 
+/* The stop-word and IDF arrays of a fingerprint configuration, checked, into fc
+ * (fingerprint_batch and prepare_batch both take them); 0, or -1 with the error set. */
+static int get_fp_tables(bufs *bs, PyObject *stop, PyObject *idf_keys, PyObject *idf_vals,
+                         nd_fp_conf *fc) {
+    Py_buffer *st, *ik, *iv;
+    if (!(st = get(bs, stop, 'u', 8, 0, 1, "stop"))) return -1;
+    if (!(ik = get(bs, idf_keys, 'u', 8, 0, 1, "idf_keys"))) return -1;
+    if (!(iv = get(bs, idf_vals, 'f', 8, 0, 1, "idf_vals"))) return -1;
+    if (LEN(iv) < LEN(ik)) {
+        PyErr_SetString(PyExc_ValueError, "idf_vals shorter than idf_keys");
+        return -1;
+    }
+    fc->stop_keys = st->buf;
+    fc->nstop = LEN(st);
+    fc->idf_keys = ik->buf;
+    fc->idf_vals = iv->buf;
+    fc->nidf = LEN(ik);
+    return 0;
+}
+
 static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *out, *empty;
     int mode, han_single, weighting;
@@ -281,17 +301,16 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
     if (ndoc < 0) goto fail;
-    GET(st, stop, 'u', 8, 0, 1);
-    GET(ik, idf_keys, 'u', 8, 0, 1);
-    GET(iv, idf_vals, 'f', 8, 0, 1);
+    nd_fp_conf fc;
+    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) goto fail;
     GET(o, out, 'u', 8, 1, 2);
     GET(em, empty, 'b', 1, 1, 1);
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
-    if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
     int rc;
     NOGIL(rc = nd_fingerprint_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, mode, n, han_single,
-                                    st->buf, LEN(st), weighting, top_n, ik->buf, iv->buf, LEN(ik),
-                                    idf_default, seed, o->buf, DIM(o, 1), em->buf, n_cjk));
+                                    fc.stop_keys, fc.nstop, weighting, top_n, fc.idf_keys,
+                                    fc.idf_vals, fc.nidf, idf_default, seed, o->buf, DIM(o, 1),
+                                    em->buf, n_cjk));
     return done_none(&bs, rc);
 fail:
     return failed(&bs);
@@ -315,9 +334,7 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
     if (ndoc < 0) goto fail;
-    GET(st, stop, 'u', 8, 0, 1);
-    GET(ik, idf_keys, 'u', 8, 0, 1);
-    GET(iv, idf_vals, 'f', 8, 0, 1);
+    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) goto fail;
     GET(o, fps, 'u', 8, 1, 2);
     GET(em, empty, 'b', 1, 1, 1);
     GET(ng, ngrams, 'i', 8, 0, 1);
@@ -326,16 +343,10 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     GET(sg, segment, 'b', 1, 1, 1);
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc || LEN(sg) != ndoc)
         FAIL(PyExc_ValueError, "fps/empty/segment need one row per document");
-    if (LEN(iv) < LEN(ik)) FAIL(PyExc_ValueError, "idf_vals shorter than idf_keys");
     if (DIM(mn, 0) != ndoc || DIM(mn, 1) != LEN(sa) * LEN(ng))
         FAIL(PyExc_ValueError, "mins must be (docs, len(salts) * len(ngrams))");
     for (int64_t j = 0; j < LEN(ng); j++)
         if (((const int64_t *)ng->buf)[j] < 1) FAIL(PyExc_ValueError, "ngrams must be >= 1");
-    fc.stop_keys = st->buf;
-    fc.nstop = LEN(st);
-    fc.idf_keys = ik->buf;
-    fc.idf_vals = iv->buf;
-    fc.nidf = LEN(ik);
     fc.words = DIM(o, 1);
     sc.ngrams = ng->buf;
     sc.nng = LEN(ng);
