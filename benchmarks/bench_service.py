@@ -287,16 +287,23 @@ def build(data: Path, n: int, tail: int) -> None:
     svc.store.db.close()  # no shutdown snapshot: the last `tail` rows stay after the snapshot
 
 
-def measure(data: Path, n: int, probes: list[str]) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+def start_over_empty(data: Path, port: int) -> tuple[subprocess.Popen[bytes], float, float, int]:
+    """A server on ``data``, started after an empty one whose RSS is the baseline: (process,
+    seconds to healthy, the empty server's seconds, the empty server's RSS in bytes)."""
     empty = data.parent / "empty"
     proc, t_empty = start(empty, port)
     base_rss = rss_bytes(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     shutil.rmtree(empty, ignore_errors=True)
-    proc, t_tail = start(data, port)
+    proc, t_data = start(data, port)
+    return proc, t_data, t_empty, base_rss
+
+
+def measure(data: Path, n: int, probes: list[str]) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc, t_tail, t_empty, base_rss = start_over_empty(data, port)
     m = httpx.get(url + "/metrics").text
     kept = metric(m, "neardup_index_size")
     rss = rss_bytes(proc.pid) - base_rss

@@ -53,6 +53,7 @@ from bench_service import (
     peak_rss,
     rss_bytes,
     start,
+    start_over_empty,
     synthetic,
 )
 from neardup.eval.corpora import load_corpus
@@ -230,13 +231,7 @@ def restart(data: Path, n: int, tail: int) -> None:
     svc.ingest([Item(f"t{j}", t, None) for j, t in enumerate(texts)], False)
     svc.store.db.close()  # no shutdown snapshot: the state a kill -9 leaves
     port = free_port()
-    empty = data.parent / "empty"
-    proc, t_empty = start(empty, port)
-    base = rss_bytes(proc.pid)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    shutil.rmtree(empty, ignore_errors=True)
-    proc, t_tail = start(data, port)
+    proc, t_tail, t_empty, base = start_over_empty(data, port)
     m = httpx.get(f"http://127.0.0.1:{port}/metrics").text
     rss = rss_bytes(proc.pid) - base
     stored = n + tail

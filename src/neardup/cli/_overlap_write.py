@@ -18,7 +18,7 @@ from typing import Any
 
 from neardup.cli._common import usage_error
 from neardup.io import FormatError
-from neardup.io.writers import dumps_utf8, open_writer
+from neardup.io.writers import RecordWriter, dumps_utf8, open_writer
 from neardup.overlap import Passage
 
 __all__ = ["jsonl_lines", "row", "write_found", "write_rows"]
@@ -67,13 +67,17 @@ def jsonl_lines(got: list[Passage], sources: dict[int, str | None]) -> list[byte
     return out
 
 
-def write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
-    """Write the row dicts ``rows`` to ``out`` (format from its extension)."""
+def _open(out: str) -> RecordWriter:
+    """The writer of ``out`` (format from its extension); an unknown format is a usage error."""
     try:
-        writer = open_writer(out)
+        return open_writer(out)
     except FormatError as exc:
         raise usage_error(str(exc)) from None
-    with writer:
+
+
+def write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
+    """Write the row dicts ``rows`` to ``out`` (format from its extension)."""
+    with _open(out) as writer:
         for r in rows:
             writer.write(r)
 
@@ -81,11 +85,7 @@ def write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
 def write_found(out: str, found: Found) -> None:
     """Write the rows of ``found`` to ``out``: JSONL lines formatted here when no document
     has partition columns, else the row dicts with the columns."""
-    try:
-        writer = open_writer(out)
-    except FormatError as exc:
-        raise usage_error(str(exc)) from None
-    with writer:
+    with _open(out) as writer:
         if writer.fmt != "jsonl" or any(extra for _, extra in found):
             for got, extra in found:
                 for p in got:
