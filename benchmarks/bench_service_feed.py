@@ -123,7 +123,7 @@ def stamps(n: int, days: float) -> list[float]:
 def build(data: Path, n: int, window: str | None, days: float) -> None:
     """``n`` documents stored through the service in-process, then a snapshot of them all
     and no shutdown snapshot (what a SIGTERM leaves; ``--restart`` adds rows after it)."""
-    from neardup.cli._common import build_deduplicator, build_fingerprinter
+    from neardup.cli._common import Decision, build_deduplicator, build_fingerprinter
     from neardup.io import parse_window
     from neardup.server.service import Service, Settings
     from neardup.server.validate import Item
@@ -131,7 +131,7 @@ def build(data: Path, n: int, window: str | None, days: float) -> None:
     texts = synthetic(n)
     ts = stamps(n, days) if window else [None] * n
     seconds = parse_window(window) if window else None
-    dd = build_deduplicator(build_fingerprinter(None, None), None, False, window=seconds)
+    dd = build_deduplicator(build_fingerprinter(None, None), Decision(), window=seconds)
     svc = Service(dd, Settings(str(data), snapshot_every=0, max_future=None))
     t0 = time.perf_counter()
     for i, stop in itertools.pairwise([*range(0, n, 50_000), n]):

@@ -36,7 +36,17 @@ def _dedup(tmp: Path, a: str, b: str, options: list[str]) -> dict[str, object]:
     return row
 
 
-@pytest.mark.parametrize("options", [[], ["--no-verify"], ["--k", "10"]], ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--no-verify"],
+        ["--k", "10"],
+        ["--threshold", "0.45"],
+        ["--shingle-size", "2", "--threshold", "0.64"],
+    ],
+    ids=str,
+)
 def test_explain_agrees_with_dedup(tmp_path: Path, options: list[str]) -> None:
     statuses, hamming_k3 = [], []
     for a, b in _pairs():

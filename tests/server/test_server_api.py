@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import pytest
 
 from tests.server.server_helpers import Server
 
@@ -142,8 +143,14 @@ def test_metrics_and_sigterm_exit_zero(tmp_path: Path) -> None:
     assert db.execute("SELECT count(*) FROM documents").fetchone() == (2,)
 
 
-def test_refuses_a_data_directory_written_with_other_settings(tmp_path: Path) -> None:
-    with Server(tmp_path / "d", "--no-verify") as s:
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [(["--no-verify"], ["--k", "5"]), (["--threshold", "0.5"], ["--threshold", "0.6001"])],
+)
+def test_refuses_a_data_directory_written_with_other_settings(
+    tmp_path: Path, before: list[str], after: list[str]
+) -> None:
+    with Server(tmp_path / "d", *before) as s:
         s.decide([{"id": "a", "text": STORY}])
     import subprocess
     import sys
@@ -156,8 +163,7 @@ def test_refuses_a_data_directory_written_with_other_settings(tmp_path: Path) ->
             "serve",
             "--data",
             str(tmp_path / "d"),
-            "--k",
-            "5",
+            *after,
             "--port",
             "0",
         ],

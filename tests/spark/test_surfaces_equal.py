@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from neardup import Deduplicator
 from neardup.cli import cli
+from neardup.verify import MinHashVerifier
 
 from tests.synthetic import DAY, synthetic_corpus
 
@@ -23,6 +24,11 @@ FIELDS = ("status", "duplicate_of", "distance", "similarity", "cluster_id")
 CONFIGS = {  # name: (library kwargs, CLI/serve options)
     "window": ({"window": 2 * DAY}, ["--window", "2d"]),
     "radius": ({"k": 6, "verifier": None}, ["--k", "6", "--no-verify"]),
+    "threshold": ({"threshold": 0.5}, ["--threshold", "0.5"]),
+    "edited copies": (
+        {"verifier": MinHashVerifier(ngram=2, band_ngram=3), "threshold": 0.64},
+        ["--shingle-size", "2", "--threshold", "0.64"],
+    ),
 }
 
 
@@ -85,6 +91,8 @@ def test_every_surface_decides_alike(spark: Any, tmp_path: Path, name: str) -> N
     want = _library(docs, kwargs)
     statuses = {w["status"] for w in want}
     assert {"unique", "duplicate", "exact_duplicate", "empty"} <= statuses  # a real test
+    if "verifier" in kwargs or "threshold" in kwargs:  # the options change the decisions
+        assert want != _library(docs, {k: v for k, v in kwargs.items() if k == "window"})
     src = _write(tmp_path / "in.jsonl", docs)
     common = [str(src), "--time-field", "ts", *options]
 

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
@@ -285,8 +286,28 @@ def fingerprinter_options(func: F) -> F:
 
 
 def decision_options(func: F) -> F:
-    """``--k`` and ``--no-verify``: how dedup decides (``dedup``, ``serve`` and ``explain``
-    offer the same knobs, so that they decide alike)."""
+    """``--k``, ``--no-verify``, ``--threshold`` and ``--shingle-size``: how dedup decides
+    (``dedup``, ``serve`` and ``explain`` offer the same knobs, so that they decide alike)."""
+    func = click.option(
+        "--shingle-size",
+        "shingle_size",
+        type=click.IntRange(1, 8),
+        default=None,
+        help="Shingle size of --threshold's similarity: word N-shingles, or character N-grams "
+        "for Chinese. Default 4. 2 with --threshold 0.64 finds copies with ~10 % of their "
+        "words edited (docs/ACCURACY.md); below 3, the LSH bands use 3-shingles.",
+    )(func)
+    func = click.option(
+        "--threshold",
+        "threshold",
+        type=click.FloatRange(0.0, 1.0),
+        default=None,
+        help="Two documents are duplicates when the Jaccard similarity of their shingle sets "
+        "(word N-shingles, or character N-grams for Chinese, N = --shingle-size, default 4; "
+        "NFKC, letters and digits), "
+        "estimated from 128 MinHash values, is at least this. Default 0.6 (0.8 when a text "
+        "is under 50 characters).",
+    )(func)
     func = click.option(
         "--no-verify",
         is_flag=True,
@@ -303,16 +324,49 @@ def decision_options(func: F) -> F:
     )(func)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """The decision options as given: ``--k``, ``--no-verify``, ``--threshold``,
+    ``--shingle-size``."""
+
+    k: int | None = None
+    no_verify: bool = False
+    threshold: float | None = None
+    shingle_size: int | None = None
+
+    def verifier(self) -> Any:
+        """The verifier these options name: ``"default"``, None, or a MinHashVerifier."""
+        if self.no_verify:
+            if self.threshold is not None or self.shingle_size is not None:
+                raise usage_error(
+                    "--threshold and --shingle-size set the verifier's similarity; "
+                    "--no-verify turns the verifier off: drop one of them"
+                )
+            return None
+        if self.shingle_size is None:
+            return "default"
+        from neardup.verify import MinHashVerifier
+
+        # below 3-shingles unrelated texts share a band ~100x more often (docs/ACCURACY.md)
+        band = 3 if self.shingle_size < 3 else None
+        return MinHashVerifier(ngram=self.shingle_size, band_ngram=band)
+
+
 def build_deduplicator(
-    fingerprinter: Fingerprinter, k: int | None, no_verify: bool, **options: Any
+    fingerprinter: Fingerprinter, decision: Decision, **options: Any
 ) -> Deduplicator:
     """The Deduplicator of the decision options (and ``options``); a refused combination is a
     usage error."""
     from neardup.dedup import Deduplicator
 
+    verifier = decision.verifier()
     try:
         return Deduplicator(
-            fingerprinter=fingerprinter, k=k, verifier=None if no_verify else "default", **options
+            fingerprinter=fingerprinter,
+            k=decision.k,
+            verifier=verifier,
+            threshold=decision.threshold,
+            **options,
         )
     except (TypeError, ValueError) as exc:
         raise usage_error(str(exc)) from None

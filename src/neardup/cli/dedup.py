@@ -13,6 +13,7 @@ import click
 
 from neardup.cli._common import (
     DataError,
+    Decision,
     build_deduplicator,
     build_fingerprinter,
     check_inputs,
@@ -209,6 +210,8 @@ def dedup_command(
     max_future: str,
     k: int | None,
     no_verify: bool,
+    threshold: float | None,
+    shingle_size: int | None,
     keep: str,
     drop_duplicates: bool,
     report_dir: str | None,
@@ -235,7 +238,8 @@ def dedup_command(
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
     fp = build_fingerprinter(config_path, idf_path)
-    dd = build_deduplicator(fp, k, no_verify, keep=keep, window=seconds, n_jobs=jobs)
+    decision = Decision(k, no_verify, threshold, shingle_size)
+    dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from neardup.cli._common import (
+    Decision,
     build_deduplicator,
     build_fingerprinter,
     decision_options,
@@ -137,6 +138,8 @@ def explain_command(
     b: str,
     k: int | None,
     no_verify: bool,
+    threshold: float | None,
+    shingle_size: int | None,
     top: int,
     as_json: bool,
     config_path: str | None,
@@ -144,7 +147,9 @@ def explain_command(
 ) -> None:
     """What `neardup dedup` decides for B after A with the same options (texts, or paths of
     UTF-8 files), the numbers that decided it, and the heaviest shared and differing features."""
-    dd = build_deduplicator(build_fingerprinter(config_path, idf_path), k, no_verify)
+    dd = build_deduplicator(
+        build_fingerprinter(config_path, idf_path), Decision(k, no_verify, threshold, shingle_size)
+    )
     info = explain_pair(dd, _text(a), _text(b), top)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from neardup.cli._common import (
+    Decision,
     build_deduplicator,
     build_fingerprinter,
     decision_options,
@@ -102,6 +103,8 @@ def serve_command(
     max_future: str,
     k: int | None,
     no_verify: bool,
+    threshold: float | None,
+    shingle_size: int | None,
     token: str | None,
     token_file: str | None,
     store_text: bool,
@@ -135,7 +138,9 @@ def serve_command(
     from neardup.server.store import ConfigMismatch
 
     fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = build_deduplicator(fingerprinter, k, no_verify, window=seconds)
+    dd = build_deduplicator(
+        fingerprinter, Decision(k, no_verify, threshold, shingle_size), window=seconds
+    )
     settings = Settings(
         os.path.abspath(data),
         synchronous.upper(),

@@ -112,6 +112,12 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         window: seconds; only documents this close in time match (needs timestamps).
         verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (128 8-bit MinHash
             values of 4-shingles, 129 bytes per kept document); None turns verification off.
+        threshold: the similarity above which two documents are duplicates, in the verifier's
+            terms; for :class:`~neardup.verify.MinHashVerifier` the Jaccard similarity of the
+            two texts' shingle sets (word 4-shingles, or character 4-grams for Chinese, by
+            default), estimated from its MinHash values. None: the verifier's own (0.6 for the
+            default). ``Deduplicator(threshold=0.5)`` is ``Deduplicator(verifier=
+            MinHashVerifier(threshold=0.5))``; the threshold is part of :attr:`config_id`.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting worker processes (``-1``: all cores).
@@ -130,12 +136,13 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         keep: KeepPolicy = "first",
         window: float | None = None,
         verifier: Verifier | Literal["default"] | None = "default",
+        threshold: float | None = None,
         candidate_k: int | None = None,
         index_design: str = "auto",
         n_jobs: int = 1,
     ) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
-        resolved = _resolve_verifier(verifier)
+        resolved = _resolve_verifier(verifier, threshold)
         bands = k is None and candidate_k is None and index_design == "auto"
         bands = bands and bands_fit(resolved)
         if k is None:
@@ -144,6 +151,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self.keep = keep
         self.window = window
         self.verifier = resolved
+        self.threshold = threshold
         self.candidate_k = candidate_k
         self.index_design = index_design
         self.n_jobs = n_jobs
@@ -450,12 +458,27 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         )
 
 
-def _resolve_verifier(verifier: Verifier | str | None) -> Verifier | None:
+def _resolve_verifier(verifier: Verifier | str | None, threshold: float | None) -> Verifier | None:
+    """The verifier that decides: ``"default"`` resolved, with ``threshold`` applied."""
     if isinstance(verifier, str):
         if verifier != "default":
             raise ValueError(f"verifier must be 'default', None or a Verifier, got {verifier!r}")
-        return MinHashVerifier()
-    return verifier
+        verifier = MinHashVerifier()
+    if threshold is None:
+        return verifier
+    if verifier is None:
+        raise ValueError(
+            "threshold applies to the verifier's similarity; with verifier=None the Hamming "
+            "distance decides: pass k=... instead, or keep a verifier"
+        )
+    replace = getattr(verifier, "replace", None)
+    if not callable(replace):
+        raise TypeError(
+            f"threshold= needs a verifier with replace(threshold=...), got {verifier!r}; "
+            "build the verifier with its threshold instead"
+        )
+    resolved: Verifier = replace(threshold=threshold)
+    return resolved
 
 
 def dedup_batch(
