@@ -90,6 +90,15 @@ def synthetic_corpus(n: int, seed: int = 0, days: float = 6.0) -> list[dict[str,
     return docs
 
 
+def remix_corpus(n: int, seed: int = 0, pool: int | None = None) -> list[str]:
+    """``n`` English documents of 2-4 paragraphs (40-80 words each) drawn from a shared pool of
+    ``pool`` (default ``n // 4``) paragraphs: pairs share 0-3 paragraphs, so similarities spread
+    over 0.2-0.8 and star clusters would hold members alike in different parts."""
+    rng = random.Random(seed)
+    paras = [english_text(rng, rng.randint(40, 80)) for _ in range(pool or max(4, n // 4))]
+    return ["\n\n".join(rng.sample(paras, rng.randint(2, 4))) for _ in range(n)]
+
+
 def corpus_or_synthetic(name: str, n: int, seed: int = 0) -> list[str]:
     """``n`` texts of the named real corpus, or (corpora absent: a clean clone) ``n`` texts of
     :func:`synthetic_corpus`, so the tests that use it run either way."""

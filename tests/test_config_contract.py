@@ -50,6 +50,8 @@ NEW_VALUES: dict[type, dict[str, Any]] = {
         "keep": "longest",
         "window": 60.0,
         "verifier": None,
+        "threshold": 0.5,
+        "cluster_similarity": 0.7,
         "candidate_k": 20,
         "index_design": 20,
         "n_jobs": 2,

@@ -43,7 +43,7 @@ def test_searched_rows_skip_later_copies_without_window() -> None:
 
 def test_candidate_csr_orders_by_distance_then_position() -> None:
     q, p, d = np.array([0, 0, 0, 2]), np.array([9, 4, 7, 1]), np.array([2, 2, 1, 0])
-    assert candidate_csr(q, p, d, 3) == ([0, 3, 3, 4], [7, 4, 9, 1], [1, 2, 2, 0])
+    assert candidate_csr(q, p, d, 3) == ([0, 3, 3, 4], [7, 4, 9, 1], [1, 2, 2, 0], None)
 
 
 def test_processing_order_ties_by_position() -> None:
@@ -66,8 +66,11 @@ def test_decide_keeps_the_nearest_kept_candidate() -> None:
 
 def test_deduplicator_exposes_the_config_it_decides_with() -> None:
     dd = Deduplicator(k=4, candidate_k=6, window=60.0)
-    assert dd.decide_config == DecideConfig(radius=6, keep="first", window=60.0, threshold=0.6)
-    assert Deduplicator(verifier=None, k=3).decide_config.threshold is None
+    assert dd.decide_config == DecideConfig(
+        radius=6, keep="first", window=60.0, threshold=0.6, cluster_similarity=0.5
+    )
+    plain = Deduplicator(verifier=None, k=3).decide_config
+    assert plain.threshold is None and plain.cluster_similarity is None
 
 
 def test_core_decides_as_the_deduplicator_on_a_synthetic_corpus() -> None:

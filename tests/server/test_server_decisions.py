@@ -18,7 +18,7 @@ from neardup.dedup import Deduplicator
 from neardup.eval.perturb import plant_copies
 
 from tests.server.server_helpers import Server
-from tests.synthetic import corpus_or_synthetic
+from tests.synthetic import corpus_or_synthetic, remix_corpus
 
 FIELDS = ("status", "duplicate_of", "distance", "similarity", "cluster_id")
 
@@ -117,3 +117,18 @@ def test_chinese_reviews_with_window_and_retention(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "d" / "neardup.db")
     oldest = db.execute("SELECT min(timestamp), count(*) FROM documents").fetchone()
     assert oldest[0] >= ts[-1] - 2 * 86400 and oldest[1] <= 97  # retention deleted the rest
+
+
+def test_tight_clusters_survive_kill_restarts(tmp_path: Path) -> None:
+    """The cluster_similarity rule reads the lowest member similarity of each kept document:
+    after kill -9 the service rebuilds it from a snapshot plus the stored rows (and from the
+    rows alone when no snapshot was taken yet) and decides on as the library does."""
+    texts = remix_corpus(240, seed=8, pool=40)
+    ids = [f"m{i}" for i in range(len(texts))]
+    docs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
+    want = library(texts, ids, None)
+    assert want != library(texts, ids, None, cluster_similarity=None)  # the rule decides here
+    for options in (("--snapshot-every", "50"), ("--snapshot-every", "100000")):
+        data = tmp_path / options[1]
+        with Server(data, *options) as s:
+            assert ingest(s, docs, random.Random(3), restarts=3) == want

@@ -18,7 +18,7 @@ from neardup import Deduplicator
 from neardup.cli import cli
 from neardup.verify import MinHashVerifier
 
-from tests.synthetic import DAY, synthetic_corpus
+from tests.synthetic import DAY, remix_corpus, synthetic_corpus
 
 FIELDS = ("status", "duplicate_of", "distance", "similarity", "cluster_id")
 CONFIGS = {  # name: (library kwargs, CLI/serve options)
@@ -29,7 +29,16 @@ CONFIGS = {  # name: (library kwargs, CLI/serve options)
         {"verifier": MinHashVerifier(ngram=2, band_ngram=3), "threshold": 0.64},
         ["--shingle-size", "2", "--threshold", "0.64"],
     ),
+    "tight clusters": ({}, []),  # the default, on documents that share paragraphs
+    "star clusters": ({"cluster_similarity": None}, ["--cluster-similarity", "none"]),
 }
+
+
+def _docs(name: str) -> list[dict[str, Any]]:
+    if name not in ("tight clusters", "star clusters"):
+        return synthetic_corpus(160, seed=11)
+    texts = remix_corpus(160, seed=9, pool=28)
+    return [{"id": f"m{i}", "text": t, "ts": 1.7e9 + i} for i, t in enumerate(texts)]
 
 
 def _library(docs: list[dict[str, Any]], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,10 +96,14 @@ def _service(tmp: Path, docs: list[dict[str, Any]], options: list[str]) -> list[
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_every_surface_decides_alike(spark: Any, tmp_path: Path, name: str) -> None:
     kwargs, options = CONFIGS[name]
-    docs = synthetic_corpus(160, seed=11)
+    docs = _docs(name)
     want = _library(docs, kwargs)
     statuses = {w["status"] for w in want}
-    assert {"unique", "duplicate", "exact_duplicate", "empty"} <= statuses  # a real test
+    if "clusters" in name:  # the cluster rule changes decisions on this input
+        assert {"unique", "duplicate"} <= statuses
+        assert want != _library(docs, {"cluster_similarity": 0.5 if kwargs else None})
+    else:
+        assert {"unique", "duplicate", "exact_duplicate", "empty"} <= statuses  # a real test
     if "verifier" in kwargs or "threshold" in kwargs:  # the options change the decisions
         assert want != _library(docs, {k: v for k, v in kwargs.items() if k == "window"})
     src = _write(tmp_path / "in.jsonl", docs)

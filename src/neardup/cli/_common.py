@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -10,7 +11,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
@@ -286,8 +287,30 @@ def fingerprinter_options(func: F) -> F:
 
 
 def decision_options(func: F) -> F:
-    """``--k``, ``--no-verify``, ``--threshold`` and ``--shingle-size``: how dedup decides
-    (``dedup``, ``serve`` and ``explain`` offer the same knobs, so that they decide alike)."""
+    """``--k``, ``--no-verify``, ``--threshold``, ``--shingle-size`` and
+    ``--cluster-similarity``: how dedup decides (``dedup``, ``serve`` and ``explain`` offer the
+    same knobs, so that they decide alike). The command receives them as one ``decision``."""
+
+    body = func
+
+    @functools.wraps(body)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        names = ("k", "no_verify", "threshold", "shingle_size", "cluster_similarity")
+        decision = Decision(*(kwargs.pop(name) for name in names))
+        return body(*args, decision=decision, **kwargs)
+
+    func = cast(F, command)
+    func = click.option(
+        "--cluster-similarity",
+        "cluster_similarity",
+        callback=_cluster_similarity,
+        metavar="FLOAT|none",
+        default=None,
+        help="Every two documents of one cluster are at least this similar (bounded through "
+        "their kept document); a document that would loosen a cluster is kept instead. "
+        "Default 0.5; none: star clusters, as before neardup 0.9 (states and --data "
+        "directories written then need it).",
+    )(func)
     func = click.option(
         "--shingle-size",
         "shingle_size",
@@ -324,6 +347,19 @@ def decision_options(func: F) -> F:
     )(func)
 
 
+def _cluster_similarity(ctx: Any, param: Any, value: str | None) -> float | str | None:
+    """``--cluster-similarity``: a number in [0, 1], or ``none``."""
+    if value is None or value == "none":
+        return value
+    try:
+        x = float(value)
+    except ValueError:
+        x = -1.0
+    if not 0.0 <= x <= 1.0:
+        raise click.BadParameter(f"{value!r} is not a number in [0, 1] or 'none'")
+    return x
+
+
 @dataclass(frozen=True)
 class Decision:
     """The decision options as given: ``--k``, ``--no-verify``, ``--threshold``,
@@ -333,6 +369,7 @@ class Decision:
     no_verify: bool = False
     threshold: float | None = None
     shingle_size: int | None = None
+    cluster_similarity: float | str | None = None  # None: the library's "auto"
 
     def verifier(self) -> Any:
         """The verifier these options name: ``"default"``, None, or a MinHashVerifier."""
@@ -341,6 +378,11 @@ class Decision:
                 raise usage_error(
                     "--threshold and --shingle-size set the verifier's similarity; "
                     "--no-verify turns the verifier off: drop one of them"
+                )
+            if isinstance(self.cluster_similarity, float):
+                raise usage_error(
+                    "--cluster-similarity bounds the verifier's similarity; --no-verify turns "
+                    "the verifier off: drop one of them"
                 )
             return None
         if self.shingle_size is None:
@@ -360,12 +402,14 @@ def build_deduplicator(
     from neardup.dedup import Deduplicator
 
     verifier = decision.verifier()
+    tight: Any = decision.cluster_similarity
     try:
         return Deduplicator(
             fingerprinter=fingerprinter,
             k=decision.k,
             verifier=verifier,
             threshold=decision.threshold,
+            cluster_similarity="auto" if tight is None else None if tight == "none" else tight,
             **options,
         )
     except (TypeError, ValueError) as exc:

@@ -208,10 +208,7 @@ def dedup_command(
     epoch_unit: str,
     window: str | None,
     max_future: str,
-    k: int | None,
-    no_verify: bool,
-    threshold: float | None,
-    shingle_size: int | None,
+    decision: Decision,
     keep: str,
     drop_duplicates: bool,
     report_dir: str | None,
@@ -238,7 +235,6 @@ def dedup_command(
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
     fp = build_fingerprinter(config_path, idf_path)
-    decision = Decision(k, no_verify, threshold, shingle_size)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:

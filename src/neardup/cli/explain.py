@@ -136,10 +136,7 @@ def _why(info: dict[str, Any]) -> list[str]:
 def explain_command(
     a: str,
     b: str,
-    k: int | None,
-    no_verify: bool,
-    threshold: float | None,
-    shingle_size: int | None,
+    decision: Decision,
     top: int,
     as_json: bool,
     config_path: str | None,
@@ -148,7 +145,8 @@ def explain_command(
     """What `neardup dedup` decides for B after A with the same options (texts, or paths of
     UTF-8 files), the numbers that decided it, and the heaviest shared and differing features."""
     dd = build_deduplicator(
-        build_fingerprinter(config_path, idf_path), Decision(k, no_verify, threshold, shingle_size)
+        build_fingerprinter(config_path, idf_path),
+        decision,
     )
     info = explain_pair(dd, _text(a), _text(b), top)
     if as_json:

@@ -101,10 +101,7 @@ def serve_command(
     window: str | None,
     retention: str | None,
     max_future: str,
-    k: int | None,
-    no_verify: bool,
-    threshold: float | None,
-    shingle_size: int | None,
+    decision: Decision,
     token: str | None,
     token_file: str | None,
     store_text: bool,
@@ -129,18 +126,11 @@ def serve_command(
     except ImportError as exc:
         raise usage_error(str(exc)) from None
     seconds, keep, future = _window_and_retention(window, retention, max_future)
-    if token_file is not None:
-        with open(token_file, encoding="utf-8") as f:
-            token = f.read().strip()
-    if token is not None and not token:
-        raise usage_error("the bearer token is empty")
+    token = _token(token, token_file)
     from neardup.server.service import Service, Settings
     from neardup.server.store import ConfigMismatch
 
-    fingerprinter = build_fingerprinter(config_path, idf_path)
-    dd = build_deduplicator(
-        fingerprinter, Decision(k, no_verify, threshold, shingle_size), window=seconds
-    )
+    dd = build_deduplicator(build_fingerprinter(config_path, idf_path), decision, window=seconds)
     settings = Settings(
         os.path.abspath(data),
         synchronous.upper(),
@@ -158,6 +148,16 @@ def serve_command(
     except (ConfigMismatch, ValueError) as exc:
         raise usage_error(str(exc)) from None
     _run(lambda: service, host, port, log_level)
+
+
+def _token(token: str | None, token_file: str | None) -> str | None:
+    """``--token`` or the contents of ``--token-file``; an empty token is a usage error."""
+    if token_file is not None:
+        with open(token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    if token is not None and not token:
+        raise usage_error("the bearer token is empty")
+    return token
 
 
 def _overlap_params(items: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:

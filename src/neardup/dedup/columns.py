@@ -44,12 +44,12 @@ import orjson
 
 from neardup._growable import Growable
 from neardup._persist import FormatError, JsonColumn
+from neardup.dedup.state import DUPLICATE, UNIQUE
 
 if TYPE_CHECKING:
     from neardup.dedup.candidates import CandidateIndex
 
 SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
-UNIQUE = 0
 _LOW = (1 << 64) - 1
 
 
@@ -132,6 +132,8 @@ class StateColumns:
         key_lo: Growable
         flags: Growable
         sim: Growable
+        floor: Growable
+        core: Any
         exact: ExactMap
         ids: JsonColumn | None
         n_clusters: int
@@ -168,11 +170,14 @@ class StateColumns:
         }
         if self.window is not None:
             named["ts"] = self.ts
+        if self.core.cluster_similarity is not None:
+            named["floor"] = self.floor
         return named
 
     def per_document(self) -> list[Growable]:
         """Every per-document column (for sizes and a dry run's undo)."""
-        return [*self.named_columns().values(), self.ts, self.slot, self.sim]
+        columns = [*self.named_columns().values(), self.ts, self.slot, self.sim]
+        return columns if "floor" in self.named_columns() else [*columns, self.floor]
 
     def truncate(self, n: int) -> None:
         """Forget the rows from position ``n`` on (a dry run's undo)."""
@@ -264,6 +269,7 @@ class StateColumns:
             "cluster_id": self.cluster.view()[rows].copy(),
             "searched": (flags & SEARCHED) != 0,
             "forgotten": (flags & FORGOTTEN) != 0,
+            "similarity": self.sim.view()[rows].copy(),
         }
         if self.sketches is not None:
             slot = self.slot.view()[rows]
@@ -288,7 +294,7 @@ class StateColumns:
         if self.verifier is not None:
             self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
         # the similarity that decided is derived, not saved: unknown for loaded rows
-        self.sim.data, self.sim.size = np.full(rows, np.nan, np.float32), rows
+        self.sim.data, self.sim.size = np.full(rows, np.nan), rows
         self.n_clusters = int(meta["clusters"])
         self.max_ts = _number(meta.get("max_timestamp"))
         self.horizon = _number(meta.get("horizon"))
@@ -329,6 +335,17 @@ class StateColumns:
         if rows.size:
             self.candidates.add(rows + self.origin, self.fps.view()[rows], sk, ts)
 
+    def lower_floors(self, rows: slice) -> None:
+        """``floor`` of the kept documents that the duplicates of ``rows`` joined, from their
+        similarities (state columns appended without deciding them again)."""
+        if self.core.cluster_similarity is None:
+            return
+        status, rep = self.status.view()[rows], self.rep.view()[rows]
+        sim = self.sim.view()[rows]
+        dup = (status == DUPLICATE) & ~np.isnan(sim) & (rep >= self.origin)
+        rounded = [round(x, 4) for x in sim[dup].tolist()]  # as greedy.decide_in_order reads
+        np.minimum.at(self.floor.writable(), rep[dup] - self.origin, np.asarray(rounded))
+
     def counters(self) -> dict[str, Any]:
         """The counters that go with :meth:`state_columns` (JSON-able)."""
         return {
@@ -362,9 +379,13 @@ class StateColumns:
                     + np.asarray(columns["forgotten"], bool) * FORGOTTEN
                 ).astype(np.int8),
                 "ts": np.asarray(columns["timestamp"], np.float64),
+                "floor": np.ones(n - o),
             },
             meta,
         )
+        if "similarity" in columns:
+            self.sim.data = np.asarray(columns["similarity"], np.float64).copy()
+            self.lower_floors(slice(0, n - o))
         self.rebuild_exact()
         if self.verifier is not None and "sketch" in columns:
             kept = np.flatnonzero(np.asarray(columns["status"]) == UNIQUE)

@@ -10,7 +10,8 @@ of files, HTTP or Spark:
 3. :func:`accept`: the accept test of a candidate pair (distance within the radius, time window,
    verifier similarity at or above its threshold);
 4. :func:`candidate_csr` then :func:`decide`: accepted candidates sorted per document by
-   (distance, position) and the greedy rule (:func:`~neardup.dedup.greedy.decide_in_order`).
+   (distance, position), or with ``cluster_similarity`` by (similarity descending, distance,
+   position), and the greedy rule (:func:`~neardup.dedup.greedy.decide_in_order`).
 
 :class:`DecideConfig` holds the parameters these steps read; a ``Deduplicator`` builds it once
 (:attr:`Deduplicator.decide_config <neardup.dedup.pipeline.Deduplicator.decide_config>`).
@@ -56,7 +57,7 @@ __all__ = [
     "searched_rows",
 ]
 
-Csr = tuple[list[int], list[int], list[int]]
+Csr = tuple[list[int], list[int], list[int], list[float] | None]
 Lookup = Callable[[npt.NDArray[np.int64]], npt.NDArray[Any]]
 Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
@@ -64,7 +65,11 @@ Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64
 @dataclass(frozen=True)
 class DecideConfig:
     """What the decide step reads: the Hamming ``radius`` of a candidate, the keep policy, the
-    time ``window`` (seconds or None) and the verifier ``threshold`` (None: no verifier).
+    time ``window`` (seconds or None), the verifier ``threshold`` (None: no verifier) and
+    ``cluster_similarity`` (None: star clusters; else a document joins a kept document ``r``
+    only when its similarity ``s`` keeps every pair of ``r``'s cluster at least this similar,
+    bounded through ``r``: ``s + min(similarity of r's members) - 1 >= cluster_similarity``,
+    see :mod:`neardup.dedup.greedy`).
 
     >>> DecideConfig(radius=64, keep="first", window=None, threshold=0.5).threshold
     0.5
@@ -74,6 +79,7 @@ class DecideConfig:
     keep: str
     window: float | None
     threshold: float | None
+    cluster_similarity: float | None = None
 
 
 def processing_order(
@@ -145,18 +151,31 @@ def accept(
 
 
 def candidate_csr(
-    q: npt.NDArray[np.int64], pos: npt.NDArray[np.int64], dist: npt.NDArray[np.int64], n: int
+    q: npt.NDArray[np.int64],
+    pos: npt.NDArray[np.int64],
+    dist: npt.NDArray[np.int64],
+    n: int,
+    similarity: npt.NDArray[np.float64] | None = None,
 ) -> Csr:
     """Accepted candidates ``(query row, candidate position, distance)`` as CSR lists per query
-    row ``0..n-1``, each sorted by (distance, position): the greedy rule takes the first kept.
+    row ``0..n-1``, each sorted by (distance, position), or with ``similarity`` (the
+    ``cluster_similarity`` rule) by (similarity descending, distance, position): the greedy
+    rule takes the first kept one it may join.
 
     >>> candidate_csr(np.array([1, 1]), np.array([0, 5]), np.array([3, 1]), 2)
-    ([0, 0, 2], [5, 0], [1, 3])
+    ([0, 0, 2], [5, 0], [1, 3], None)
+    >>> candidate_csr(np.array([1, 1]), np.array([0, 5]), np.array([3, 1]), 2, np.array([.9, .7]))
+    ([0, 0, 2], [0, 5], [3, 1], [0.9, 0.7])
     """
     q, pos, dist = (np.asarray(a, np.int64) for a in (q, pos, dist))
-    order = np.lexsort((pos, dist, q))
+    if similarity is None:
+        order = np.lexsort((pos, dist, q))
+    else:
+        similarity = np.asarray(similarity, np.float64)
+        order = np.lexsort((pos, dist, -similarity, q))
     ptr = np.searchsorted(q[order], np.arange(n + 1))
-    return ptr.tolist(), pos[order].tolist(), dist[order].tolist()
+    sim = None if similarity is None else similarity[order].tolist()
+    return ptr.tolist(), pos[order].tolist(), dist[order].tolist(), sim
 
 
 def decide(
@@ -174,7 +193,7 @@ def decide(
     """The greedy rule over ``order`` on accepted candidates ``csr``, written into ``ledger``
     (rows ``base..`` of it, positions relative to ``origin``; ``horizon`` per row, see
     :func:`~neardup.dedup.greedy.horizons`); returns the new kept rows."""
-    ptr, pos, dist = csr
+    ptr, pos, dist, sim = csr
     return decide_in_order(
         ledger,
         np.asarray(order, np.int64),
@@ -187,6 +206,8 @@ def decide(
         window=config.window,
         origin=origin,
         horizon=None if horizon is None else horizon.tolist(),
+        similarity=sim,
+        cluster_similarity=config.cluster_similarity,
     )
 
 
@@ -241,7 +262,10 @@ def decide_batch(
         b = _lookup(pos, base, chunk.sketches, view.sketches)
         sim = np.asarray(verifier.similarity(chunk.sketches[q], b), np.float64)
     ok = accept(config, dist, chunk.ts[q], ts_p, sim, None if horizon is None else horizon[q])
-    csr = candidate_csr(q[ok], pos[ok], dist[ok], len(chunk.fps))
+    ranked = None
+    if config.cluster_similarity is not None:
+        ranked = np.zeros(0) if sim is None else sim[ok]  # None: no candidate pairs at all
+    csr = candidate_csr(q[ok], pos[ok], dist[ok], len(chunk.fps), ranked)
     empty = chunk.empty.tolist()
     return decide(
         config, ledger, order, empty, chunk.keys, csr, base=base, origin=origin, horizon=horizon

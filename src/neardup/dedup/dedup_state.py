@@ -29,11 +29,11 @@ from neardup._growable import Growable
 from neardup._persist import JsonColumn
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
-from neardup.dedup.columns import SEARCHED, UNIQUE, ExactMap, StateColumns, StateFormatError
+from neardup.dedup.columns import SEARCHED, ExactMap, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
 from neardup.dedup.greedy import Ledger, horizons
 from neardup.dedup.similarity import decided_similarity
-from neardup.dedup.state import DUPLICATE, STATUS_NAMES, Chunk, Decisions, slice_chunk
+from neardup.dedup.state import DUPLICATE, STATUS_NAMES, UNIQUE, Chunk, Decisions, slice_chunk
 
 __all__ = ["DedupState"]
 
@@ -66,7 +66,9 @@ class DedupState(StateColumns):
         self.key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
         self.key_lo = Growable(np.uint64)
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
-        self.sim = Growable(np.float32)  # the similarity that decided (not saved: derived)
+        self.sim = Growable(np.float64)  # the similarity that decided (not saved: derived)
+        # per kept document the lowest similarity of a member (the cluster_similarity rule)
+        self.floor = Growable(np.float64)
         self.exact = ExactMap()
         self.ids: JsonColumn | None = None  # external ids, once any were given
         self.n_clusters = 0
@@ -98,11 +100,16 @@ class DedupState(StateColumns):
         hz = self.chunk_horizons(chunk)
         self.extend(chunk)
         self.exact.start_log()
-        new = self.decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz)
+        floor_log: list[tuple[int, float]] = []
+        new = self.decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
         self.fill_similarity(base, chunk)
         out = self.decisions(base, base + n)
         if not commit:
             self.exact.undo_log()
+            floor = self.floor.writable() if floor_log else None
+            for row, old in reversed(floor_log):  # kept documents of earlier calls
+                assert floor is not None
+                floor[row] = old
             self.truncate(base)
             self.n_clusters, self.max_ts = saved
             return out
@@ -145,6 +152,9 @@ class DedupState(StateColumns):
             self.exact[key] = p  # the last searched document of each key, in order
         self.n_clusters = int(meta["clusters"])
         self.late = int(meta.get("late_documents", 0))
+        if "similarity" in columns:
+            self.sim.writable()[rows] = np.asarray(columns["similarity"], np.float64)
+            self.lower_floors(rows)
         kept = np.flatnonzero((status == UNIQUE) & ~forgotten)
         self.index_new(base, kept.tolist(), chunk)
         if forgotten.any():
@@ -224,7 +234,9 @@ class DedupState(StateColumns):
         self.key_hi.extend((keys >> 64).astype(np.uint64) if n else [])
         self.key_lo.extend((keys & ((1 << 64) - 1)).astype(np.uint64) if n else [])
         self.flags.extend(np.zeros(n, np.int8))
-        self.sim.extend(np.full(n, np.nan, np.float32))
+        self.sim.extend(np.full(n, np.nan))
+        if self.core.cluster_similarity is not None:
+            self.floor.extend(np.ones(n))
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self.max_ts = max(self.max_ts, float(np.nanmax(chunk.ts)))
 
@@ -244,10 +256,13 @@ class DedupState(StateColumns):
         *,
         streaming: bool,
         hz: np.ndarray | None = None,
+        log: list[tuple[int, float]] | None = None,
     ) -> list[int]:
         """The decision core's step (:func:`~neardup.dedup.core.decide_batch`) on this state;
-        returns the new kept (local) rows."""
+        returns the new kept (local) rows. ``log``: changes of earlier rows' ``floor`` are
+        appended to it (a dry run undoes them)."""
         origin = self.origin
+        tight = self.core.cluster_similarity is not None
         ledger = Ledger(
             self.rep.writable(),
             self.dist.writable(),
@@ -256,6 +271,8 @@ class DedupState(StateColumns):
             self.ts.view(),
             self.exact,
             self.n_clusters,
+            self.floor.writable() if tight else None,
+            log,
         )
         view = StateView(
             self.exact,

@@ -12,6 +12,17 @@ Documents are decided one by one in processing order. For document ``g``:
    a ``duplicate`` of it;
 4. no candidate: ``unique``, kept, a new cluster.
 
+With ``cluster_similarity`` q (the default with a verifier: 0.5), candidates arrive sorted by
+similarity (highest first) and in step 3 ``g`` joins kept ``r`` only when
+``s(g, r) + floor[r] >= 1 + q``, where ``floor[r]`` is the lowest similarity of a document
+that joined ``r`` so far (1 when none); joining lowers ``floor[r]`` to ``s(g, r)``. Jaccard
+distance obeys the triangle inequality, so every two members ``a``, ``b`` of one cluster then
+have ``J(a, b) >= s(a, r) + s(b, r) - 1 >= q``: a cluster is a group of mutual near
+duplicates, not a chain of documents each like the kept one in a different part (a document
+made of paragraphs 1-3 does not gather one of paragraphs 1-2 and one of paragraphs 2-3).
+``g`` that may not join ``r`` tries the next candidate, else it is kept. The rule reads
+similarities rounded to 4 decimals, as every surface writes them.
+
 Clusters are numbered in order of creation. The Spark engine runs this rule per connected
 component of the accepted-candidate graph: a document's decision depends only on its neighbours'.
 
@@ -43,7 +54,10 @@ class Ledger:
     ``rep``: position of the kept document (itself when kept); ``distance``: Hamming distance
     to it (-1 when kept); ``cluster``: cluster number; ``status``: status code; ``ts``:
     timestamps (only read with a window); ``exact``: normalised-text key -> last searched
-    position; ``n_clusters``: clusters created so far.
+    position; ``n_clusters``: clusters created so far; ``floor``: per kept document the lowest
+    similarity of a document that joined it (1.0 when none; only with ``cluster_similarity``);
+    ``floor_log``: when a list, each change of ``floor`` is appended as (position, old value)
+    so that a dry run can undo it.
     """
 
     rep: npt.NDArray[np.int64]
@@ -53,6 +67,8 @@ class Ledger:
     ts: npt.NDArray[np.float64]
     exact: dict[int, int] = field(default_factory=dict)
     n_clusters: int = 0
+    floor: npt.NDArray[np.float64] | None = None
+    floor_log: list[tuple[int, float]] | None = None
 
     @classmethod
     def empty(cls, n: int, ts: npt.ArrayLike | None = None) -> Ledger:
@@ -63,6 +79,7 @@ class Ledger:
             np.full(n, -1, np.int64),
             np.full(n, -1, np.int8),
             np.full(n, np.nan) if ts is None else np.asarray(ts, np.float64),
+            floor=np.ones(n, np.float64),
         )
 
     def statuses(self) -> list[str]:
@@ -95,6 +112,8 @@ def decide_in_order(
     window: float | None = None,
     origin: int = 0,
     horizon: Sequence[float] | None = None,
+    similarity: Sequence[float] | None = None,
+    cluster_similarity: float | None = None,
 ) -> list[int]:
     """Decide the documents ``base + order[i]`` in that order; returns the new kept local rows.
 
@@ -105,11 +124,15 @@ def decide_in_order(
     that position (a saved state drops the rows no later decision can read); positions stay
     global. ``horizon[l]``: kept documents older than that (whole seconds) are out of reach
     of local row ``l`` (:func:`horizons`; ``keep='first'`` with a window).
+    ``similarity[...]``: the candidates' similarities, read with ``cluster_similarity`` (module
+    docs), which also needs ``ledger.floor``.
     """
-    rep, dst, clu, sta, ts = ledger.rep, ledger.distance, ledger.cluster, ledger.status, ledger.ts
+    rep, dst, clu, sta = ledger.rep, ledger.distance, ledger.cluster, ledger.status
     exact = ledger.exact
     new: list[int] = []
     o = origin
+    tight = cluster_similarity
+    sims = _rule_similarities(ledger, similarity, tight)
     for li in order.tolist():
         g = base + li
         if empty[li]:
@@ -118,22 +141,16 @@ def decide_in_order(
             continue
         p = exact.get(keys[li])
         if p is not None:
-            r = int(rep[p - o])
-            if window is None or (
-                abs(ts[g - o] - ts[r - o]) <= window
-                and (horizon is None or math.floor(ts[r - o]) >= horizon[li])
-            ):
-                rep[g - o], clu[g - o] = r, clu[r - o]
-                if p == r:
-                    sta[g - o], dst[g - o] = EXACT_DUPLICATE, 0
-                else:
-                    sta[g - o], dst[g - o] = DUPLICATE, dst[p - o]
+            hz = None if horizon is None else horizon[li]
+            if _join_exact_copy(ledger, g, p, o, window, hz):
                 continue
         exact[keys[li]] = g
         for c in range(ptr[li], ptr[li + 1]):
             r = pos[c]
             if r >= base and (rep[r - o] != r or sta[r - o] != UNIQUE):
                 continue  # not decided yet, or not a kept document
+            if tight is not None and not _may_join(ledger, r - o, sims[c], tight):
+                continue
             rep[g - o], clu[g - o], dst[g - o], sta[g - o] = r, clu[r - o], dist[c], DUPLICATE
             break
         else:
@@ -141,3 +158,51 @@ def decide_in_order(
             ledger.n_clusters += 1
             new.append(li)
     return new
+
+
+def _rule_similarities(
+    ledger: Ledger, similarity: Sequence[float] | None, tight: float | None
+) -> list[float]:
+    """The candidates' similarities as the ``cluster_similarity`` rule reads them: rounded to
+    4 decimals as every surface writes them, so that a state rebuilt from stored rows (the
+    service's SQLite) has the same floors ([] without the rule)."""
+    if tight is None:
+        return []
+    assert similarity is not None and ledger.floor is not None, "cluster_similarity needs both"
+    return [round(float(x), 4) for x in similarity]
+
+
+def _join_exact_copy(
+    ledger: Ledger, g: int, p: int, o: int, window: float | None, horizon: float | None
+) -> bool:
+    """Step 2 of the rule (module docs): document ``g`` joins the cluster of ``p``, the earlier
+    searched copy of its text, unless the window (or ``g``'s horizon) keeps them apart;
+    returns whether it joined. ``o``: the ledger's origin (rows are positions minus it)."""
+    rep, ts = ledger.rep, ledger.ts
+    r = int(rep[p - o])
+    if window is not None and not (
+        abs(ts[g - o] - ts[r - o]) <= window
+        and (horizon is None or math.floor(ts[r - o]) >= horizon)
+    ):
+        return False
+    rep[g - o], ledger.cluster[g - o] = r, ledger.cluster[r - o]
+    if p == r:
+        ledger.status[g - o], ledger.distance[g - o] = EXACT_DUPLICATE, 0
+    else:
+        ledger.status[g - o], ledger.distance[g - o] = DUPLICATE, ledger.distance[p - o]
+    return True
+
+
+def _may_join(ledger: Ledger, row: int, s: float, q: float) -> bool:
+    """Whether a document at similarity ``s`` may join the kept document at ``row`` (module
+    docs); if so, ``floor[row]`` takes ``s`` into account (logged for a dry run)."""
+    floor = ledger.floor
+    assert floor is not None
+    f = float(floor[row])
+    if s + f < 1.0 + q:
+        return False
+    if s < f:
+        if ledger.floor_log is not None:
+            ledger.floor_log.append((row, f))
+        floor[row] = s
+    return True

@@ -68,9 +68,11 @@ LOCKED_METHODS = (
 
 FORMAT = "neardup-dedup-state"
 # 2: the key table of band candidates stores tags (keytable.py); a version-1 state is read
-# (its full keys are packed and re-sorted once on load)
-VERSION = 2
-READS = (1, 2)
+# (its full keys are packed and re-sorted once on load); 3: the per-document ``floor`` column
+# of the cluster_similarity rule (a version 1 or 2 state has all 1.0: its configuration never
+# has the rule)
+VERSION = 3
+READS = (1, 2, 3)
 
 
 class StateMixin:
@@ -194,5 +196,6 @@ def _from_config(cls: Any, cfg: dict[str, Any], directory: Path, where: str) -> 
         keep=cfg["keep"],
         window=cfg["window"],
         verifier=verifier,
+        cluster_similarity=cfg.get("cluster_similarity"),
         candidate_k=None if bands or verifier is None else ck,
     )

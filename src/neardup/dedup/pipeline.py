@@ -118,6 +118,14 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             default), estimated from its MinHash values. None: the verifier's own (0.6 for the
             default). ``Deduplicator(threshold=0.5)`` is ``Deduplicator(verifier=
             MinHashVerifier(threshold=0.5))``; the threshold is part of :attr:`config_id`.
+        cluster_similarity: every two documents of one cluster are at least this similar in
+            the verifier's terms, bounded through their kept document (Jaccard distance obeys
+            the triangle inequality): a document joins a kept document only when its similarity
+            plus the lowest similarity of a document already in that cluster is at least
+            ``1 + cluster_similarity``; otherwise it tries its next candidate, or is kept.
+            ``"auto"``: 0.5 with a verifier, None (star clusters: every member is like the kept
+            document, two members need not be alike) without one. States saved before this
+            rule carry None in their configuration.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting worker processes (``-1``: all cores).
@@ -137,6 +145,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         window: float | None = None,
         verifier: Verifier | Literal["default"] | None = "default",
         threshold: float | None = None,
+        cluster_similarity: float | Literal["auto"] | None = "auto",
         candidate_k: int | None = None,
         index_design: str = "auto",
         n_jobs: int = 1,
@@ -152,6 +161,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self.window = window
         self.verifier = resolved
         self.threshold = threshold
+        self.cluster_similarity = cluster_similarity
         self.candidate_k = candidate_k
         self.index_design = index_design
         self.n_jobs = n_jobs
@@ -169,7 +179,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
         )
         threshold = None if resolved is None else float(resolved.threshold)
-        self._core = DecideConfig(self.candidate_k_, keep, window, threshold)
+        self._core = DecideConfig(
+            self.candidate_k_, keep, window, threshold, _cluster_similarity(self)
+        )
         self._state = DedupState(self._core, self._candidates, resolved)
         self._pending: list[Chunk] = []  # batch chunks collected for resolve()
         self._freeze()
@@ -383,6 +395,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
                 "window": self.window,
                 "keep": self.keep,
             }
+            if self._core.cluster_similarity is not None:  # None: configurations from before
+                config["cluster_similarity"] = self._core.cluster_similarity
             blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
             self._blob = blob
         return blob
@@ -456,6 +470,27 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         return prepare_chunk(
             self.fingerprinter, self.verifier, texts, timestamps, timed=timed, n_jobs=self.n_jobs
         )
+
+
+#: ``cluster_similarity="auto"`` with a verifier (docs/ACCURACY.md, "Clusters of mutual duplicates")
+CLUSTER_SIMILARITY = 0.5
+
+
+def _cluster_similarity(dd: Deduplicator) -> float | None:
+    """The resolved ``cluster_similarity`` of ``dd`` (checked)."""
+    value = dd.cluster_similarity
+    if value == "auto":
+        return None if dd.verifier is None else CLUSTER_SIMILARITY
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(f"cluster_similarity must be 'auto', None or in [0, 1], got {value!r}")
+    if dd.verifier is None:
+        raise ValueError(
+            "cluster_similarity bounds the verifier's similarity inside a cluster; with "
+            "verifier=None pass cluster_similarity=None (or 'auto')"
+        )
+    return float(value)
 
 
 def _resolve_verifier(verifier: Verifier | str | None, threshold: float | None) -> Verifier | None:

@@ -250,12 +250,14 @@ class Store:
             "cluster_id": np.full(n, -1, np.int64),
             "searched": np.zeros(n, bool),
             "forgotten": np.ones(n, bool),
+            "similarity": np.full(n, np.nan),
         }
         if width is not None:
             cols["sketch"] = np.zeros((n, width), sketch_dtype)
         cur = self.db.execute(
             "SELECT position, ifnull(timestamp, 'nan'), fingerprint, exact_key_hi, exact_key_lo, "
-            "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, sketch "
+            "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, "
+            "ifnull(similarity, 'nan'), sketch "
             "FROM documents WHERE position >= ? AND position < ? ORDER BY position",
             (start, stop),
         )
@@ -287,6 +289,7 @@ def _load_rows(
         "cluster_id",
         "searched",
         "forgotten",
+        "similarity",
     )
     for name, column in zip(names, values, strict=True):
         cols[name][p] = np.asarray(column, dtype=cols[name].dtype)

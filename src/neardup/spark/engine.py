@@ -186,7 +186,7 @@ def _decide_components(
         ["hz"] if "hz" in docs.columns else []
     )
     d = docs.withColumn("bucket", bucket).select(*cols)
-    e = edges.withColumn("bucket", bucket).select("bucket", "a", "b", "dist")
+    e = edges.withColumn("bucket", bucket).select("bucket", "a", "b", "dist", "sim")
     return d.groupBy("bucket").cogroup(e.groupBy("bucket")).applyInArrow(run, DECISIONS)
 
 

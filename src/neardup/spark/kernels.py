@@ -32,6 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from neardup.dedup.core import (
+    Csr,
     Ledger,
     accept,
     candidate_csr,
@@ -57,7 +58,9 @@ PREPARED = pa.schema(
         ("keys", pa.list_(pa.int64())),
     ]
 )
-ACCEPTED = pa.schema([("a", pa.int64()), ("b", pa.int64()), ("dist", pa.int64())])
+ACCEPTED = pa.schema(
+    [("a", pa.int64()), ("b", pa.int64()), ("dist", pa.int64()), ("sim", pa.float64())]
+)
 SIMILARITY = pa.schema([("pos", pa.int64()), ("similarity", pa.float64())])
 DECIDED = pa.schema(
     [
@@ -164,7 +167,8 @@ def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.R
 
 
 def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
-    """Node pairs ``(a, b, fp_a, fp_b, sk_a, sk_b)`` -> the accepted ones ``(a, b, dist)``.
+    """Node pairs ``(a, b, fp_a, fp_b, sk_a, sk_b)`` -> the accepted ones ``(a, b, dist, sim)``
+    (``sim``: the verifier's similarity, NaN without a verifier).
 
     Accept = Hamming distance within the radius and, with a verifier, similarity at or above
     its threshold; the time window is applied per document pair in :func:`decide_group`.
@@ -174,16 +178,17 @@ def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Recor
     dist = np.bitwise_count(fa ^ fb).astype(np.int64)
     cfg = dd.decide_config
     keep = accept(cfg, dist, None, None, None)  # window: per document pair in decide_group
+    sim = np.full(dist.size, np.nan)
     if dd.verifier is not None and keep.any():
         rows = np.flatnonzero(keep)
         sa = _sketch_rows(dd, batch.column("sk_a").take(pa.array(rows)))
         sb = _sketch_rows(dd, batch.column("sk_b").take(pa.array(rows)))
-        sim = np.asarray(dd.verifier.similarity(sa, sb), np.float64)
-        keep[rows] = accept(cfg, dist[rows], None, None, sim)
+        sim[rows] = np.asarray(dd.verifier.similarity(sa, sb), np.float64)
+        keep[rows] = accept(cfg, dist[rows], None, None, sim[rows])
     idx = pa.array(np.flatnonzero(keep))
+    a, b = batch.column("a").take(idx), batch.column("b").take(idx)
     return pa.RecordBatch.from_arrays(
-        [batch.column("a").take(idx), batch.column("b").take(idx), pa.array(dist[keep])],
-        schema=ACCEPTED,
+        [a, b, pa.array(dist[keep]), pa.array(sim[keep])], schema=ACCEPTED
     )
 
 
@@ -197,12 +202,13 @@ def _members(node: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]) -> dict[i
 
 def _candidate_lists(
     members: dict[int, Any],
-    edges: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    edges: tuple[npt.NDArray[np.int64], ...],
+    sims: npt.NDArray[np.float64],
     ts: npt.NDArray[np.float64],
     dd: Deduplicator,
     m: int,
     hz: npt.NDArray[np.float64] | None = None,
-) -> tuple[list[int], list[int], list[int]]:
+) -> Csr:
     """CSR candidate lists of ``m`` local rows from accepted node edges (both directions).
 
     Edges between two one-document nodes (nearly all of them) are expanded with array
@@ -212,7 +218,7 @@ def _candidate_lists(
     nodes = np.array(sorted(members), np.int64)
     size = np.array([members[n].size for n in nodes.tolist()], np.int64)
     row = np.array([members[n][0] for n in nodes.tolist()], np.int64)
-    qs, ps, ds = [], [], []
+    qs, ps, ds, ss = [], [], [], []
     if nodes.size and a.size:
         ia = np.minimum(np.searchsorted(nodes, a), nodes.size - 1)
         ib = np.minimum(np.searchsorted(nodes, b), nodes.size - 1)
@@ -221,6 +227,7 @@ def _candidate_lists(
         qs += [row[ia[simple]], row[ib[simple]]]
         ps += [row[ib[simple]], row[ia[simple]]]
         ds += [d[simple], d[simple]]
+        ss += [sims[simple], sims[simple]]
         for e in np.flatnonzero(known & ~simple).tolist():
             left, right = members[int(a[e])], members[int(b[e])]
             q, p = np.repeat(left, right.size), np.tile(right, left.size)
@@ -231,12 +238,16 @@ def _candidate_lists(
             qs.append(q)
             ps.append(p)
             ds.append(np.full(q.size, d[e], np.int64))
+            ss.append(np.full(q.size, sims[e]))
     none = np.zeros(0, np.int64)
     q = np.concatenate(qs) if qs else none
     p = np.concatenate(ps) if ps else none
     dist = np.concatenate(ds).astype(np.int64) if ds else none
+    sim = np.concatenate(ss) if ss else np.zeros(0)
     ok = accept(dd.decide_config, dist, ts[q], ts[p], None, None if hz is None else hz[q])
-    return candidate_csr(q[ok], p[ok], dist[ok], m)  # local rows in input order: ties by position
+    ranked = None if dd.decide_config.cluster_similarity is None else sim[ok]
+    # local rows in input order: ties by position
+    return candidate_csr(q[ok], p[ok], dist[ok], m, ranked)
 
 
 def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
@@ -265,7 +276,8 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
     hz = None
     if "hz" in docs.column_names:
         hz = np.asarray(docs.column("hz").to_numpy(zero_copy_only=False), np.float64)
-    csr = _candidate_lists(members, triple, ts, dd, m, hz)
+    sims = np.asarray(edges.column("sim").to_numpy(zero_copy_only=False), np.float64)
+    csr = _candidate_lists(members, triple, sims, ts, dd, m, hz)
     ledger = Ledger.empty(m, ts if dd.window is not None else None)
     keys = [int.from_bytes(k, "big") for k in ekeys]
     decide(cfg, ledger, order, [False] * m, keys, csr, horizon=hz)

@@ -1,0 +1,137 @@
+"""``cluster_similarity`` (issue 20): every two documents of one cluster are at least this
+similar, bounded through their kept document; checked against an independent brute-force
+greedy over all pairs, across streaming, dry runs, saved states and state columns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup import Deduplicator, Fingerprinter
+from neardup.verify import MinHashVerifier
+
+from tests.synthetic import remix_corpus
+
+Q = 0.5
+
+
+def _reference(texts: list[str], q: float | None) -> tuple[list[int], list[float]]:
+    """Brute force: every earlier kept document is a candidate (sorted by similarity, then
+    Hamming distance, then position); a document joins the first whose cluster stays
+    ``q``-tight (on similarities rounded to 4 decimals), else it is kept."""
+    v = MinHashVerifier()
+    sk = v.sketch_many(texts)
+    fps = [Fingerprinter().fingerprint(t) for t in texts]
+    rep, sim_of = list(range(len(texts))), [float("nan")] * len(texts)
+    kept: list[int] = []
+    floor: dict[int, float] = {}
+    for g in range(len(texts)):
+        sims = v.similarity(np.repeat(sk[g : g + 1], len(kept), 0), sk[kept]) if kept else []
+        ranked = sorted(
+            (-float(s), bin(fps[g] ^ fps[r]).count("1"), r)
+            for s, r in zip(sims, kept, strict=True)
+            if s >= v.threshold
+        )
+        for neg, _, r in ranked:
+            s = round(-neg, 4)
+            if q is None or s + floor.get(r, 1.0) >= 1.0 + q:
+                floor[r] = min(floor.get(r, 1.0), s)
+                rep[g], sim_of[g] = r, s
+                break
+        else:
+            kept.append(g)
+    return rep, sim_of
+
+
+def _reps(d) -> list[int]:  # type: ignore[no-untyped-def]
+    return [i if r < 0 else int(r) for i, r in enumerate(d.duplicate_of.tolist())]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_equals_brute_force_and_bounds_every_pair(seed: int) -> None:
+    texts = remix_corpus(160, seed=seed, pool=24)
+    d = Deduplicator(k=63).feed(texts)  # radius 63: every kept document is a candidate
+    rep, sim = _reference(texts, Q)
+    assert _reps(d) == rep
+    star = _reference(texts, None)[0]
+    assert star != rep  # the rule changed some decisions here
+    for members in _clusters(rep).values():
+        for a in members:
+            for b in members:
+                if a < b and rep[a] != a and rep[b] != b:
+                    assert sim[a] + sim[b] - 1 >= Q - 1e-9
+    loose = [
+        (a, b)
+        for m in _clusters(star).values()
+        for a in m
+        for b in m
+        if a < b and _jaccard(texts[a], texts[b]) < Q
+    ]
+    assert loose  # star clusters held pairs below 0.5 on this input
+
+
+def _clusters(rep: list[int]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for i, r in enumerate(rep):
+        out.setdefault(r, []).append(i)
+    return out
+
+
+def _jaccard(a: str, b: str) -> float:
+    from neardup.verify import shingle_hashes
+
+    x, y = set(shingle_hashes(a, 4).tolist()), set(shingle_hashes(b, 4).tolist())
+    return len(x & y) / len(x | y)
+
+
+def test_streaming_chunks_dry_runs_and_batch_agree() -> None:
+    texts = remix_corpus(300, seed=5, pool=40)
+    batch = Deduplicator().run(texts)
+    dd = Deduplicator()
+    parts = []
+    for a in range(0, 300, 37):
+        chunk = texts[a : a + 37]
+        dry = dd.feed(chunk, commit=False)
+        dd.feed(texts[:5], commit=False)  # a dry run that would lower early floors
+        real = dd.feed(chunk)
+        assert dry.statuses == real.statuses
+        parts.append(real)
+    assert [s for p in parts for s in p.statuses] == batch.statuses
+    assert np.array_equal(np.concatenate([p.duplicate_of for p in parts]), batch.duplicate_of)
+
+
+def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
+    texts = remix_corpus(400, seed=6, pool=50)
+    whole = Deduplicator().feed(texts)
+    a = Deduplicator()
+    a.feed(texts[:200])
+    assert (a._state.floor.view() < 1).any()  # floors to carry across the boundary
+    a.save(tmp_path / "s")
+    cols, meta = a.state_columns(), json.loads(json.dumps(a.state_meta()))
+    b = Deduplicator.load(tmp_path / "s")
+    c = Deduplicator.from_state_columns(Deduplicator(), cols, meta)
+    for dd in (b, c):
+        rest = dd.feed(texts[200:])
+        assert rest.statuses == whole.statuses[200:]
+        assert np.array_equal(rest.duplicate_of, whole.duplicate_of[200:])
+
+
+def test_configuration_and_refusals(tmp_path: Path) -> None:
+    assert Deduplicator().decide_config.cluster_similarity == 0.5
+    assert Deduplicator(verifier=None).decide_config.cluster_similarity is None
+    old = Deduplicator(cluster_similarity=None)
+    assert old.config_id != Deduplicator().config_id
+    assert "cluster_similarity" not in old.state_config()  # ids of states from before the rule
+    old.feed(remix_corpus(50, seed=7))
+    old.save(tmp_path / "old")
+    assert Deduplicator.load(tmp_path / "old").decide_config.cluster_similarity is None
+    with pytest.raises(ValueError, match=old.config_id):
+        Deduplicator.load(tmp_path / "old", Deduplicator())
+    for bad in (1.5, -0.1, "tight", True):
+        with pytest.raises(ValueError, match="cluster_similarity must be"):
+            Deduplicator(cluster_similarity=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="verifier=None"):
+        Deduplicator(verifier=None, cluster_similarity=0.5)
