@@ -155,15 +155,16 @@ def test_default_confirms_5pct_edited_150_char_chinese_text() -> None:
 
 def test_band_part_is_a_separate_sketch_of_band_ngram_shingles() -> None:
     texts = [_han(200, 3), _han(200, 3)[:190] + _han(10, 4), "the quick brown fox jumps over"]
-    split = MinHashVerifier(ngram=2, band_ngram=3)
+    split = MinHashVerifier(ngram=2, band_ngram=3, num_hashes=128)
     assert split.width == 257 and split.bytes_per_doc == 257
+    assert MinHashVerifier(ngram=2, band_ngram=3).bytes_per_doc == 2 * 192 + 1
     sk = split.sketch_many(texts)
-    two, three = MinHashVerifier(ngram=2), MinHashVerifier(ngram=3)
+    two, three = MinHashVerifier(ngram=2, num_hashes=128), MinHashVerifier(ngram=3, num_hashes=128)
     assert (sk[:, :128] == three.sketch_many(texts)[:, :128]).all()  # band part first
     assert (sk[:, 128:] == two.sketch_many(texts)).all()  # similarity part + flag
     s2 = two.sketch_many(texts)
     assert split.estimate(sk[:2], sk[1:]).tolist() == two.estimate(s2[:2], s2[1:]).tolist()
-    assert MinHashVerifier(ngram=3, band_ngram=3).width == 129  # same size: no split
+    assert MinHashVerifier(ngram=3, band_ngram=3).width == 193  # same size: no split
     with pytest.raises(ValueError, match="sketch_sets"):
         split.sketch_sets([np.arange(3, dtype=np.uint64)])
 

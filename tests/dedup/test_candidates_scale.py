@@ -17,7 +17,7 @@ from neardup.verify import MinHashVerifier
 
 def _random_docs(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     fps = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
-    sk = rng.integers(0, 256, size=(n, 129), dtype=np.uint8)
+    sk = rng.integers(0, 256, size=(n, MinHashVerifier().width), dtype=np.uint8)
     sk[:, -1] = 0
     return fps, sk
 

@@ -85,8 +85,8 @@ def test_cli_threshold_equals_library(tmp_path: Path) -> None:
         ("--shingle-size", "2", "--threshold", "0.64"): Deduplicator(
             verifier=MinHashVerifier(ngram=2, band_ngram=3, threshold=0.64)
         ),
-        ("--shingle-size", "5", "--threshold", "0.4"): Deduplicator(
-            verifier=MinHashVerifier(ngram=5), threshold=0.4
+        ("--shingle-size", "3", "--threshold", "0.4"): Deduplicator(
+            verifier=MinHashVerifier(ngram=3), threshold=0.4
         ),
     }
     default = Deduplicator().run(texts).statuses

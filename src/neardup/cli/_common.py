@@ -328,7 +328,7 @@ def decision_options(func: F) -> F:
         help="Two documents are duplicates when the Jaccard similarity of their shingle sets "
         "(word N-shingles, or character N-grams for Chinese, N = --shingle-size, default 4; "
         "NFKC, letters and digits), "
-        "estimated from 128 MinHash values, is at least this. Default 0.6 (0.8 when a text "
+        "estimated from 192 MinHash values, is at least this. Default 0.6 (0.8 when a text "
         "is under 50 characters).",
     )(func)
     func = click.option(

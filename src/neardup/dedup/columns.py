@@ -395,13 +395,44 @@ class StateColumns:
             self.ids = _json_column(columns["id"].tolist())
 
 
-def check_config(config: Any, saved_id: Any, where: str) -> None:
+def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> None:
+    """Refuse a state of another configuration, naming both ids and (``saved``: the saved
+    :meth:`~neardup.Deduplicator.state_config`) the settings that differ."""
     if saved_id != config.config_id:
+        differ = config_difference(saved, config.state_config()) if saved else ""
+        differ = differ or "fingerprinter, k, candidates, verifier, window, keep or rule differ"
         raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
-            f"{config.config_id} (fingerprinter, k, candidates, verifier, window or keep "
-            "differ); run with the options the state was made with, or use a new state directory"
+            f"{config.config_id} ({differ}); run with the options the state was made with "
+            "(the library: Deduplicator.load(path) without config= takes them from the state), "
+            "or use a new state directory"
         )
+
+
+def config_difference(saved: dict[str, Any], current: dict[str, Any]) -> str:
+    """The settings two :meth:`~neardup.Deduplicator.state_config` dicts differ in, as
+    ``name: saved -> current`` (nested settings by dotted name).
+
+    >>> config_difference({"k": 3, "verifier": {"num_hashes": 128}},
+    ...                   {"k": 3, "verifier": {"num_hashes": 192}, "cluster_similarity": 0.5})
+    'cluster_similarity: none -> 0.5; verifier.num_hashes: 128 -> 192'
+    """
+
+    def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+        if not isinstance(d, dict):
+            return {prefix: d}
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}."))
+        return {k.rstrip("."): v for k, v in out.items()}
+
+    a, b = flat(saved), flat(current)
+    names = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return "; ".join(f"{k}: {_shown(a.get(k))} -> {_shown(b.get(k))}" for k in names)
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else json.dumps(value)
 
 
 def _json_column(texts: list[str]) -> JsonColumn:

@@ -149,7 +149,7 @@ class StateMixin:
         where = name or str(directory)
         if config is None:
             config = _from_config(cls, meta["config"], directory, where)
-        check_config(config, meta.get("config_id"), where)
+        check_config(config, meta.get("config_id"), where, meta.get("config"))
         dd = config.replace()
         try:
             dd._state.restore(meta, arrays, where)

@@ -110,8 +110,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             ``PLAIN_K`` (8) without a verifier.
         keep: ``first`` | ``longest`` | ``newest`` (the latter two only in :meth:`run`).
         window: seconds; only documents this close in time match (needs timestamps).
-        verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (128 8-bit MinHash
-            values of 4-shingles, 129 bytes per kept document); None turns verification off.
+        verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (192 8-bit MinHash
+            values of 4-shingles, 193 bytes per kept document); None turns verification off.
         threshold: the similarity above which two documents are duplicates, in the verifier's
             terms; for :class:`~neardup.verify.MinHashVerifier` the Jaccard similarity of the
             two texts' shingle sets (word 4-shingles, or character 4-grams for Chinese, by
@@ -456,7 +456,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     ) -> Self:
         """A Deduplicator of ``config``'s configuration holding the state of ``columns`` (all
         rows: positions ``meta["origin"]``..n-1) and ``meta`` (:meth:`state_meta`)."""
-        check_config(config, meta.get("config_id"), "these state columns")
+        check_config(config, meta.get("config_id"), "these state columns", meta.get("config"))
         dd = config.replace()
         dd._state.load_columns(columns, meta)
         return dd

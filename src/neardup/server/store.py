@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup.dedup.columns import config_difference
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
     position INTEGER PRIMARY KEY,
@@ -139,10 +141,11 @@ class Store:
                 f"{FORMAT}; use another --data directory"
             )
         elif stored != config_id:
+            before = json.loads(self.meta("settings") or "{}")
             raise ConfigMismatch(
                 f"the data directory was written with dedup config {stored}, these settings "
-                f"are config {config_id}; start with the same options as before "
-                f"({self.meta('settings')}) or use another --data directory"
+                f"are config {config_id} ({config_difference(before, settings)}); start with "
+                "the same options as before or use another --data directory"
             )
 
     def db_id(self) -> str:
