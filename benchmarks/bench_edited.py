@@ -159,15 +159,21 @@ def pair_precision(
 
 
 def neardup_labels(
-    threshold: float | None, params: dict[str, Any]
+    threshold: float | None, params: dict[str, Any], dedup: dict[str, Any] | None = None
 ) -> Callable[[Sequence[str]], IntArr]:
     from neardup.dedup import Deduplicator
 
     def run(texts: Sequence[str]) -> IntArr:
         kw = dict(params) if threshold is None else {**params, "threshold": threshold}
         v = MinHashVerifier(**kw)
-        dd = Deduplicator(verifier=v)
-        return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
+        dd = Deduplicator(verifier=v, **(dedup or {}))
+        if len(texts) <= 100_000:
+            return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
+        # large sets stream in chunks (the same decisions as one batch, bounded memory)
+        parts = [
+            dd.feed(list(texts[a : a + 50_000])).cluster_id for a in range(0, len(texts), 50_000)
+        ]
+        return np.concatenate(parts).astype(np.int64)
 
     return run
 
@@ -196,15 +202,23 @@ def _row(name: str, method: str, thr: Any, labels: IntArr, data: Any, secs: floa
 @click.option("--set", "sets", multiple=True, default=("en", "zh-short", "zh-long", "remix"))
 @click.option("--sweep", default="", help="comma-separated verifier thresholds (default: none)")
 @click.option("--verifier", "verifier_json", default="{}", help="MinHashVerifier kwargs (JSON)")
+@click.option(
+    "--dedup",
+    "dedup_json",
+    default="{}",
+    help="Deduplicator kwargs (JSON), e.g. '{\"cluster_similarity\": null}' (star clusters)",
+)
 @click.option("--no-anchor", is_flag=True, help="skip datasketch")
 @click.option("--plot", type=click.Path(path_type=Path), default=None)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
 def main(
     seed: int, bases: int, background: int, remix_docs: int, sets: tuple[str, ...],
-    sweep: str, verifier_json: str, no_anchor: bool, plot: Path | None, out: Path,
+    sweep: str, verifier_json: str, dedup_json: str, no_anchor: bool, plot: Path | None,
+    out: Path,
 ) -> None:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     params = json.loads(verifier_json)
+    dedup = json.loads(dedup_json)
     thresholds: list[float | None] = [None] + [float(x) for x in sweep.split(",") if x]
     rows = []
     for name in sets:
@@ -218,7 +232,7 @@ def main(
             data_sets = [(name, planted(name, bases, background, seed))]
         for label, data in data_sets:
             methods: list[tuple[str, Any, Callable[[Sequence[str]], IntArr]]] = [
-                ("neardup", thr, neardup_labels(thr, params)) for thr in thresholds
+                ("neardup", thr, neardup_labels(thr, params, dedup)) for thr in thresholds
             ]
             if not no_anchor:
                 methods.append(("datasketch", 0.5, datasketch_labels))
@@ -228,6 +242,7 @@ def main(
                 row = _row(label, method, thr, labels, data, time.perf_counter() - t0)
                 row["seed"] = seed
                 row["verifier"] = params if method == "neardup" else None
+                row["dedup"] = dedup if method == "neardup" else None
                 rows.append(row)
                 click.echo(json.dumps(row))
     with (out / f"edited_seed{seed}.jsonl").open("w") as f:

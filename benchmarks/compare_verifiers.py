@@ -1,4 +1,4 @@
-"""Reuters / reviews F1 of ``Deduplicator``: the default verifier, the one before, edited-copies.
+"""Reuters / reviews F1 of ``Deduplicator``: the default, the defaults before, edited copies.
 
     flock /tmp/neardup-bench.lock python benchmarks/compare_verifiers.py
 
@@ -18,20 +18,28 @@ from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.metrics import score
 from neardup.verify import MinHashVerifier
 
-VERIFIERS = {
-    "default (issue 20)": MinHashVerifier(),
-    "before (short rule under 300 chars)": MinHashVerifier(short_length=300),
-    "edited-copies setting": MinHashVerifier(
-        ngram=2, band_ngram=3, threshold=0.64, short_threshold=None
-    ),
+SETTINGS = {  # name: Deduplicator kwargs
+    "default (192 values, clusters of mutual duplicates)": {},
+    "stop 29-31 default (128 values, star clusters)": {
+        "verifier": MinHashVerifier(num_hashes=128),
+        "cluster_similarity": None,
+    },
+    "before issue 20 (short rule under 300 chars)": {
+        "verifier": MinHashVerifier(num_hashes=128, short_length=300),
+        "cluster_similarity": None,
+    },
+    "edited-copies setting (--shingle-size 2 --threshold 0.64)": {
+        "verifier": MinHashVerifier(ngram=2, band_ngram=3),
+        "threshold": 0.64,
+    },
 }
 
 for corpus in ("reuters", "shopping"):
     texts = load_corpus(corpus)[1]
     gt = GroundTruth.from_texts(texts)
-    for name, v in VERIFIERS.items():
+    for name, kwargs in SETTINGS.items():
         t0 = time.perf_counter()
-        labels = np.asarray(Deduplicator(verifier=v).run(texts).cluster_id, dtype=np.int64)
+        labels = np.asarray(Deduplicator(**kwargs).run(texts).cluster_id, dtype=np.int64)
         secs = time.perf_counter() - t0
         s = score(labels, gt)
         print(

@@ -128,6 +128,7 @@ def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
 
 def test_configuration_and_refusals(tmp_path: Path) -> None:
     assert Deduplicator().decide_config.cluster_similarity == 0.5
+    assert Deduplicator(threshold=0.4).decide_config.cluster_similarity == 0.4  # never above
     assert Deduplicator(verifier=None).decide_config.cluster_similarity is None
     old = Deduplicator(cluster_similarity=None)
     assert old.config_id != Deduplicator().config_id

@@ -123,9 +123,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             the triangle inequality): a document joins a kept document only when its similarity
             plus the lowest similarity of a document already in that cluster is at least
             ``1 + cluster_similarity``; otherwise it tries its next candidate, or is kept.
-            ``"auto"``: 0.5 with a verifier, None (star clusters: every member is like the kept
-            document, two members need not be alike) without one. States saved before this
-            rule carry None in their configuration.
+            A join needs ``s >= cluster_similarity`` too. ``"auto"``: 0.5 with a verifier (or
+            the verifier's threshold when that is lower), None (star clusters: every member is
+            like the kept document, two members need not be alike) without one. States saved
+            before this rule carry None in their configuration.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting worker processes (``-1``: all cores).
@@ -479,8 +480,8 @@ CLUSTER_SIMILARITY = 0.5
 def _cluster_similarity(dd: Deduplicator) -> float | None:
     """The resolved ``cluster_similarity`` of ``dd`` (checked)."""
     value = dd.cluster_similarity
-    if value == "auto":
-        return None if dd.verifier is None else CLUSTER_SIMILARITY
+    if value == "auto":  # never above the threshold: a join needs s >= cluster_similarity
+        return None if dd.verifier is None else min(CLUSTER_SIMILARITY, dd.verifier.threshold)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:

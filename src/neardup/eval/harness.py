@@ -152,7 +152,7 @@ METHODS: dict[str, tuple[Method, str]] = {
     ),
     "neardup-dedup": (
         _dedup,
-        "Deduplicator with the defaults (star clusters around kept documents)",
+        "Deduplicator with the defaults (clusters of mutual duplicates around kept documents)",
     ),
     "neardup-radius": (
         neardup_method(),
