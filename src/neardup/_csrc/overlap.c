@@ -18,6 +18,7 @@
 #define UNKNOWN_FOLD 0xFFFFFFFFu
 #define FINE_GROUP 4 /* align.FINE_GROUP */
 #define EXTEND 6     /* align.EXTEND */
+#define MIN_COVER 50 /* pairs.MIN_COVER */
 #define PREFETCH 8   /* look-ups issued ahead in the gram index */
 
 static uint64_t splitmix(uint64_t x) {
@@ -137,8 +138,9 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     int64_t len = PyUnicode_GET_LENGTH(text);
-    /* scratch: starts, ends, units (len + 1), hashes, 2 x (first, last, hashes) */
-    int64_t *mem = malloc(sizeof(int64_t) * (10 * (size_t)len + 8));
+    /* scratch: starts, ends, units (len + 1), hashes, 2 x (first, last, hashes), gram
+     * units (len + 1) */
+    int64_t *mem = malloc(sizeof(int64_t) * (11 * (size_t)len + 9));
     if (!mem) {
         PyErr_NoMemory();
         goto fail;
@@ -153,8 +155,11 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
         release(&bs);
         return PyLong_FromLongLong(-n - 1);  /* the code point whose fold is needed */
     }
-    int64_t nc = grams(n, un, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
-    int64_t nf = grams(n, un, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
+    /* grams are sized in gram units (tokens.gram_units): a token's units + 1 */
+    int64_t *gu = fh + len;
+    for (int64_t i = 0; i <= n; i++) gu[i] = un[i] + i;
+    int64_t nc = grams(n, gu, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
+    int64_t nf = grams(n, gu, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
     int64_t total = 3 + 4 * n + 1 + 3 * nc + 3 * nf;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 8));
     if (!out) {
@@ -633,6 +638,35 @@ static void share(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_
     *num = hit, *den = u;
 }
 
+/* pairs._covered: the tokens of query passage [q0, q1) covered by its fine grams that the
+ * source passage [d0, d1) also holds; tmp holds d's fine grams + (q1 - q0 + 1) more. */
+static int64_t covered(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_t d0,
+                       int64_t d1, uint64_t *tmp) {
+    int64_t a, b, da, db, nd = 0;
+    gram_range(d->units, d->ffirst, d->flast, d->nf, d->units[d0], d->units[d1], &da, &db);
+    uint64_t *dh = tmp, *sorttmp = tmp + (db - da);
+    for (int64_t j = da; j < db; j++) dh[nd++] = d->fhash[j];
+    sort_u64(dh, nd, sorttmp);
+    int64_t *diff = (int64_t *)sorttmp; /* the sort's scratch is free again */
+    for (int64_t t = 0; t <= q1 - q0; t++) diff[t] = 0;
+    gram_range(q->units, q->ffirst, q->flast, q->nf, q->units[q0], q->units[q1], &a, &b);
+    for (int64_t i = a; i < b; i++) {
+        uint64_t h = q->fhash[i];
+        int64_t l = 0, r = nd;
+        while (l < r) {
+            int64_t mid = (l + r) / 2;
+            if (dh[mid] < h) l = mid + 1; else r = mid;
+        }
+        if (l < nd && dh[l] == h) diff[q->ffirst[i] - q0]++, diff[q->flast[i] - q0]--;
+    }
+    int64_t run = 0, out = 0;
+    for (int64_t t = 0; t < q1 - q0; t++) {
+        run += diff[t];
+        out += run > 0;
+    }
+    return out;
+}
+
 static int push(found_vec *fv, found_t f) {
     if (fv->n == fv->cap) {
         int64_t cap = fv->cap ? 2 * fv->cap : 16;
@@ -771,6 +805,7 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     }
     int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
     size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
+    /* covered(): d's fine grams twice, or once and the query's tokens + 1 */
     if (scratch(c, (size_t)cap, big) < 0) return -1;
     int64_t *seeds = c->seeds;
     box_t *bx = c->bx;
@@ -789,6 +824,8 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
         if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, c->tmp, e)) continue;
         if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
             d->units[e[3]] - d->units[e[2]] < p->min_units)
+            continue;
+        if (100 * covered(q, d, e[0], e[1], e[2], e[3], c->tmp) < MIN_COVER * (e[1] - e[0]))
             continue;
         uint64_t *qa = c->tmp, *da = qa + q->nc;
         share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);

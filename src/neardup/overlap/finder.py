@@ -47,8 +47,12 @@ from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
 
-TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
-ALIGNER_VERSION = 3  # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps
+# 2: frozen class table, per-character fold (C kernel); 3: grams sized in gram units (a Han
+# character 2/3 of a word: 6-character grams)
+TOKENIZER_VERSION = 3
+# 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps; 4: a passage needs
+# half its tokens covered by shared fine grams (pairs.MIN_COVER)
+ALIGNER_VERSION = 4
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 
