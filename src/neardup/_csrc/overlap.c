@@ -19,6 +19,7 @@
 #define FINE_GROUP 4 /* align.FINE_GROUP */
 #define EXTEND 6     /* align.EXTEND */
 #define MIN_COVER 50 /* pairs.MIN_COVER */
+#define BAND_SHARE 8 /* align.BAND_SHARE */
 #define PREFETCH 8   /* look-ups issued ahead in the gram index */
 
 static uint64_t splitmix(uint64_t x) {
@@ -639,11 +640,13 @@ static void share(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_
 }
 
 /* pairs._covered: the tokens of query passage [q0, q1) covered by its fine grams that the
- * source passage [d0, d1) also holds; tmp holds d's fine grams + (q1 - q0 + 1) more. */
+ * source passage [d0, d1), widened by `widen` units, also holds; tmp holds d's fine grams +
+ * (q1 - q0 + 1) more. */
 static int64_t covered(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_t d0,
-                       int64_t d1, uint64_t *tmp) {
+                       int64_t d1, int64_t widen, uint64_t *tmp) {
     int64_t a, b, da, db, nd = 0;
-    gram_range(d->units, d->ffirst, d->flast, d->nf, d->units[d0], d->units[d1], &da, &db);
+    gram_range(d->units, d->ffirst, d->flast, d->nf, d->units[d0] - widen, d->units[d1] + widen,
+               &da, &db);
     uint64_t *dh = tmp, *sorttmp = tmp + (db - da);
     for (int64_t j = da; j < db; j++) dh[nd++] = d->fhash[j];
     sort_u64(dh, nd, sorttmp);
@@ -679,7 +682,7 @@ static int push(found_vec *fv, found_t f) {
 }
 
 /* align._band: the range of the runs of sorted diagonals (split where two lie > gap apart)
- * holding a quarter of them or more (else the largest), +- near; sorts d[0..n) (tmp holds
+ * holding an eighth of them or more (else the largest), +- near; sorts d[0..n) (tmp holds
  * n more); n >= 1. */
 static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp, int64_t *lo,
                  int64_t *hi) {
@@ -689,7 +692,7 @@ static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp,
     int64_t b0 = 0, b1 = 0, start = 0, any = 0, big0 = 0, big1 = 0, size = 0;
     for (int64_t i = 1; i <= n; i++) {
         if (i == n || d[i] - d[i - 1] > gap) {
-            if (4 * (i - start) >= n) {
+            if (BAND_SHARE * (i - start) >= n) {
                 if (!any) b0 = d[start], any = 1;
                 b1 = d[i - 1];
             }
@@ -697,7 +700,7 @@ static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp,
             start = i;
         }
     }
-    if (!any) b0 = big0, b1 = big1; /* no run holds a quarter: the largest one */
+    if (!any) b0 = big0, b1 = big1; /* no run holds an eighth: the largest one */
     *lo = b0 - near, *hi = b1 + near;
 }
 
@@ -825,7 +828,7 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
         if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
             d->units[e[3]] - d->units[e[2]] < p->min_units)
             continue;
-        if (100 * covered(q, d, e[0], e[1], e[2], e[3], c->tmp) < MIN_COVER * (e[1] - e[0]))
+        if (100 * covered(q, d, e[0], e[1], e[2], e[3], p->gap, c->tmp) < MIN_COVER * (e[1] - e[0]))
             continue;
         uint64_t *qa = c->tmp, *da = qa + q->nc;
         share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);

@@ -34,6 +34,7 @@ from neardup.overlap.index import GramIndex
 from neardup.overlap.pairs import (
     PairParams,
     Prepared,
+    cross_source_keep,
     kernel_params,
     pack,
     packer,
@@ -51,7 +52,8 @@ __all__ = ["OverlapFinder", "Passage"]
 # character 2/3 of a word: 6-character grams)
 TOKENIZER_VERSION = 3
 # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps; 4: a passage needs
-# half its tokens covered by shared fine grams (pairs.MIN_COVER)
+# half its tokens covered by shared fine grams (pairs.MIN_COVER), bands of an eighth of the
+# strong seeds, the cross-source rule (pairs.cross_source_keep)
 ALIGNER_VERSION = 4
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
@@ -345,8 +347,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             if s >= min_score:
                 doc = docs[j]
                 out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
-        out.sort(key=_passage_order)
-        return out
+        return _reported(out)
 
     def _query_reference(
         self,
@@ -368,8 +369,17 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                             ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
                         )
                     )
-        out.sort(key=_passage_order)
-        return out
+        return _reported(out)
+
+
+def _reported(found: list[Passage]) -> list[Passage]:
+    """One query's passages as reported: :func:`~neardup.overlap.pairs.cross_source_keep`,
+    in span order."""
+    if len(found) > 1:
+        rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
+        found = [p for p, k in zip(found, cross_source_keep(rows), strict=True) if k]
+    found.sort(key=_passage_order)
+    return found
 
 
 def _passage_order(p: Passage) -> tuple[tuple[int, int], int, tuple[int, int]]:
