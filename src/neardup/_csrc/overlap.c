@@ -450,6 +450,7 @@ typedef struct {
     uint64_t *qkey;
     int64_t *qval, qcap, qalloc, *qslot, *cnt, *head, *tail, *touched, nslot, nf_have;
     int64_t *next, next_cap;
+    int64_t *mark, stamp; /* covered(): mark[number] == stamp: the source passage holds it */
     uint64_t bloom[64]; /* the query's fine hashes, a bit each (bits 52-63): most source grams
                          * are not in the query and skip the table */
 } ctx_t;
@@ -457,7 +458,7 @@ typedef struct {
 static void ctx_free(ctx_t *c) {
     free(c->seeds), free(c->bx), free(c->ord), free(c->tmp), free(c->keep);
     free(c->qkey), free(c->qval), free(c->qslot), free(c->cnt), free(c->head), free(c->tail);
-    free(c->touched), free(c->next);
+    free(c->touched), free(c->next), free(c->mark);
     memset(c, 0, sizeof(*c));
 }
 
@@ -499,9 +500,10 @@ static int query_table(ctx_t *c, const doc_t *q) {
     if (nf + 1 > c->nf_have) {
         size_t m = sizeof(int64_t) * (size_t)(2 * nf + 1);
         free(c->qslot), free(c->cnt), free(c->head), free(c->tail), free(c->touched);
+        free(c->mark);
         c->qslot = malloc(m), c->cnt = malloc(m), c->head = malloc(m), c->tail = malloc(m);
-        c->touched = malloc(m);
-        int ok = c->qslot && c->cnt && c->head && c->tail && c->touched;
+        c->touched = malloc(m), c->mark = malloc(m);
+        int ok = c->qslot && c->cnt && c->head && c->tail && c->touched && c->mark;
         c->nf_have = ok ? 2 * nf + 1 : 0;
         if (!ok) return -1;
     }
@@ -516,6 +518,8 @@ static int query_table(ctx_t *c, const doc_t *q) {
         c->qslot[i] = c->qval[at];
     }
     c->nslot = ns;
+    for (int64_t v = 0; v < ns; v++) c->mark[v] = 0;
+    c->stamp = 0;
     return 0;
 }
 
@@ -640,28 +644,23 @@ static void share(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_
 }
 
 /* pairs._covered: the tokens of query passage [q0, q1) covered by its fine grams that the
- * source passage [d0, d1), widened by `widen` units, also holds; tmp holds d's fine grams +
- * (q1 - q0 + 1) more. */
-static int64_t covered(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_t d0,
-                       int64_t d1, int64_t widen, uint64_t *tmp) {
-    int64_t a, b, da, db, nd = 0;
+ * source passage [d0, d1), widened by `widen` units, also holds (the source's grams are
+ * marked by their number in the query's table, query_table); diff holds q1 - q0 + 1. */
+static int64_t covered(ctx_t *c, const doc_t *q, const doc_t *d, int64_t q0, int64_t q1,
+                       int64_t d0, int64_t d1, int64_t widen, int64_t *diff) {
+    int64_t a, b, da, db, stamp = ++c->stamp;
     gram_range(d->units, d->ffirst, d->flast, d->nf, d->units[d0] - widen, d->units[d1] + widen,
                &da, &db);
-    uint64_t *dh = tmp, *sorttmp = tmp + (db - da);
-    for (int64_t j = da; j < db; j++) dh[nd++] = d->fhash[j];
-    sort_u64(dh, nd, sorttmp);
-    int64_t *diff = (int64_t *)sorttmp; /* the sort's scratch is free again */
+    for (int64_t j = da; j < db; j++) {
+        uint64_t h = d->fhash[j];
+        if (!((c->bloom[h >> 58] >> ((h >> 52) & 63)) & 1)) continue;
+        int64_t v = c->qval[qtab_find(c, h)];
+        if (v >= 0) c->mark[v] = stamp;
+    }
     for (int64_t t = 0; t <= q1 - q0; t++) diff[t] = 0;
     gram_range(q->units, q->ffirst, q->flast, q->nf, q->units[q0], q->units[q1], &a, &b);
-    for (int64_t i = a; i < b; i++) {
-        uint64_t h = q->fhash[i];
-        int64_t l = 0, r = nd;
-        while (l < r) {
-            int64_t mid = (l + r) / 2;
-            if (dh[mid] < h) l = mid + 1; else r = mid;
-        }
-        if (l < nd && dh[l] == h) diff[q->ffirst[i] - q0]++, diff[q->flast[i] - q0]--;
-    }
+    for (int64_t i = a; i < b; i++)
+        if (c->mark[c->qslot[i]] == stamp) diff[q->ffirst[i] - q0]++, diff[q->flast[i] - q0]--;
     int64_t run = 0, out = 0;
     for (int64_t t = 0; t < q1 - q0; t++) {
         run += diff[t];
@@ -808,7 +807,7 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     }
     int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
     size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
-    /* covered(): d's fine grams twice, or once and the query's tokens + 1 */
+    /* covered(): the query's tokens + 1 */
     if (scratch(c, (size_t)cap, big) < 0) return -1;
     int64_t *seeds = c->seeds;
     box_t *bx = c->bx;
@@ -828,7 +827,8 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
         if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
             d->units[e[3]] - d->units[e[2]] < p->min_units)
             continue;
-        if (100 * covered(q, d, e[0], e[1], e[2], e[3], p->gap, c->tmp) < MIN_COVER * (e[1] - e[0]))
+        if (100 * covered(c, q, d, e[0], e[1], e[2], e[3], p->gap, c->tmp) <
+            MIN_COVER * (e[1] - e[0]))
             continue;
         uint64_t *qa = c->tmp, *da = qa + q->nc;
         share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);
