@@ -87,7 +87,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     """Find passages a text shares with the texts added before it.
 
     Parameters (keyword-only, frozen; they make up :attr:`config_id`):
-    ``ngram`` words per hashed gram (4; a Han character counts half a word, so 8 of them);
+    ``ngram`` words per hashed gram (4; a Han character counts 2/3 of a word, so 6 of them);
     ``window`` winnowing window, in grams (4: any shared run of ``ngram + window - 1`` words
     leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
     20 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
