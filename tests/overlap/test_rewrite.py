@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from neardup.overlap import OverlapFinder
+from neardup.overlap._kernel import kernel
 from neardup.overlap.pairs import cross_source_keep
 
 _HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
@@ -85,3 +88,34 @@ def test_cross_source_rule_drops_only_a_weaker_passage_inside_a_longer_one() -> 
     # passage from source 4 is not inside another one
     assert cross_source_keep(rows) == [True, False, True, True]
     assert cross_source_keep([(0, 10, 1, 1.0), (0, 10, 1, 0.1)]) == [True, True]  # one source
+
+
+def _heavy_corpus() -> list[str]:
+    rng = random.Random(3)
+    docs: list[str] = []
+    for _ in range(30):
+        sents = _sentences(rng, rng.randint(3, 8))
+        if docs and rng.random() < 0.7:
+            src = rng.choice(docs).split("。")[:-1]
+            k = rng.randint(2, min(5, len(src)))
+            piece = _rewrite([s + "。" for s in src[:k]], rng, rng.choice([0.0, 0.05, 0.25]))
+            sents.insert(rng.randrange(len(sents) + 1), piece)
+        docs.append("".join(sents))
+    return docs
+
+
+def test_kernel_equals_python_on_heavy_rewrites(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C kernel and the Python reference give the same passages where the coverage rule,
+    the diagonal bands and the cross-source rule decide (heavy rewrites, several sources)."""
+    if kernel() is None:
+        pytest.skip("the C extension is not built")
+    docs = _heavy_corpus()
+    fast = [p.to_dict() for p in OverlapFinder().find(docs)]
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    kernel.cache_clear()
+    try:
+        slow = [p.to_dict() for p in OverlapFinder().find(docs)]
+    finally:
+        monkeypatch.delenv("NEARDUP_KERNELS")
+        kernel.cache_clear()
+    assert len(fast) >= 10 and fast == slow
