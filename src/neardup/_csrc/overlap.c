@@ -824,8 +824,9 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     for (int64_t b = 0; b < nb; b++) {
         int64_t e[4], num, den;
         if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, c->tmp, e)) continue;
-        if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
-            d->units[e[3]] - d->units[e[2]] < p->min_units)
+        /* min_units in gram units (tokens.gram_units: units + tokens) */
+        if (q->units[e[1]] - q->units[e[0]] + e[1] - e[0] < p->min_units ||
+            d->units[e[3]] - d->units[e[2]] + e[3] - e[2] < p->min_units)
             continue;
         if (100 * covered(c, q, d, e[0], e[1], e[2], e[3], p->gap, c->tmp) <
             MIN_COVER * (e[1] - e[0]))

@@ -141,7 +141,8 @@ def align(
 ) -> list[Alignment]:
     """Passages of the query ``q`` taken from ``d``; ``seeds`` rows: (q_first, q_last,
     d_first, d_last) token ranges of shared grams, the first ``strong`` of them (default:
-    all) long-gram seeds, of which each passage needs one."""
+    all) long-gram seeds, of which each passage needs one; ``min_units`` in gram units
+    (:func:`~neardup.overlap.tokens.gram_units`)."""
     if seeds.size == 0:
         return []
     is_strong = np.arange(seeds.shape[0]) < (seeds.shape[0] if strong is None else strong)
@@ -169,7 +170,11 @@ def align(
         d0 = _extend(q, d, int(first_d[0]), int(first_d[2]), -1)[1]
         q1 = _extend(q, d, int(last_q[1]), int(last_q[3]), 1)[0]
         d1 = _extend(q, d, int(last_d[1]), int(last_d[3]), 1)[1]
-        if q.units[q1] - q.units[q0] >= min_units and d.units[d1] - d.units[d0] >= min_units:
+        # lengths in gram units (tokens.gram_units: units + tokens): 10 words or 15 Han characters
+        if (
+            min(q.units[q1] - q.units[q0] + q1 - q0, d.units[d1] - d.units[d0] + d1 - d0)
+            >= min_units
+        ):
             out.append(Alignment(q0, q1, d0, d1, count))
     return out
 

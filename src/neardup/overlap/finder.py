@@ -53,7 +53,7 @@ __all__ = ["OverlapFinder", "Passage"]
 TOKENIZER_VERSION = 3
 # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps; 4: a passage needs
 # half its tokens covered by shared fine grams (pairs.MIN_COVER), bands of an eighth of the
-# strong seeds, the cross-source rule (pairs.cross_source_keep)
+# strong seeds, the cross-source rule (pairs.cross_source_keep), min_length in gram units
 ALIGNER_VERSION = 4
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
@@ -90,7 +90,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ``ngram`` words per hashed gram (4; a Han character counts 2/3 of a word, so 6 of them);
     ``window`` winnowing window, in grams (4: any shared run of ``ngram + window - 1`` words
     leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
-    20 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
+    15 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
     ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50);
     ``min_score`` passages whose score is below this are dropped (0.0).
 

@@ -205,9 +205,10 @@ def pair_passages(
 
 
 def kernel_params(params: PairParams) -> tuple[int, int, int, int, int]:
-    """The C kernel's ``near, gap, min_units, reach, fanout`` (units) for ``params``."""
+    """The C kernel's ``near, gap, min_units, reach, fanout`` (units; ``min_units`` in gram
+    units) for ``params``."""
     gap = params.gap * WORD_UNITS
-    near, min_units = params.ngram * NEAR * WORD_UNITS, params.min_length * WORD_UNITS
+    near, min_units = params.ngram * NEAR * WORD_UNITS, params.min_length * GRAM_WORD
     return near, gap, min_units, REACH * gap, FANOUT
 
 
@@ -232,7 +233,7 @@ def pair_passages_reference(
         strong=seeds.shape[0],
         near=NEAR * params.ngram * WORD_UNITS,
         gap=params.gap * WORD_UNITS,
-        min_units=params.min_length * WORD_UNITS,
+        min_units=params.min_length * GRAM_WORD,
     )
     kept: list[_Kept] = []
     for a in found:
