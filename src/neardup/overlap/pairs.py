@@ -71,7 +71,8 @@ MIN_COVER = 50
 
 @dataclass(frozen=True)
 class PairParams:
-    """The finder parameters the per-pair step reads (words; a Han character is half a word)."""
+    """The finder parameters the per-pair step reads, in words (a Han character is half a word
+    in ``gap``, two thirds in ``ngram`` and ``min_length``: gram units)."""
 
     ngram: int
     gap: int

@@ -146,7 +146,7 @@ def gram_units(tokens: Tokens) -> npt.NDArray[np.int64]:
     """Cumulative *gram units* before each token (then the total): a word 3, a Han character
     2, so a gram of ``3 * k`` gram units is ``k`` words or ``1.5 * k`` Han characters. Grams
     are sized in these (:mod:`neardup.overlap.pairs`): with a quarter of the characters
-    edited (洗稿) an intact run of 8 Han characters is rare, one of 6 three times as common.
+    edited (洗稿) an intact run of 8 Han characters is rare, one of 6 almost twice as common.
 
     >>> gram_units(tokenize("ab 北京")).tolist()
     [0, 3, 5, 7]
