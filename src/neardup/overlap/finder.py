@@ -3,8 +3,9 @@
 Seed and extend, as in PAN text alignment: every text is tokenised (words; single Han
 characters) with offsets into the text as read; grams of ``ngram`` words (a Han character
 counts two thirds of a word) are hashed; winnowing keeps a few of them per window in an
-inverted index. A query looks up *all* its grams, groups the hits by document, merges nearby seeds into
-passages (:mod:`neardup.overlap.align`) and reports each passage pair with its spans and score.
+inverted index. A query looks up *all* its grams, groups the hits by document, merges nearby
+seeds into passages (:mod:`neardup.overlap.align`) and reports each passage pair with its
+spans and score.
 
 >>> f = OverlapFinder(min_length=6)
 >>> src = "The city council approved the new budget for schools, roads and hospitals on Monday."
