@@ -18,6 +18,8 @@
 #define UNKNOWN_FOLD 0xFFFFFFFFu
 #define FINE_GROUP 4 /* align.FINE_GROUP */
 #define EXTEND 6     /* align.EXTEND */
+#define MIN_COVER 50 /* pairs.MIN_COVER */
+#define BAND_SHARE 8 /* align.BAND_SHARE */
 #define PREFETCH 8   /* look-ups issued ahead in the gram index */
 
 static uint64_t splitmix(uint64_t x) {
@@ -137,8 +139,9 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     int64_t len = PyUnicode_GET_LENGTH(text);
-    /* scratch: starts, ends, units (len + 1), hashes, 2 x (first, last, hashes) */
-    int64_t *mem = malloc(sizeof(int64_t) * (10 * (size_t)len + 8));
+    /* scratch: starts, ends, units (len + 1), hashes, 2 x (first, last, hashes), gram
+     * units (len + 1) */
+    int64_t *mem = malloc(sizeof(int64_t) * (11 * (size_t)len + 9));
     if (!mem) {
         PyErr_NoMemory();
         goto fail;
@@ -153,8 +156,11 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
         release(&bs);
         return PyLong_FromLongLong(-n - 1);  /* the code point whose fold is needed */
     }
-    int64_t nc = grams(n, un, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
-    int64_t nf = grams(n, un, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
+    /* grams are sized in gram units (tokens.gram_units): a token's units + 1 */
+    int64_t *gu = fh + len;
+    for (int64_t i = 0; i <= n; i++) gu[i] = un[i] + i;
+    int64_t nc = grams(n, gu, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
+    int64_t nf = grams(n, gu, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
     int64_t total = 3 + 4 * n + 1 + 3 * nc + 3 * nf;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 8));
     if (!out) {
@@ -444,6 +450,7 @@ typedef struct {
     uint64_t *qkey;
     int64_t *qval, qcap, qalloc, *qslot, *cnt, *head, *tail, *touched, nslot, nf_have;
     int64_t *next, next_cap;
+    int64_t *mark, stamp; /* covered(): mark[number] == stamp: the source passage holds it */
     uint64_t bloom[64]; /* the query's fine hashes, a bit each (bits 52-63): most source grams
                          * are not in the query and skip the table */
 } ctx_t;
@@ -451,7 +458,7 @@ typedef struct {
 static void ctx_free(ctx_t *c) {
     free(c->seeds), free(c->bx), free(c->ord), free(c->tmp), free(c->keep);
     free(c->qkey), free(c->qval), free(c->qslot), free(c->cnt), free(c->head), free(c->tail);
-    free(c->touched), free(c->next);
+    free(c->touched), free(c->next), free(c->mark);
     memset(c, 0, sizeof(*c));
 }
 
@@ -493,9 +500,10 @@ static int query_table(ctx_t *c, const doc_t *q) {
     if (nf + 1 > c->nf_have) {
         size_t m = sizeof(int64_t) * (size_t)(2 * nf + 1);
         free(c->qslot), free(c->cnt), free(c->head), free(c->tail), free(c->touched);
+        free(c->mark);
         c->qslot = malloc(m), c->cnt = malloc(m), c->head = malloc(m), c->tail = malloc(m);
-        c->touched = malloc(m);
-        int ok = c->qslot && c->cnt && c->head && c->tail && c->touched;
+        c->touched = malloc(m), c->mark = malloc(m);
+        int ok = c->qslot && c->cnt && c->head && c->tail && c->touched && c->mark;
         c->nf_have = ok ? 2 * nf + 1 : 0;
         if (!ok) return -1;
     }
@@ -510,6 +518,8 @@ static int query_table(ctx_t *c, const doc_t *q) {
         c->qslot[i] = c->qval[at];
     }
     c->nslot = ns;
+    for (int64_t v = 0; v < ns; v++) c->mark[v] = 0;
+    c->stamp = 0;
     return 0;
 }
 
@@ -633,6 +643,32 @@ static void share(const doc_t *q, const doc_t *d, int64_t q0, int64_t q1, int64_
     *num = hit, *den = u;
 }
 
+/* pairs._covered: the tokens of query passage [q0, q1) covered by its fine grams that the
+ * source passage [d0, d1), widened by `widen` units, also holds (the source's grams are
+ * marked by their number in the query's table, query_table); diff holds q1 - q0 + 1. */
+static int64_t covered(ctx_t *c, const doc_t *q, const doc_t *d, int64_t q0, int64_t q1,
+                       int64_t d0, int64_t d1, int64_t widen, int64_t *diff) {
+    int64_t a, b, da, db, stamp = ++c->stamp;
+    gram_range(d->units, d->ffirst, d->flast, d->nf, d->units[d0] - widen, d->units[d1] + widen,
+               &da, &db);
+    for (int64_t j = da; j < db; j++) {
+        uint64_t h = d->fhash[j];
+        if (!((c->bloom[h >> 58] >> ((h >> 52) & 63)) & 1)) continue;
+        int64_t v = c->qval[qtab_find(c, h)];
+        if (v >= 0) c->mark[v] = stamp;
+    }
+    for (int64_t t = 0; t <= q1 - q0; t++) diff[t] = 0;
+    gram_range(q->units, q->ffirst, q->flast, q->nf, q->units[q0], q->units[q1], &a, &b);
+    for (int64_t i = a; i < b; i++)
+        if (c->mark[c->qslot[i]] == stamp) diff[q->ffirst[i] - q0]++, diff[q->flast[i] - q0]--;
+    int64_t run = 0, out = 0;
+    for (int64_t t = 0; t < q1 - q0; t++) {
+        run += diff[t];
+        out += run > 0;
+    }
+    return out;
+}
+
 static int push(found_vec *fv, found_t f) {
     if (fv->n == fv->cap) {
         int64_t cap = fv->cap ? 2 * fv->cap : 16;
@@ -645,7 +681,7 @@ static int push(found_vec *fv, found_t f) {
 }
 
 /* align._band: the range of the runs of sorted diagonals (split where two lie > gap apart)
- * holding a quarter of them or more (else the largest), +- near; sorts d[0..n) (tmp holds
+ * holding an eighth of them or more (else the largest), +- near; sorts d[0..n) (tmp holds
  * n more); n >= 1. */
 static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp, int64_t *lo,
                  int64_t *hi) {
@@ -655,7 +691,7 @@ static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp,
     int64_t b0 = 0, b1 = 0, start = 0, any = 0, big0 = 0, big1 = 0, size = 0;
     for (int64_t i = 1; i <= n; i++) {
         if (i == n || d[i] - d[i - 1] > gap) {
-            if (4 * (i - start) >= n) {
+            if (BAND_SHARE * (i - start) >= n) {
                 if (!any) b0 = d[start], any = 1;
                 b1 = d[i - 1];
             }
@@ -663,7 +699,7 @@ static void band(int64_t *d, int64_t n, int64_t near, int64_t gap, int64_t *tmp,
             start = i;
         }
     }
-    if (!any) b0 = big0, b1 = big1; /* no run holds a quarter: the largest one */
+    if (!any) b0 = big0, b1 = big1; /* no run holds an eighth: the largest one */
     *lo = b0 - near, *hi = b1 + near;
 }
 
@@ -771,6 +807,7 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     }
     int64_t cap = k + q->nf * (p->fanout > 0 ? p->fanout : 0) + 1;
     size_t big = (size_t)(cap > q->n + d->n ? cap : q->n + d->n) + (size_t)(d->nf + q->nc + d->nc) + 8;
+    /* covered(): the query's tokens + 1 */
     if (scratch(c, (size_t)cap, big) < 0) return -1;
     int64_t *seeds = c->seeds;
     box_t *bx = c->bx;
@@ -787,8 +824,12 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     for (int64_t b = 0; b < nb; b++) {
         int64_t e[4], num, den;
         if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, c->tmp, e)) continue;
-        if (q->units[e[1]] - q->units[e[0]] < p->min_units ||
-            d->units[e[3]] - d->units[e[2]] < p->min_units)
+        /* min_units in gram units (tokens.gram_units: units + tokens) */
+        if (q->units[e[1]] - q->units[e[0]] + e[1] - e[0] < p->min_units ||
+            d->units[e[3]] - d->units[e[2]] + e[3] - e[2] < p->min_units)
+            continue;
+        if (100 * covered(c, q, d, e[0], e[1], e[2], e[3], p->gap, c->tmp) <
+            MIN_COVER * (e[1] - e[0]))
             continue;
         uint64_t *qa = c->tmp, *da = qa + q->nc;
         share(q, d, e[0], e[1], e[2], e[3], qa, da, &num, &den);

@@ -99,7 +99,7 @@ def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str
 
 def _finder_options(func: Any) -> Any:
     for name, help_ in (
-        ("min-length", "Shortest passage reported, in words (a Han character counts half) [10]."),
+        ("min-length", "Shortest passage reported, in words (a Han character counts 2/3) [10]."),
         ("ngram", "Words per hashed gram [4]."),
         ("gap", "Largest gap in words between the seeds of one passage [30]."),
     ):

@@ -31,6 +31,9 @@ __all__ = ["Alignment", "align", "fine_seeds", "gram_share", "gram_share_counts"
 # seeds a group without a strong seed needs to join a passage (FINE_GROUP in overlap.c)
 FINE_GROUP = 4
 EXTEND = 6  # seeds a group without a strong seed needs to extend a passage (overlap.c)
+# a run of diagonals is part of a passage when it holds 1 / BAND_SHARE of its strong seeds: a
+# swapped sentence of a heavy rewrite keeps few strong seeds (4 -> 8: zh heavy +0.01, seed 1)
+BAND_SHARE = 8
 _FAR = 1 << 62
 
 
@@ -138,7 +141,8 @@ def align(
 ) -> list[Alignment]:
     """Passages of the query ``q`` taken from ``d``; ``seeds`` rows: (q_first, q_last,
     d_first, d_last) token ranges of shared grams, the first ``strong`` of them (default:
-    all) long-gram seeds, of which each passage needs one."""
+    all) long-gram seeds, of which each passage needs one; ``min_units`` in gram units
+    (:func:`~neardup.overlap.tokens.gram_units`)."""
     if seeds.size == 0:
         return []
     is_strong = np.arange(seeds.shape[0]) < (seeds.shape[0] if strong is None else strong)
@@ -166,26 +170,30 @@ def align(
         d0 = _extend(q, d, int(first_d[0]), int(first_d[2]), -1)[1]
         q1 = _extend(q, d, int(last_q[1]), int(last_q[3]), 1)[0]
         d1 = _extend(q, d, int(last_d[1]), int(last_d[3]), 1)[1]
-        if q.units[q1] - q.units[q0] >= min_units and d.units[d1] - d.units[d0] >= min_units:
+        # lengths in gram units (tokens.gram_units: units + tokens): 10 words or 15 Han characters
+        if (
+            min(q.units[q1] - q.units[q0] + q1 - q0, d.units[d1] - d.units[d0] + d1 - d0)
+            >= min_units
+        ):
             out.append(Alignment(q0, q1, d0, d1, count))
     return out
 
 
 def _band(diags: npt.NDArray[np.int64], near: int, gap: int) -> tuple[int, int]:
     """The diagonals (source minus query offset, sorted) of a passage's strong seeds split
-    where two lie more than ``gap`` apart; the range of the runs holding at least a quarter of
+    where two lie more than ``gap`` apart; the range of the runs holding at least an eighth of
     them (a swapped sentence keeps its run, a phrase repeated elsewhere does not; the largest
     run when none does), widened by ``near``.
 
-    >>> _band(np.array([-900, 0, 4, 30, 700]), near=8, gap=60)
-    (-8, 38)
-    >>> _band(np.array([0, 100, 200, 300, 400]), near=0, gap=60)
+    >>> _band(np.array([-900, 0, 1, 2, 3, 4, 5, 30, 35, 700]), near=8, gap=60)
+    (-8, 43)
+    >>> _band(np.arange(0, 1000, 100), near=0, gap=60)
     (0, 0)
     """
     n = int(diags.size)
     cuts = [0, *(i for i in range(1, n) if diags[i] - diags[i - 1] > gap), n]
     runs = list(pairwise(cuts))
-    kept = [r for r in runs if 4 * (r[1] - r[0]) >= n]
+    kept = [r for r in runs if BAND_SHARE * (r[1] - r[0]) >= n]
     if not kept:
         kept = [max(runs, key=lambda r: (r[1] - r[0], -r[0]))]
     return int(diags[kept[0][0]]) - near, int(diags[kept[-1][1] - 1]) + near

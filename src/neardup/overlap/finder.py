@@ -2,9 +2,10 @@
 
 Seed and extend, as in PAN text alignment: every text is tokenised (words; single Han
 characters) with offsets into the text as read; grams of ``ngram`` words (a Han character
-counts half a word) are hashed; winnowing keeps a few of them per window in an inverted index.
-A query looks up *all* its grams, groups the hits by document, merges nearby seeds into
-passages (:mod:`neardup.overlap.align`) and reports each passage pair with its spans and score.
+counts two thirds of a word) are hashed; winnowing keeps a few of them per window in an
+inverted index. A query looks up *all* its grams, groups the hits by document, merges nearby
+seeds into passages (:mod:`neardup.overlap.align`) and reports each passage pair with its
+spans and score.
 
 >>> f = OverlapFinder(min_length=6)
 >>> src = "The city council approved the new budget for schools, roads and hospitals on Monday."
@@ -34,6 +35,7 @@ from neardup.overlap.index import GramIndex
 from neardup.overlap.pairs import (
     PairParams,
     Prepared,
+    cross_source_keep,
     kernel_params,
     pack,
     packer,
@@ -47,8 +49,13 @@ from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
 
-TOKENIZER_VERSION = 2  # 2: frozen class table, per-character fold (C kernel)
-ALIGNER_VERSION = 3  # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps
+# 2: frozen class table, per-character fold (C kernel); 3: grams sized in gram units (a Han
+# character 2/3 of a word: 6-character grams)
+TOKENIZER_VERSION = 3
+# 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps; 4: a passage needs
+# half its tokens covered by shared fine grams (pairs.MIN_COVER), bands of an eighth of the
+# strong seeds, the cross-source rule (pairs.cross_source_keep), min_length in gram units
+ALIGNER_VERSION = 4
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 
@@ -81,10 +88,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     """Find passages a text shares with the texts added before it.
 
     Parameters (keyword-only, frozen; they make up :attr:`config_id`):
-    ``ngram`` words per hashed gram (4; a Han character counts half a word, so 8 of them);
+    ``ngram`` words per hashed gram (4; a Han character counts 2/3 of a word, so 6 of them);
     ``window`` winnowing window, in grams (4: any shared run of ``ngram + window - 1`` words
     leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
-    20 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
+    15 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
     ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50);
     ``min_score`` passages whose score is below this are dropped (0.0).
 
@@ -341,8 +348,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             if s >= min_score:
                 doc = docs[j]
                 out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
-        out.sort(key=_passage_order)
-        return out
+        return _reported(out)
 
     def _query_reference(
         self,
@@ -364,8 +370,17 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                             ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
                         )
                     )
-        out.sort(key=_passage_order)
-        return out
+        return _reported(out)
+
+
+def _reported(found: list[Passage]) -> list[Passage]:
+    """One query's passages as reported: :func:`~neardup.overlap.pairs.cross_source_keep`,
+    in span order."""
+    if len(found) > 1:
+        rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
+        found = [p for p, k in zip(found, cross_source_keep(rows), strict=True) if k]
+    found.sort(key=_passage_order)
+    return found
 
 
 def _passage_order(p: Passage) -> tuple[tuple[int, int], int, tuple[int, int]]:

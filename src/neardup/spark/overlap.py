@@ -28,6 +28,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from neardup.io import ReadStats
 from neardup.overlap import OverlapFinder
-from neardup.overlap.pairs import PairParams, pair_passages, prepare
+from neardup.overlap.pairs import PairParams, cross_source_keep, pair_passages, prepare
 from neardup.overlap.tokens import winnow
 from neardup.spark.reader import Fields, read_documents
 
@@ -236,12 +237,23 @@ def _found(
     return named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
 
 
+def _reported(rows: list[Any]) -> list[Any]:
+    """The rows (sorted by query) each query reports, as the local finder does
+    (:func:`neardup.overlap.pairs.cross_source_keep`)."""
+    out: list[Any] = []
+    for _, group in groupby(rows, key=lambda r: r["qord"]):
+        got = list(group)
+        keep = cross_source_keep([(r["s0"], r["s1"], r["src"], r["score"]) for r in got])
+        out += [r for r, k in zip(got, keep, strict=True) if k]
+    return out
+
+
 def _result(
     rows: list[Any], stats: ReadStats, chars: int, columns: tuple[str, ...], refs: int
 ) -> OverlapResult:
     out: list[dict[str, Any]] = []
     spans: dict[int, list[tuple[int, int]]] = {}
-    for r in rows:
+    for r in _reported(rows):
         out.append(
             {
                 "id": json.loads(r["qid"]),
