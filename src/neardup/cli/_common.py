@@ -308,8 +308,8 @@ def decision_options(func: F) -> F:
         default=None,
         help="Every two documents of one cluster are at least this similar (bounded through "
         "their kept document); a document that would loosen a cluster is kept instead. "
-        "Default 0.5 (--threshold when lower); none: star clusters, as before neardup 0.9 "
-        "(states and --data directories written then need it).",
+        "Default 0.5 (--threshold when lower); none: star clusters, as states of format 1 and "
+        "2 and older --data directories had.",
     )(func)
     func = click.option(
         "--shingle-size",

@@ -379,7 +379,7 @@ class StateColumns:
                     + np.asarray(columns["forgotten"], bool) * FORGOTTEN
                 ).astype(np.int8),
                 "ts": np.asarray(columns["timestamp"], np.float64),
-                "floor": np.ones(n - o),
+                "floor": np.ones(n - o, np.float32),
             },
             meta,
         )

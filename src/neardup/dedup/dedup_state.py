@@ -68,7 +68,7 @@ class DedupState(StateColumns):
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
         self.sim = Growable(np.float64)  # the similarity that decided (not saved: derived)
         # per kept document the lowest similarity of a member (the cluster_similarity rule)
-        self.floor = Growable(np.float64)
+        self.floor = Growable(np.float32)  # float32 everywhere: the same floors in every engine
         self.exact = ExactMap()
         self.ids: JsonColumn | None = None  # external ids, once any were given
         self.n_clusters = 0
@@ -236,7 +236,7 @@ class DedupState(StateColumns):
         self.flags.extend(np.zeros(n, np.int8))
         self.sim.extend(np.full(n, np.nan))
         if self.core.cluster_similarity is not None:
-            self.floor.extend(np.ones(n))
+            self.floor.extend(np.ones(n, np.float32))
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self.max_ts = max(self.max_ts, float(np.nanmax(chunk.ts)))
 

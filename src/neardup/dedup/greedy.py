@@ -56,7 +56,7 @@ class Ledger:
     timestamps (only read with a window); ``exact``: normalised-text key -> last searched
     position; ``n_clusters``: clusters created so far; ``floor``: per kept document the lowest
     similarity of a document that joined it (1.0 when none; only with ``cluster_similarity``);
-    ``floor_log``: when a list, each change of ``floor`` is appended as (position, old value)
+    ``floor_log``: when a list, each change of ``floor`` is appended as (row, old value)
     so that a dry run can undo it.
     """
 
@@ -67,7 +67,7 @@ class Ledger:
     ts: npt.NDArray[np.float64]
     exact: dict[int, int] = field(default_factory=dict)
     n_clusters: int = 0
-    floor: npt.NDArray[np.float64] | None = None
+    floor: npt.NDArray[np.float32] | None = None
     floor_log: list[tuple[int, float]] | None = None
 
     @classmethod
@@ -79,7 +79,7 @@ class Ledger:
             np.full(n, -1, np.int64),
             np.full(n, -1, np.int8),
             np.full(n, np.nan) if ts is None else np.asarray(ts, np.float64),
-            floor=np.ones(n, np.float64),
+            floor=np.ones(n, np.float32),
         )
 
     def statuses(self) -> list[str]:
