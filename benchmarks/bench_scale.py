@@ -35,8 +35,10 @@ import numpy as np
 
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.state import DUPLICATE, Chunk
+from neardup.verify import MinHashVerifier
 
 CHUNK = 16384
+WIDTH = MinHashVerifier().width  # sketch columns of the default verifier (193)
 
 
 class _Prepared(Deduplicator):
@@ -57,7 +59,7 @@ def _synthetic_chunk(
     soon); ``is_copy`` (global) is updated.
     """
     fps = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
-    sk = rng.integers(0, 256, size=(n, 129), dtype=np.uint8)
+    sk = rng.integers(0, 256, size=(n, WIDTH), dtype=np.uint8)
     sk[:, -1] = 0  # long texts
     copies = np.flatnonzero(rng.random(n) < copy_rate)
     copies = copies[base + copies > 0]
@@ -118,7 +120,7 @@ def _index(
     rng = np.random.default_rng(seed)  # same seed: both designs see the same stream
     dd = _Prepared(k=DESIGNS[design])
     all_fps = np.zeros(n_total, np.uint64)
-    all_sk = np.zeros((n_total, 129), np.uint8)
+    all_sk = np.zeros((n_total, WIDTH), np.uint8)
     is_copy = np.zeros(n_total, bool)
     checkpoints = {10**5, 2 * 10**5, 5 * 10**5, 10**6, 15 * 10**5, 2 * 10**6, 5 * 10**6, 10**7}
     found = total = 0
