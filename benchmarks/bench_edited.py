@@ -65,9 +65,12 @@ def _edit(text: str, rate: float, rng: np.random.Generator) -> str:
 
 
 def planted(
-    name: str, bases: int, background: int, seed: int
+    name: str, bases: int, background: int, seed: int, copies: int = 1
 ) -> tuple[list[str], IntArr, IntArr, IntArr, npt.NDArray[np.float64]]:
-    """``(texts, group, orig, copy, rate)``: group = the original's index (own index otherwise)."""
+    """``(texts, group, orig, copy, rate)``: group = the original's index (own index otherwise).
+
+    ``copies`` > 1: that many independent edits of each original at its rate, each placed after
+    its original (a wire story reposted by several sites, each with its own edits)."""
     rng = np.random.default_rng([seed, ("en", "zh-short", "zh-long").index(name)])
     if name == "en":
         pool = _pick(load_corpus("reuters")[1], 400, float("inf"))
@@ -87,16 +90,24 @@ def planted(
     group = list(range(len(texts)))
     orig, copy, rates = [], [], []
     for b, t in enumerate(base_texts):
-        # one copy per original (several copies of one original would let a 10 % copy become
-        # the kept representative that a 2 % copy must then match: a chain, not an edit rate)
-        for r in (RATES[b % len(RATES)],):
+        # one copy per original by default (several copies of one original in shuffled order
+        # would let a 10 % copy become the kept representative that a 2 % copy must then
+        # match: a chain, not an edit rate)
+        for _ in range(copies):
             orig.append(b)
             copy.append(len(texts))
-            rates.append(r)
+            rates.append(RATES[b % len(RATES)])
             group.append(b)
-            texts.append(_edit(t, r, rng))
+            texts.append(_edit(t, rates[-1], rng))
     # shuffle so originals do not always come first (the greedy rule keeps the first)
     perm = rng.permutation(len(texts))
+    if copies > 1:  # each original before its copies
+        at = np.empty_like(perm)
+        at[perm] = np.arange(len(perm))
+        for o, c in zip(orig, copy, strict=True):
+            if at[c] < at[o]:
+                perm[at[c]], perm[at[o]] = o, c
+                at[o], at[c] = at[c], at[o]
     inv = np.empty_like(perm)
     inv[perm] = np.arange(len(perm))
     texts = [texts[i] for i in perm]
@@ -198,6 +209,7 @@ def _row(name: str, method: str, thr: Any, labels: IntArr, data: Any, secs: floa
 @click.option("--seed", default=0, show_default=True)
 @click.option("--bases", default=600, show_default=True, help="originals per set")
 @click.option("--background", default=3000, show_default=True)
+@click.option("--copies", default=1, show_default=True, help="edited copies per original")
 @click.option("--remix-docs", default=3000, show_default=True)
 @click.option("--set", "sets", multiple=True, default=("en", "zh-short", "zh-long", "remix"))
 @click.option("--sweep", default="", help="comma-separated verifier thresholds (default: none)")
@@ -212,7 +224,7 @@ def _row(name: str, method: str, thr: Any, labels: IntArr, data: Any, secs: floa
 @click.option("--plot", type=click.Path(path_type=Path), default=None)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("benchmarks/results"))
 def main(
-    seed: int, bases: int, background: int, remix_docs: int, sets: tuple[str, ...],
+    seed: int, bases: int, background: int, copies: int, remix_docs: int, sets: tuple[str, ...],
     sweep: str, verifier_json: str, dedup_json: str, no_anchor: bool, plot: Path | None,
     out: Path,
 ) -> None:  # fmt: skip
@@ -229,7 +241,7 @@ def main(
                 empty = np.empty(0, np.int64)
                 data_sets.append((f"remix-{lang}", (t, g, empty, empty, np.empty(0))))
         else:
-            data_sets = [(name, planted(name, bases, background, seed))]
+            data_sets = [(name, planted(name, bases, background, seed, copies))]
         for label, data in data_sets:
             methods: list[tuple[str, Any, Callable[[Sequence[str]], IntArr]]] = [
                 ("neardup", thr, neardup_labels(thr, params, dedup)) for thr in thresholds

@@ -57,19 +57,20 @@ def _reps(d) -> list[int]:  # type: ignore[no-untyped-def]
     return [i if r < 0 else int(r) for i, r in enumerate(d.duplicate_of.tolist())]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_equals_brute_force_and_bounds_every_pair(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "q"), [(1, Q), (2, Q), (3, Q), (1, 0.25), (2, 0.25)])
+def test_equals_brute_force_and_bounds_every_pair(seed: int, q: float) -> None:
     texts = remix_corpus(160, seed=seed, pool=16)
-    d = Deduplicator(k=63).feed(texts)  # radius 63: every kept document is a candidate
-    rep, sim = _reference(texts, Q)
+    # radius 63: every kept document is a candidate; 0.25 is the default
+    d = Deduplicator(k=63, **({} if q == 0.25 else {"cluster_similarity": q})).feed(texts)
+    rep, sim = _reference(texts, q)
     assert _reps(d) == rep
     star = _reference(texts, None)[0]
-    assert star != rep  # the rule changed some decisions here
+    assert star != rep or q < Q  # the rule changed some decisions here
     for members in _clusters(rep).values():
         for a in members:
             for b in members:
                 if a < b and rep[a] != a and rep[b] != b and texts[a] != texts[b]:
-                    assert sim[a] + sim[b] - 1 >= Q - 1e-9
+                    assert sim[a] + sim[b] - 1 >= q - 1e-9
     loose = [
         (a, b)
         for m in _clusters(star).values()
@@ -96,8 +97,8 @@ def _jaccard(a: str, b: str) -> float:
 
 def test_streaming_chunks_dry_runs_and_batch_agree() -> None:
     texts = remix_corpus(300, seed=5, pool=40)
-    batch = Deduplicator().run(texts)
-    dd = Deduplicator()
+    batch = Deduplicator(cluster_similarity=Q).run(texts)
+    dd = Deduplicator(cluster_similarity=Q)
     parts = []
     for a in range(0, 300, 37):
         chunk = texts[a : a + 37]
@@ -112,14 +113,15 @@ def test_streaming_chunks_dry_runs_and_batch_agree() -> None:
 
 def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
     texts = remix_corpus(400, seed=6, pool=50)
-    whole = Deduplicator().feed(texts)
-    a = Deduplicator()
+    whole = Deduplicator(cluster_similarity=Q).feed(texts)
+    assert whole.statuses != Deduplicator(cluster_similarity=None).feed(texts).statuses
+    a = Deduplicator(cluster_similarity=Q)
     a.feed(texts[:200])
     assert (a._state.floor.view() < 1).any()  # floors to carry across the boundary
     a.save(tmp_path / "s")
     cols, meta = a.state_columns(), json.loads(json.dumps(a.state_meta()))
     b = Deduplicator.load(tmp_path / "s")
-    c = Deduplicator.from_state_columns(Deduplicator(), cols, meta)
+    c = Deduplicator.from_state_columns(Deduplicator(cluster_similarity=Q), cols, meta)
     for dd in (b, c):
         rest = dd.feed(texts[200:])
         assert rest.statuses == whole.statuses[200:]
@@ -127,8 +129,8 @@ def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
 
 
 def test_configuration_and_refusals(tmp_path: Path) -> None:
-    assert Deduplicator().decide_config.cluster_similarity == 0.5
-    assert Deduplicator(threshold=0.4).decide_config.cluster_similarity == 0.4  # never above
+    assert Deduplicator().decide_config.cluster_similarity == 0.25
+    assert Deduplicator(threshold=0.2).decide_config.cluster_similarity == 0.2  # never above
     assert Deduplicator(verifier=None).decide_config.cluster_similarity is None
     old = Deduplicator(cluster_similarity=None)
     assert old.config_id != Deduplicator().config_id
@@ -138,7 +140,7 @@ def test_configuration_and_refusals(tmp_path: Path) -> None:
     assert Deduplicator.load(tmp_path / "old").decide_config.cluster_similarity is None
     with pytest.raises(ValueError, match=old.config_id) as info:
         Deduplicator.load(tmp_path / "old", Deduplicator())
-    assert "cluster_similarity: none -> 0.5" in str(info.value)  # names what differs
+    assert "cluster_similarity: none -> 0.25" in str(info.value)  # names what differs
     for bad in (1.5, -0.1, "tight", True):
         with pytest.raises(ValueError, match="cluster_similarity must be"):
             Deduplicator(cluster_similarity=bad)  # type: ignore[arg-type]

@@ -126,9 +126,9 @@ def test_tight_clusters_survive_kill_restarts(tmp_path: Path) -> None:
     texts = remix_corpus(240, seed=8, pool=40)
     ids = [f"m{i}" for i in range(len(texts))]
     docs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
-    want = library(texts, ids, None)
+    want = library(texts, ids, None, cluster_similarity=0.5)
     assert want != library(texts, ids, None, cluster_similarity=None)  # the rule decides here
     for options in (("--snapshot-every", "50"), ("--snapshot-every", "100000")):
         data = tmp_path / options[1]
-        with Server(data, *options) as s:
+        with Server(data, "--cluster-similarity", "0.5", *options) as s:
             assert ingest(s, docs, random.Random(3), restarts=3) == want

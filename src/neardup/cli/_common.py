@@ -308,7 +308,7 @@ def decision_options(func: F) -> F:
         default=None,
         help="Every two documents of one cluster are at least this similar (bounded through "
         "their kept document); a document that would loosen a cluster is kept instead. "
-        "Default 0.5 (--threshold when lower); none: star clusters, as states of format 1 and "
+        "Default 0.25 (--threshold when lower); none: star clusters, as states of format 1 and "
         "2 and older --data directories had.",
     )(func)
     func = click.option(

@@ -12,14 +12,15 @@ Documents are decided one by one in processing order. For document ``g``:
    a ``duplicate`` of it;
 4. no candidate: ``unique``, kept, a new cluster.
 
-With ``cluster_similarity`` q (the default with a verifier: 0.5), candidates arrive sorted by
+With ``cluster_similarity`` q (the default with a verifier: 0.25), candidates arrive sorted by
 similarity (highest first) and in step 3 ``g`` joins kept ``r`` only when
 ``s(g, r) + floor[r] >= 1 + q``, where ``floor[r]`` is the lowest similarity of a document
 that joined ``r`` so far (1 when none); joining lowers ``floor[r]`` to ``s(g, r)``. Jaccard
 distance obeys the triangle inequality, so every two members ``a``, ``b`` of one cluster then
 have ``J(a, b) >= s(a, r) + s(b, r) - 1 >= q``: a cluster is a group of mutual near
-duplicates, not a chain of documents each like the kept one in a different part (a document
-made of paragraphs 1-3 does not gather one of paragraphs 1-2 and one of paragraphs 2-3).
+duplicates, not a chain of documents each like the kept one in a different part (with q =
+0.5, a document made of paragraphs 1-3 does not gather one of paragraphs 1-2 and one of
+paragraphs 2-3; the default 0.25 stops the pairs whose members both barely pass the threshold).
 ``g`` that may not join ``r`` tries the next candidate, else it is kept. The rule reads
 similarities rounded to 4 decimals, as every surface writes them.
 
