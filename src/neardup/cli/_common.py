@@ -307,7 +307,8 @@ def decision_options(func: F) -> F:
         metavar="FLOAT|none",
         default=None,
         help="Every two documents of one cluster are at least this similar (bounded through "
-        "their kept document); a document that would loosen a cluster is kept instead. "
+        "their kept document); a document that would loosen a cluster joins its next "
+        "candidate, or is kept. "
         "Default 0.25 (--threshold when lower); none: star clusters, as states of format 1 and "
         "2 and older --data directories had.",
     )(func)
