@@ -67,7 +67,7 @@ def test_decide_keeps_the_nearest_kept_candidate() -> None:
 def test_deduplicator_exposes_the_config_it_decides_with() -> None:
     dd = Deduplicator(k=4, candidate_k=6, window=60.0)
     assert dd.decide_config == DecideConfig(
-        radius=6, keep="first", window=60.0, threshold=0.6, cluster_similarity=0.5
+        radius=6, keep="first", window=60.0, threshold=0.6, cluster_similarity=0.25
     )
     plain = Deduplicator(verifier=None, k=3).decide_config
     assert plain.threshold is None and plain.cluster_similarity is None
