@@ -986,72 +986,183 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 
 /* ---------------------------------------------------------------- the gram index */
 
-/* Index: gram hash -> postings (doc, first token, last token), an open addressing table
- * (load <= 3/4) of chains, newest posting first (read back oldest first); 16 bytes a slot and
- * 16 a posting (at most 2**32 - 1 postings) (overlap/index.py documents the Python reference, GramIndex). */
+/* Index: gram hash -> postings (doc, first token, last token) (overlap/index.py documents the
+ * Python reference, GramIndex). Laid out so that a document costs the same at 10^5 and 10^6
+ * documents (issue 25; docs/OVERLAP.md "Cost"):
+ * - the slot table is cut into PARTS parts by the hash's top bits, each an open addressing
+ *   table that doubles alone, at its own load (3/8 to 3/4, spread geometrically over the parts):
+ *   the doublings are spread evenly over the growth instead of one stop of the whole table
+ *   (seconds at 10^6 documents, with 3x the table's memory while it lasts), and the mean load,
+ *   so the probe length, is the same at any size;
+ * - a probe starts at the head of its cache line (4 slots of 16 bytes: key, chain head, count);
+ * - a posting (doc, next, first, last: 16 bytes) is one struct, in blocks that never move, so a
+ *   chain step touches one line; a hit copies its spans out, so grouping touches no posting;
+ * - a query probes AHEAD grams ahead and walks its chains together (walk), so the misses of the
+ *   probes and of the chain steps overlap.
+ * Chains are newest first (read back oldest first), at most 2**32 - 2 postings. */
 #define NIL 0xFFFFFFFFu /* the end of a chain */
+#ifndef AHEAD
+#define AHEAD 16 /* probes issued ahead (a probe that misses the TLB and caches takes ~200 ns) */
+#endif
+#define PARTS 256       /* slot table parts (top 8 bits of the hash) */
+#define PBITS 18        /* postings per block: 2**18 (4 MiB) */
+#define MAP_AT ((size_t)1 << 20) /* tables this large are mapped on their own */
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
+
 typedef struct {
     uint64_t key;
     uint32_t head;
-    uint32_t count; /* 0: empty slot */
+    uint32_t count;
 } slot_t;
 
 typedef struct {
-    PyObject_HEAD
+    uint32_t doc, next;
+    int32_t first, last;
+} post_t;
+
+/* A part: cap slots and, after them, cap one-byte tags (0: empty; else 8 bits of the key). A
+ * probe reads tags only, from the key's home on, and a slot only where the tag matches: ~97 %
+ * of a query's grams are in no document, and their probe touches one line of a table 1/17 the
+ * size of the slots (which also keeps the page tables of that walk in the caches). */
+typedef struct {
     slot_t *slots;
-    int64_t cap, used;
-    uint32_t *pnext;
-    uint32_t *pdoc;
-    int32_t *pfirst, *plast;
-    int64_t np, pcap;
+    uint8_t *tags;
+    int64_t cap, used, limit; /* grow when used would pass limit */
+} part_t;
+
+typedef struct {
+    PyObject_HEAD
+    part_t parts[PARTS];
+    post_t **blocks;
+    int64_t nblocks, np;
 } IndexObject;
 
+#define POST(ix, p) (&(ix)->blocks[(p) >> PBITS][(p) & ((1u << PBITS) - 1)])
+
+/* Zeroed memory, written once now: a first read of a fresh page would map the shared zero page
+ * and the first write then fault again (a copy-on-write fault and, with other threads in the
+ * process, a TLB shootdown), which made the rehash of a doubling ~5x slower. A large table is
+ * mapped on its own (given back whole when it is replaced: no holes left in the heap). */
+static void *zeroed(size_t size) {
+#if defined(MAP_ANONYMOUS)
+    if (size >= MAP_AT) {
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+#if defined(MADV_POPULATE_WRITE)
+        if (madvise(p, size, MADV_POPULATE_WRITE) == 0) return p;
+#endif
+        memset(p, 0, size);
+        return p;
+    }
+#endif
+    void *p = malloc(size);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
+static void unzeroed(void *p, size_t size) {
+#if defined(MAP_ANONYMOUS)
+    if (p && size >= MAP_AT) {
+        munmap(p, size);
+        return;
+    }
+#endif
+    free(p);
+}
+
+#define PART_BYTES(cap) ((sizeof(slot_t) + 1) * (size_t)(cap))
+
+/* part p grows past load thr[p] / 1024: 460 (0.45) .. 919 (0.9), geometric in p */
+static int64_t part_thr[PARTS];
+
+static void init_thr(void) {
+    double t = 460.8;
+    for (int p = 0; p < PARTS; p++, t *= 1.0027112750502025) /* 2 ** (1 / 256) */
+        part_thr[p] = (int64_t)t;
+}
+
 static void index_dealloc(IndexObject *self) {
-    free(self->slots);
-    free(self->pdoc);
-    free(self->pnext);
-    free(self->pfirst);
-    free(self->plast);
+    for (int p = 0; p < PARTS; p++) unzeroed(self->parts[p].slots, PART_BYTES(self->parts[p].cap));
+    for (int64_t b = 0; b < self->nblocks; b++) free(self->blocks[b]);
+    free(self->blocks);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Keys are gram hashes, splitmix outputs already: their low bits are the home slot. */
-static int64_t find_slot(const slot_t *slots, int64_t cap, uint64_t key) {
-    int64_t i = (int64_t)(key & (uint64_t)(cap - 1));
-    while (slots[i].count && slots[i].key != key) i = (i + 1) & (cap - 1);
+static inline part_t *part_of(IndexObject *self, uint64_t key) {
+    return &self->parts[key >> 56];
+}
+
+/* Keys are gram hashes, splitmix outputs already: their low bits are the home slot, bits
+ * 48..55 the tag (the top 8 choose the part). */
+static inline int64_t home(const part_t *pt, uint64_t key) {
+    return (int64_t)(key & (uint64_t)(pt->cap - 1));
+}
+
+static inline uint8_t tag_of(uint64_t key) {
+    uint8_t t = (uint8_t)(key >> 48);
+    return t ? t : 1;
+}
+
+/* from slot i on: the first slot whose tag is key's, or the empty one ending the probe */
+static inline int64_t tag_probe(const part_t *pt, uint64_t key, int64_t i) {
+    const uint8_t tag = tag_of(key);
+    for (;; i = (i + 1) & (pt->cap - 1)) {
+        uint8_t t = pt->tags[i];
+        if (!t || t == tag) return i;
+    }
+}
+
+/* key's slot, or the empty one where it would go, from tag_probe's answer i */
+static int64_t find_from(const part_t *pt, uint64_t key, int64_t i) {
+    while (pt->tags[i] && pt->slots[i].key != key) i = tag_probe(pt, key, (i + 1) & (pt->cap - 1));
     return i;
 }
 
-static int grow_slots(IndexObject *self) {
-    int64_t cap = self->cap ? 2 * self->cap : 1024;
-    slot_t *s = calloc((size_t)cap, sizeof(slot_t));
-    if (!s) return -1;
-    for (int64_t i = 0; i < self->cap; i++)
-        if (self->slots[i].count) s[find_slot(s, cap, self->slots[i].key)] = self->slots[i];
-    free(self->slots);
-    self->slots = s, self->cap = cap;
+static inline int64_t find_slot(const part_t *pt, uint64_t key) {
+    return find_from(pt, key, tag_probe(pt, key, home(pt, key)));
+}
+
+static int grow_part(part_t *pt, int64_t p) {
+    if (!part_thr[0]) init_thr();
+    part_t to = {.cap = pt->cap ? 2 * pt->cap : 16};
+    to.slots = zeroed(PART_BYTES(to.cap));
+    if (!to.slots) return -1;
+    to.tags = (uint8_t *)(to.slots + to.cap);
+    to.limit = to.cap * part_thr[p] / 1024, to.used = pt->used;
+    for (int64_t i = 0; i < pt->cap; i++) {
+        if (!pt->tags[i]) continue;
+        int64_t j = home(&to, pt->slots[i].key); /* the keys differ: the first empty slot */
+        while (to.tags[j]) j = (j + 1) & (to.cap - 1);
+        to.tags[j] = pt->tags[i], to.slots[j] = pt->slots[i];
+    }
+    unzeroed(pt->slots, PART_BYTES(pt->cap));
+    *pt = to;
     return 0;
 }
 
+/* room for `need` more postings (new blocks; none moves) */
 static int grow_posts(IndexObject *self, int64_t need) {
-    if (self->np + need <= self->pcap) return 0;
-    int64_t cap = self->pcap ? self->pcap : 4096;
-    while (cap < self->np + need) cap *= 2;
-    uint32_t *d = realloc(self->pdoc, sizeof(uint32_t) * (size_t)cap);
-    if (d) self->pdoc = d;
-    if (cap >= (int64_t)NIL) return -1;
-    uint32_t *nx = realloc(self->pnext, sizeof(uint32_t) * (size_t)cap);
-    if (nx) self->pnext = nx;
-    int32_t *f = realloc(self->pfirst, sizeof(int32_t) * (size_t)cap);
-    if (f) self->pfirst = f;
-    int32_t *l = realloc(self->plast, sizeof(int32_t) * (size_t)cap);
-    if (l) self->plast = l;
-    if (!d || !nx || !f || !l) return -1;
-    self->pcap = cap;
+    if (self->np + need >= (int64_t)NIL) return -1;
+    int64_t want = (self->np + need + (1 << PBITS) - 1) >> PBITS;
+    if (want <= self->nblocks) return 0;
+    post_t **bl = realloc(self->blocks, sizeof(post_t *) * (size_t)want);
+    if (!bl) return -1;
+    self->blocks = bl;
+    for (; self->nblocks < want; self->nblocks++)
+        if (!(bl[self->nblocks] = malloc(sizeof(post_t) << PBITS))) return -1; /* written first */
     return 0;
 }
 
-/* add(doc, hashes, first, last): post each gram of document `doc`. */
+/* the tags where key's probe starts (and its slot, when adding) */
+static inline void prefetch_home(IndexObject *self, uint64_t key, int slot) {
+    const part_t *pt = part_of(self, key);
+    if (!pt->cap) return;
+    __builtin_prefetch(&pt->tags[home(pt, key)]);
+    if (slot) __builtin_prefetch(&pt->slots[home(pt, key)]);
+}
+
 /* Post grams idx[0..n) (all when idx is NULL) of document doc; -1 with an exception set. */
 static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
                     const int64_t *l, const int64_t *idx, int64_t n) {
@@ -1068,20 +1179,22 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
     }
     for (int64_t t = 0; t < n; t++) {
         int64_t i = idx ? idx[t] : t;
-        if (4 * (self->used + 1) > 3 * self->cap && grow_slots(self) < 0) {
+        if (t + AHEAD < n) prefetch_home(self, h[idx ? idx[t + AHEAD] : t + AHEAD], 1);
+        part_t *pt = part_of(self, h[i]);
+        if (pt->used + 1 > pt->limit && grow_part(pt, (int64_t)(h[i] >> 56)) < 0) {
             PyErr_NoMemory();
             return -1;
         }
-        int64_t s = find_slot(self->slots, self->cap, h[i]);
-        slot_t *sl = &self->slots[s];
+        slot_t *sl = &pt->slots[find_slot(pt, h[i])];
         uint32_t p = (uint32_t)self->np++;
-        self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
-        self->plast[p] = (int32_t)l[i];
-        if (!sl->count) {
-            sl->key = h[i], self->used++;
-            self->pnext[p] = NIL;
+        post_t *po = POST(self, p);
+        po->doc = (uint32_t)doc, po->first = (int32_t)f[i], po->last = (int32_t)l[i];
+        if (!pt->tags[sl - pt->slots]) {
+            pt->tags[sl - pt->slots] = tag_of(h[i]);
+            sl->key = h[i], sl->count = 0, pt->used++;
+            po->next = NIL;
         } else {
-            self->pnext[p] = sl->head;
+            po->next = sl->head;
         }
         sl->head = p;
         sl->count++;
@@ -1126,8 +1239,10 @@ fail:
     return NULL;
 }
 
+/* one posting found for query gram q (its spans copied: grouping reads no posting) */
 typedef struct {
-    int64_t doc, seq, q, p;
+    int64_t doc, seq, q;
+    int32_t first, last;
 } hit_t;
 
 static int cmp_hit(const void *a, const void *b) {
@@ -1170,8 +1285,8 @@ static int sort_hits(hit_t **hits, int64_t k) {
 
 /* The hits (sorted by document) of the documents with >= min_seeds of them, as the bytes
  * (docs, bounds, seeds) that Index.seeds returns. */
-static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_t min_seeds,
-                         const int64_t *f, const int64_t *l) {
+static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const int64_t *f,
+                         const int64_t *l) {
     int64_t nd = 0, ns = 0;
     for (int64_t a = 0, b; a < k; a = b) {
         for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
@@ -1195,13 +1310,49 @@ static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_
         if (b - a < min_seeds) continue;
         od[j] = hits[a].doc;
         for (int64_t t = a; t < b; t++, r++) {
-            int64_t q = hits[t].q, p = hits[t].p;
+            int64_t q = hits[t].q;
             os[4 * r] = f[q], os[4 * r + 1] = l[q];
-            os[4 * r + 2] = self->pfirst[p], os[4 * r + 3] = self->plast[p];
+            os[4 * r + 2] = hits[t].first, os[4 * r + 3] = hits[t].last;
         }
         ob[++j] = r;
     }
     return Py_BuildValue("(NNN)", docs, bounds, seeds);
+}
+
+/* Fill hits[0..k) from the chains found[0..n) (NULL: none) and return k. A chain lists its
+ * postings newest first and they go oldest first, so each chain's slice of hits is known in
+ * advance; the chains are walked together, one step of each per round with the next posting
+ * asked for, so the misses of a round overlap instead of one chain's following one another. */
+static int64_t walk(IndexObject *self, const slot_t **found, int64_t n, hit_t *hits) {
+    typedef struct {
+        uint32_t p;
+        int64_t q, t;
+    } step_t;
+    int64_t m = 0, k = 0;
+    step_t *act = malloc(sizeof(step_t) * (size_t)(n + 1));
+    if (!act) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        const slot_t *sl = found[i];
+        if (!sl) continue;
+        __builtin_prefetch(POST(self, sl->head));
+        act[m++] = (step_t){sl->head, i, k + sl->count - 1};
+        k += sl->count;
+    }
+    while (m) {
+        int64_t keep = 0;
+        for (int64_t j = 0; j < m; j++) {
+            step_t a = act[j];
+            const post_t *po = POST(self, a.p);
+            hits[a.t] = (hit_t){po->doc, a.t, a.q, po->first, po->last};
+            if (po->next != NIL) {
+                __builtin_prefetch(POST(self, po->next));
+                act[keep++] = (step_t){po->next, a.q, a.t - 1};
+            }
+        }
+        m = keep;
+    }
+    free(act);
+    return k;
 }
 
 /* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
@@ -1211,49 +1362,52 @@ static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_
 /* Index.seeds on the query grams (h, f, l)[0..n). */
 static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
                             const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
-    hit_t *hits = NULL;
     int64_t total = 0;
     /* one probe per query gram: the slots found are kept for the second pass */
     const slot_t **found = malloc(sizeof(slot_t *) * (size_t)(n + 1));
-    if (!found) {
+    int64_t *at = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!found || !at) {
+        free(found);
+        free(at);
         PyErr_NoMemory();
         return NULL;
     }
-    const uint64_t mask = (uint64_t)(self->cap - 1);
+    /* the tables are larger than the caches: the tags AHEAD grams on are asked for, then the
+     * slots whose tag matched, all before any is read */
     for (int64_t i = 0; i < n; i++) {
-        /* the table is larger than the caches: ask for the slots a few grams ahead */
-        if (self->cap && i + PREFETCH < n) __builtin_prefetch(&self->slots[h[i + PREFETCH] & mask]);
-        const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
-        found[i] = sl && sl->count && sl->count <= max_df ? sl : NULL;
+        if (i + AHEAD < n) prefetch_home(self, h[i + AHEAD], 0);
+        const part_t *pt = part_of(self, h[i]);
+        int64_t j = pt->cap ? tag_probe(pt, h[i], home(pt, h[i])) : -1;
+        at[i] = j >= 0 && pt->tags[j] ? j : -1;
+        if (at[i] >= 0) __builtin_prefetch(&pt->slots[j]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const part_t *pt = part_of(self, h[i]);
+        int64_t j = at[i] >= 0 ? find_from(pt, h[i], at[i]) : -1;
+        const slot_t *sl = j >= 0 && pt->tags[j] ? &pt->slots[j] : NULL;
+        found[i] = sl && sl->count <= max_df ? sl : NULL;
         if (found[i]) total += sl->count;
     }
-    hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
+    free(at);
+    hit_t *hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
     if (!hits) {
         free(found);
         PyErr_NoMemory();
         return NULL;
     }
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const slot_t *sl = found[i];
-        if (i + PREFETCH < n && found[i + PREFETCH]) {
-            uint32_t head = found[i + PREFETCH]->head;
-            __builtin_prefetch(&self->pdoc[head]);
-            __builtin_prefetch(&self->pnext[head]);
-        }
-        if (!sl) continue;
-        int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
-        for (uint32_t p = sl->head; p != NIL; p = self->pnext[p], t--)
-            hits[t] = (hit_t){self->pdoc[p], t, i, p};
-        k += sl->count;
-    }
+    int64_t k = walk(self, found, n, hits);
     free(found);
+    if (k < 0) {
+        free(hits);
+        PyErr_NoMemory();
+        return NULL;
+    }
     if (sort_hits(&hits, k) < 0) {
         free(hits);
         PyErr_NoMemory();
         return NULL;
     }
-    PyObject *out = grouped(self, hits, k, min_seeds, f, l);
+    PyObject *out = grouped(hits, k, min_seeds, f, l);
     free(hits);
     return out;
 }
@@ -1321,11 +1475,14 @@ static int cmp_slot(const void *a, const void *b) {
 /* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
  * postings of one hash in insertion order. */
 static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
-    slot_t *live = malloc(sizeof(slot_t) * (size_t)(self->used + 1));
+    int64_t used = 0;
+    for (int p = 0; p < PARTS; p++) used += self->parts[p].used;
+    slot_t *live = malloc(sizeof(slot_t) * (size_t)(used + 1));
     if (!live) return PyErr_NoMemory();
     int64_t m = 0;
-    for (int64_t i = 0; i < self->cap; i++)
-        if (self->slots[i].count) live[m++] = self->slots[i];
+    for (int p = 0; p < PARTS; p++)
+        for (int64_t i = 0; i < self->parts[p].cap; i++)
+            if (self->parts[p].tags[i]) live[m++] = self->parts[p].slots[i];
     qsort(live, (size_t)m, sizeof(slot_t), cmp_slot);
     PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * self->np));
     PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * self->np));
@@ -1339,9 +1496,11 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
     for (int64_t i = 0; i < m; i++) {
         int64_t t = r + live[i].count - 1; /* newest first: fill backwards */
-        for (uint32_t p = live[i].head; p != NIL; p = self->pnext[p], t--) {
+        for (uint32_t p = live[i].head; p != NIL; t--) {
+            const post_t *po = POST(self, p);
             oh[t] = live[i].key;
-            op[3 * t] = self->pdoc[p], op[3 * t + 1] = self->pfirst[p], op[3 * t + 2] = self->plast[p];
+            op[3 * t] = po->doc, op[3 * t + 1] = po->first, op[3 * t + 2] = po->last;
+            p = po->next;
         }
         r += live[i].count;
     }
