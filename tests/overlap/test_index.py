@@ -103,15 +103,17 @@ def test_index_equals_a_dict(docs: list[list[tuple[int, int, int]]], extra: list
 
 @pytest.mark.parametrize("part", [0, 0x80])
 def test_index_across_many_doublings_of_one_part(part: int) -> None:
-    """50,000 distinct keys in one table part (16 slots at first) and some repeated: the part
-    doubles 12 times, past the size where its table is mapped (1 MiB), and every chain keeps its
-    postings in order; an empty part and absent keys answer nothing."""
+    """50,000 distinct keys in one table part (16 slots at first), some repeated and one in
+    every document 9 times (900 postings: runs of 1, 2, .. 128, then 256): the part doubles 12
+    times, past the size where its table is mapped (1 MiB), and every key keeps its postings in
+    order; an empty part and absent keys answer nothing."""
     rng = np.random.default_rng(part)
     low = rng.choice(1 << 40, size=50_000, replace=False).astype(np.uint64)
     keys = (np.uint64(part) << np.uint64(56)) | low
     ix, model = GramIndex(), Model()
     for doc, chunk in enumerate(np.array_split(np.arange(keys.size), 100)):
-        picked = np.concatenate([keys[chunk], keys[rng.integers(0, keys.size, size=20)]])
+        hot = np.full(9, keys[7])
+        picked = np.concatenate([keys[chunk], keys[rng.integers(0, keys.size, size=20)], hot])
         first = rng.integers(0, 10**6, size=picked.size)
         where = np.stack([first, first + 4], 1)
         ix.add(doc, picked, where)
@@ -119,6 +121,7 @@ def test_index_across_many_doublings_of_one_part(part: int) -> None:
     absent = [(part << 56) | int(x) for x in rng.integers(1 << 41, 1 << 42, size=50)]
     other_part = [((part ^ 1) << 56) | int(x) for x in low[:20]]
     queries = keys[rng.integers(0, keys.size, size=300)].tolist() + absent + other_part
+    queries.append(int(keys[7]))
     _check(ix, model, queries)
     _check(GramIndex.from_arrays(*ix.arrays()), model, queries)
 

@@ -995,18 +995,22 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
  *   (seconds at 10^6 documents, with 3x the table's memory while it lasts), and the mean load,
  *   so the probe length, is the same at any size;
  * - a probe starts at the head of its cache line (4 slots of 16 bytes: key, chain head, count);
- * - a posting (doc, next, first, last: 16 bytes) is one struct, in blocks that never move, so a
- *   chain step touches one line; a hit copies its spans out, so grouping touches no posting;
+ * - the postings of a key sit in runs of doubling size (new_run), contiguous, in an arena
+ *   that never moves: ~log2(c) + 1 lines for c postings; a hit copies its spans out, so
+ *   grouping touches no posting;
  * - a query probes AHEAD grams ahead and walks its chains together (walk), so the misses of the
  *   probes and of the chain steps overlap.
- * Chains are newest first (read back oldest first), at most 2**32 - 2 postings. */
+ * The arena holds at most 2**32 - 1 units of 4 bytes (~10^9 postings). */
 #define NIL 0xFFFFFFFFu /* the end of a chain */
 #ifndef AHEAD
 #define AHEAD 16 /* probes issued ahead (a probe that misses the TLB and caches takes ~200 ns) */
 #endif
 #define PARTS 256       /* slot table parts (top 8 bits of the hash) */
-#define PBITS 18        /* postings per block: 2**18 (4 MiB) */
+#define ABITS 20        /* arena chunks: 2**20 units of 4 bytes (4 MiB) */
+#ifndef MAP_AT
 #define MAP_AT ((size_t)1 << 20) /* tables this large are mapped on their own */
+#endif
+#define HUGE ((size_t)2 << 20)
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #endif
@@ -1017,10 +1021,26 @@ typedef struct {
     uint32_t count;
 } slot_t;
 
-typedef struct {
-    uint32_t doc, next;
-    int32_t first, last;
-} post_t;
+/* The postings of one key sit in runs of 1, 2, 4, .. 128, then 256 postings, newest run first:
+ * a run is [next run (older), then (doc, first, last) per posting] in 4-byte units of the
+ * arena, oldest posting first; the key's slot holds its newest run and its count. A chain of
+ * c postings is ~log2(c) + 1 runs, each contiguous, not c scattered postings. */
+#define RUN_UNITS(size) (1 + 3 * (int64_t)(size))
+
+static inline int64_t run_size(int64_t b) {
+    return b < 8 ? (int64_t)1 << b : 256;
+}
+
+/* the index (0-based, within the key's postings) of run b's first posting */
+static inline int64_t run_start(int64_t b) {
+    return b < 8 ? ((int64_t)1 << b) - 1 : 255 + 256 * (b - 8);
+}
+
+/* the run holding posting j (0-based) of a key */
+static inline int64_t run_of(int64_t j) {
+    if (j >= 255) return 8 + (j - 255) / 256;
+    return 63 - __builtin_clzll((uint64_t)j + 1);
+}
 
 /* A part: cap slots and, after them, cap one-byte tags (0: empty; else 8 bits of the key). A
  * probe reads tags only, from the key's home on, and a slot only where the tag matches: ~97 %
@@ -1035,11 +1055,11 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     part_t parts[PARTS];
-    post_t **blocks;
-    int64_t nblocks, np;
+    uint32_t **chunks; /* the arena: chunks of 2**ABITS units; a run never straddles two */
+    int64_t nchunks, top, np; /* top: the next free unit */
 } IndexObject;
 
-#define POST(ix, p) (&(ix)->blocks[(p) >> PBITS][(p) & ((1u << PBITS) - 1)])
+#define UNIT(ix, u) (&(ix)->chunks[(u) >> ABITS][(u) & ((1u << ABITS) - 1)])
 
 /* Zeroed memory, written once now: a first read of a fresh page would map the shared zero page
  * and the first write then fault again (a copy-on-write fault and, with other threads in the
@@ -1048,8 +1068,16 @@ typedef struct {
 static void *zeroed(size_t size) {
 #if defined(MAP_ANONYMOUS)
     if (size >= MAP_AT) {
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return NULL;
+        size_t len = size + HUGE;
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        /* 2 MiB aligned, so that it can be huge pages: at 10^6 documents the tables span GBs */
+        char *p = (char *)(((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+        if (p > m) munmap(m, (size_t)(p - m));
+        if (m + len > p + size) munmap(p + size, (size_t)(m + len - (p + size)));
+#if defined(MADV_HUGEPAGE) && defined(USE_HUGE)
+        madvise(p, size, MADV_HUGEPAGE);
+#endif
 #if defined(MADV_POPULATE_WRITE)
         if (madvise(p, size, MADV_POPULATE_WRITE) == 0) return p;
 #endif
@@ -1085,8 +1113,8 @@ static void init_thr(void) {
 
 static void index_dealloc(IndexObject *self) {
     for (int p = 0; p < PARTS; p++) unzeroed(self->parts[p].slots, PART_BYTES(self->parts[p].cap));
-    for (int64_t b = 0; b < self->nblocks; b++) free(self->blocks[b]);
-    free(self->blocks);
+    for (int64_t c = 0; c < self->nchunks; c++) free(self->chunks[c]);
+    free(self->chunks);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1142,17 +1170,23 @@ static int grow_part(part_t *pt, int64_t p) {
     return 0;
 }
 
-/* room for `need` more postings (new blocks; none moves) */
-static int grow_posts(IndexObject *self, int64_t need) {
-    if (self->np + need >= (int64_t)NIL) return -1;
-    int64_t want = (self->np + need + (1 << PBITS) - 1) >> PBITS;
-    if (want <= self->nblocks) return 0;
-    post_t **bl = realloc(self->blocks, sizeof(post_t *) * (size_t)want);
-    if (!bl) return -1;
-    self->blocks = bl;
-    for (; self->nblocks < want; self->nblocks++)
-        if (!(bl[self->nblocks] = malloc(sizeof(post_t) << PBITS))) return -1; /* written first */
-    return 0;
+/* a new run of `size` postings whose older run is `next`: its unit, or NIL (no memory) */
+static uint32_t new_run(IndexObject *self, int64_t size, uint32_t next) {
+    const int64_t chunk = (int64_t)1 << ABITS, need = RUN_UNITS(size);
+    int64_t at = self->top;
+    if (at % chunk + need > chunk) at = (at / chunk + 1) * chunk; /* the rest stays unused */
+    if (at + need >= (int64_t)NIL) return NIL;
+    if (at / chunk >= self->nchunks) {
+        int64_t want = at / chunk + 1;
+        uint32_t **ch = realloc(self->chunks, sizeof(uint32_t *) * (size_t)want);
+        if (!ch) return NIL;
+        self->chunks = ch;
+        for (; self->nchunks < want; self->nchunks++) /* written before read: not zeroed */
+            if (!(ch[self->nchunks] = malloc(sizeof(uint32_t) << ABITS))) return NIL;
+    }
+    self->top = at + need;
+    *UNIT(self, at) = next;
+    return (uint32_t)at;
 }
 
 /* the tags where key's probe starts (and its slot, when adding) */
@@ -1173,10 +1207,6 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
             return -1;
         }
     }
-    if (grow_posts(self, n) < 0) {
-        PyErr_NoMemory();
-        return -1;
-    }
     for (int64_t t = 0; t < n; t++) {
         int64_t i = idx ? idx[t] : t;
         if (t + AHEAD < n) prefetch_home(self, h[idx ? idx[t + AHEAD] : t + AHEAD], 1);
@@ -1185,19 +1215,21 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
             PyErr_NoMemory();
             return -1;
         }
-        slot_t *sl = &pt->slots[find_slot(pt, h[i])];
-        uint32_t p = (uint32_t)self->np++;
-        post_t *po = POST(self, p);
-        po->doc = (uint32_t)doc, po->first = (int32_t)f[i], po->last = (int32_t)l[i];
-        if (!pt->tags[sl - pt->slots]) {
-            pt->tags[sl - pt->slots] = tag_of(h[i]);
-            sl->key = h[i], sl->count = 0, pt->used++;
-            po->next = NIL;
-        } else {
-            po->next = sl->head;
+        int64_t j = find_slot(pt, h[i]);
+        slot_t *sl = &pt->slots[j];
+        int64_t c = pt->tags[j] ? sl->count : 0, b = run_of(c);
+        uint32_t u = c ? sl->head : NIL;
+        if (c == run_start(b)) { /* the newest run is full (or there is none): a new one */
+            if ((u = new_run(self, run_size(b), u)) == NIL) {
+                PyErr_NoMemory();
+                return -1;
+            }
         }
-        sl->head = p;
-        sl->count++;
+        uint32_t *po = UNIT(self, u + 1 + 3 * (c - run_start(b)));
+        po[0] = (uint32_t)doc, po[1] = (uint32_t)f[i], po[2] = (uint32_t)l[i];
+        if (!c) pt->tags[j] = tag_of(h[i]), pt->used++; /* a new key: its slot written whole */
+        *sl = (slot_t){h[i], u, (uint32_t)c + 1};
+        self->np++;
     }
     return 0;
 }
@@ -1325,8 +1357,8 @@ static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const 
  * asked for, so the misses of a round overlap instead of one chain's following one another. */
 static int64_t walk(IndexObject *self, const slot_t **found, int64_t n, hit_t *hits) {
     typedef struct {
-        uint32_t p;
-        int64_t q, t;
+        uint32_t u;       /* the run */
+        int64_t q, b, t, size; /* query gram, run number, hits index of its first, postings in it */
     } step_t;
     int64_t m = 0, k = 0;
     step_t *act = malloc(sizeof(step_t) * (size_t)(n + 1));
@@ -1334,19 +1366,24 @@ static int64_t walk(IndexObject *self, const slot_t **found, int64_t n, hit_t *h
     for (int64_t i = 0; i < n; i++) {
         const slot_t *sl = found[i];
         if (!sl) continue;
-        __builtin_prefetch(POST(self, sl->head));
-        act[m++] = (step_t){sl->head, i, k + sl->count - 1};
+        int64_t b = run_of(sl->count - 1);
+        __builtin_prefetch(UNIT(self, sl->head));
+        act[m++] = (step_t){sl->head, i, b, k + run_start(b), sl->count - run_start(b)};
         k += sl->count;
     }
     while (m) {
         int64_t keep = 0;
         for (int64_t j = 0; j < m; j++) {
             step_t a = act[j];
-            const post_t *po = POST(self, a.p);
-            hits[a.t] = (hit_t){po->doc, a.t, a.q, po->first, po->last};
-            if (po->next != NIL) {
-                __builtin_prefetch(POST(self, po->next));
-                act[keep++] = (step_t){po->next, a.q, a.t - 1};
+            const uint32_t *r = UNIT(self, a.u);
+            for (int64_t x = 0; x < a.size; x++) {
+                const uint32_t *po = r + 1 + 3 * x;
+                hits[a.t + x] = (hit_t){po[0], a.t + x, a.q, (int32_t)po[1], (int32_t)po[2]};
+            }
+            if (a.b) {
+                __builtin_prefetch(UNIT(self, r[0]));
+                int64_t b = a.b - 1;
+                act[keep++] = (step_t){r[0], a.q, b, a.t - run_size(b), run_size(b)};
             }
         }
         m = keep;
@@ -1495,14 +1532,18 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     uint64_t *oh = (uint64_t *)PyBytes_AS_STRING(hs);
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
     for (int64_t i = 0; i < m; i++) {
-        int64_t t = r + live[i].count - 1; /* newest first: fill backwards */
-        for (uint32_t p = live[i].head; p != NIL; t--) {
-            const post_t *po = POST(self, p);
-            oh[t] = live[i].key;
-            op[3 * t] = po->doc, op[3 * t + 1] = po->first, op[3 * t + 2] = po->last;
-            p = po->next;
+        int64_t c = live[i].count;
+        uint32_t u = live[i].head;
+        for (int64_t b = run_of(c - 1); b >= 0; b--) { /* newest run first */
+            const uint32_t *run = UNIT(self, u);
+            for (int64_t x = 0, t = r + run_start(b); x < run_size(b) && t < r + c; x++, t++) {
+                oh[t] = live[i].key;
+                op[3 * t] = run[1 + 3 * x], op[3 * t + 1] = (int32_t)run[2 + 3 * x];
+                op[3 * t + 2] = (int32_t)run[3 + 3 * x];
+            }
+            u = run[0];
         }
-        r += live[i].count;
+        r += c;
     }
     free(live);
     return Py_BuildValue("(NN)", hs, ps);
