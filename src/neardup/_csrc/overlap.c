@@ -990,11 +990,11 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
  * Python reference, GramIndex). Laid out so that a document costs the same at 10^5 and 10^6
  * documents (issue 25; docs/OVERLAP.md "Cost"):
  * - the slot table is cut into PARTS parts by the hash's top bits, each an open addressing
- *   table that doubles alone, at its own load (3/8 to 3/4, spread geometrically over the parts):
- *   the doublings are spread evenly over the growth instead of one stop of the whole table
- *   (seconds at 10^6 documents, with 3x the table's memory while it lasts), and the mean load,
- *   so the probe length, is the same at any size;
- * - a probe starts at the head of its cache line (4 slots of 16 bytes: key, chain head, count);
+ *   table that grows alone (by half), at its own load (0.6 to 0.9, spread geometrically over
+ *   the parts): the growths are spread evenly instead of one stop of the whole table (seconds
+ *   at 10^6 documents, with 3x the table's memory while it lasts), and the mean load, so the
+ *   probe length and the memory per key, is the same at any size (~0.62);
+ * - one-byte tags in front of the slots (part_t): a probe of an absent gram reads one line;
  * - the postings of a key sit in runs of doubling size (new_run), contiguous, in an arena
  *   that never moves: ~log2(c) + 1 lines for c postings; a hit copies its spans out, so
  *   grouping touches no posting;
@@ -1102,12 +1102,12 @@ static void unzeroed(void *p, size_t size) {
 
 #define PART_BYTES(cap) ((sizeof(slot_t) + 1) * (size_t)(cap))
 
-/* part p grows past load thr[p] / 1024: 460 (0.45) .. 919 (0.9), geometric in p */
+/* part p grows (by half) past load thr[p] / 1024: 614 (0.6) .. 920 (0.9), geometric in p */
 static int64_t part_thr[PARTS];
 
 static void init_thr(void) {
-    double t = 460.8;
-    for (int p = 0; p < PARTS; p++, t *= 1.0027112750502025) /* 2 ** (1 / 256) */
+    double t = 614.4;
+    for (int p = 0; p < PARTS; p++, t *= 1.001585103028378) /* 1.5 ** (1 / 256) */
         part_thr[p] = (int64_t)t;
 }
 
@@ -1125,7 +1125,11 @@ static inline part_t *part_of(IndexObject *self, uint64_t key) {
 /* Keys are gram hashes, splitmix outputs already: their low bits are the home slot, bits
  * 48..55 the tag (the top 8 choose the part). */
 static inline int64_t home(const part_t *pt, uint64_t key) {
-    return (int64_t)(key & (uint64_t)(pt->cap - 1));
+    return (int64_t)(((key & 0xFFFFFFFFu) * (uint64_t)pt->cap) >> 32); /* in [0, cap), any cap */
+}
+
+static inline int64_t next_slot(const part_t *pt, int64_t i) {
+    return i + 1 < pt->cap ? i + 1 : 0;
 }
 
 static inline uint8_t tag_of(uint64_t key) {
@@ -1136,7 +1140,7 @@ static inline uint8_t tag_of(uint64_t key) {
 /* from slot i on: the first slot whose tag is key's, or the empty one ending the probe */
 static inline int64_t tag_probe(const part_t *pt, uint64_t key, int64_t i) {
     const uint8_t tag = tag_of(key);
-    for (;; i = (i + 1) & (pt->cap - 1)) {
+    for (;; i = next_slot(pt, i)) {
         uint8_t t = pt->tags[i];
         if (!t || t == tag) return i;
     }
@@ -1144,7 +1148,7 @@ static inline int64_t tag_probe(const part_t *pt, uint64_t key, int64_t i) {
 
 /* key's slot, or the empty one where it would go, from tag_probe's answer i */
 static int64_t find_from(const part_t *pt, uint64_t key, int64_t i) {
-    while (pt->tags[i] && pt->slots[i].key != key) i = tag_probe(pt, key, (i + 1) & (pt->cap - 1));
+    while (pt->tags[i] && pt->slots[i].key != key) i = tag_probe(pt, key, next_slot(pt, i));
     return i;
 }
 
@@ -1154,7 +1158,7 @@ static inline int64_t find_slot(const part_t *pt, uint64_t key) {
 
 static int grow_part(part_t *pt, int64_t p) {
     if (!part_thr[0]) init_thr();
-    part_t to = {.cap = pt->cap ? 2 * pt->cap : 16};
+    part_t to = {.cap = pt->cap ? pt->cap + pt->cap / 2 : 16};
     to.slots = zeroed(PART_BYTES(to.cap));
     if (!to.slots) return -1;
     to.tags = (uint8_t *)(to.slots + to.cap);
@@ -1162,7 +1166,7 @@ static int grow_part(part_t *pt, int64_t p) {
     for (int64_t i = 0; i < pt->cap; i++) {
         if (!pt->tags[i]) continue;
         int64_t j = home(&to, pt->slots[i].key); /* the keys differ: the first empty slot */
-        while (to.tags[j]) j = (j + 1) & (to.cap - 1);
+        while (to.tags[j]) j = next_slot(&to, j);
         to.tags[j] = pt->tags[i], to.slots[j] = pt->slots[i];
     }
     unzeroed(pt->slots, PART_BYTES(pt->cap));
