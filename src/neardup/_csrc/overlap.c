@@ -987,21 +987,23 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 /* ---------------------------------------------------------------- the gram index */
 
 /* Index: gram hash -> postings (doc, first token, last token) (overlap/index.py documents the
- * Python reference, GramIndex). Laid out so that a document costs the same at 10^5 and 10^6
- * documents (issue 25; docs/OVERLAP.md "Cost"):
+ * Python reference, GramIndex). Laid out so that a document costs about the same at 10^5 and
+ * 10^6 documents (issue 25; docs/OVERLAP.md "Cost"):
  * - the slot table is cut into PARTS parts by the hash's top bits, each an open addressing
  *   table that grows alone (by half), at its own load (0.6 to 0.9, spread geometrically over
  *   the parts): the growths are spread evenly instead of one stop of the whole table (seconds
  *   at 10^6 documents, with 3x the table's memory while it lasts), and the mean load, so the
- *   probe length and the memory per key, is the same at any size (~0.62);
- * - one-byte tags in front of the slots (part_t): a probe of an absent gram reads one line;
+ *   probe length and the memory per key, is the same at any size (~0.53);
+ * - a slot is 8 bytes (the key's low half and its newest run), 8 a line: a probe of an absent
+ *   gram (~97 % of a query's) reads one line, and a growth moves slots without reading keys;
  * - the postings of a key sit in runs of doubling size (new_run), contiguous, in an arena
- *   that never moves: ~log2(c) + 1 lines for c postings; a hit copies its spans out, so
- *   grouping touches no posting;
- * - a query probes AHEAD grams ahead and walks its chains together (walk), so the misses of the
- *   probes and of the chain steps overlap.
- * The arena holds at most 2**32 - 1 units of 4 bytes (~10^9 postings). */
-#define NIL 0xFFFFFFFFu /* the end of a chain */
+ *   that never moves: ~log2(c) + 1 lines for c postings; the newest run also holds the key's
+ *   count and high half; a hit copies its spans out, so grouping touches no posting;
+ * - a query probes AHEAD grams ahead and walks its keys' runs together (walk), so the misses of
+ *   the probes and of the runs overlap.
+ * Tables and runs are written before they are read (zeroed). The arena holds at most 2**32 - 1
+ * units of 4 bytes (~10^9 postings). */
+#define NIL 0u /* no run: unit 0 of the arena is never one */
 #ifndef AHEAD
 #define AHEAD 16 /* probes issued ahead (a probe that misses the TLB and caches takes ~200 ns) */
 #endif
@@ -1015,17 +1017,19 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 #include <sys/mman.h>
 #endif
 
+/* A slot: the low 32 bits of its key (its home, and a first check) and the key's newest run
+ * (NIL: empty); 8 slots a line. */
 typedef struct {
-    uint64_t key;
-    uint32_t head;
-    uint32_t count;
+    uint32_t lo, run;
 } slot_t;
 
 /* The postings of one key sit in runs of 1, 2, 4, .. 128, then 256 postings, newest run first:
- * a run is [next run (older), then (doc, first, last) per posting] in 4-byte units of the
- * arena, oldest posting first; the key's slot holds its newest run and its count. A chain of
- * c postings is ~log2(c) + 1 runs, each contiguous, not c scattered postings. */
-#define RUN_UNITS(size) (1 + 3 * (int64_t)(size))
+ * a run is [older run, the key's count, the key's high 32 bits, then (doc, first, last) per
+ * posting] in 4-byte units of the arena, oldest posting first (the count and high bits are
+ * read in the newest run: a probe that matches the low bits reads the line of postings it
+ * walks next anyway). A chain of c postings is ~log2(c) + 1 runs, each contiguous. */
+#define HEAD 3
+#define RUN_UNITS(size) (HEAD + 3 * (int64_t)(size))
 
 static inline int64_t run_size(int64_t b) {
     return b < 8 ? (int64_t)1 << b : 256;
@@ -1042,13 +1046,8 @@ static inline int64_t run_of(int64_t j) {
     return 63 - __builtin_clzll((uint64_t)j + 1);
 }
 
-/* A part: cap slots and, after them, cap one-byte tags (0: empty; else 8 bits of the key). A
- * probe reads tags only, from the key's home on, and a slot only where the tag matches: ~97 %
- * of a query's grams are in no document, and their probe touches one line of a table 1/17 the
- * size of the slots (which also keeps the page tables of that walk in the caches). */
 typedef struct {
     slot_t *slots;
-    uint8_t *tags;
     int64_t cap, used, limit; /* grow when used would pass limit */
 } part_t;
 
@@ -1100,7 +1099,7 @@ static void unzeroed(void *p, size_t size) {
     free(p);
 }
 
-#define PART_BYTES(cap) ((sizeof(slot_t) + 1) * (size_t)(cap))
+#define PART_BYTES(cap) (sizeof(slot_t) * (size_t)(cap))
 
 /* part p grows (by half) past load thr[p] / 1024: 614 (0.6) .. 920 (0.9), geometric in p */
 static int64_t part_thr[PARTS];
@@ -1122,64 +1121,63 @@ static inline part_t *part_of(IndexObject *self, uint64_t key) {
     return &self->parts[key >> 56];
 }
 
-/* Keys are gram hashes, splitmix outputs already: their low bits are the home slot, bits
- * 48..55 the tag (the top 8 choose the part). */
-static inline int64_t home(const part_t *pt, uint64_t key) {
-    return (int64_t)(((key & 0xFFFFFFFFu) * (uint64_t)pt->cap) >> 32); /* in [0, cap), any cap */
+/* Keys are gram hashes, splitmix outputs already: the low 32 bits give the home slot (by
+ * multiply-shift, for any size), the top 8 the part. */
+static inline int64_t home(const part_t *pt, uint32_t lo) {
+    return (int64_t)(((uint64_t)lo * (uint64_t)pt->cap) >> 32);
 }
 
 static inline int64_t next_slot(const part_t *pt, int64_t i) {
     return i + 1 < pt->cap ? i + 1 : 0;
 }
 
-static inline uint8_t tag_of(uint64_t key) {
-    uint8_t t = (uint8_t)(key >> 48);
-    return t ? t : 1;
-}
-
-/* from slot i on: the first slot whose tag is key's, or the empty one ending the probe */
-static inline int64_t tag_probe(const part_t *pt, uint64_t key, int64_t i) {
-    const uint8_t tag = tag_of(key);
+/* from slot i on: the first slot holding a key with these low bits, or the empty one ending
+ * the probe; no run is read */
+static inline int64_t lo_probe(const part_t *pt, uint32_t lo, int64_t i) {
     for (;; i = next_slot(pt, i)) {
-        uint8_t t = pt->tags[i];
-        if (!t || t == tag) return i;
+        const slot_t *s = &pt->slots[i];
+        if (s->run == NIL || s->lo == lo) return i;
     }
 }
 
-/* key's slot, or the empty one where it would go, from tag_probe's answer i */
-static int64_t find_from(const part_t *pt, uint64_t key, int64_t i) {
-    while (pt->tags[i] && pt->slots[i].key != key) i = tag_probe(pt, key, next_slot(pt, i));
+/* key's slot, or the empty one where it would go, from lo_probe's answer i */
+static int64_t find_from(IndexObject *self, const part_t *pt, uint64_t key, int64_t i) {
+    const uint32_t lo = (uint32_t)key, hi = (uint32_t)(key >> 32);
+    while (pt->slots[i].run != NIL && *UNIT(self, pt->slots[i].run + 2) != hi)
+        i = lo_probe(pt, lo, next_slot(pt, i));
     return i;
 }
 
-static inline int64_t find_slot(const part_t *pt, uint64_t key) {
-    return find_from(pt, key, tag_probe(pt, key, home(pt, key)));
+static inline int64_t find_slot(IndexObject *self, const part_t *pt, uint64_t key) {
+    return find_from(self, pt, key, lo_probe(pt, (uint32_t)key, home(pt, (uint32_t)key)));
 }
 
+/* the part's table, grown by half; the keys move by their low bits alone */
 static int grow_part(part_t *pt, int64_t p) {
     if (!part_thr[0]) init_thr();
     part_t to = {.cap = pt->cap ? pt->cap + pt->cap / 2 : 16};
     to.slots = zeroed(PART_BYTES(to.cap));
     if (!to.slots) return -1;
-    to.tags = (uint8_t *)(to.slots + to.cap);
     to.limit = to.cap * part_thr[p] / 1024, to.used = pt->used;
     for (int64_t i = 0; i < pt->cap; i++) {
-        if (!pt->tags[i]) continue;
-        int64_t j = home(&to, pt->slots[i].key); /* the keys differ: the first empty slot */
-        while (to.tags[j]) j = next_slot(&to, j);
-        to.tags[j] = pt->tags[i], to.slots[j] = pt->slots[i];
+        if (pt->slots[i].run == NIL) continue;
+        int64_t j = home(&to, pt->slots[i].lo); /* the keys differ: the first empty slot */
+        while (to.slots[j].run != NIL) j = next_slot(&to, j);
+        to.slots[j] = pt->slots[i];
     }
     unzeroed(pt->slots, PART_BYTES(pt->cap));
     *pt = to;
     return 0;
 }
 
-/* a new run of `size` postings whose older run is `next`: its unit, or NIL (no memory) */
-static uint32_t new_run(IndexObject *self, int64_t size, uint32_t next) {
+/* a new run of `size` postings of the key with high bits hi, `count` postings so far, whose
+ * older run is `next`: its unit, or NIL (no memory) */
+static uint32_t new_run(IndexObject *self, int64_t size, uint32_t next, int64_t count,
+                        uint32_t hi) {
     const int64_t chunk = (int64_t)1 << ABITS, need = RUN_UNITS(size);
-    int64_t at = self->top;
+    int64_t at = self->top ? self->top : 1; /* unit 0 stays unused: NIL */
     if (at % chunk + need > chunk) at = (at / chunk + 1) * chunk; /* the rest stays unused */
-    if (at + need >= (int64_t)NIL) return NIL;
+    if (at + need >= (int64_t)UINT32_MAX) return NIL;
     if (at / chunk >= self->nchunks) {
         int64_t want = at / chunk + 1;
         uint32_t **ch = realloc(self->chunks, sizeof(uint32_t *) * (size_t)want);
@@ -1189,16 +1187,15 @@ static uint32_t new_run(IndexObject *self, int64_t size, uint32_t next) {
             if (!(ch[self->nchunks] = malloc(sizeof(uint32_t) << ABITS))) return NIL;
     }
     self->top = at + need;
-    *UNIT(self, at) = next;
+    uint32_t *r = UNIT(self, at);
+    r[0] = next, r[1] = (uint32_t)count, r[2] = hi;
     return (uint32_t)at;
 }
 
-/* the tags where key's probe starts (and its slot, when adding) */
-static inline void prefetch_home(IndexObject *self, uint64_t key, int slot) {
+/* the slot where key's probe starts */
+static inline void prefetch_home(IndexObject *self, uint64_t key) {
     const part_t *pt = part_of(self, key);
-    if (!pt->cap) return;
-    __builtin_prefetch(&pt->tags[home(pt, key)]);
-    if (slot) __builtin_prefetch(&pt->slots[home(pt, key)]);
+    if (pt->cap) __builtin_prefetch(&pt->slots[home(pt, (uint32_t)key)]);
 }
 
 /* Post grams idx[0..n) (all when idx is NULL) of document doc; -1 with an exception set. */
@@ -1213,32 +1210,31 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
     }
     for (int64_t t = 0; t < n; t++) {
         int64_t i = idx ? idx[t] : t;
-        if (t + AHEAD < n) prefetch_home(self, h[idx ? idx[t + AHEAD] : t + AHEAD], 1);
+        if (t + AHEAD < n) prefetch_home(self, h[idx ? idx[t + AHEAD] : t + AHEAD]);
         part_t *pt = part_of(self, h[i]);
         if (pt->used + 1 > pt->limit && grow_part(pt, (int64_t)(h[i] >> 56)) < 0) {
             PyErr_NoMemory();
             return -1;
         }
-        int64_t j = find_slot(pt, h[i]);
-        slot_t *sl = &pt->slots[j];
-        int64_t c = pt->tags[j] ? sl->count : 0, b = run_of(c);
-        uint32_t u = c ? sl->head : NIL;
+        slot_t *sl = &pt->slots[find_slot(self, pt, h[i])];
+        uint32_t u = sl->run;
+        int64_t c = u != NIL ? *UNIT(self, u + 1) : 0, b = run_of(c);
         if (c == run_start(b)) { /* the newest run is full (or there is none): a new one */
-            if ((u = new_run(self, run_size(b), u)) == NIL) {
+            if ((u = new_run(self, run_size(b), u, c, (uint32_t)(h[i] >> 32))) == NIL) {
                 PyErr_NoMemory();
                 return -1;
             }
+            if (!c) pt->used++, sl->lo = (uint32_t)h[i];
+            sl->run = u;
         }
-        uint32_t *po = UNIT(self, u + 1 + 3 * (c - run_start(b)));
+        uint32_t *r = UNIT(self, u), *po = r + HEAD + 3 * (c - run_start(b));
         po[0] = (uint32_t)doc, po[1] = (uint32_t)f[i], po[2] = (uint32_t)l[i];
-        if (!c) pt->tags[j] = tag_of(h[i]), pt->used++; /* a new key: its slot written whole */
-        *sl = (slot_t){h[i], u, (uint32_t)c + 1};
+        r[1] = (uint32_t)(c + 1);
         self->np++;
     }
     return 0;
 }
 
-/* The (hashes, first, last) arrays of a document's grams, one length; -1 with an error set. */
 static int get_grams(bufs *bs, PyObject *h_o, PyObject *f_o, PyObject *l_o, const uint64_t **h,
                      const int64_t **f, const int64_t **l, Py_ssize_t *n) {
     Py_ssize_t nf, nl;
@@ -1355,25 +1351,23 @@ static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const 
     return Py_BuildValue("(NNN)", docs, bounds, seeds);
 }
 
-/* Fill hits[0..k) from the chains found[0..n) (NULL: none) and return k. A chain lists its
- * postings newest first and they go oldest first, so each chain's slice of hits is known in
- * advance; the chains are walked together, one step of each per round with the next posting
+/* Fill hits[0..k) from the newest runs found[0..n) (NIL: none) and return k (-1: no memory).
+ * A key's runs go newest first and its postings oldest first, so each run's slice of hits is
+ * known in advance; the keys are walked together, one run of each per round with the next
  * asked for, so the misses of a round overlap instead of one chain's following one another. */
-static int64_t walk(IndexObject *self, const slot_t **found, int64_t n, hit_t *hits) {
+static int64_t walk(IndexObject *self, const uint32_t *found, int64_t n, hit_t *hits) {
     typedef struct {
-        uint32_t u;       /* the run */
-        int64_t q, b, t, size; /* query gram, run number, hits index of its first, postings in it */
+        uint32_t u;            /* the run */
+        int64_t q, b, t, size; /* query gram, run number, hits index of its first, postings */
     } step_t;
     int64_t m = 0, k = 0;
     step_t *act = malloc(sizeof(step_t) * (size_t)(n + 1));
     if (!act) return -1;
     for (int64_t i = 0; i < n; i++) {
-        const slot_t *sl = found[i];
-        if (!sl) continue;
-        int64_t b = run_of(sl->count - 1);
-        __builtin_prefetch(UNIT(self, sl->head));
-        act[m++] = (step_t){sl->head, i, b, k + run_start(b), sl->count - run_start(b)};
-        k += sl->count;
+        if (found[i] == NIL) continue;
+        int64_t c = *UNIT(self, found[i] + 1), b = run_of(c - 1);
+        act[m++] = (step_t){found[i], i, b, k + run_start(b), c - run_start(b)};
+        k += c;
     }
     while (m) {
         int64_t keep = 0;
@@ -1381,7 +1375,7 @@ static int64_t walk(IndexObject *self, const slot_t **found, int64_t n, hit_t *h
             step_t a = act[j];
             const uint32_t *r = UNIT(self, a.u);
             for (int64_t x = 0; x < a.size; x++) {
-                const uint32_t *po = r + 1 + 3 * x;
+                const uint32_t *po = r + HEAD + 3 * x;
                 hits[a.t + x] = (hit_t){po[0], a.t + x, a.q, (int32_t)po[1], (int32_t)po[2]};
             }
             if (a.b) {
@@ -1404,8 +1398,7 @@ static int64_t walk(IndexObject *self, const slot_t **found, int64_t n, hit_t *h
 static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
                             const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
     int64_t total = 0;
-    /* one probe per query gram: the slots found are kept for the second pass */
-    const slot_t **found = malloc(sizeof(slot_t *) * (size_t)(n + 1));
+    uint32_t *found = malloc(sizeof(uint32_t) * (size_t)(n + 1));
     int64_t *at = malloc(sizeof(int64_t) * (size_t)(n + 1));
     if (!found || !at) {
         free(found);
@@ -1413,21 +1406,21 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
         PyErr_NoMemory();
         return NULL;
     }
-    /* the tables are larger than the caches: the tags AHEAD grams on are asked for, then the
-     * slots whose tag matched, all before any is read */
+    /* the tables are larger than the caches: the slots AHEAD grams on are asked for, then the
+     * runs whose low bits matched, all before any is read */
     for (int64_t i = 0; i < n; i++) {
-        if (i + AHEAD < n) prefetch_home(self, h[i + AHEAD], 0);
+        if (i + AHEAD < n) prefetch_home(self, h[i + AHEAD]);
         const part_t *pt = part_of(self, h[i]);
-        int64_t j = pt->cap ? tag_probe(pt, h[i], home(pt, h[i])) : -1;
-        at[i] = j >= 0 && pt->tags[j] ? j : -1;
-        if (at[i] >= 0) __builtin_prefetch(&pt->slots[j]);
+        int64_t j = pt->cap ? lo_probe(pt, (uint32_t)h[i], home(pt, (uint32_t)h[i])) : -1;
+        at[i] = j >= 0 && pt->slots[j].run != NIL ? j : -1;
+        if (at[i] >= 0) __builtin_prefetch(UNIT(self, pt->slots[j].run));
     }
     for (int64_t i = 0; i < n; i++) {
         const part_t *pt = part_of(self, h[i]);
-        int64_t j = at[i] >= 0 ? find_from(pt, h[i], at[i]) : -1;
-        const slot_t *sl = j >= 0 && pt->tags[j] ? &pt->slots[j] : NULL;
-        found[i] = sl && sl->count <= max_df ? sl : NULL;
-        if (found[i]) total += sl->count;
+        uint32_t u = at[i] >= 0 ? pt->slots[find_from(self, pt, h[i], at[i])].run : NIL;
+        int64_t c = u != NIL ? *UNIT(self, u + 1) : 0;
+        found[i] = c && c <= max_df ? u : NIL;
+        if (found[i] != NIL) total += c;
     }
     free(at);
     hit_t *hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
@@ -1438,12 +1431,7 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
     }
     int64_t k = walk(self, found, n, hits);
     free(found);
-    if (k < 0) {
-        free(hits);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    if (sort_hits(&hits, k) < 0) {
+    if (k < 0 || sort_hits(&hits, k) < 0) {
         free(hits);
         PyErr_NoMemory();
         return NULL;
@@ -1508,23 +1496,30 @@ static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int cmp_slot(const void *a, const void *b) {
-    uint64_t x = ((const slot_t *)a)->key, y = ((const slot_t *)b)->key;
+typedef struct {
+    uint64_t key;
+    uint32_t run;
+} live_t;
+
+static int cmp_live(const void *a, const void *b) {
+    uint64_t x = ((const live_t *)a)->key, y = ((const live_t *)b)->key;
     return (x > y) - (x < y);
 }
 
 /* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
  * postings of one hash in insertion order. */
 static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
-    int64_t used = 0;
+    int64_t used = 0, m = 0;
     for (int p = 0; p < PARTS; p++) used += self->parts[p].used;
-    slot_t *live = malloc(sizeof(slot_t) * (size_t)(used + 1));
+    live_t *live = malloc(sizeof(live_t) * (size_t)(used + 1));
     if (!live) return PyErr_NoMemory();
-    int64_t m = 0;
     for (int p = 0; p < PARTS; p++)
-        for (int64_t i = 0; i < self->parts[p].cap; i++)
-            if (self->parts[p].tags[i]) live[m++] = self->parts[p].slots[i];
-    qsort(live, (size_t)m, sizeof(slot_t), cmp_slot);
+        for (int64_t i = 0; i < self->parts[p].cap; i++) {
+            slot_t s = self->parts[p].slots[i];
+            if (s.run != NIL)
+                live[m++] = (live_t){(uint64_t)*UNIT(self, s.run + 2) << 32 | s.lo, s.run};
+        }
+    qsort(live, (size_t)m, sizeof(live_t), cmp_live);
     PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * self->np));
     PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * self->np));
     if (!hs || !ps) {
@@ -1536,14 +1531,14 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     uint64_t *oh = (uint64_t *)PyBytes_AS_STRING(hs);
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
     for (int64_t i = 0; i < m; i++) {
-        int64_t c = live[i].count;
-        uint32_t u = live[i].head;
+        uint32_t u = live[i].run;
+        int64_t c = *UNIT(self, u + 1);
         for (int64_t b = run_of(c - 1); b >= 0; b--) { /* newest run first */
             const uint32_t *run = UNIT(self, u);
             for (int64_t x = 0, t = r + run_start(b); x < run_size(b) && t < r + c; x++, t++) {
                 oh[t] = live[i].key;
-                op[3 * t] = run[1 + 3 * x], op[3 * t + 1] = (int32_t)run[2 + 3 * x];
-                op[3 * t + 2] = (int32_t)run[3 + 3 * x];
+                op[3 * t] = run[HEAD + 3 * x], op[3 * t + 1] = (int32_t)run[HEAD + 1 + 3 * x];
+                op[3 * t + 2] = (int32_t)run[HEAD + 2 + 3 * x];
             }
             u = run[0];
         }
