@@ -1009,10 +1009,7 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 #endif
 #define PARTS 256       /* slot table parts (top 8 bits of the hash) */
 #define ABITS 20        /* arena chunks: 2**20 units of 4 bytes (4 MiB) */
-#ifndef MAP_AT
 #define MAP_AT ((size_t)1 << 20) /* tables this large are mapped on their own */
-#endif
-#define HUGE ((size_t)2 << 20)
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #endif
@@ -1067,16 +1064,8 @@ typedef struct {
 static void *zeroed(size_t size) {
 #if defined(MAP_ANONYMOUS)
     if (size >= MAP_AT) {
-        size_t len = size + HUGE;
-        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) return NULL;
-        /* 2 MiB aligned, so that it can be huge pages: at 10^6 documents the tables span GBs */
-        char *p = (char *)(((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
-        if (p > m) munmap(m, (size_t)(p - m));
-        if (m + len > p + size) munmap(p + size, (size_t)(m + len - (p + size)));
-#if defined(MADV_HUGEPAGE) && defined(USE_HUGE)
-        madvise(p, size, MADV_HUGEPAGE);
-#endif
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
 #if defined(MADV_POPULATE_WRITE)
         if (madvise(p, size, MADV_POPULATE_WRITE) == 0) return p;
 #endif
