@@ -9,7 +9,7 @@ RSS, and the ratio of the medians.
 document over each stretch between checkpoints (it must stay flat: ``mean_over_first`` is the
 mean over all stretches against the first, ``max_over_first`` the worst stretch against it)
 and the peak RSS. ``--cache FILE`` keeps the generated texts (JSONL) for the next run (the
-generation of 10^6 documents takes ~3 minutes; the texts depend only on ``n``).
+generation of 10^6 documents takes ~3 minutes; a smaller ``n`` reads the first ``n``).
 
 Synthetic documents: 8-20 sentences of 8-25 words drawn from Reuters' word frequencies (so
 unrelated documents share only common short phrases, as unrelated news does), and 5 % of them
@@ -25,6 +25,7 @@ earlier ones), about 5 % of its words replaced.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import random
@@ -144,10 +145,11 @@ def ratio(repeat: int, n_synth: int) -> None:
 
 
 def _texts(n: int, cache: Path | None) -> list[str]:
-    """``synthetic(n)``, read from ``cache`` when it holds ``n`` texts, else written there."""
+    """``synthetic(n)``: the first ``n`` texts of ``cache`` when it holds that many (the texts
+    of a smaller ``n`` are a prefix of a larger one's), else generated and written there."""
     if cache is not None and cache.exists():
         with cache.open(encoding="utf-8") as f:
-            texts = [json.loads(line) for line in f]
+            texts = [json.loads(line) for line in itertools.islice(f, n)]
         if len(texts) == n:
             return texts
     texts = synthetic(n)
