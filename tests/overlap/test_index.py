@@ -1,7 +1,8 @@
 """The gram index (``GramIndex``, the C hash table when built, the numpy segments otherwise)
 against a brute-force dict: the same seeds, in the same order, and the same saved arrays, on
-keys chosen to collide (one table part, one tag, one home slot) and across the doublings of a
-part (up to the size where its table is mapped on its own)."""
+keys chosen to collide (one table part, one low half: one home slot, told apart by the high
+half kept with the postings) and across the growths of a part (up to the size where its table
+is mapped on its own)."""
 
 from __future__ import annotations
 
@@ -74,8 +75,8 @@ def _check(ix: GramIndex, model: Model, queries: list[int]) -> None:
     assert len(ix) == len(want_h)
 
 
-# keys built to collide: few table parts (top byte), few tags (bits 48-55; tags 0 and 1 share
-# one value), few home slots (low bits), plus any 64-bit value
+# keys built to collide: few table parts (top byte), a few values of bits 48-55, few low halves
+# (the slot's check and home), plus any 64-bit value
 TOP = st.sampled_from([0, 1, 0x7F, 0xFF])
 TAG = st.sampled_from([0, 1, 2, 0xFF])
 LOW = st.one_of(st.integers(0, 40), st.integers(0, (1 << 48) - 1))
@@ -102,11 +103,11 @@ def test_index_equals_a_dict(docs: list[list[tuple[int, int, int]]], extra: list
 
 
 @pytest.mark.parametrize("part", [0, 0x80])
-def test_index_across_many_doublings_of_one_part(part: int) -> None:
+def test_index_across_many_growths_of_one_part(part: int) -> None:
     """50,000 distinct keys in one table part (16 slots at first), some repeated and one in
-    every document 9 times (900 postings: runs of 1, 2, .. 128, then 256): the part doubles 12
-    times, past the size where its table is mapped (1 MiB), and every key keeps its postings in
-    order; an empty part and absent keys answer nothing."""
+    every document 9 times (900 postings: runs of 1, 2, .. 128, then 256): the part grows by
+    half ~20 times, past the size where its table is mapped (1 MiB), and every key keeps its
+    postings in order; an empty part and absent keys answer nothing."""
     rng = np.random.default_rng(part)
     low = rng.choice(1 << 40, size=50_000, replace=False).astype(np.uint64)
     keys = (np.uint64(part) << np.uint64(56)) | low
