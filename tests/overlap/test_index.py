@@ -104,12 +104,12 @@ def test_index_equals_a_dict(docs: list[list[tuple[int, int, int]]], extra: list
 
 @pytest.mark.parametrize("part", [0, 0x80])
 def test_index_across_many_growths_of_one_part(part: int) -> None:
-    """50,000 distinct keys in one table part (16 slots at first), some repeated and one in
+    """100,000 distinct keys in one table part (16 slots at first), some repeated and one in
     every document 9 times (900 postings: runs of 1, 2, .. 128, then 256): the part grows by
-    half ~20 times, past the size where its table is mapped (1 MiB), and every key keeps its
+    half 23 times, past the size where its table is mapped (1 MiB), and every key keeps its
     postings in order; an empty part and absent keys answer nothing."""
     rng = np.random.default_rng(part)
-    low = rng.choice(1 << 40, size=50_000, replace=False).astype(np.uint64)
+    low = rng.choice(1 << 40, size=100_000, replace=False).astype(np.uint64)
     keys = (np.uint64(part) << np.uint64(56)) | low
     ix, model = GramIndex(), Model()
     for doc, chunk in enumerate(np.array_split(np.arange(keys.size), 100)):
