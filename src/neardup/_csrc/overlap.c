@@ -1027,72 +1027,207 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 
 /* ---------------------------------------------------------------- the gram index */
 
-/* Index: gram hash -> postings (doc, first token, last token), an open addressing table
- * (load <= 3/4) of chains, newest posting first (read back oldest first); 16 bytes a slot and
- * 16 a posting (at most 2**32 - 1 postings) (overlap/index.py documents the Python reference, GramIndex). */
-#define NIL 0xFFFFFFFFu /* the end of a chain */
+/* Index: gram hash -> postings (doc, first token, last token) (overlap/index.py documents the
+ * Python reference, GramIndex). Laid out so that a document costs about the same at 10^5 and
+ * 10^6 documents (issue 25; docs/OVERLAP.md "Cost"):
+ * - the slot table is cut into PARTS parts by the hash's top bits, each an open addressing
+ *   table that grows alone (by half), at its own load (0.6 to 0.9, spread geometrically over
+ *   the parts): the growths are spread evenly instead of one stop of the whole table (seconds
+ *   at 10^6 documents, with 3x the table's memory while it lasts), and the mean load, so the
+ *   probe length and the memory per key, is the same at any size (~0.53);
+ * - a slot is 8 bytes (the key's low half and its newest run), 8 a line: a probe of an absent
+ *   gram (~97 % of a query's) reads one line, and a growth moves slots without reading keys;
+ * - the postings of a key sit in runs of doubling size (new_run), contiguous, in an arena
+ *   that never moves: ~log2(c) + 1 lines for c postings; the newest run also holds the key's
+ *   count and high half; a hit copies its spans out, so grouping touches no posting;
+ * - a query probes AHEAD grams ahead and walks its keys' runs together (walk), so the misses of
+ *   the probes and of the runs overlap.
+ * Tables and runs are written before they are read (zeroed). The arena holds at most 2**32 - 1
+ * units of 4 bytes (~10^9 postings). */
+#define NIL 0u /* no run: unit 0 of the arena is never one */
+#ifndef AHEAD
+#define AHEAD 16 /* probes issued ahead (a probe that misses the TLB and caches takes ~200 ns) */
+#endif
+#define PARTS 256       /* slot table parts (top 8 bits of the hash) */
+#define ABITS 20        /* arena chunks: 2**20 units of 4 bytes (4 MiB) */
+#define MAP_AT ((size_t)1 << 20) /* tables this large are mapped on their own */
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
+
+/* A slot: the low 32 bits of its key (its home, and a first check) and the key's newest run
+ * (NIL: empty); 8 slots a line. */
 typedef struct {
-    uint64_t key;
-    uint32_t head;
-    uint32_t count; /* 0: empty slot */
+    uint32_t lo, run;
 } slot_t;
+
+/* The postings of one key sit in runs of 1, 2, 4, .. 128, then 256 postings, newest run first:
+ * a run is [older run, the key's count, the key's high 32 bits, then (doc, first, last) per
+ * posting] in 4-byte units of the arena, oldest posting first (the count and high bits are
+ * read in the newest run: a probe that matches the low bits reads the line of postings it
+ * walks next anyway). A chain of c postings is ~log2(c) + 1 runs, each contiguous. */
+#define HEAD 3
+#define RUN_UNITS(size) (HEAD + 3 * (int64_t)(size))
+
+static inline int64_t run_size(int64_t b) {
+    return b < 8 ? (int64_t)1 << b : 256;
+}
+
+/* the index (0-based, within the key's postings) of run b's first posting */
+static inline int64_t run_start(int64_t b) {
+    return b < 8 ? ((int64_t)1 << b) - 1 : 255 + 256 * (b - 8);
+}
+
+/* the run holding posting j (0-based) of a key */
+static inline int64_t run_of(int64_t j) {
+    if (j >= 255) return 8 + (j - 255) / 256;
+    return 63 - __builtin_clzll((uint64_t)j + 1);
+}
+
+typedef struct {
+    slot_t *slots;
+    int64_t cap, used, limit; /* grow when used would pass limit */
+} part_t;
 
 typedef struct {
     PyObject_HEAD
-    slot_t *slots;
-    int64_t cap, used;
-    uint32_t *pnext;
-    uint32_t *pdoc;
-    int32_t *pfirst, *plast;
-    int64_t np, pcap;
+    part_t parts[PARTS];
+    uint32_t **chunks; /* the arena: chunks of 2**ABITS units; a run never straddles two */
+    int64_t nchunks, top, np; /* top: the next free unit */
 } IndexObject;
 
+#define UNIT(ix, u) (&(ix)->chunks[(u) >> ABITS][(u) & ((1u << ABITS) - 1)])
+
+/* Zeroed memory, written once now: a first read of a fresh page would map the shared zero page
+ * and the first write then fault again (a copy-on-write fault and, with other threads in the
+ * process, a TLB shootdown), which made the rehash of a doubling ~5x slower. A large table is
+ * mapped on its own (given back whole when it is replaced: no holes left in the heap). */
+static void *zeroed(size_t size) {
+#if defined(MAP_ANONYMOUS)
+    if (size >= MAP_AT) {
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+#if defined(MADV_POPULATE_WRITE)
+        if (madvise(p, size, MADV_POPULATE_WRITE) == 0) return p;
+#endif
+        memset(p, 0, size);
+        return p;
+    }
+#endif
+    void *p = malloc(size);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
+static void unzeroed(void *p, size_t size) {
+#if defined(MAP_ANONYMOUS)
+    if (p && size >= MAP_AT) {
+        munmap(p, size);
+        return;
+    }
+#endif
+    free(p);
+}
+
+#define PART_BYTES(cap) (sizeof(slot_t) * (size_t)(cap))
+
+/* part p grows (by half) past load thr[p] / 1024: 614 (0.6) .. 920 (0.9), geometric in p */
+static int64_t part_thr[PARTS];
+
+static void init_thr(void) {
+    double t = 614.4;
+    for (int p = 0; p < PARTS; p++, t *= 1.001585103028378) /* 1.5 ** (1 / 256) */
+        part_thr[p] = (int64_t)t;
+}
+
 static void index_dealloc(IndexObject *self) {
-    free(self->slots);
-    free(self->pdoc);
-    free(self->pnext);
-    free(self->pfirst);
-    free(self->plast);
+    for (int p = 0; p < PARTS; p++) unzeroed(self->parts[p].slots, PART_BYTES(self->parts[p].cap));
+    for (int64_t c = 0; c < self->nchunks; c++) free(self->chunks[c]);
+    free(self->chunks);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Keys are gram hashes, splitmix outputs already: their low bits are the home slot. */
-static int64_t find_slot(const slot_t *slots, int64_t cap, uint64_t key) {
-    int64_t i = (int64_t)(key & (uint64_t)(cap - 1));
-    while (slots[i].count && slots[i].key != key) i = (i + 1) & (cap - 1);
+static inline part_t *part_of(IndexObject *self, uint64_t key) {
+    return &self->parts[key >> 56];
+}
+
+/* Keys are gram hashes, splitmix outputs already: the low 32 bits give the home slot (by
+ * multiply-shift, for any size), the top 8 the part. */
+static inline int64_t home(const part_t *pt, uint32_t lo) {
+    return (int64_t)(((uint64_t)lo * (uint64_t)pt->cap) >> 32);
+}
+
+static inline int64_t next_slot(const part_t *pt, int64_t i) {
+    return i + 1 < pt->cap ? i + 1 : 0;
+}
+
+/* from slot i on: the first slot holding a key with these low bits, or the empty one ending
+ * the probe; no run is read */
+static inline int64_t lo_probe(const part_t *pt, uint32_t lo, int64_t i) {
+    for (;; i = next_slot(pt, i)) {
+        const slot_t *s = &pt->slots[i];
+        if (s->run == NIL || s->lo == lo) return i;
+    }
+}
+
+/* key's slot, or the empty one where it would go, from lo_probe's answer i */
+static int64_t find_from(IndexObject *self, const part_t *pt, uint64_t key, int64_t i) {
+    const uint32_t lo = (uint32_t)key, hi = (uint32_t)(key >> 32);
+    while (pt->slots[i].run != NIL && *UNIT(self, pt->slots[i].run + 2) != hi)
+        i = lo_probe(pt, lo, next_slot(pt, i));
     return i;
 }
 
-static int grow_slots(IndexObject *self) {
-    int64_t cap = self->cap ? 2 * self->cap : 1024;
-    slot_t *s = calloc((size_t)cap, sizeof(slot_t));
-    if (!s) return -1;
-    for (int64_t i = 0; i < self->cap; i++)
-        if (self->slots[i].count) s[find_slot(s, cap, self->slots[i].key)] = self->slots[i];
-    free(self->slots);
-    self->slots = s, self->cap = cap;
+static inline int64_t find_slot(IndexObject *self, const part_t *pt, uint64_t key) {
+    return find_from(self, pt, key, lo_probe(pt, (uint32_t)key, home(pt, (uint32_t)key)));
+}
+
+/* the part's table, grown by half; the keys move by their low bits alone */
+static int grow_part(part_t *pt, int64_t p) {
+    if (!part_thr[0]) init_thr();
+    part_t to = {.cap = pt->cap ? pt->cap + pt->cap / 2 : 16};
+    to.slots = zeroed(PART_BYTES(to.cap));
+    if (!to.slots) return -1;
+    to.limit = to.cap * part_thr[p] / 1024, to.used = pt->used;
+    for (int64_t i = 0; i < pt->cap; i++) {
+        if (pt->slots[i].run == NIL) continue;
+        int64_t j = home(&to, pt->slots[i].lo); /* the keys differ: the first empty slot */
+        while (to.slots[j].run != NIL) j = next_slot(&to, j);
+        to.slots[j] = pt->slots[i];
+    }
+    unzeroed(pt->slots, PART_BYTES(pt->cap));
+    *pt = to;
     return 0;
 }
 
-static int grow_posts(IndexObject *self, int64_t need) {
-    if (self->np + need <= self->pcap) return 0;
-    int64_t cap = self->pcap ? self->pcap : 4096;
-    while (cap < self->np + need) cap *= 2;
-    uint32_t *d = realloc(self->pdoc, sizeof(uint32_t) * (size_t)cap);
-    if (d) self->pdoc = d;
-    if (cap >= (int64_t)NIL) return -1;
-    uint32_t *nx = realloc(self->pnext, sizeof(uint32_t) * (size_t)cap);
-    if (nx) self->pnext = nx;
-    int32_t *f = realloc(self->pfirst, sizeof(int32_t) * (size_t)cap);
-    if (f) self->pfirst = f;
-    int32_t *l = realloc(self->plast, sizeof(int32_t) * (size_t)cap);
-    if (l) self->plast = l;
-    if (!d || !nx || !f || !l) return -1;
-    self->pcap = cap;
-    return 0;
+/* a new run of `size` postings of the key with high bits hi, `count` postings so far, whose
+ * older run is `next`: its unit, or NIL (no memory) */
+static uint32_t new_run(IndexObject *self, int64_t size, uint32_t next, int64_t count,
+                        uint32_t hi) {
+    const int64_t chunk = (int64_t)1 << ABITS, need = RUN_UNITS(size);
+    int64_t at = self->top ? self->top : 1; /* unit 0 stays unused: NIL */
+    if (at % chunk + need > chunk) at = (at / chunk + 1) * chunk; /* the rest stays unused */
+    if (at + need >= (int64_t)UINT32_MAX) return NIL;
+    if (at / chunk >= self->nchunks) {
+        int64_t want = at / chunk + 1;
+        uint32_t **ch = realloc(self->chunks, sizeof(uint32_t *) * (size_t)want);
+        if (!ch) return NIL;
+        self->chunks = ch;
+        for (; self->nchunks < want; self->nchunks++) /* written before read: not zeroed */
+            if (!(ch[self->nchunks] = malloc(sizeof(uint32_t) << ABITS))) return NIL;
+    }
+    self->top = at + need;
+    uint32_t *r = UNIT(self, at);
+    r[0] = next, r[1] = (uint32_t)count, r[2] = hi;
+    return (uint32_t)at;
 }
 
-/* add(doc, hashes, first, last): post each gram of document `doc`. */
+/* the slot where key's probe starts */
+static inline void prefetch_home(IndexObject *self, uint64_t key) {
+    const part_t *pt = part_of(self, key);
+    if (pt->cap) __builtin_prefetch(&pt->slots[home(pt, (uint32_t)key)]);
+}
+
 /* Post grams idx[0..n) (all when idx is NULL) of document doc; -1 with an exception set. */
 static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
                     const int64_t *l, const int64_t *idx, int64_t n) {
@@ -1103,34 +1238,33 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
             return -1;
         }
     }
-    if (grow_posts(self, n) < 0) {
-        PyErr_NoMemory();
-        return -1;
-    }
     for (int64_t t = 0; t < n; t++) {
         int64_t i = idx ? idx[t] : t;
-        if (4 * (self->used + 1) > 3 * self->cap && grow_slots(self) < 0) {
+        if (t + AHEAD < n) prefetch_home(self, h[idx ? idx[t + AHEAD] : t + AHEAD]);
+        part_t *pt = part_of(self, h[i]);
+        if (pt->used + 1 > pt->limit && grow_part(pt, (int64_t)(h[i] >> 56)) < 0) {
             PyErr_NoMemory();
             return -1;
         }
-        int64_t s = find_slot(self->slots, self->cap, h[i]);
-        slot_t *sl = &self->slots[s];
-        uint32_t p = (uint32_t)self->np++;
-        self->pdoc[p] = (uint32_t)doc, self->pfirst[p] = (int32_t)f[i];
-        self->plast[p] = (int32_t)l[i];
-        if (!sl->count) {
-            sl->key = h[i], self->used++;
-            self->pnext[p] = NIL;
-        } else {
-            self->pnext[p] = sl->head;
+        slot_t *sl = &pt->slots[find_slot(self, pt, h[i])];
+        uint32_t u = sl->run;
+        int64_t c = u != NIL ? *UNIT(self, u + 1) : 0, b = run_of(c);
+        if (c == run_start(b)) { /* the newest run is full (or there is none): a new one */
+            if ((u = new_run(self, run_size(b), u, c, (uint32_t)(h[i] >> 32))) == NIL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (!c) pt->used++, sl->lo = (uint32_t)h[i];
+            sl->run = u;
         }
-        sl->head = p;
-        sl->count++;
+        uint32_t *r = UNIT(self, u), *po = r + HEAD + 3 * (c - run_start(b));
+        po[0] = (uint32_t)doc, po[1] = (uint32_t)f[i], po[2] = (uint32_t)l[i];
+        r[1] = (uint32_t)(c + 1);
+        self->np++;
     }
     return 0;
 }
 
-/* The (hashes, first, last) arrays of a document's grams, one length; -1 with an error set. */
 static int get_grams(bufs *bs, PyObject *h_o, PyObject *f_o, PyObject *l_o, const uint64_t **h,
                      const int64_t **f, const int64_t **l, Py_ssize_t *n) {
     Py_ssize_t nf, nl;
@@ -1167,8 +1301,10 @@ fail:
     return NULL;
 }
 
+/* one posting found for query gram q (its spans copied: grouping reads no posting) */
 typedef struct {
-    int64_t doc, seq, q, p;
+    int64_t doc, seq, q;
+    int32_t first, last;
 } hit_t;
 
 static int cmp_hit(const void *a, const void *b) {
@@ -1211,8 +1347,8 @@ static int sort_hits(hit_t **hits, int64_t k) {
 
 /* The hits (sorted by document) of the documents with >= min_seeds of them, as the bytes
  * (docs, bounds, seeds) that Index.seeds returns. */
-static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_t min_seeds,
-                         const int64_t *f, const int64_t *l) {
+static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const int64_t *f,
+                         const int64_t *l) {
     int64_t nd = 0, ns = 0;
     for (int64_t a = 0, b; a < k; a = b) {
         for (b = a; b < k && hits[b].doc == hits[a].doc;) b++;
@@ -1236,13 +1372,52 @@ static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_
         if (b - a < min_seeds) continue;
         od[j] = hits[a].doc;
         for (int64_t t = a; t < b; t++, r++) {
-            int64_t q = hits[t].q, p = hits[t].p;
+            int64_t q = hits[t].q;
             os[4 * r] = f[q], os[4 * r + 1] = l[q];
-            os[4 * r + 2] = self->pfirst[p], os[4 * r + 3] = self->plast[p];
+            os[4 * r + 2] = hits[t].first, os[4 * r + 3] = hits[t].last;
         }
         ob[++j] = r;
     }
     return Py_BuildValue("(NNN)", docs, bounds, seeds);
+}
+
+/* Fill hits[0..k) from the newest runs found[0..n) (NIL: none) and return k (-1: no memory).
+ * A key's runs go newest first and its postings oldest first, so each run's slice of hits is
+ * known in advance; the keys are walked together, one run of each per round with the next
+ * asked for, so the misses of a round overlap instead of one chain's following one another. */
+static int64_t walk(IndexObject *self, const uint32_t *found, int64_t n, hit_t *hits) {
+    typedef struct {
+        uint32_t u;            /* the run */
+        int64_t q, b, t, size; /* query gram, run number, hits index of its first, postings */
+    } step_t;
+    int64_t m = 0, k = 0;
+    step_t *act = malloc(sizeof(step_t) * (size_t)(n + 1));
+    if (!act) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (found[i] == NIL) continue;
+        int64_t c = *UNIT(self, found[i] + 1), b = run_of(c - 1);
+        act[m++] = (step_t){found[i], i, b, k + run_start(b), c - run_start(b)};
+        k += c;
+    }
+    while (m) {
+        int64_t keep = 0;
+        for (int64_t j = 0; j < m; j++) {
+            step_t a = act[j];
+            const uint32_t *r = UNIT(self, a.u);
+            for (int64_t x = 0; x < a.size; x++) {
+                const uint32_t *po = r + HEAD + 3 * x;
+                hits[a.t + x] = (hit_t){po[0], a.t + x, a.q, (int32_t)po[1], (int32_t)po[2]};
+            }
+            if (a.b) {
+                __builtin_prefetch(UNIT(self, r[0]));
+                int64_t b = a.b - 1;
+                act[keep++] = (step_t){r[0], a.q, b, a.t - run_size(b), run_size(b)};
+            }
+        }
+        m = keep;
+    }
+    free(act);
+    return k;
 }
 
 /* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
@@ -1252,49 +1427,46 @@ static PyObject *grouped(IndexObject *self, const hit_t *hits, int64_t k, int64_
 /* Index.seeds on the query grams (h, f, l)[0..n). */
 static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
                             const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
-    hit_t *hits = NULL;
     int64_t total = 0;
-    /* one probe per query gram: the slots found are kept for the second pass */
-    const slot_t **found = malloc(sizeof(slot_t *) * (size_t)(n + 1));
-    if (!found) {
+    uint32_t *found = malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    int64_t *at = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!found || !at) {
+        free(found);
+        free(at);
         PyErr_NoMemory();
         return NULL;
     }
-    const uint64_t mask = (uint64_t)(self->cap - 1);
+    /* the tables are larger than the caches: the slots AHEAD grams on are asked for, then the
+     * runs whose low bits matched, all before any is read */
     for (int64_t i = 0; i < n; i++) {
-        /* the table is larger than the caches: ask for the slots a few grams ahead */
-        if (self->cap && i + PREFETCH < n) __builtin_prefetch(&self->slots[h[i + PREFETCH] & mask]);
-        const slot_t *sl = self->cap ? &self->slots[find_slot(self->slots, self->cap, h[i])] : NULL;
-        found[i] = sl && sl->count && sl->count <= max_df ? sl : NULL;
-        if (found[i]) total += sl->count;
+        if (i + AHEAD < n) prefetch_home(self, h[i + AHEAD]);
+        const part_t *pt = part_of(self, h[i]);
+        int64_t j = pt->cap ? lo_probe(pt, (uint32_t)h[i], home(pt, (uint32_t)h[i])) : -1;
+        at[i] = j >= 0 && pt->slots[j].run != NIL ? j : -1;
+        if (at[i] >= 0) __builtin_prefetch(UNIT(self, pt->slots[j].run));
     }
-    hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
+    for (int64_t i = 0; i < n; i++) {
+        const part_t *pt = part_of(self, h[i]);
+        uint32_t u = at[i] >= 0 ? pt->slots[find_from(self, pt, h[i], at[i])].run : NIL;
+        int64_t c = u != NIL ? *UNIT(self, u + 1) : 0;
+        found[i] = c && c <= max_df ? u : NIL;
+        if (found[i] != NIL) total += c;
+    }
+    free(at);
+    hit_t *hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
     if (!hits) {
         free(found);
         PyErr_NoMemory();
         return NULL;
     }
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const slot_t *sl = found[i];
-        if (i + PREFETCH < n && found[i + PREFETCH]) {
-            uint32_t head = found[i + PREFETCH]->head;
-            __builtin_prefetch(&self->pdoc[head]);
-            __builtin_prefetch(&self->pnext[head]);
-        }
-        if (!sl) continue;
-        int64_t t = k + sl->count - 1; /* the chain is newest first: fill backwards */
-        for (uint32_t p = sl->head; p != NIL; p = self->pnext[p], t--)
-            hits[t] = (hit_t){self->pdoc[p], t, i, p};
-        k += sl->count;
-    }
+    int64_t k = walk(self, found, n, hits);
     free(found);
-    if (sort_hits(&hits, k) < 0) {
+    if (k < 0 || sort_hits(&hits, k) < 0) {
         free(hits);
         PyErr_NoMemory();
         return NULL;
     }
-    PyObject *out = grouped(self, hits, k, min_seeds, f, l);
+    PyObject *out = grouped(hits, k, min_seeds, f, l);
     free(hits);
     return out;
 }
@@ -1354,20 +1526,30 @@ static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int cmp_slot(const void *a, const void *b) {
-    uint64_t x = ((const slot_t *)a)->key, y = ((const slot_t *)b)->key;
+typedef struct {
+    uint64_t key;
+    uint32_t run;
+} live_t;
+
+static int cmp_live(const void *a, const void *b) {
+    uint64_t x = ((const live_t *)a)->key, y = ((const live_t *)b)->key;
     return (x > y) - (x < y);
 }
 
 /* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
  * postings of one hash in insertion order. */
 static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
-    slot_t *live = malloc(sizeof(slot_t) * (size_t)(self->used + 1));
+    int64_t used = 0, m = 0;
+    for (int p = 0; p < PARTS; p++) used += self->parts[p].used;
+    live_t *live = malloc(sizeof(live_t) * (size_t)(used + 1));
     if (!live) return PyErr_NoMemory();
-    int64_t m = 0;
-    for (int64_t i = 0; i < self->cap; i++)
-        if (self->slots[i].count) live[m++] = self->slots[i];
-    qsort(live, (size_t)m, sizeof(slot_t), cmp_slot);
+    for (int p = 0; p < PARTS; p++)
+        for (int64_t i = 0; i < self->parts[p].cap; i++) {
+            slot_t s = self->parts[p].slots[i];
+            if (s.run != NIL)
+                live[m++] = (live_t){(uint64_t)*UNIT(self, s.run + 2) << 32 | s.lo, s.run};
+        }
+    qsort(live, (size_t)m, sizeof(live_t), cmp_live);
     PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * self->np));
     PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * self->np));
     if (!hs || !ps) {
@@ -1379,12 +1561,18 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     uint64_t *oh = (uint64_t *)PyBytes_AS_STRING(hs);
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
     for (int64_t i = 0; i < m; i++) {
-        int64_t t = r + live[i].count - 1; /* newest first: fill backwards */
-        for (uint32_t p = live[i].head; p != NIL; p = self->pnext[p], t--) {
-            oh[t] = live[i].key;
-            op[3 * t] = self->pdoc[p], op[3 * t + 1] = self->pfirst[p], op[3 * t + 2] = self->plast[p];
+        uint32_t u = live[i].run;
+        int64_t c = *UNIT(self, u + 1);
+        for (int64_t b = run_of(c - 1); b >= 0; b--) { /* newest run first */
+            const uint32_t *run = UNIT(self, u);
+            for (int64_t x = 0, t = r + run_start(b); x < run_size(b) && t < r + c; x++, t++) {
+                oh[t] = live[i].key;
+                op[3 * t] = run[HEAD + 3 * x], op[3 * t + 1] = (int32_t)run[HEAD + 1 + 3 * x];
+                op[3 * t + 2] = (int32_t)run[HEAD + 2 + 3 * x];
+            }
+            u = run[0];
         }
-        r += live[i].count;
+        r += c;
     }
     free(live);
     return Py_BuildValue("(NN)", hs, ps);

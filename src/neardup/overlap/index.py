@@ -1,8 +1,11 @@
 """An inverted index of gram hashes -> postings (document, first token, last token).
 
-With the C kernels built (``neardup._overlap.Index``) the postings live in a hash table of
-chains (one probe per query gram); otherwise in the numpy structure described next, which is
-also the reference the kernel is tested against (same seeds, same order).
+With the C kernels built (``neardup._overlap.Index``) the postings live in a hash table cut
+into 256 parts that grow one at a time (no stop of the whole table), 8-byte slots (one cache
+line per probe of an absent gram) and per-gram runs of postings of doubling size (overlap.c
+documents the layout; docs/OVERLAP.md "Cost" its cost from 10^5 to 10^6 documents); otherwise
+in the numpy structure described next, which is also the reference the kernel is tested
+against (same seeds, same order; tests/overlap/test_index.py checks both against a dict).
 
 Postings live in sorted *segments* (numpy arrays sorted by hash). New postings collect in a
 buffer; a look-up first turns the buffer into a segment, and segments of similar size are
