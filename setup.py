@@ -16,7 +16,15 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["module.c", "features.c", "verify.c", "index.c", "keys.c"]
-HEADERS = ["kernels.h", "xxh3.h", "module_index.h", "keys.h", "module_keys.h", "module_prepare.h"]
+HEADERS = [
+    "kernels.h",
+    "xxh3.h",
+    "module_index.h",
+    "keys.h",
+    "module_keys.h",
+    "module_prepare.h",
+    "keyed.h",
+]
 CSRC = "src/neardup/_csrc"
 
 
@@ -56,6 +64,7 @@ native = Extension(
 overlap = Extension(
     "neardup._overlap",
     sources=[f"{CSRC}/overlap.c"],
+    depends=[f"{CSRC}/keyed.h"],
     extra_compile_args=["-O3", "-std=gnu11", "-fvisibility=hidden"],
 )
 

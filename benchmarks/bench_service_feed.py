@@ -123,7 +123,8 @@ def stamps(n: int, days: float) -> list[float]:
 def build(data: Path, n: int, window: str | None, days: float) -> None:
     """``n`` documents stored through the service in-process, then a snapshot of them all
     and no shutdown snapshot (what a SIGTERM leaves; ``--restart`` adds rows after it)."""
-    from neardup.cli._common import Decision, build_deduplicator, build_fingerprinter
+    from neardup.cli._common import build_fingerprinter
+    from neardup.cli._decision import Decision, build_deduplicator
     from neardup.io import parse_window
     from neardup.server.service import Service, Settings
     from neardup.server.validate import Item

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "kernels.h"
+#include "keyed.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 /* one build for every x86-64 CPU: the hot loops get a POPCNT clone chosen at load time by an
@@ -373,18 +374,9 @@ void nd_join_tables_r0(int64_t start, int64_t k, const nd_tables *tb, const uint
     o->written = m;
 }
 
-typedef struct {
-    uint64_t key;
-    uint32_t pos;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b) {
-    uint64_t x = ((const keyed *)a)->key, y = ((const keyed *)b)->key;
-    return (x > y) - (x < y);
-}
 
 int nd_sort_buckets(uint64_t *keys, uint32_t *pos, const uint32_t *offsets, int64_t nbuckets) {
-    keyed *tmp = NULL;
+    nd_keyed *tmp = NULL;
     int64_t cap = 0;
     for (int64_t b = 0; b < nbuckets; b++) {
         int64_t lo = offsets[b], hi = offsets[b + 1];
@@ -392,17 +384,17 @@ int nd_sort_buckets(uint64_t *keys, uint32_t *pos, const uint32_t *offsets, int6
             if (hi - lo > cap) {
                 free(tmp);
                 cap = hi - lo;
-                tmp = malloc(sizeof(keyed) * (size_t)cap);
+                tmp = malloc(sizeof(nd_keyed) * (size_t)cap);
                 if (!tmp) return -1;
             }
             for (int64_t i = lo; i < hi; i++) {
                 tmp[i - lo].key = keys[i];
-                tmp[i - lo].pos = pos[i];
+                tmp[i - lo].val = pos[i];
             }
-            qsort(tmp, (size_t)(hi - lo), sizeof(keyed), cmp_keyed);
+            qsort(tmp, (size_t)(hi - lo), sizeof(nd_keyed), nd_cmp_keyed);
             for (int64_t i = lo; i < hi; i++) {
                 keys[i] = tmp[i - lo].key;
-                pos[i] = tmp[i - lo].pos;
+                pos[i] = tmp[i - lo].val;
             }
             continue;
         }

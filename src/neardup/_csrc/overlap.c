@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyed.h"
+
 #define P_MUL 0x100000001B3ULL
 #define UNKNOWN_FOLD 0xFFFFFFFFu
 #define FINE_GROUP 4 /* align.FINE_GROUP */
@@ -1526,30 +1528,21 @@ static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-typedef struct {
-    uint64_t key;
-    uint32_t run;
-} live_t;
-
-static int cmp_live(const void *a, const void *b) {
-    uint64_t x = ((const live_t *)a)->key, y = ((const live_t *)b)->key;
-    return (x > y) - (x < y);
-}
 
 /* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
  * postings of one hash in insertion order. */
 static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     int64_t used = 0, m = 0;
     for (int p = 0; p < PARTS; p++) used += self->parts[p].used;
-    live_t *live = malloc(sizeof(live_t) * (size_t)(used + 1));
+    nd_keyed *live = malloc(sizeof(nd_keyed) * (size_t)(used + 1));
     if (!live) return PyErr_NoMemory();
     for (int p = 0; p < PARTS; p++)
         for (int64_t i = 0; i < self->parts[p].cap; i++) {
             slot_t s = self->parts[p].slots[i];
             if (s.run != NIL)
-                live[m++] = (live_t){(uint64_t)*UNIT(self, s.run + 2) << 32 | s.lo, s.run};
+                live[m++] = (nd_keyed){(uint64_t)*UNIT(self, s.run + 2) << 32 | s.lo, s.run};
         }
-    qsort(live, (size_t)m, sizeof(live_t), cmp_live);
+    qsort(live, (size_t)m, sizeof(nd_keyed), nd_cmp_keyed);
     PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * self->np));
     PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * self->np));
     if (!hs || !ps) {
@@ -1561,7 +1554,7 @@ static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
     uint64_t *oh = (uint64_t *)PyBytes_AS_STRING(hs);
     int64_t *op = (int64_t *)PyBytes_AS_STRING(ps), r = 0;
     for (int64_t i = 0; i < m; i++) {
-        uint32_t u = live[i].run;
+        uint32_t u = live[i].val;
         int64_t c = *UNIT(self, u + 1);
         for (int64_t b = run_of(c - 1); b >= 0; b--) { /* newest run first */
             const uint32_t *run = UNIT(self, u);

@@ -13,12 +13,9 @@ import click
 
 from neardup.cli._common import (
     DataError,
-    Decision,
-    build_deduplicator,
     build_fingerprinter,
     check_inputs,
     check_jobs,
-    decision_options,
     document_records,
     engine_options,
     epoch_unit_option,
@@ -32,6 +29,7 @@ from neardup.cli._common import (
     read_notes,
     usage_error,
 )
+from neardup.cli._decision import Decision, build_deduplicator, decision_options
 from neardup.cli._dedup_feed import Chunk, feed_ahead
 from neardup.cli._dedup_write import (
     OUR_FIELDS,

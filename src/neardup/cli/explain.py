@@ -9,13 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from neardup.cli._common import (
-    Decision,
-    build_deduplicator,
     build_fingerprinter,
-    decision_options,
     fingerprinter_options,
     usage_error,
 )
+from neardup.cli._decision import Decision, build_deduplicator, decision_options
 from neardup.fingerprint import Fingerprinter, hamming
 
 if TYPE_CHECKING:

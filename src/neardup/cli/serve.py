@@ -10,13 +10,11 @@ from typing import Any
 import click
 
 from neardup.cli._common import (
-    Decision,
-    build_deduplicator,
     build_fingerprinter,
-    decision_options,
     fingerprinter_options,
     usage_error,
 )
+from neardup.cli._decision import Decision, build_deduplicator, decision_options
 from neardup.io import parse_window
 
 EXAMPLES = """
