@@ -11,6 +11,11 @@ mean over all stretches against the first, ``max_over_first`` the worst stretch 
 and the peak RSS. ``--cache FILE`` keeps the generated texts (JSONL) for the next run (the
 generation of 10^6 documents takes ~3 minutes; a smaller ``n`` reads the first ``n``).
 
+``paired``: the cost per document at 10^5 and at 10^6 documents measured in the same minutes
+(two finders in one process taking turns), for the last stretch (``marginal``) and for the
+whole run (``whole``, ``scale``'s mean). Use it for the flatness ratio: ``scale``'s separate
+runs move with the machine (its stretches by 1.5x over minutes on a shared VM).
+
 Synthetic documents: 8-20 sentences of 8-25 words drawn from Reuters' word frequencies (so
 unrelated documents share only common short phrases, as unrelated news does), and 5 % of them
 with a planted passage: 1-8 consecutive sentences of an earlier document (uniform over all
@@ -20,6 +25,8 @@ earlier ones), about 5 % of its words replaced.
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 100000
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 1000000 \
         --checkpoints 10 --cache /tmp/synthetic-1e6.jsonl
+    flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py paired \
+        --cache /tmp/synthetic-1e6.jsonl
 """
 
 from __future__ import annotations
@@ -192,6 +199,69 @@ def scale(n: int, checkpoints: int, cache: Path | None) -> None:
         "passages": found,
         "peak_rss_mib": round(rss),
     }
+    print(json.dumps(report, indent=1))
+
+
+@main.command()
+@click.option("--small", default=100000, show_default=True)
+@click.option("--big", default=1000000, show_default=True)
+@click.option("--timed", default=50000, show_default=True, help="documents timed at each size")
+@click.option("--chunk", default=500, show_default=True)
+@click.option("--cache", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def paired(small: int, big: int, timed: int, chunk: int, cache: Path | None) -> None:
+    """Cost per document at two sizes, both timed in the same minutes, in one process.
+
+    ``marginal``: one finder holds the first ``small - timed`` documents, another the first
+    ``big - timed``; then each adds its next ``timed`` documents (the last stretch of ``scale``),
+    ``chunk`` at a time, taking turns (the first to go alternates). ``whole``: two new finders
+    add all ``small`` and all ``big`` documents, in turns of ``chunk * small / big`` and
+    ``chunk`` documents, so that both runs span the same minutes (``scale``'s mean per
+    document). A slow spell of the machine falls on both sides, so each ratio is the size's
+    cost, not the machine's mood: on a shared VM ``scale``'s stretches move by 1.5x over
+    minutes, the ratios here by a few hundredths.
+    """
+    from neardup.overlap import OverlapFinder
+
+    texts = _texts(big, cache)
+
+    def turns(finders: dict[str, Any], spans: dict[str, tuple[int, int, int]]) -> dict[str, float]:
+        spent = dict.fromkeys(finders, 0.0)
+        at = {k: a for k, (a, _, _) in spans.items()}
+        r = 0
+        while any(at[k] < spans[k][1] for k in finders):
+            for name in list(finders)[r % 2 :] + list(finders)[: r % 2]:
+                f, (_, end, step) = finders[name], spans[name]
+                t0 = time.perf_counter()
+                for i in range(at[name], min(at[name] + step, end)):
+                    f.add(texts[i], i + 1)
+                spent[name] += time.perf_counter() - t0
+                at[name] = min(at[name] + step, end)
+            r += 1
+        return spent
+
+    report: dict[str, Any] = {"small": small, "big": big, "load_before": os.getloadavg()}
+    finders = {"small": OverlapFinder(), "big": OverlapFinder()}
+    starts = {"small": small - timed, "big": big - timed}
+    for name, start in starts.items():
+        for i, text in enumerate(texts[:start], 1):
+            finders[name].add(text, i)
+    spent = turns(finders, {k: (a, a + timed, chunk) for k, a in starts.items()})
+    report["marginal"] = {
+        "timed": timed,
+        "us_per_doc": {k: round(1e6 * v / timed, 1) for k, v in spent.items()},
+        "big_over_small": round(spent["big"] / spent["small"], 3),
+    }
+    del finders  # its memory back before the next two are built
+    whole = {"small": OverlapFinder(), "big": OverlapFinder()}
+    step = max(1, chunk * small // big)
+    spent = turns(whole, {"small": (0, small, step), "big": (0, big, chunk)})
+    sizes = {"small": small, "big": big}
+    report["whole"] = {
+        "us_per_doc": {k: round(1e6 * spent[k] / n, 1) for k, n in sizes.items()},
+        "big_over_small": round(spent["big"] / big / (spent["small"] / small), 3),
+    }
+    report["load_after"] = os.getloadavg()
+    report["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(report, indent=1))
 
 

@@ -1044,6 +1044,9 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
  *   count and high half; a hit copies its spans out, so grouping touches no posting;
  * - a query probes AHEAD grams ahead and walks its keys' runs together (walk), so the misses of
  *   the probes and of the runs overlap.
+ * - tables and arena chunks are asked to be 2 MiB pages (mapped): with 4 KiB pages the probes
+ *   of a 10^6-document index missed the TLB as often as the caches, and its cost per document
+ *   was 2.2x that of a 10^5-document one (1.6x with them; benchmarks/README.md "Overlap").
  * Tables and runs are written before they are read (zeroed). The arena holds at most 2**32 - 1
  * units of 4 bytes (~10^9 postings). */
 #define NIL 0u /* no run: unit 0 of the arena is never one */
@@ -1052,6 +1055,7 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 #endif
 #define PARTS 256       /* slot table parts (top 8 bits of the hash) */
 #define ABITS 20        /* arena chunks: 2**20 units of 4 bytes (4 MiB) */
+#define CHUNK_BYTES (sizeof(uint32_t) << ABITS)
 #define MAP_AT ((size_t)1 << 20) /* tables this large are mapped on their own */
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
@@ -1100,35 +1104,59 @@ typedef struct {
 
 #define UNIT(ix, u) (&(ix)->chunks[(u) >> ABITS][(u) & ((1u << ABITS) - 1)])
 
+/* A mapping of `size` bytes on a 2 MiB boundary, asked to be huge pages (when the kernel's
+ * transparent huge pages allow it: "madvise" or "always"): at 10^6 documents the tables and the
+ * arena span GBs, and with 4 KiB pages a random probe's TLB miss (a page walk, two-dimensional
+ * under a hypervisor) cost as much as the probe's line; 2 MiB pages keep the whole index in
+ * reach of the TLB. Pages are faulted in on first write (zero-filled by the kernel). */
+#if defined(MAP_ANONYMOUS)
+static void *mapped(size_t size) {
+#if defined(MADV_HUGEPAGE)
+    const size_t huge = (size_t)2 << 20;
+    char *m = mmap(NULL, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    char *p = (char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+    if (p > m) munmap(m, (size_t)(p - m)); /* the rest of the mapping, around the aligned part */
+    if (m + size + huge > p + size) munmap(p + size, (size_t)(m + size + huge - (p + size)));
+    madvise(p, size, MADV_HUGEPAGE);
+    return p;
+#else
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+#endif
+}
+static void unmapped(void *p, size_t size) {
+    if (p) munmap(p, size);
+}
+#else
+static void *mapped(size_t size) {
+    return malloc(size);
+}
+static void unmapped(void *p, size_t size) {
+    (void)size;
+    free(p);
+}
+#endif
+
 /* Zeroed memory, written once now: a first read of a fresh page would map the shared zero page
  * and the first write then fault again (a copy-on-write fault and, with other threads in the
  * process, a TLB shootdown), which made the rehash of a doubling ~5x slower. A large table is
  * mapped on its own (given back whole when it is replaced: no holes left in the heap). */
 static void *zeroed(size_t size) {
-#if defined(MAP_ANONYMOUS)
-    if (size >= MAP_AT) {
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return NULL;
+    void *p = size >= MAP_AT ? mapped(size) : malloc(size);
+    if (!p) return NULL;
 #if defined(MADV_POPULATE_WRITE)
-        if (madvise(p, size, MADV_POPULATE_WRITE) == 0) return p;
+    if (size >= MAP_AT && madvise(p, size, MADV_POPULATE_WRITE) == 0) return p;
 #endif
-        memset(p, 0, size);
-        return p;
-    }
-#endif
-    void *p = malloc(size);
-    if (p) memset(p, 0, size);
+    memset(p, 0, size);
     return p;
 }
 
 static void unzeroed(void *p, size_t size) {
-#if defined(MAP_ANONYMOUS)
-    if (p && size >= MAP_AT) {
-        munmap(p, size);
-        return;
-    }
-#endif
-    free(p);
+    if (size >= MAP_AT)
+        unmapped(p, size);
+    else
+        free(p);
 }
 
 #define PART_BYTES(cap) (sizeof(slot_t) * (size_t)(cap))
@@ -1144,7 +1172,7 @@ static void init_thr(void) {
 
 static void index_dealloc(IndexObject *self) {
     for (int p = 0; p < PARTS; p++) unzeroed(self->parts[p].slots, PART_BYTES(self->parts[p].cap));
-    for (int64_t c = 0; c < self->nchunks; c++) free(self->chunks[c]);
+    for (int64_t c = 0; c < self->nchunks; c++) unmapped(self->chunks[c], CHUNK_BYTES);
     free(self->chunks);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -1216,7 +1244,7 @@ static uint32_t new_run(IndexObject *self, int64_t size, uint32_t next, int64_t 
         if (!ch) return NIL;
         self->chunks = ch;
         for (; self->nchunks < want; self->nchunks++) /* written before read: not zeroed */
-            if (!(ch[self->nchunks] = malloc(sizeof(uint32_t) << ABITS))) return NIL;
+            if (!(ch[self->nchunks] = mapped(CHUNK_BYTES))) return NIL;
     }
     self->top = at + need;
     uint32_t *r = UNIT(self, at);
@@ -1240,6 +1268,7 @@ static int add_core(IndexObject *self, int64_t doc, const uint64_t *h, const int
             return -1;
         }
     }
+    for (int64_t t = 0; t < n && t < AHEAD; t++) prefetch_home(self, h[idx ? idx[t] : t]);
     for (int64_t t = 0; t < n; t++) {
         int64_t i = idx ? idx[t] : t;
         if (t + AHEAD < n) prefetch_home(self, h[idx ? idx[t + AHEAD] : t + AHEAD]);
@@ -1440,6 +1469,7 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
     }
     /* the tables are larger than the caches: the slots AHEAD grams on are asked for, then the
      * runs whose low bits matched, all before any is read */
+    for (int64_t i = 0; i < n && i < AHEAD; i++) prefetch_home(self, h[i]);
     for (int64_t i = 0; i < n; i++) {
         if (i + AHEAD < n) prefetch_home(self, h[i + AHEAD]);
         const part_t *pt = part_of(self, h[i]);
