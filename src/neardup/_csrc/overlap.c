@@ -1046,7 +1046,7 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
  *   the probes and of the runs overlap.
  * - tables and arena chunks are asked to be 2 MiB pages (mapped): with 4 KiB pages the probes
  *   of a 10^6-document index missed the TLB as often as the caches, and its cost per document
- *   was 2.2x that of a 10^5-document one (1.6x with them; benchmarks/README.md "Overlap").
+ *   was 2.1-2.2x that of a 10^5-document one (1.6-1.7x with them; benchmarks/README.md).
  * Tables and runs are written before they are read (zeroed). The arena holds at most 2**32 - 1
  * units of 4 bytes (~10^9 postings). */
 #define NIL 0u /* no run: unit 0 of the arena is never one */
