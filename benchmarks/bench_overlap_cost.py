@@ -208,7 +208,8 @@ def scale(n: int, checkpoints: int, cache: Path | None) -> None:
 @click.option("--timed", default=50000, show_default=True, help="documents timed at each size")
 @click.option("--chunk", default=500, show_default=True)
 @click.option("--cache", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def paired(small: int, big: int, timed: int, chunk: int, cache: Path | None) -> None:
+@click.option("--params", default="{}", show_default=True, help="OverlapFinder parameters (JSON)")
+def paired(small: int, big: int, timed: int, chunk: int, cache: Path | None, params: str) -> None:
     """Cost per document at two sizes, both timed in the same minutes, in one process.
 
     ``marginal``: one finder holds the first ``small - timed`` documents, another the first
@@ -239,8 +240,10 @@ def paired(small: int, big: int, timed: int, chunk: int, cache: Path | None) -> 
             r += 1
         return spent
 
-    report: dict[str, Any] = {"small": small, "big": big, "load_before": os.getloadavg()}
-    finders = {"small": OverlapFinder(), "big": OverlapFinder()}
+    kw = json.loads(params)
+    report: dict[str, Any] = {"small": small, "big": big, "params": kw}
+    report["load_before"] = os.getloadavg()
+    finders = {"small": OverlapFinder(**kw), "big": OverlapFinder(**kw)}
     starts = {"small": small - timed, "big": big - timed}
     for name, start in starts.items():
         for i, text in enumerate(texts[:start], 1):
@@ -252,7 +255,7 @@ def paired(small: int, big: int, timed: int, chunk: int, cache: Path | None) -> 
         "big_over_small": round(spent["big"] / spent["small"], 3),
     }
     del finders  # its memory back before the next two are built
-    whole = {"small": OverlapFinder(), "big": OverlapFinder()}
+    whole = {"small": OverlapFinder(**kw), "big": OverlapFinder(**kw)}
     step = max(1, chunk * small // big)
     spent = turns(whole, {"small": (0, small, step), "big": (0, big, chunk)})
     sizes = {"small": small, "big": big}

@@ -126,6 +126,9 @@ def test_save_load_round_trips_and_refuses_other_config(tmp_path: Path) -> None:
         ({"gap": -1}, "gap"),
         ({"min_score": 2.0}, "min_score"),
         ({"max_df": 0}, "max_df"),
+        ({"query_window": 0}, "query_window"),
+        ({"query_window": 5}, r"query_window must be an integer in \[1, window=4\]"),
+        ({"window": 2, "query_window": 3}, "query_window"),
     ],
 )
 def test_bad_parameters_are_refused(kwargs: dict[str, float], match: str) -> None:
@@ -174,3 +177,12 @@ def test_phrase_repeated_after_the_copy_does_not_stretch_the_source_span() -> No
     [p] = OverlapFinder().find([source, query])
     at = source.index(passage)
     assert abs(p.source_span[1] - (at + len(passage))) <= 5, (p.source_span, at + len(passage))
+
+
+def test_query_window_is_in_the_config_id_as_it_runs() -> None:
+    """``query_window=None`` runs 2 (or a smaller ``window``): the same id as naming it."""
+    base = OverlapFinder()
+    assert base.query_window_ == 2 and OverlapFinder(query_window=2).config_id == base.config_id
+    assert OverlapFinder(window=1).query_window_ == 1
+    assert OverlapFinder(query_window=1).config_id != base.config_id
+    assert OverlapFinder(query_window=4).config_id != base.config_id

@@ -128,22 +128,75 @@ def test_index_across_many_growths_of_one_part(part: int) -> None:
 
 
 @pytest.mark.skipif(kernel() is None, reason="neardup._overlap not built")
-def test_packed_document_seeds_equal_the_array_call() -> None:
-    """``seeds_packed`` / ``add_packed`` (the finder's path) answer as ``seeds`` / ``add`` do."""
+@pytest.mark.parametrize("window", [1, 3, 4])
+def test_packed_document_seeds_equal_the_array_call(window: int) -> None:
+    """``seeds_packed`` / ``add_packed`` (the finder's path) answer as ``seeds`` / ``add`` do
+    on the grams winnowing keeps."""
     from neardup.overlap.pairs import PairParams, prepare, prepare_packed
     from neardup.overlap.tokens import winnow
 
     params = PairParams(ngram=4, gap=30, min_length=10)
     texts = [" ".join(f"w{(i * 7 + j * j) % 50}" for j in range(60)) for i in range(40)]
     packed, plain = GramIndex(), GramIndex()
+    asked = 0
     for doc, text in enumerate(texts):
         g = prepare(text, params).grams
-        q = (g.hashes, g.first, g.last)
-        a = packed.seeds_packed(prepare_packed(text, params), 50, 2)
+        keep = winnow(g.hashes, window)
+        q = (g.hashes[keep], g.first[keep], g.last[keep])
+        a = packed.seeds_packed(prepare_packed(text, params), 50, 2, window)
         b = plain.seeds(*q, 50, 2)
         assert a[0] == b[0] and a[1].tolist() == b[1].tolist() and a[2].tolist() == b[2].tolist()
-        packed.add_packed(doc, prepare_packed(text, params), 4)
-        keep = winnow(g.hashes, 4)
+        asked += len(a[0])
+        packed.add_packed(doc, prepare_packed(text, params), window)
         plain.add(doc, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
+    assert asked > 0  # the texts share grams: the look-ups found sources
     for x, y in zip(packed.arrays(), plain.arrays(), strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+@given(
+    texts=st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=40), min_size=2, max_size=6),
+    window=st.integers(2, 5),
+    max_df=st.integers(1, 6),
+)
+@settings(max_examples=60, deadline=None)
+def test_winnowed_look_ups_keep_the_winnowing_guarantee(
+    texts: list[list[int]], window: int, max_df: int
+) -> None:
+    """The finder's look-ups (a query's grams that winnowing keeps) against documents posted
+    with the same window: every seed is one that looking up every gram gives, and every
+    window of ``window`` grams the query shares with a document (under ``max_df``) leaves a
+    seed inside it on both sides (small alphabets: grams repeat within and across texts)."""
+    from neardup.overlap.tokens import winnow
+
+    grams = [_u64([k * 1_000_003 + 7 for k in t]) for t in texts]
+    ix = GramIndex()
+    for doc, g in enumerate(grams[:-1]):
+        kept = winnow(g, window)
+        ix.add(doc, g[kept], np.stack([kept, kept + 1], 1).astype(np.int64))
+    q = grams[-1]
+    pos = np.arange(q.size, dtype=np.int64)
+    asked = winnow(q, window)
+    docs, bounds, few = ix.seeds(q[asked], pos[asked], pos[asked] + 1, max_df, 1)
+    _, _, every = ix.seeds(q, pos, pos + 1, max_df, 1)
+    assert {tuple(r) for r in few.tolist()} <= {tuple(r) for r in every.tolist()}
+    df: dict[int, int] = defaultdict(int)
+    for h in ix.arrays()[0].tolist():
+        df[h] += 1
+    for doc, g in enumerate(grams[:-1]):
+        rows = (
+            few[bounds[docs.index(doc)] : bounds[docs.index(doc) + 1]] if doc in docs else few[:0]
+        )
+        seeds = {(r[0], r[2]) for r in rows.tolist()}
+        for i in range(q.size - window + 1):
+            for j in range(g.size - window + 1):
+                if q[i : i + window].tolist() != g[j : j + window].tolist():
+                    continue
+                # the window's smallest hash: posted by doc, asked by the query
+                low = int(q[i : i + window].min())
+                if df[low] > max_df:
+                    continue
+                assert any(
+                    i <= a < i + window and j <= b < j + window and int(q[a]) == low
+                    for a, b in seeds
+                ), (doc, i, j)

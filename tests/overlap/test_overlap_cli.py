@@ -85,6 +85,10 @@ def test_against_a_saved_reference(tmp_path: Path) -> None:
                    "--out", str(out2)])  # fmt: skip
     assert res.exit_code == 2 and "was built with config ov1-" in res.stderr
     assert "Traceback" not in res.output
+    # so is one whose look-ups differ (every gram against the winnowed ones)
+    res = _invoke(["overlap", str(query), "--against", str(ref), "--query-window", "1",
+                   "--out", str(out2)])  # fmt: skip
+    assert res.exit_code == 2 and "'query_window': None" in res.stderr
 
 
 def test_bad_input_is_one_line_with_exit_codes(tmp_path: Path) -> None:
@@ -99,6 +103,8 @@ def test_bad_input_is_one_line_with_exit_codes(tmp_path: Path) -> None:
     assert res.exit_code == 0 and out.read_text() == ""
     res = _invoke(["overlap", str(bad), "--out", str(out), "--ngram", "0"])
     assert res.exit_code == 2 and "ngram" in res.stderr
+    res = _invoke(["overlap", str(bad), "--out", str(out), "--query-window", "5"])
+    assert res.exit_code == 2 and "query_window must be an integer in [1, window=4]" in res.stderr
 
 
 def test_parquet_output(tmp_path: Path) -> None:

@@ -102,6 +102,11 @@ def _finder_options(func: Any) -> Any:
         ("min-length", "Shortest passage reported, in words (a Han character counts 2/3) [10]."),
         ("ngram", "Words per hashed gram [4]."),
         ("gap", "Largest gap in words between the seeds of one passage [30]."),
+        (
+            "query-window",
+            "Winnowing window of a text's look-ups, 1-4 (1: look up every gram: a little more "
+            "recall on heavy rewrites, a cost that grows with the reference) [2].",
+        ),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
     return click.option(

@@ -3,8 +3,9 @@
 Seed and extend, as in PAN text alignment: every text is tokenised (words; single Han
 characters) with offsets into the text as read; grams of ``ngram`` words (a Han character
 counts two thirds of a word) are hashed; winnowing keeps a few of them per window in an
-inverted index. A query looks up *all* its grams, groups the hits by document, merges nearby
-seeds into passages (:mod:`neardup.overlap.align`) and reports each passage pair with its
+inverted index. A query looks up its own winnowed grams (a window of grams it shares with an
+indexed text has its smallest hash kept on both sides), groups the hits by document, merges
+nearby seeds into passages (:mod:`neardup.overlap.align`) and reports each passage pair with its
 spans and score.
 
 >>> f = OverlapFinder(min_length=6)
@@ -54,8 +55,13 @@ __all__ = ["OverlapFinder", "Passage"]
 TOKENIZER_VERSION = 3
 # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps; 4: a passage needs
 # half its tokens covered by shared fine grams (pairs.MIN_COVER), bands of an eighth of the
-# strong seeds, the cross-source rule (pairs.cross_source_keep), min_length in gram units
-ALIGNER_VERSION = 4
+# strong seeds, the cross-source rule (pairs.cross_source_keep), min_length in gram units;
+# 5: a query looks up only the grams winnowing with query_window keeps (1.5x fewer probes)
+ALIGNER_VERSION = 5
+# the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
+# on the PAN sets (zh heavy rewrites 0.870-0.908, seeds 1-4), 4 keeps 2/5 but loses 0.01-0.03
+# there (0.854-0.890); benchmarks/README.md "Overlap", Cost
+QUERY_WINDOW = 2
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 
@@ -93,7 +99,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
     15 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
     ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50);
-    ``min_score`` passages whose score is below this are dropped (0.0).
+    ``min_score`` passages whose score is below this are dropped (0.0); ``query_window`` the
+    winnowing window of a query's look-ups, at most ``window`` (``None``: 2, or ``window`` when
+    smaller; 1 looks up every gram, as before aligner 5: 1.5x the probes of 2, and a cost per
+    document that grows more with the index; 4 looks up 0.6x the grams of 2 and misses more
+    of the heavy rewrites; docs/OVERLAP.md "Cost"). Resolved: ``query_window_``.
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
     of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
@@ -110,6 +120,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         gap: int = 30,
         max_df: int = 50,
         min_score: float = 0.0,
+        query_window: int | None = None,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:
@@ -120,12 +131,21 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
         if not 0.0 <= float(min_score) <= 1.0:
             raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
+        if query_window is not None and (
+            not isinstance(query_window, int) or not 1 <= query_window <= window
+        ):
+            raise ValueError(
+                f"query_window must be an integer in [1, window={window}] (a shared window of "
+                f"grams must hold a looked-up gram the source posted), got {query_window!r}"
+            )
         self.ngram = ngram
         self.window = window
         self.min_length = min_length
         self.gap = gap
         self.max_df = max_df
         self.min_score = float(min_score)
+        self.query_window = query_window
+        self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
@@ -141,6 +161,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         True
         """
         body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.get_params()}
+        body["query_window"] = self.query_window_  # what runs: None and 2 are the same
         blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -293,7 +314,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         prepared = pack_one(text) if type(text) is str else prepare_packed(text, self._pair_params)
         position = len(self._texts)
         ident = position if ident is None else ident
-        d, bounds, seeds = self._index.seeds_raw(prepared, self.max_df, 2)
+        d, bounds, seeds = self._index.seeds_raw(prepared, self.max_df, 2, self.query_window_)
         docs: list[int] = memoryview(d).cast("q").tolist() if d else []
         if docs:
             jobs.append((prepared, self._sources(docs), seeds, bounds))
@@ -309,12 +330,19 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             yield self._passages(next(found), docs, ident, position) if docs else []
 
     def _query(self, prepared: Prepared | bytes, ident: Any, position: int) -> list[Passage]:
-        # a source needs 2 seeds: one gram is shorter than any passage we report
+        # a source needs 2 seeds: one gram is shorter than any passage we report. Only the
+        # query's winnowed grams are looked up: a window of grams it shares with a source has
+        # its smallest hash kept (and indexed) on both sides
         if isinstance(prepared, bytes):
-            docs, bounds, seeds = self._index.seeds_packed(prepared, self.max_df, 2)
+            docs, bounds, seeds = self._index.seeds_packed(
+                prepared, self.max_df, 2, self.query_window_
+            )
         else:
             g = prepared.grams
-            docs, bounds, seeds = self._index.seeds(g.hashes, g.first, g.last, self.max_df, 2)
+            ask = winnow(g.hashes, self.query_window_)
+            docs, bounds, seeds = self._index.seeds(
+                g.hashes[ask], g.first[ask], g.last[ask], self.max_df, 2
+            )
         if not docs:
             return []
         k = kernel()

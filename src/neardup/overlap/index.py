@@ -161,16 +161,20 @@ class GramIndex:
         return self._c is not None
 
     def seeds_packed(
-        self, packed: bytes, max_df: int, min_seeds: int
+        self, packed: bytes, max_df: int, min_seeds: int, window: int
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """:meth:`seeds` of a packed document's grams (``pairs.prepare_packed``; C index)."""
-        d, b, s = self._c.seeds_packed(packed, max_df, min_seeds)
+        """:meth:`seeds` of the grams of a packed document (``pairs.prepare_packed``) that
+        winnowing with ``window`` keeps (``tokens.winnow``; C index)."""
+        d, b, s = self._c.seeds_packed(packed, max_df, min_seeds, window)
         seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
         return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
 
-    def seeds_raw(self, packed: bytes, max_df: int, min_seeds: int) -> tuple[bytes, bytes, bytes]:
+    def seeds_raw(
+        self, packed: bytes, max_df: int, min_seeds: int, window: int
+    ) -> tuple[bytes, bytes, bytes]:
         """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
-        return self._c.seeds_packed(packed, max_df, min_seeds)  # type: ignore[no-any-return]
+        raw: tuple[bytes, bytes, bytes] = self._c.seeds_packed(packed, max_df, min_seeds, window)
+        return raw
 
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:
         """Post the winnowed grams of a packed document (the C index)."""

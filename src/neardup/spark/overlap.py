@@ -6,13 +6,15 @@ before it, then indexed. The same on Spark (each stage a DataFrame):
 
 1. **Order**: ``ord`` = the document's place in processing order (``(timestamp or 0, position)``
    with a time field, else the position), the local finder's position.
-2. **Grams** (Python workers): :func:`neardup.overlap.pairs.prepare` of each text; every gram
-   ``i`` with its hash, and which grams winnowing keeps (the postings the local index holds).
+2. **Grams** (Python workers): :func:`neardup.overlap.pairs.prepare` of each text; the grams
+   ``i`` winnowing keeps, with their hashes: an indexed document's postings (what the local
+   index holds) and a query's look-ups (what the local finder asks the index for).
 3. **max_df**: a hash's postings among the documents *before* the query (a window over the
    hash, by ``ord``); a gram with more than ``max_df`` of them is skipped for that query, as
    :meth:`GramIndex.lookup` skips it.
-4. **Seeds**: the query's kept hashes joined with the earlier postings, then with the query's
-   grams of that hash: rows ``(query, source, i, j)``; pairs with fewer than 2 are dropped.
+4. **Seeds**: the query's hashes under max_df joined with the earlier postings, then with the
+   query's kept grams of that hash: rows ``(query, source, i, j)``; pairs with fewer than 2 are
+   dropped.
 5. **Pairs** (Python workers): :func:`neardup.overlap.pairs.pair_passages` with both prepared
    texts and the seeds in the local order (query gram, then source gram), ``min_score``.
 
@@ -63,29 +65,36 @@ class OverlapResult:
     references: int = 0  # reference documents (--against)
 
 
-def _params(finder: OverlapFinder) -> tuple[PairParams, int, int, float]:
+def _params(finder: OverlapFinder) -> tuple[PairParams, tuple[int, int], int, float]:
+    """The pair step's parameters, the (posting, look-up) winnowing windows, max_df, min_score."""
     p = finder.get_params()
     pair = PairParams(ngram=p["ngram"], gap=p["gap"], min_length=p["min_length"])
-    return pair, int(p["window"]), int(p["max_df"]), float(p["min_score"])
+    windows = (int(p["window"]), int(finder.query_window_))
+    return pair, windows, int(p["max_df"]), float(p["min_score"])
 
 
-def _grams(params: PairParams, window: int) -> Any:
-    """A ``mapInPandas`` function: (ord, text, index, ask) -> every gram (ord, i, hash,
-    post: kept by winnowing in an indexed document, ask: the document is a query)."""
+def _grams(params: PairParams, windows: tuple[int, int]) -> Any:
+    """A ``mapInPandas`` function: (ord, text, index, ask) -> the grams winnowing keeps (ord,
+    i, hash, post: kept with the posting window in an indexed document, ask: kept with the
+    look-up window in a query); the local finder posts and looks up these grams only."""
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
             ords, idx, hashes, posts, asks = [], [], [], [], []
             for o, text, index, ask in pdf[["ord", "text", "index", "ask"]].itertuples(False):
                 h = prepare(text, params).grams.hashes
-                kept = np.zeros(h.size, dtype=bool)
+                post = np.zeros(h.size, dtype=bool)
+                asked = np.zeros(h.size, dtype=bool)
                 if index:
-                    kept[winnow(h, window)] = True
-                ords.append(np.full(h.size, o, dtype=np.int64))
-                idx.append(np.arange(h.size, dtype=np.int32))
-                hashes.append(h.view(np.int64))
-                posts.append(kept)
-                asks.append(np.full(h.size, bool(ask)))
+                    post[winnow(h, windows[0])] = True
+                if ask:
+                    asked[winnow(h, windows[1])] = True
+                kept = np.flatnonzero(post | asked)
+                ords.append(np.full(kept.size, o, dtype=np.int64))
+                idx.append(kept.astype(np.int32))
+                hashes.append(h[kept].view(np.int64))
+                posts.append(post[kept])
+                asks.append(asked[kept])
             if ords:
                 yield pd.DataFrame(
                     {
@@ -180,7 +189,7 @@ def find_overlaps(
     the reference documents only (``against_roots``: the folders they were listed from);
     ``columns``: record fields (Hive partition columns) each row carries from its document."""
     fields = fields or Fields()
-    params, window, max_df, min_score = _params(finder)
+    params, windows, max_df, min_score = _params(finder)
     timed = fields.time is not None
     docs, stats = _documents(spark, inputs, fmt, fields, on_error, columns, timed)
     docs = docs.withColumn("index", F.lit(not against)).withColumn("ask", F.lit(True))
@@ -195,7 +204,7 @@ def find_overlaps(
         docs = docs.unionByName(ref)
     docs = docs.cache()
     try:
-        rows = _found(docs, params, window, max_df, min_score)
+        rows = _found(docs, params, windows, max_df, min_score)
         totals = docs.where("ask").agg(F.count("*"), F.sum(F.length("text"))).first()
     finally:
         docs.unpersist()
@@ -220,11 +229,11 @@ def _documents(
 
 
 def _found(
-    docs: DataFrame, params: PairParams, window: int, max_df: int, min_score: float
+    docs: DataFrame, params: PairParams, windows: tuple[int, int], max_df: int, min_score: float
 ) -> list[Any]:
     """The passages of the ``ask`` documents in the ``index`` documents before them, with
     both ids and the query's record, in the local engine's order."""
-    grams = docs.select("ord", "text", "index", "ask").mapInPandas(_grams(params, window), GRAMS)
+    grams = docs.select("ord", "text", "index", "ask").mapInPandas(_grams(params, windows), GRAMS)
     pairs = _seeds(grams, max_df)
     qtext = docs.select(F.col("ord").alias("qord"), F.col("text").alias("qtext"))
     stext = docs.select(F.col("ord").alias("src"), F.col("text").alias("stext"))
