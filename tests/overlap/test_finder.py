@@ -115,6 +115,7 @@ def test_save_load_round_trips_and_refuses_other_config(tmp_path: Path) -> None:
     with pytest.raises(ReferenceConfigError) as e:
         OverlapFinder.load(tmp_path / "ref", OverlapFinder(min_length=11))
     assert f.config_id in str(e.value) and OverlapFinder(min_length=11).config_id in str(e.value)
+    assert "other overlap parameters: use the saved parameters" in str(e.value)
     with pytest.raises(ReferenceFormatError, match="not a saved overlap reference"):
         OverlapFinder.load(tmp_path / "missing")
 
@@ -186,3 +187,24 @@ def test_query_window_is_in_the_config_id_as_it_runs() -> None:
     assert OverlapFinder(window=1).query_window_ == 1
     assert OverlapFinder(query_window=1).config_id != base.config_id
     assert OverlapFinder(query_window=4).config_id != base.config_id
+
+
+def test_a_reference_of_another_version_is_refused_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same parameters, another aligner (an earlier neardup wrote it): the message says to
+    rebuild, not to use the saved parameters (which give this version's config again)."""
+    import neardup.overlap.finder as finder_module
+
+    with monkeypatch.context() as m:
+        m.setattr(finder_module, "ALIGNER_VERSION", finder_module.ALIGNER_VERSION - 1)
+        old = OverlapFinder(min_length=10)
+        old.add("one two three four five six seven eight nine ten eleven twelve", id="a")
+        old.save(tmp_path / "ref")
+    for config in (None, OverlapFinder(min_length=10)):
+        with pytest.raises(ReferenceConfigError) as e:
+            OverlapFinder.load(tmp_path / "ref", config)
+        assert old.config_id in str(e.value) and OverlapFinder(min_length=10).config_id in str(
+            e.value
+        )
+        assert "another neardup version" in str(e.value) and "--save-reference" in str(e.value)

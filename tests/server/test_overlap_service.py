@@ -3,7 +3,9 @@ are the library's, stored documents survive restarts and crashes, bad input is a
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -153,13 +155,24 @@ def test_other_overlap_parameters_are_refused_naming_both_ids(tmp_path: Path) ->
     old, new = OverlapFinder().config_id, OverlapFinder(min_length=12).config_id
     assert old in done.stderr and new in done.stderr
     assert "Traceback" not in done.stderr
+    assert "start with the same --overlap options" in done.stderr
+    # a store of an earlier neardup (same options, another aligner): said so, not "options"
+    db = sqlite3.connect(data / "overlap.sqlite")
+    params = json.loads(db.execute("SELECT value FROM meta WHERE key='params'").fetchone()[0])
+    del params["query_window"]  # aligner 4 had no such parameter
+    with db:
+        db.execute("UPDATE meta SET value='ov1-0123456789abcdef' WHERE key='config_id'")
+        db.execute("UPDATE meta SET value=? WHERE key='params'", (json.dumps(params),))
+    db.close()
+    done = _serve(data)
+    assert done.returncode == 2 and "ov1-0123456789abcdef" in done.stderr, done.stderr
+    assert "in an earlier neardup" in done.stderr and "Traceback" not in done.stderr
     for bad in ("min_length", "min_length=x", "colour=3", "ngram=0"):
         done = _serve(tmp_path / "other", "--overlap", bad)
         assert done.returncode == 2 and "--overlap" in done.stderr, (bad, done.stderr)
 
 
 def test_concurrent_stores_equal_the_library_in_commit_order(tmp_path: Path) -> None:
-    import sqlite3
     from concurrent.futures import ThreadPoolExecutor
 
     docs = synthetic(seed=21, n=18)

@@ -46,6 +46,20 @@ class ReferenceConfigError(ReferenceFormatError):
     """A saved reference was built with other parameters than the finder asked for."""
 
 
+def another_version(saved: Any, params: dict[str, Any], defaults: dict[str, Any]) -> bool:
+    """Whether ``saved`` (parameters read back from a saved reference or store) names the
+    same ``params``, parameters added since taking their ``defaults``: then a ``config_id``
+    that differs was made by another neardup version (its tokenizer or aligner), not by other
+    options.
+
+    >>> another_version({"gap": 30}, {"gap": 30, "query_window": None}, {"query_window": None})
+    True
+    """
+    if not isinstance(saved, dict):
+        return False
+    return {**defaults, **saved} == {**defaults, **params}
+
+
 class ReferenceMixin:
     """``save`` / ``load`` for :class:`~neardup.overlap.OverlapFinder` (module docs)."""
 
@@ -99,10 +113,16 @@ class ReferenceMixin:
             except (TypeError, ValueError, KeyError) as e:
                 raise ReferenceFormatError(f"{root}: bad saved parameters ({e})") from None
         if meta.get("config_id") != config.config_id:
+            why = (
+                "the same parameters in another neardup version (its tokenizer or aligner "
+                "changed): rebuild the reference with --save-reference"
+                if another_version(meta.get("params"), config.get_params(), cls().get_params())
+                else f"other overlap parameters: use the saved parameters ({meta.get('params')}) "
+                "or rebuild the reference with --save-reference"
+            )
             raise ReferenceConfigError(
                 f"{root} was built with config {meta.get('config_id')}, this run uses "
-                f"{config.config_id} (other overlap parameters): use the saved parameters "
-                f"({meta.get('params')}) or rebuild the reference with --save-reference"
+                f"{config.config_id} ({why})"
             )
         finder = config.replace()
         texts = JsonColumn(arrays["texts_data"], arrays["texts_offsets"])

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neardup.overlap import OverlapFinder, ReferenceFormatError
+from neardup.overlap.persist import another_version
 from neardup.server.store import ConfigMismatch
 
 __all__ = ["FORMAT", "OverlapConfigMismatch", "OverlapStore"]
@@ -56,6 +57,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 class OverlapConfigMismatch(ConfigMismatch):
     """The overlap documents were stored with other overlap parameters."""
+
+
+def _loads(text: str | None) -> Any:
+    """The JSON of a meta row, None when it is missing or damaged."""
+    try:
+        return json.loads(text or "")
+    except ValueError:
+        return None
 
 
 class OverlapStore:
@@ -104,10 +113,22 @@ class OverlapStore:
                 "use another --data directory"
             )
         if has_rows and stored != self.config_id:
+            same = another_version(
+                _loads(self._meta("params")),
+                self._config.get_params(),
+                OverlapFinder().get_params(),
+            )
             raise OverlapConfigMismatch(
                 f"the overlap documents in {self.path} were stored with overlap config {stored} "
-                f"({self._meta('params')}), these settings are config {self.config_id}: start "
-                "with the same --overlap options as before or use another --data directory"
+                f"({self._meta('params')}), these settings are config {self.config_id}: "
+                + (
+                    "the same --overlap options in an earlier neardup (its tokenizer or aligner "
+                    "has changed, and the stored answers with it): use another --data directory "
+                    "and post the texts again"
+                    if same
+                    else "start with the same --overlap options as before or use another "
+                    "--data directory"
+                )
             )
         params = json.dumps(self._config.get_params(), sort_keys=True)
         meta = {"format": FORMAT, "config_id": self.config_id, "params": params}
