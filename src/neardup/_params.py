@@ -29,6 +29,7 @@ AttributeError: Box.size is read-only: make a new object with .replace(size=...)
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any, Self
 
 
@@ -78,3 +79,30 @@ class FrozenParams:
                 f"{type(self).__name__} has no parameter {unknown[0]!r}; parameters: {names}"
             )
         return type(self)(**{**self.get_params(), **changes})
+
+
+def config_difference(saved: dict[str, Any], current: dict[str, Any]) -> str:
+    """The settings two configurations differ in (a :meth:`~neardup.Deduplicator.state_config`,
+    an :class:`~neardup.overlap.OverlapFinder`'s parameters), as ``name: saved -> current``
+    (nested settings by dotted name); empty when they name the same settings.
+
+    >>> config_difference({"k": 3, "verifier": {"num_hashes": 128}},
+    ...                   {"k": 3, "verifier": {"num_hashes": 192}, "cluster_similarity": 0.5})
+    'cluster_similarity: none -> 0.5; verifier.num_hashes: 128 -> 192'
+    """
+
+    def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+        if not isinstance(d, dict):
+            return {prefix: d}
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}."))
+        return {k.rstrip("."): v for k, v in out.items()}
+
+    a, b = flat(saved), flat(current)
+    names = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return "; ".join(f"{k}: {_shown(a.get(k))} -> {_shown(b.get(k))}" for k in names)
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else json.dumps(value)

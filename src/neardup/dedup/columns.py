@@ -43,6 +43,7 @@ import numpy.typing as npt
 import orjson
 
 from neardup._growable import Growable
+from neardup._params import config_difference
 from neardup._persist import FormatError, JsonColumn
 from neardup.dedup.state import DUPLICATE, UNIQUE
 
@@ -407,32 +408,6 @@ def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> N
             "(the library: Deduplicator.load(path) without config= takes them from the state), "
             "or use a new state directory"
         )
-
-
-def config_difference(saved: dict[str, Any], current: dict[str, Any]) -> str:
-    """The settings two :meth:`~neardup.Deduplicator.state_config` dicts differ in, as
-    ``name: saved -> current`` (nested settings by dotted name).
-
-    >>> config_difference({"k": 3, "verifier": {"num_hashes": 128}},
-    ...                   {"k": 3, "verifier": {"num_hashes": 192}, "cluster_similarity": 0.5})
-    'cluster_similarity: none -> 0.5; verifier.num_hashes: 128 -> 192'
-    """
-
-    def flat(d: Any, prefix: str = "") -> dict[str, Any]:
-        if not isinstance(d, dict):
-            return {prefix: d}
-        out: dict[str, Any] = {}
-        for k, v in d.items():
-            out.update(flat(v, f"{prefix}{k}."))
-        return {k.rstrip("."): v for k, v in out.items()}
-
-    a, b = flat(saved), flat(current)
-    names = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-    return "; ".join(f"{k}: {_shown(a.get(k))} -> {_shown(b.get(k))}" for k in names)
-
-
-def _shown(value: Any) -> str:
-    return "none" if value is None else json.dumps(value)
 
 
 def _json_column(texts: list[str]) -> JsonColumn:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from neardup._atomic import atomic_directory, current_version
+from neardup._params import config_difference
 from neardup._persist import FormatError, JsonColumn, read_bundle, write_bundle
 
 __all__ = ["ReferenceConfigError", "ReferenceFormatError", "ReferenceMixin"]
@@ -44,20 +45,6 @@ class ReferenceFormatError(FormatError):
 
 class ReferenceConfigError(ReferenceFormatError):
     """A saved reference was built with other parameters than the finder asked for."""
-
-
-def another_version(saved: Any, params: dict[str, Any], defaults: dict[str, Any]) -> bool:
-    """Whether ``saved`` (parameters read back from a saved reference or store) names the
-    same ``params``, parameters added since taking their ``defaults``: then a ``config_id``
-    that differs was made by another neardup version (its tokenizer or aligner), not by other
-    options.
-
-    >>> another_version({"gap": 30}, {"gap": 30, "query_window": None}, {"query_window": None})
-    True
-    """
-    if not isinstance(saved, dict):
-        return False
-    return {**defaults, **saved} == {**defaults, **params}
 
 
 class ReferenceMixin:
@@ -113,12 +100,15 @@ class ReferenceMixin:
             except (TypeError, ValueError, KeyError) as e:
                 raise ReferenceFormatError(f"{root}: bad saved parameters ({e})") from None
         if meta.get("config_id") != config.config_id:
+            saved: dict[str, Any] = meta["params"] if isinstance(meta.get("params"), dict) else {}
+            # parameters added since a reference was saved take their defaults
+            differ = config_difference({**cls().get_params(), **saved}, config.get_params())
             why = (
-                "the same parameters in another neardup version (its tokenizer or aligner "
+                f"other overlap parameters: use the saved parameters ({meta.get('params')}) "
+                f"or rebuild the reference with --save-reference; {differ}"
+                if differ
+                else "the same parameters in another neardup version (its tokenizer or aligner "
                 "changed): rebuild the reference with --save-reference"
-                if another_version(meta.get("params"), config.get_params(), cls().get_params())
-                else f"other overlap parameters: use the saved parameters ({meta.get('params')}) "
-                "or rebuild the reference with --save-reference"
             )
             raise ReferenceConfigError(
                 f"{root} was built with config {meta.get('config_id')}, this run uses "

@@ -37,8 +37,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from neardup._params import config_difference
 from neardup.overlap import OverlapFinder, ReferenceFormatError
-from neardup.overlap.persist import another_version
 from neardup.server.store import ConfigMismatch
 
 __all__ = ["FORMAT", "OverlapConfigMismatch", "OverlapStore"]
@@ -113,10 +113,11 @@ class OverlapStore:
                 "use another --data directory"
             )
         if has_rows and stored != self.config_id:
-            same = another_version(
-                _loads(self._meta("params")),
+            saved = _loads(self._meta("params"))
+            # parameters added since the store was written take their defaults
+            differ = config_difference(
+                {**OverlapFinder().get_params(), **(saved if isinstance(saved, dict) else {})},
                 self._config.get_params(),
-                OverlapFinder().get_params(),
             )
             raise OverlapConfigMismatch(
                 f"the overlap documents in {self.path} were stored with overlap config {stored} "
@@ -125,9 +126,9 @@ class OverlapStore:
                     "the same --overlap options in an earlier neardup (its tokenizer or aligner "
                     "has changed, and the stored answers with it): use another --data directory "
                     "and post the texts again"
-                    if same
-                    else "start with the same --overlap options as before or use another "
-                    "--data directory"
+                    if not differ
+                    else f"start with the same --overlap options as before ({differ}) or use "
+                    "another --data directory"
                 )
             )
         params = json.dumps(self._config.get_params(), sort_keys=True)

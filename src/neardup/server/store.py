@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.dedup.columns import config_difference
+from neardup._params import config_difference
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
