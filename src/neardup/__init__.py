@@ -36,10 +36,15 @@ _EXPORTS = {
     "hamming": "neardup.fingerprint",
     "IdfTable": "neardup.features.idf",
     "normalize_text": "neardup.features.normalize",
+    "BadInputError": "neardup.errors",
+    "ConfigMismatchError": "neardup.errors",
+    "DamagedFileError": "neardup.errors",
+    "NeardupError": "neardup.errors",
 }
 
 if TYPE_CHECKING:
     from neardup.dedup import Decision, Decisions, Deduplicator, Verifier, dedup_batch
+    from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError, NeardupError
     from neardup.features.idf import IdfTable
     from neardup.features.normalize import normalize_text
     from neardup.fingerprint import EmptyTextError, Fingerprinter, hamming
@@ -55,6 +60,9 @@ if TYPE_CHECKING:
     from neardup.verify import MinHashVerifier
 
 __all__ = [
+    "BadInputError",
+    "ConfigMismatchError",
+    "DamagedFileError",
     "Decision",
     "Decisions",
     "Deduplicator",
@@ -65,6 +73,7 @@ __all__ = [
     "IndexFormatError",
     "Matches",
     "MinHashVerifier",
+    "NeardupError",
     "Pairs",
     "TableDesign",
     "Verifier",

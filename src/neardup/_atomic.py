@@ -52,6 +52,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
+from neardup.errors import DamagedFileError, NeardupError
+
 CURRENT = "CURRENT"
 LOCK = ".lock"
 MANIFEST = "manifest.json"  # what every bundle writes last (neardup._persist): a whole version
@@ -65,11 +67,11 @@ SLEEP_PER_FILE = "NEARDUP_TEST_SLEEP_PER_FILE"
 T = TypeVar("T")
 
 
-class DirectoryBusyError(RuntimeError):
+class DirectoryBusyError(NeardupError, RuntimeError):
     """Another process is writing the directory and the caller asked not to wait."""
 
 
-class BrokenDirectoryError(OSError):
+class BrokenDirectoryError(DamagedFileError, OSError):
     """``CURRENT`` is missing while saved versions exist, or names a version that is gone.
 
     Raised before anything is written or deleted; the message names the file and the fix.

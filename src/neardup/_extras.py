@@ -17,8 +17,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from neardup.errors import NeardupError
 
-class MissingExtraError(ImportError):
+
+class MissingExtraError(NeardupError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
 

@@ -34,10 +34,7 @@ import xxhash
 
 from neardup._atomic import MANIFEST as MANIFEST  # one name: what a bundle writes last
 from neardup._atomic import SLEEP_PER_FILE
-
-
-class FormatError(ValueError):
-    """A saved directory is missing, truncated, corrupted, edited or of another format."""
+from neardup.errors import DamagedFileError
 
 
 def checksum_file(path: Path) -> str:
@@ -91,7 +88,7 @@ def read_manifest(
     directory: Path,
     fmt: str | Sequence[str],
     version: int | Sequence[int],
-    error: type[FormatError] = FormatError,
+    error: type[DamagedFileError] = DamagedFileError,
 ) -> dict[str, Any]:
     """The checked manifest body (format, version, meta, files); ``version``: the one this
     neardup writes, or every version it reads (newest last)."""
@@ -123,7 +120,7 @@ def read_manifest(
 
 
 def check_file(
-    directory: Path, entry: dict[str, Any], verify: bool, error: type[FormatError]
+    directory: Path, entry: dict[str, Any], verify: bool, error: type[DamagedFileError]
 ) -> Path:
     """The path of a listed file after the size (always) and checksum (``verify``) checks."""
     path = directory / str(entry["file"])
@@ -145,7 +142,11 @@ def check_file(
 
 
 def _load_array(
-    directory: Path, entry: dict[str, Any], mmap_mode: bool, verify: bool, error: type[FormatError]
+    directory: Path,
+    entry: dict[str, Any],
+    mmap_mode: bool,
+    verify: bool,
+    error: type[DamagedFileError],
 ) -> npt.NDArray[Any]:
     path = check_file(directory, entry, verify, error)
     try:
@@ -167,7 +168,7 @@ def read_bundle(
     *,
     mmap: bool = True,
     verify: bool = True,
-    error: type[FormatError] = FormatError,
+    error: type[DamagedFileError] = DamagedFileError,
 ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
     """``(meta, arrays)`` of a bundle; extra files are size/checksum-checked but not read."""
     manifest = read_manifest(directory, fmt, version, error)
@@ -207,7 +208,7 @@ class JsonColumn:
         col.extend(values)
         return col
 
-    def check(self, what: str, error: type[FormatError] = FormatError) -> None:
+    def check(self, what: str, error: type[DamagedFileError] = DamagedFileError) -> None:
         """Raise ``error`` unless the offsets are a valid partition of the data (O(n))."""
         off = self.offsets
         ok = off.ndim == 1 and off.shape[0] >= 1 and self.data.ndim == 1

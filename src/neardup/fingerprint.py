@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._params import FrozenParams
+from neardup.errors import BadInputError
 from neardup.features.charclass import char_classes, table_digest
 from neardup.features.extract import feature_list, text_is_cjk
 from neardup.features.idf import IdfTable
@@ -54,7 +55,7 @@ DEFAULT_NGRAM = {"word": 1, "shingle": 3, "char": 5, "auto": 3}
 Analyzer = str | Callable[[str], Iterable[str] | Mapping[str, float]]
 
 
-class EmptyTextError(ValueError):
+class EmptyTextError(BadInputError):
     """A text has no features (empty, only spaces or punctuation, all stop words).
 
     Such a text cannot be fingerprinted: any value would falsely match every other empty text.

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
+from neardup.errors import NeardupError
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
 from neardup.io import (
@@ -32,7 +33,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENGINES = ("local", "spark")
 
 
-class DataError(click.ClickException):
+class DataError(click.ClickException, NeardupError):
     """Bad data in an input file (exit code 1)."""
 
     exit_code = 1

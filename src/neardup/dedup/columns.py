@@ -44,8 +44,9 @@ import orjson
 
 from neardup._growable import Growable
 from neardup._params import config_difference
-from neardup._persist import FormatError, JsonColumn
+from neardup._persist import JsonColumn
 from neardup.dedup.state import DUPLICATE, UNIQUE
+from neardup.errors import ConfigMismatchError, DamagedFileError
 
 if TYPE_CHECKING:
     from neardup.dedup.candidates import CandidateIndex
@@ -54,11 +55,11 @@ SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
 _LOW = (1 << 64) - 1
 
 
-class StateFormatError(FormatError):
+class StateFormatError(DamagedFileError):
     """A saved dedup state is missing, damaged, or of another configuration."""
 
 
-class StateConfigError(StateFormatError):
+class StateConfigError(StateFormatError, ConfigMismatchError):
     """A saved dedup state of another configuration."""
 
 

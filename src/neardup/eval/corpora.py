@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from neardup.errors import NeardupError
+
 __all__ = ["CORPORA", "CorpusNotFoundError", "corpora_dir", "load_corpus", "load_records"]
 
 #: name -> (relative file, default document limit)
@@ -29,7 +31,7 @@ CORPORA: dict[str, tuple[str, int | None]] = {
 }
 
 
-class CorpusNotFoundError(FileNotFoundError):
+class CorpusNotFoundError(NeardupError, FileNotFoundError):
     """The corpora folder or a corpus file is absent."""
 
 

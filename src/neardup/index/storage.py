@@ -27,13 +27,13 @@ import numpy.typing as npt
 from neardup._atomic import atomic_directory, current_version, read_current
 from neardup._persist import (
     MANIFEST,
-    FormatError,
     JsonColumn,
     checksum_json,
     read_bundle,
     read_manifest,
     write_bundle,
 )
+from neardup.errors import DamagedFileError
 from neardup.index._validate import check_k
 from neardup.index.design import TableDesign
 from neardup.index.store import IdIndex, Store
@@ -50,7 +50,7 @@ FORMAT_128 = "neardup-hamming-index-128"  # 128 bits: hi/ and lo/ halves
 VERSION = 2
 
 
-class IndexFormatError(FormatError):
+class IndexFormatError(DamagedFileError):
     """A saved index is missing, truncated, corrupted, edited or of another format."""
 
 

@@ -34,6 +34,7 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
+from neardup.errors import BadInputError
 from neardup.io import _json
 from neardup.io._gunzip import gunzip
 from neardup.io.partitions import add_to_line, add_to_records, part_sort_key, partition_values
@@ -52,11 +53,11 @@ _EXTENSIONS = {
 Record = dict[str, Any]
 
 
-class InputError(ValueError):
+class InputError(BadInputError):
     """Bad input data; the message names the file and line (or row) at fault."""
 
 
-class FormatError(ValueError):
+class FormatError(BadInputError):
     """The input's format cannot be determined or is not supported (a usage error)."""
 
 

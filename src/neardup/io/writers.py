@@ -33,6 +33,7 @@ import tempfile
 from types import TracebackType
 from typing import IO, Any
 
+from neardup.errors import NeardupError
 from neardup.io.readers import FormatError, Record
 
 WRITE_FORMATS = ("jsonl", "csv", "parquet")
@@ -122,7 +123,7 @@ def _mode_for(target: str) -> int:
         return 0o666 & ~mask
 
 
-class OutputClosed(Exception):
+class OutputClosed(NeardupError):
     """Standard output was closed by its reader (``neardup dedup ... | head``)."""
 
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from neardup._atomic import atomic_directory, current_version
 from neardup._params import config_difference
-from neardup._persist import FormatError, JsonColumn, read_bundle, write_bundle
+from neardup._persist import JsonColumn, read_bundle, write_bundle
+from neardup.errors import ConfigMismatchError, DamagedFileError
 
 __all__ = ["ReferenceConfigError", "ReferenceFormatError", "ReferenceMixin"]
 
@@ -39,11 +40,11 @@ FORMAT = "neardup-overlap-reference"
 VERSION = 1
 
 
-class ReferenceFormatError(FormatError):
+class ReferenceFormatError(DamagedFileError):
     """A saved reference is missing, damaged or of another format."""
 
 
-class ReferenceConfigError(ReferenceFormatError):
+class ReferenceConfigError(ReferenceFormatError, ConfigMismatchError):
     """A saved reference was built with other parameters than the finder asked for."""
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._params import config_difference
+from neardup.errors import ConfigMismatchError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -69,8 +70,8 @@ INSERT = (
 )
 
 
-class ConfigMismatch(ValueError):
-    """The data directory was written with other dedup settings."""
+# the data directory was written with other dedup settings (the old name, still raised)
+ConfigMismatch = ConfigMismatchError
 
 
 def to_i64(values: npt.NDArray[Any]) -> list[int]:

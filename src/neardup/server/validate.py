@@ -15,10 +15,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from neardup.errors import NeardupError
 from neardup.io import parse_timestamp
 
 
-class BadRequest(Exception):
+class BadRequest(NeardupError):
     """A client error: HTTP ``status`` and a one-line ``message``."""
 
     def __init__(self, status: int, message: str) -> None:

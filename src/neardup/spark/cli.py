@@ -15,18 +15,10 @@ from typing import Any
 
 import click
 
+from neardup.cli._common import DataError, nothing_read_error
 from neardup.dedup import Deduplicator
-from neardup.io import ReadStats
 
-
-class EngineDataError(click.ClickException):
-    """Bad data in an input file (exit code 1), shown as one line like the local engine's."""
-
-    exit_code = 1
-
-    def show(self, file: Any = None) -> None:
-        message = self.format_message().replace("\r", "\\r").replace("\n", "\\n")
-        click.echo(f"neardup: error: {message}", err=True)
+EngineDataError = DataError  # the old name: bad data shown as one line, exit code 1
 
 
 @dataclass(frozen=True)
@@ -75,10 +67,6 @@ def late_note(count: int) -> str:
     )
 
 
-def _nothing_read(stats: ReadStats) -> EngineDataError:
-    return EngineDataError(stats.nothing_read())
-
-
 def dedup_on_engine(
     engine: str, dd: Deduplicator, inputs: tuple[str, ...], out: str, options: SparkOptions
 ) -> Any:
@@ -119,9 +107,9 @@ def dedup_on_engine(
             members=o.cluster_members,
         )
     except InputError as exc:
-        raise EngineDataError(str(exc)) from None
+        raise DataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
-        raise _nothing_read(result.stats)
+        raise nothing_read_error(result.stats)
     _summary(result)
     return result
 
