@@ -3,8 +3,8 @@
 ``neardup._native`` holds the hot kernels (feature hashing + SimHash, the verifier's MinHash,
 the index scans and joins) in plain C, compiled by the system C compiler at install time, so
 no command pays a JIT compile. Without a working compiler the install still succeeds and
-neardup falls back to its numba kernels (slow first run); ``NEARDUP_REQUIRE_NATIVE=1`` turns
-that fallback into a build error.
+neardup falls back to its numba kernels (``pip install 'neardup[numba]'``; slow first run);
+``NEARDUP_REQUIRE_NATIVE=1`` turns that fallback into a build error.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ class OptionalBuildExt(build_ext):
         if os.environ.get("NEARDUP_REQUIRE_NATIVE") == "1":
             raise exc
         print(
-            f"WARNING: neardup's C extension was not built ({exc}); neardup will use its numba "
-            "kernels, which compile on first use (install a C compiler and reinstall to fix)",
+            f"WARNING: neardup's C extension was not built ({exc}); neardup will need its numba "
+            "kernels (pip install 'neardup[numba]'), which compile on first use (install a C "
+            "compiler and reinstall to fix)",
             file=sys.stderr,
         )
 

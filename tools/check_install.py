@@ -4,8 +4,10 @@
    ``setup.py`` compiles.
 2. A fresh virtualenv, ``pip install <sdist>`` (not editable, outside the source tree): the
    extension must be built (``neardup._backend.backend() == "native"``).
+   numba must not be installed: it is the ``neardup[numba]`` extra, not a core dependency.
 3. The same package reinstalled with ``CC=false`` (a compiler that always fails): the install
-   must still succeed, the backend must be ``numba``, and ``neardup dedup`` of the sample must
+   must still succeed and the backend must be ``numba``; without numba ``neardup dedup`` must
+   fail in one line naming ``pip install 'neardup[numba]'``; after installing numba it must
    write the same decisions as the C build.
 
     python tools/check_install.py           # ~3-6 minutes (downloads into a fresh venv)
@@ -79,6 +81,10 @@ def main() -> None:
         raise SystemExit(f"FAILED: install from the sdist gave backend {got!r}, not 'native'")
     native_out = dedup(venv, env, tmp / "native.jsonl")
     print("ok  pip install <sdist> built the C extension (backend native)")
+    has_numba = [str(venv / "bin/python"), "-c", "import numba"]
+    if subprocess.run(has_numba, capture_output=True, env=env, cwd="/").returncode == 0:
+        raise SystemExit("FAILED: a plain install pulled numba (it belongs in neardup[numba])")
+    print("ok  a plain install has no numba")
 
     no_cc = {**env, "CC": "false", "NEARDUP_REQUIRE_NATIVE": "0"}
     # -q -vv nets one -v: pip then shows setup.py's warning (it hides build output otherwise)
@@ -87,6 +93,12 @@ def main() -> None:
     if (got := backend(venv, env)) != "numba":
         raise SystemExit(f"FAILED: with CC=false the backend is {got!r}, not 'numba'")
     warned = "C extension was not built" in proc.stderr + proc.stdout
+    cmd = [str(venv / "bin/neardup"), "dedup", str(SAMPLE), "--out", str(tmp / "none.jsonl")]
+    bare = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
+    if bare.returncode != 2 or "pip install 'neardup[numba]'" not in bare.stderr:
+        raise SystemExit(f"FAILED: no C and no numba should name the fix, got {bare.stderr!r}")
+    print("ok  CC=false without numba: neardup dedup names pip install 'neardup[numba]'")
+    sh([*pip, "numba>=0.59"], env=env, cwd="/")
     if dedup(venv, env, tmp / "numba.jsonl") != native_out:
         raise SystemExit("FAILED: the numba fallback wrote other decisions than the C build")
     print(f"ok  CC=false: install succeeded (warning shown: {warned}), numba fallback, same output")

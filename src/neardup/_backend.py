@@ -3,7 +3,9 @@
 The extension is built by ``pip install`` with the system C compiler (see ``setup.py``); it
 loads in about a millisecond and never compiles anything. When it is missing (no compiler at
 install time, or running from a source tree that was never built), the numba kernels of
-:mod:`neardup._numba` take over with identical results; they compile on first use.
+:mod:`neardup._numba` take over with identical results; they compile on first use. numba is
+not a dependency of a plain install: the fallback needs ``pip install 'neardup[numba]'``, and
+without it the first kernel call raises :class:`~neardup._extras.MissingExtraError` saying so.
 ``NEARDUP_KERNELS=numba`` forces the fallback (tests and benchmarks compare the two).
 
 >>> backend() in ("native", "numba")
@@ -17,7 +19,14 @@ import os
 from functools import lru_cache
 from types import ModuleType
 
-__all__ = ["backend", "kernels", "native"]
+from neardup._extras import MissingExtraError
+
+__all__ = ["backend", "fallback", "kernels", "native"]
+
+NO_KERNELS = (
+    "neardup's C extension (neardup._native) is not built and its numba fallback is not "
+    "installed: install a C compiler and reinstall neardup, or pip install 'neardup[numba]'"
+)
 
 
 @lru_cache(maxsize=1)
@@ -43,4 +52,19 @@ def kernels(area: str) -> ModuleType:
     signatures, so callers use whichever this returns without branching.
     """
     mod = native()
-    return mod if mod is not None else importlib.import_module(f"neardup._numba.{area}")
+    return mod if mod is not None else fallback(area)
+
+
+def fallback(area: str) -> ModuleType:
+    """The numba module of ``area``'s kernels, or :class:`MissingExtraError` naming the fix.
+
+    >>> fallback("no_such_area")
+    Traceback (most recent call last):
+    ...
+    ModuleNotFoundError: No module named 'neardup._numba.no_such_area'
+    """
+    try:
+        importlib.import_module("numba")
+    except ImportError:
+        raise MissingExtraError(NO_KERNELS) from None
+    return importlib.import_module(f"neardup._numba.{area}")

@@ -25,7 +25,12 @@ import click
 
 from neardup import __version__
 from neardup._extras import MissingExtraError
-from neardup.cli._common import DataError, one_line
+
+try:
+    from neardup.cli._common import DataError, one_line
+except MissingExtraError as exc:  # no kernels at all (module load needs them): say the fix
+    click.echo(f"neardup: error: {exc}", err=True)
+    sys.exit(2)
 from neardup.io.writers import OutputClosed
 
 EXAMPLES = """

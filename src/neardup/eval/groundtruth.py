@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -30,6 +30,10 @@ from neardup._extras import require
 from neardup.verify import shingle_hashes_many
 
 sp = require("scipy.sparse", "eval", "the accuracy harness (neardup eval)")
+if TYPE_CHECKING:
+    import numba
+else:  # numba is in the eval extra, not the core
+    numba = require("numba", "eval", "the accuracy harness (neardup eval)")
 
 __all__ = ["GroundTruth", "jaccard_join", "shingle_sets"]
 
