@@ -4,7 +4,8 @@
    ``setup.py`` compiles.
 2. A fresh virtualenv, ``pip install <sdist>`` (not editable, outside the source tree): the
    extension must be built (``neardup._backend.backend() == "native"``).
-   numba must not be installed: it is the ``neardup[numba]`` extra, not a core dependency.
+   numba must not be installed: it is the ``neardup[numba]`` extra, not a core dependency;
+   the extensions' typed stubs (``_native.pyi``, ``_overlap.pyi``) must be installed.
 3. The same package reinstalled with ``CC=false`` (a compiler that always fails): the install
    must still succeed and the backend must be ``numba``; without numba ``neardup dedup`` must
    fail in one line naming ``pip install 'neardup[numba]'``; after installing numba it must
@@ -85,6 +86,12 @@ def main() -> None:
     if subprocess.run(has_numba, capture_output=True, env=env, cwd="/").returncode == 0:
         raise SystemExit("FAILED: a plain install pulled numba (it belongs in neardup[numba])")
     print("ok  a plain install has no numba")
+    stubs = "import neardup, pathlib; p = pathlib.Path(neardup.__file__).parent; "
+    stubs += "print(all((p / f).is_file() for f in ('_native.pyi', '_overlap.pyi', 'py.typed')))"
+    got = sh([str(venv / "bin/python"), "-c", stubs], env=env, cwd="/").stdout.strip()
+    if got != "True":
+        raise SystemExit("FAILED: the install lacks the extensions' typed stubs (package data)")
+    print("ok  the install ships _native.pyi, _overlap.pyi and py.typed")
 
     no_cc = {**env, "CC": "false", "NEARDUP_REQUIRE_NATIVE": "0"}
     # -q -vv nets one -v: pip then shows setup.py's warning (it hides build output otherwise)

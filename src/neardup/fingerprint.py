@@ -493,10 +493,14 @@ class Fingerprinter(FrozenParams):
             buf, offsets = self._from_packed(texts, lo, hi, packed)
         else:
             buf, offsets = self._encoded(texts[lo:hi])
-        *conf, n_cjk = self._conf()
-        fingerprint_batch(buf, offsets, char_classes(), *conf, fps[lo:hi], empty[lo:hi], n_cjk)
+        conf = self._conf()
+        fingerprint_batch(
+            buf, offsets, char_classes(), *conf[:10], fps[lo:hi], empty[lo:hi], conf[10]
+        )
 
-    def _conf(self) -> tuple[Any, ...]:
+    def _conf(
+        self,
+    ) -> tuple[int, int, bool, np.ndarray, int, int, np.ndarray, np.ndarray, float, np.uint64, int]:
         """The kernels' configuration arguments (``fingerprint_batch`` from ``mode`` to
         ``seed``, then ``n_cjk``)."""
         return (

@@ -6,7 +6,7 @@ Same conventions as :mod:`neardup.index.kernels` (resumable fixed output buffers
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,7 +14,10 @@ from neardup._backend import kernels
 
 __all__ = ["brute_pairs", "expand_pairs", "join_tables", "join_tables_r0", "sort_buckets"]
 
-_k: Any = kernels("index")
+if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
+    from neardup import _native as _k
+else:
+    _k = kernels("index")
 sort_buckets = _k.sort_buckets
 brute_pairs = _k.brute_pairs
 join_tables = _k.join_tables

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,7 +32,10 @@ __all__ = [
     "top_counts_all",
 ]
 
-_k: Any = kernels("index")
+if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
+    from neardup import _native as _k
+else:
+    _k = kernels("index")
 bucket_segments = _k.bucket_segments
 offsets_from_sorted = _k.offsets_from_sorted
 search_tables = _k.search_tables

@@ -34,7 +34,7 @@ default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -48,7 +48,10 @@ U32 = npt.NDArray[np.uint32]
 
 __all__ = ["KeyTable"]
 
-_k: Any = kernels("keys")  # C (neardup._native) or the numba fallback
+if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
+    from neardup import _native as _k
+else:
+    _k = kernels("keys")
 _M32 = np.uint64(0xFFFFFFFF)
 _MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
 
