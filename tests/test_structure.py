@@ -1,14 +1,19 @@
-"""The package's shape: one error root (issue 37)."""
+"""The package's shape: one error root, no import cycles (issue 37)."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
+import sys
+from pathlib import Path
 from types import ModuleType
 
 import neardup
 from neardup.errors import NeardupError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules() -> list[ModuleType]:
@@ -36,3 +41,34 @@ def test_errors_are_exported_from_the_package() -> None:
     for name in errors.__all__:
         assert getattr(neardup, name) is getattr(errors, name)
         assert name in neardup.__all__
+
+
+def _import_graph_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "tools/import_graph.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_graph"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_import_cycles_counting_type_checking_and_lazy_imports() -> None:
+    tool = _import_graph_tool()
+    graph = tool.import_graph(ROOT / "src", "neardup")
+    assert len(graph) > 50 and "neardup.index.storage" in graph["neardup.index.hamming_index"]
+    assert tool.cycles(graph) == []
+
+
+def test_the_cycle_finder_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from pkg import b\n")
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import f\n"
+    (pkg / "b.py").write_text(typed)
+    (pkg / "c.py").write_text("from . import a\nfrom pkg import _ext\n")
+    (pkg / "_ext.pyi").write_text("def f() -> None: ...\n")  # a C extension's stub
+    tool = _import_graph_tool()
+    graph = tool.import_graph(tmp_path, "pkg")
+    assert graph["pkg.c"] == {"pkg.a", "pkg._ext"}
+    assert tool.cycles(graph) == [["pkg.a", "pkg.b"]]

@@ -21,9 +21,15 @@ ROOT = Path(__file__).resolve().parents[1] / "src"
 
 
 def module_names(root: Path, package: str) -> dict[str, Path]:
-    """``{dotted name: file}`` for every ``.py`` file of ``package`` under ``root``."""
+    """``{dotted name: file}`` for every ``.py`` file of ``package`` under ``root``, and every
+    ``.pyi`` without one (a C extension's stub: ``from pkg import _ext`` names the extension,
+    not the package)."""
     out: dict[str, Path] = {}
-    for path in sorted((root / package).rglob("*.py")):
+    files = sorted((root / package).rglob("*.py"))
+    files += [
+        p for p in sorted((root / package).rglob("*.pyi")) if p.with_suffix(".py") not in files
+    ]
+    for path in files:
         parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()

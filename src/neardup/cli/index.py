@@ -65,7 +65,7 @@ def index_group() -> None:
     """Build and query a persistent fingerprint index."""
 
 
-def _open(directory: str | Path, version: Path | None = None) -> SavedIndex:
+def _open(directory: str | Path, version: Path | None = None) -> SavedIndex[HammingIndex]:
     """The saved index of ``directory`` (its live version, or ``version``)."""
     if not os.path.isdir(directory):
         raise usage_error(

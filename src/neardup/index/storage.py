@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy.typing as npt
 
@@ -39,11 +39,10 @@ from neardup.index.design import TableDesign
 from neardup.index.store import IdIndex, Store
 from neardup.index.tables import StaticTables
 from neardup.index.wide import MAX_K as MAX_K_128
-from neardup.index.wide import HalvesIndex
+from neardup.index.wide import HalfIndex, HalvesIndex
 
 if TYPE_CHECKING:
     from neardup.fingerprint import Fingerprinter
-    from neardup.index.hamming_index import HammingIndex
 
 FORMAT = "neardup-hamming-index"
 FORMAT_128 = "neardup-hamming-index-128"  # 128 bits: hi/ and lo/ halves
@@ -54,18 +53,52 @@ class IndexFormatError(DamagedFileError):
     """A saved index is missing, truncated, corrupted, edited or of another format."""
 
 
+class Persisted(HalfIndex, Protocol):
+    """What this module writes and restores of a :class:`~neardup.index.HammingIndex`: the
+    index reaches its storage through this interface, so storage does not import the index
+    (which imports storage for ``save`` / ``load``)."""
+
+    k: int
+    bits: int
+    design: str | int | TableDesign
+    design_: TableDesign | None
+    memory_budget: int
+    buffer_size: int
+    merge_factor: int
+    _designed_for: int
+    _store: Store
+    _ids: IdIndex
+    _runs: list[tuple[int, int, StaticTables]]
+    _indexed: int
+    _wide: HalvesIndex | None
+
+    def __init__(
+        self,
+        *,
+        k: int,
+        bits: int,
+        design: str | int | TableDesign,
+        memory_budget: int,
+        buffer_size: int,
+        merge_factor: int,
+    ) -> None: ...
+
+
+IndexT = TypeVar("IndexT", bound=Persisted)
+
+
 @dataclass
-class SavedIndex:
+class SavedIndex(Generic[IndexT]):
     """What a saved index directory holds: the index and, when saved with them, the fingerprint
     configuration its fingerprints were made with and the external id of each stored row."""
 
-    index: HammingIndex
+    index: IndexT
     fingerprinter: Fingerprinter | None = None
     config_id: str | None = None
     external_ids: JsonColumn | None = None
 
 
-def _arrays(index: HammingIndex) -> dict[str, npt.NDArray[Any]]:
+def _arrays(index: Persisted) -> dict[str, npt.NDArray[Any]]:
     s = index._store
     out: dict[str, npt.NDArray[Any]] = {"ids": s.ids, "fps": s.fps, "alive": s.alive}
     if s.ts is not None:
@@ -80,7 +113,7 @@ def _arrays(index: HammingIndex) -> dict[str, npt.NDArray[Any]]:
     return out
 
 
-def _meta(index: HammingIndex) -> dict[str, Any]:
+def _meta(index: Persisted) -> dict[str, Any]:
     return {
         "bits": index.bits,
         "k": index.k,
@@ -99,7 +132,7 @@ def _meta(index: HammingIndex) -> dict[str, Any]:
 
 
 def write_index_files(
-    index: HammingIndex,
+    index: Persisted,
     directory: Path,
     *,
     fingerprinter: Fingerprinter | None = None,
@@ -129,7 +162,7 @@ def write_index_files(
 
 
 def save_index(
-    index: HammingIndex,
+    index: Persisted,
     path: str | os.PathLike[str],
     *,
     fingerprinter: Fingerprinter | None = None,
@@ -142,13 +175,13 @@ def save_index(
 
 
 def open_index(
-    cls: type[HammingIndex],
+    cls: type[IndexT],
     path: str | os.PathLike[str],
     *,
     mmap: bool = True,
     verify: bool = True,
     config_id: str | None = None,
-) -> SavedIndex:
+) -> SavedIndex[IndexT]:
     """Open the live version of ``path`` (retrying when a writer replaced it meanwhile)."""
     root = Path(path)
     for _ in range(8):
@@ -177,8 +210,8 @@ def open_index(
 
 
 def read_index_files(
-    cls: type[HammingIndex], directory: Path, *, mmap: bool, verify: bool
-) -> SavedIndex:
+    cls: type[IndexT], directory: Path, *, mmap: bool, verify: bool
+) -> SavedIndex[IndexT]:
     """Read a bundle written by :func:`write_index_files` (or the 128-bit one)."""
     meta, arrays = read_bundle(
         directory, (FORMAT, FORMAT_128), VERSION, mmap=mmap, verify=verify, error=IndexFormatError
@@ -186,7 +219,7 @@ def read_index_files(
     where = directory / MANIFEST
     try:
         if meta.get("bits") == 128:
-            index: HammingIndex = load_halves(cls, directory, meta, mmap=mmap, verify=verify)
+            index: IndexT = load_halves(cls, directory, meta, mmap=mmap, verify=verify)
         else:
             index = _index_from(cls, directory, meta, arrays)
         saved = SavedIndex(index, config_id=meta.get("config_id"))
@@ -218,11 +251,11 @@ def _fingerprinter(directory: Path, config: dict[str, Any]) -> Fingerprinter:
 
 
 def _index_from(
-    cls: type[HammingIndex],
+    cls: type[IndexT],
     root: Path,
     meta: dict[str, Any],
     arrays: dict[str, npt.NDArray[Any]],
-) -> HammingIndex:
+) -> IndexT:
     option = meta["design_option"]
     current = meta["current_design"]
     design: Any = option if option != "fixed" else TableDesign.from_dict(current)
@@ -309,8 +342,8 @@ def _check_runs(root: Path, store: Store, runs: list[tuple[int, int, StaticTable
 
 
 def load_index(
-    cls: type[HammingIndex], path: str | os.PathLike[str], *, mmap: bool, verify: bool
-) -> HammingIndex:
+    cls: type[IndexT], path: str | os.PathLike[str], *, mmap: bool, verify: bool
+) -> IndexT:
     """Open a directory written by :func:`save_index` (the index only)."""
     return open_index(cls, path, mmap=mmap, verify=verify).index
 
@@ -326,8 +359,8 @@ def save_halves(index: Any, path: str | os.PathLike[str]) -> None:
 
 
 def read_halves(
-    cls: type[HammingIndex], directory: Path, meta: dict[str, Any], mmap: bool, verify: bool
-) -> tuple[HammingIndex, HammingIndex]:
+    cls: type[IndexT], directory: Path, meta: dict[str, Any], mmap: bool, verify: bool
+) -> tuple[IndexT, IndexT]:
     """The two halves of a 128-bit bundle, checked against the top manifest."""
     halves = []
     for name in ("hi", "lo"):
@@ -342,13 +375,13 @@ def read_halves(
 
 
 def load_halves(
-    cls: type[HammingIndex],
+    cls: type[IndexT],
     path: str | os.PathLike[str],
     manifest: dict[str, Any],
     *,
     mmap: bool,
     verify: bool,
-) -> HammingIndex:
+) -> IndexT:
     """Open a 128-bit index written by :func:`save_halves` (``manifest`` already read)."""
     k = check_k(manifest["k"], MAX_K_128)
     hi, lo = read_halves(cls, Path(path), manifest, mmap, verify)

@@ -20,15 +20,12 @@ the join. Fingerprints are ``(n, 2)`` uint64 arrays ``[hi, lo]`` (what
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.index.results import Matches
-
-if TYPE_CHECKING:
-    from neardup.index.hamming_index import HammingIndex
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
@@ -51,13 +48,36 @@ def unique_pairs(a: I64, b: I64) -> tuple[I64, I64]:
     return keep[0], keep[1]
 
 
+class HalfIndex(Protocol):
+    """What :class:`HalvesIndex` calls on each half, a 64-bit
+    :class:`~neardup.index.HammingIndex` (a protocol: this module is below the index that
+    holds it and does not import it)."""
+
+    def add(
+        self,
+        ids: npt.ArrayLike,
+        fingerprints: npt.ArrayLike,
+        timestamps: npt.ArrayLike | None = ...,
+    ) -> None: ...
+    def search(self, fingerprints: npt.ArrayLike, k: int | None = ...) -> Matches: ...
+    def _stored_fingerprints(self, ids: I64) -> U64: ...
+    def remove(self, ids: npt.ArrayLike, *, missing_ok: bool = ...) -> int: ...
+    def expire(self, before_timestamp: int) -> int: ...
+    def flush(self) -> None: ...
+    def compact(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, id_: object) -> bool: ...
+    def memory_bytes(self) -> int: ...
+    def describe(self) -> dict[str, Any]: ...
+
+
 class HalvesIndex:
     """What ``HammingIndex(bits=128)`` holds: a 64-bit index per half, searched at ``k // 2``.
 
     Fingerprints arrive validated as ``(n, 2)`` ``[hi, lo]``; ids live in both halves.
     """
 
-    def __init__(self, k: int, hi: HammingIndex, lo: HammingIndex) -> None:
+    def __init__(self, k: int, hi: HalfIndex, lo: HalfIndex) -> None:
         self.k = k
         self.halves = (hi, lo)
 
