@@ -1,7 +1,9 @@
 """neardup: near-duplicate text detection at scale with SimHash.
 
-Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (the CLI; an HTTP
-service and a Spark engine are being built on the same library).
+Data flow: text -> features -> fingerprint -> index -> dedup -> surfaces (the CLI, the HTTP
+service, the Spark engine, explain and eval), and text -> passages -> overlap for partial copies
+(:mod:`neardup.overlap`). Every error neardup raises on purpose is a :class:`NeardupError`
+(:mod:`neardup.errors`).
 Names are imported on first use, so ``import neardup`` (and ``neardup --help``) stay fast.
 
 >>> import neardup

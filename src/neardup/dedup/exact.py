@@ -1,5 +1,5 @@
-"""Exact-duplicate keys: one function for every engine that decides duplicates (library and
-CLI; the service and Spark engine being built use it too)."""
+"""Exact-duplicate keys: one function for every engine that decides duplicates (library, CLI,
+service and Spark engine)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Exact Hamming-distance search over 64- or 128-bit fingerprints: index, self-join, designs.
 
-Depends only on numpy and numba; kernels compile on first use (and are cached on disk), not
-at import.
+Depends only on numpy and the C kernels of ``neardup._native`` (the numba fallback without
+them, :mod:`neardup._backend`); nothing above the index (dedup, surfaces) is imported here.
 
 >>> import numpy as np
 >>> from neardup.index import HammingIndex, all_pairs

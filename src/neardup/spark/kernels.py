@@ -9,9 +9,10 @@ the library's decision core, :mod:`neardup.dedup.core`, with the Deduplicator's
 ``decide_config``: nothing of it is written here. The three take and return ``pyarrow``
 tables, so they are tested without Spark and the Spark engine stays a thin plan around them.
 
-The one place that pays the numba JIT cost per Python worker is :func:`warm`: the first batch a
-worker sees loads the compiled kernels from numba's cache (``NUMBA_CACHE_DIR`` when set, else
-``__pycache__`` next to the installed sources) or compiles them once.
+The one place that pays the kernels' start-up per Python worker is :func:`warm`: the first batch
+a worker sees loads the C extension (about a millisecond) or, on an install without it, the numba
+fallback from numba's cache (``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` next to the
+installed sources), compiling it once.
 
 >>> import pyarrow as pa
 >>> from neardup import Deduplicator
@@ -73,7 +74,8 @@ DECIDED = pa.schema(
 
 
 def warm(dd: Deduplicator) -> float:
-    """Load (or compile) the numba kernels in this worker once; returns the seconds it took."""
+    """Load the kernels in this worker once (compiling the numba fallback when the C extension
+    is missing); returns the seconds it took."""
     name = dd.fingerprinter.config_id
     if name not in _WARM:
         start = time.perf_counter()

@@ -1,8 +1,8 @@
 """One place that builds the SparkSession the engine runs on (local mode or a cluster).
 
 The executors' Python is the driver's (``spark.pyspark.python``) in local mode; on a cluster
-the deployment decides (spark-submit ``--conf spark.pyspark.python=...`` or an archive). numba
-kernels are cached per machine: set ``NUMBA_CACHE_DIR`` on executors
+the deployment decides (spark-submit ``--conf spark.pyspark.python=...`` or an archive). Without
+the C extension the numba kernels are cached per machine: set ``NUMBA_CACHE_DIR`` on executors
 (``spark.executorEnv.NUMBA_CACHE_DIR``) to a writable directory, so each executor compiles them
 at most once (see docs/SCALE.md for the measured cost).
 """
