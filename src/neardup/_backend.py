@@ -8,7 +8,14 @@ not a dependency of a plain install: the fallback needs ``pip install 'neardup[n
 without it the first kernel call raises :class:`~neardup._extras.MissingExtraError` saying so.
 ``NEARDUP_KERNELS=numba`` forces the fallback (tests and benchmarks compare the two).
 
+The kernels are one namespace, ``C`` (``from neardup._backend import C``, loaded on first use):
+the extension, or the numba modules laid out like it. mypy checks every call against the
+extension's stub, ``_native.pyi``, which the numba fallback mirrors (``tests/test_stubs.py``).
+
 >>> backend() in ("native", "numba")
+True
+>>> from neardup._backend import C
+>>> int(C.mix64(1)) == int(C.mix64(1)) != 1
 True
 """
 
@@ -18,10 +25,16 @@ import importlib
 import os
 from functools import lru_cache
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from neardup._extras import MissingExtraError
 
-__all__ = ["backend", "fallback", "kernels", "native"]
+if TYPE_CHECKING:
+    import neardup._native as C  # the kernels' typed contract (module docs)
+
+__all__ = ["C", "backend", "fallback", "native"]
+
+AREAS = ("features", "hashing", "index", "keys", "verify")  # the numba fallback's modules
 
 NO_KERNELS = (
     "neardup's C extension (neardup._native) is not built and its numba fallback is not "
@@ -45,14 +58,28 @@ def backend() -> str:
     return "numba" if native() is None else "native"
 
 
-def kernels(area: str) -> ModuleType:
-    """The module holding ``area``'s kernels (``features``, ``verify``, ``index``).
+class _Fallback:
+    """The numba modules of every area as one namespace, laid out like the extension (each
+    area's module is imported when one of its kernels is first asked for)."""
 
-    The C extension exposes every area's kernels under the numba modules' names and
-    signatures, so callers use whichever this returns without branching.
-    """
+    def __getattr__(self, name: str) -> Any:
+        for area in AREAS:
+            mod = fallback(area)
+            if not name.startswith("_") and hasattr(mod, name):
+                value = getattr(mod, name)
+                setattr(self, name, value)
+                return value
+        raise AttributeError(f"the numba fallback has no kernel {name!r} (C only)")
+
+
+def __getattr__(name: str) -> Any:
+    """``C``: the C extension, else the numba fallback, chosen and loaded on first use."""
+    if name != "C":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     mod = native()
-    return mod if mod is not None else fallback(area)
+    value = mod if mod is not None else _Fallback()
+    globals()["C"] = value
+    return value
 
 
 def fallback(area: str) -> ModuleType:

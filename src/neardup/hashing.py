@@ -33,9 +33,9 @@ _GOLDEN = 0x9E3779B97F4A7C15
 def __getattr__(name: str) -> Any:
     """``xxh3_64`` and ``mix64`` from the active kernels (no numba import with the extension)."""
     if name in ("xxh3_64", "mix64"):
-        from neardup._backend import kernels
+        from neardup._backend import C
 
-        return getattr(kernels("hashing"), name)
+        return getattr(C, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup._backend import kernels
+from neardup import _backend
 from neardup._params import FrozenParams
 from neardup.features.charclass import char_classes
 from neardup.features.normalize import pack_prepared
@@ -69,7 +69,7 @@ def shingle_hashes_many(
     flat = np.empty(buf.shape[0] + len(offsets), dtype=np.uint64)
     out_off = np.empty(len(offsets), dtype=np.int64)
     # kernels: C (_csrc/verify.c) or numba (neardup._numba.verify), bit-identical
-    size = kernels("verify").shingles(buf, offsets, modes, char_classes(), n, seed, flat, out_off)
+    size = _backend.C.shingles(buf, offsets, modes, char_classes(), n, seed, flat, out_off)
     return flat[:size].copy(), out_off
 
 
@@ -213,7 +213,7 @@ class MinHashVerifier(FrozenParams):
         for n in self._ngrams():
             mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
             # one pass per text (C: _csrc/verify.c nd_sketch): minhash() over shingle_hashes_many()
-            kernels("verify").sketch(buf, offsets, modes, char_classes(), n, self.seed, salts, mins)
+            _backend.C.sketch(buf, offsets, modes, char_classes(), n, self.seed, salts, mins)
             parts.append(mins)
         return self._finish(np.hstack(parts) if len(parts) > 1 else parts[0], chars)
 
@@ -245,7 +245,7 @@ class MinHashVerifier(FrozenParams):
         self, flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], chars: Sequence[int]
     ) -> npt.NDArray[np.unsignedinteger]:
         mins = np.empty((len(offsets) - 1, self.num_hashes), dtype=np.uint64)
-        kernels("verify").minhash(flat, offsets, self._salts(), mins)
+        _backend.C.minhash(flat, offsets, self._salts(), mins)
         return self._finish(mins, chars)
 
     def _finish(

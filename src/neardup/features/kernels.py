@@ -33,17 +33,11 @@ idf_keys, idf_vals, idf_default, seed, out, empty, n_cjk=5)``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from neardup._backend import kernels
+from neardup._backend import C as _k
 
 WORD_MODE, SHINGLE_MODE, CHAR_MODE, AUTO_MODE = 0, 1, 2, 3
 W_NONE, W_TF, W_TFIDF = 0, 1, 2
 
-if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
-    from neardup import _native as _k
-else:
-    _k = kernels("features")
 token_spans = _k.token_spans
 is_cjk = _k.is_cjk
 char_stream = _k.char_stream

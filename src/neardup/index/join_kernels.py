@@ -6,18 +6,14 @@ Same conventions as :mod:`neardup.index.kernels` (resumable fixed output buffers
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from neardup._backend import kernels
+from neardup._backend import C as _k
 
 __all__ = ["brute_pairs", "expand_pairs", "join_tables", "join_tables_r0", "sort_buckets"]
 
-if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
-    from neardup import _native as _k
-else:
-    _k = kernels("index")
 sort_buckets = _k.sort_buckets
 brute_pairs = _k.brute_pairs
 join_tables = _k.join_tables

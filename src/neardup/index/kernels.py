@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from neardup._backend import kernels
+from neardup._backend import C as _k
 
 __all__ = [
     "bucket_segments",
@@ -32,10 +32,6 @@ __all__ = [
     "top_counts_all",
 ]
 
-if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
-    from neardup import _native as _k
-else:
-    _k = kernels("index")
 bucket_segments = _k.bucket_segments
 offsets_from_sorted = _k.offsets_from_sorted
 search_tables = _k.search_tables

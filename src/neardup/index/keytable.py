@@ -34,12 +34,12 @@ default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup._backend import kernels
+from neardup._backend import C as _k
 from neardup.index.lsh import mix64_np
 
 U64 = npt.NDArray[np.uint64]
@@ -48,10 +48,6 @@ U32 = npt.NDArray[np.uint32]
 
 __all__ = ["KeyTable"]
 
-if TYPE_CHECKING:  # checked against the C extension's stub, which the numba fallback mirrors
-    from neardup import _native as _k
-else:
-    _k = kernels("keys")
 _M32 = np.uint64(0xFFFFFFFF)
 _MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
 
