@@ -309,3 +309,22 @@ def test_sorting_and_pair_kernels_c_equal_numba(n: int, q: int, seed: int) -> No
     native.expand_pairs(a, b, dist, perm, starts, counts, *outs[0])
     nb_index.expand_pairs(a, b, dist, perm, starts, counts, *outs[1])
     assert [x.tolist() for x in outs[0]] == [x.tolist() for x in outs[1]]
+
+
+def test_the_cli_on_the_numba_fallback_writes_the_c_builds_decisions(tmp_path: Any) -> None:
+    """The whole library on the fallback (what an install without a C compiler runs, through
+    ``neardup._backend.C``), not only kernel by kernel: the same output bytes."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sample = root / "examples" / "sample_news.jsonl"
+    outputs = []
+    for kernels in ("", "numba"):
+        out = tmp_path / f"out-{kernels or 'c'}.jsonl"
+        env = {**os.environ, "NEARDUP_KERNELS": kernels}
+        args = [sys.executable, "-m", "neardup", "dedup", str(sample), "--out", str(out)]
+        subprocess.run([*args, "--time-field", "date", "--window", "7d"], env=env, check=True)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 30
