@@ -36,6 +36,9 @@ _EXPORTS = {
     "hamming": "neardup.fingerprint",
     "IdfTable": "neardup.features.idf",
     "normalize_text": "neardup.features.normalize",
+    "DedupBatches": "neardup.integrations.tables",
+    "dedup_table": "neardup.integrations.tables",
+    "overlap_table": "neardup.integrations.tables",
 }
 
 if TYPE_CHECKING:
@@ -52,11 +55,13 @@ if TYPE_CHECKING:
         all_pairs,
         duplicate_groups,
     )
+    from neardup.integrations.tables import DedupBatches, dedup_table, overlap_table
     from neardup.verify import MinHashVerifier
 
 __all__ = [
     "Decision",
     "Decisions",
+    "DedupBatches",
     "Deduplicator",
     "EmptyTextError",
     "Fingerprinter",
@@ -71,9 +76,11 @@ __all__ = [
     "__version__",
     "all_pairs",
     "dedup_batch",
+    "dedup_table",
     "duplicate_groups",
     "hamming",
     "normalize_text",
+    "overlap_table",
 ]
 
 
