@@ -120,3 +120,16 @@ def test_strip_spans_equals_a_character_mask(
     gone = [r for r in runs if r[1] - r[0] >= min_length]
     want = _cut(text, [list(r) for r in gone])
     assert strip_spans(text, spans, min_length) == (want, len(text) - len(want))
+
+
+def test_strip_reads_stdin_once_and_writes_it_cleaned(tmp_path: Path) -> None:
+    path, docs = _corpus(tmp_path)
+    clean = tmp_path / "clean.jsonl"
+    res = CliRunner().invoke(
+        cli,
+        ["overlap", "-", "--out", str(tmp_path / "o.jsonl"), "--strip", str(clean)],
+        input=path.read_text("utf-8"),
+    )
+    assert res.exit_code == 0, res.output
+    got = {r["id"]: r["stripped_chars"] for r in _jsonl(clean)}
+    assert list(got) == list(docs) and got["b"] >= 490 and got["a"] == 0

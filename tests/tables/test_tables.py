@@ -15,6 +15,7 @@ from click.testing import CliRunner
 import neardup
 from neardup.cli import cli
 from neardup.integrations.tables import DEDUP_COLUMNS
+from neardup.overlap import OverlapFinder
 
 from tests.overlap_texts import synthetic
 from tests.synthetic import synthetic_corpus
@@ -168,3 +169,22 @@ def test_overlap_table_equals_the_cli(tmp_path: Path, kind: str, time: str | Non
     ]
     key = lambda r: (r["id"], r["span"], r["source_id"], r["source_span"])  # noqa: E731
     assert sorted(got, key=key) == sorted(want, key=key)
+
+
+def test_overlap_table_against_a_reference_equals_cli_against(tmp_path: Path) -> None:
+    rows = _overlap_rows()
+    refs, queries = rows[:8], rows[8:]
+    finder = OverlapFinder()
+    for r in refs:
+        finder.add(r["text"], r["id"])
+    out = neardup.overlap_table(pa.Table.from_pylist(queries), finder=finder, add=False)
+    ref = tmp_path / "ref.jsonl"
+    ref.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refs), "utf-8")
+    want = _cli(tmp_path, queries, "overlap", "--against", str(ref))
+    assert want and len(finder) == len(refs)  # looked up, not added
+    got = [
+        {"id": r["id"], **p}
+        for r, ps in zip(queries, out.column("passages").to_pylist(), strict=True)
+        for p in ps
+    ]
+    assert got == want
