@@ -143,6 +143,13 @@ def test_bad_tables_are_refused_naming_row_and_fix(
         neardup.dedup_table(pa.Table.from_pylist(rows), **options)
 
 
+def test_a_bad_row_of_a_later_batch_is_named_by_its_place_in_the_stream() -> None:
+    batches = neardup.DedupBatches()
+    batches({"text": ["a", "b", "c"]})
+    with pytest.raises(ValueError, match=r"row 4: text column 'text' holds int"):
+        batches({"text": ["d", 5]})
+
+
 def test_other_objects_are_refused_naming_what_is_accepted() -> None:
     with pytest.raises(TypeError, match="expected a pyarrow Table, a Polars or pandas"):
         neardup.dedup_table([{"text": "a"}])

@@ -50,7 +50,8 @@ def passage_type(source_id: pa.DataType) -> pa.DataType:
 
 
 class _Rows:
-    """The texts, ids and timestamps of a table's rows, checked (errors name row and fix)."""
+    """The texts, ids and timestamps of a table's rows, checked (errors name the row, counted
+    from the first row ever given (``first``: the rows of earlier batches), and the fix)."""
 
     def __init__(
         self,
@@ -60,7 +61,7 @@ class _Rows:
         first: int = 0,
     ) -> None:
         text, ident, time = names
-        self.texts: list[str] = _texts(columns, text)
+        self.texts: list[str] = _texts(columns, text, first)
         n = len(self.texts)
         self.ids: list[Any] = list(range(first, first + n))  # as the CLI: no id, the position
         self.id_type: pa.DataType | None = None
@@ -68,15 +69,15 @@ class _Rows:
             self.ids = _values(columns[ident])
             if (row := _first_null(self.ids)) is not None:
                 raise ValueError(
-                    f"row {row}: id column {ident!r} is null; give every row an id, or pass "
-                    "id=None to use row positions"
+                    f"row {first + row}: id column {ident!r} is null; give every row an id, or "
+                    "pass id=None to use row positions"
                 )
             column = columns[ident]
             if isinstance(column, pa.ChunkedArray | pa.Array):
                 self.id_type = column.type
         self.times: list[float] | None = None
         if time is not None:
-            self.times = _times(columns, time, epoch_unit)
+            self.times = _times(columns, time, epoch_unit, first)
 
 
 def _values(column: Sequence[Any]) -> list[Any]:
@@ -95,7 +96,7 @@ def _missing(columns: Mapping[str, Any], name: str, what: str, option: str) -> V
     return ValueError(f"no {what} column {name!r} (columns: {shown}); pass {option}=...")
 
 
-def _texts(columns: Mapping[str, Sequence[Any]], name: str) -> list[str]:
+def _texts(columns: Mapping[str, Sequence[Any]], name: str, first: int) -> list[str]:
     if name not in columns:
         raise _missing(columns, name, "text", "text")
     texts = _values(columns[name])
@@ -103,23 +104,27 @@ def _texts(columns: Mapping[str, Sequence[Any]], name: str) -> list[str]:
         if not isinstance(value, str):
             got = "null" if value is None else type(value).__name__
             raise ValueError(
-                f"row {row}: text column {name!r} holds {got}, not a string; fill or drop "
+                f"row {first + row}: text column {name!r} holds {got}, not a string; fill or drop "
                 "such rows first"
             )
     return texts
 
 
-def _times(columns: Mapping[str, Sequence[Any]], name: str, unit: EpochUnit) -> list[float]:
+def _times(
+    columns: Mapping[str, Sequence[Any]], name: str, unit: EpochUnit, first: int
+) -> list[float]:
     if name not in columns:
         raise _missing(columns, name, "time", "time")
     out = []
     for row, value in enumerate(_values(columns[name])):
         if value is None:
-            raise ValueError(f"row {row}: time column {name!r} is null; fill or drop such rows")
+            raise ValueError(
+                f"row {first + row}: time column {name!r} is null; fill or drop such rows"
+            )
         try:
             out.append(parse_timestamp(value, unit))
         except ValueError as exc:
-            raise ValueError(f"row {row}: time column {name!r}: {exc}") from None
+            raise ValueError(f"row {first + row}: time column {name!r}: {exc}") from None
     return out
 
 
