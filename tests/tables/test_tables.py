@@ -195,3 +195,16 @@ def test_overlap_table_against_a_reference_equals_cli_against(tmp_path: Path) ->
         for p in ps
     ]
     assert got == want
+
+
+@pytest.mark.parametrize("kind", ["pyarrow", "polars"])
+def test_overlap_table_strip_equals_cli_strip(tmp_path: Path, kind: str) -> None:
+    rows = _overlap_rows()
+    out = neardup.overlap_table(_as(kind, rows), strip=True, strip_min_length=60)
+    clean = tmp_path / "clean.jsonl"
+    _cli(tmp_path, rows, "overlap", "--strip", str(clean), "--strip-min-length", "60")
+    want = [json.loads(line) for line in clean.open("rb")]
+    assert sum(r["stripped_chars"] for r in want) > 0
+    assert _column(out, "stripped_text") == [r["text"] for r in want]
+    assert _column(out, "stripped_chars") == [r["stripped_chars"] for r in want]
+    assert _column(out, "text") == [r["text"] for r in rows]  # the input's text as it was

@@ -27,13 +27,23 @@ from neardup.dedup import Decisions, Deduplicator
 from neardup.io import parse_timestamp
 from neardup.io.documents import EpochUnit
 from neardup.overlap import OverlapFinder, Passage
+from neardup.overlap.strip import strip_passages
 
-__all__ = ["DEDUP_COLUMNS", "DedupBatches", "dedup_table", "overlap_table", "passage_type"]
+__all__ = [
+    "DEDUP_COLUMNS",
+    "STRIP_COLUMNS",
+    "DedupBatches",
+    "dedup_table",
+    "overlap_table",
+    "passage_type",
+]
 
 #: the columns dedup adds, in the order ``neardup dedup`` writes its fields
 DEDUP_COLUMNS = ("cluster_id", "duplicate_of", "distance", "similarity", "status")
 #: the fields of one passage: ``neardup overlap``'s output row, less the document's own id
 PASSAGE_FIELDS = ("span", "source_id", "source_span", "score", "chars")
+#: the columns ``overlap_table(strip=True)`` adds
+STRIP_COLUMNS = ("passages", "stripped_text", "stripped_chars")
 _KINDS = ("pyarrow", "polars", "pandas", "datasets")
 _FEED_ROWS = 65536  # rows per feed: bounds the transient of fingerprints and sketches
 
@@ -362,6 +372,8 @@ def overlap_table(
     epoch_unit: EpochUnit = "s",
     finder: OverlapFinder | None = None,
     add: bool = True,
+    strip: bool = False,
+    strip_min_length: int = 0,
     **options: Any,
 ) -> Any:
     """``table`` with a ``passages`` column added: per row, the list of the passages it
@@ -371,8 +383,10 @@ def overlap_table(
     ``source_span``, ``score``, ``chars``). One row per document keeps the table's shape (a
     filter or a join on its columns still holds); one row per passage pair is an explode away
     (``pyarrow.compute.list_flatten``, Polars' ``explode``). ``add=False`` only looks rows up
-    in ``finder`` (``neardup overlap --against``). ``options`` are the
-    :class:`~neardup.overlap.OverlapFinder`'s.
+    in ``finder`` (``neardup overlap --against``). ``strip=True`` also adds ``stripped_text``,
+    the text less its passages (merged; stretches under ``strip_min_length`` characters stay),
+    and ``stripped_chars``, as ``neardup overlap --strip`` writes them (the text column is
+    left as it is). ``options`` are the :class:`~neardup.overlap.OverlapFinder`'s.
 
     >>> import pyarrow as pa
     >>> words = "one two three four five six seven eight nine ten eleven twelve"
@@ -385,12 +399,18 @@ def overlap_table(
             f"pass either finder= or OverlapFinder options, not both (got {', '.join(options)})"
         )
     kind = _kind(table)
-    _check_new(_all_columns(table, kind), ("passages",))
+    _check_new(_all_columns(table, kind), STRIP_COLUMNS if strip else ("passages",))
     rows = _read(table, kind, (text, id, time), epoch_unit)
     found = _passages(OverlapFinder(**options) if finder is None else finder, rows, add)
     source = rows.id_type if rows.id_type is not None and id is not None else pa.int64()
     cells = [[_passage_cell(p) for p in got] for got in found]
-    return _with_columns(table, kind, {"passages": pa.array(cells, type=passage_type(source))})
+    new = {"passages": pa.array(cells, type=passage_type(source))}
+    if strip:
+        pairs = zip(rows.texts, found, strict=True)
+        cut = [strip_passages(t, got, strip_min_length) for t, got in pairs]
+        new["stripped_text"] = pa.array([c[0] for c in cut], pa.string())
+        new["stripped_chars"] = pa.array([c[1] for c in cut], pa.int64())
+    return _with_columns(table, kind, new)
 
 
 def _passages(finder: OverlapFinder, rows: _Rows, add: bool) -> list[list[Passage]]:
