@@ -17,14 +17,19 @@ columns are built as Arrow arrays and handed over as they are).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from neardup._extras import require
 from neardup.dedup import Decisions, Deduplicator
-from neardup.io import parse_timestamp
+from neardup.integrations._frames import (
+    Rows,
+    all_columns,
+    check_new,
+    kind_of,
+    read_rows,
+    with_columns,
+)
 from neardup.io.documents import EpochUnit
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.strip import strip_passages
@@ -44,7 +49,6 @@ DEDUP_COLUMNS = ("cluster_id", "duplicate_of", "distance", "similarity", "status
 PASSAGE_FIELDS = ("span", "source_id", "source_span", "score", "chars")
 #: the columns ``overlap_table(strip=True)`` adds
 STRIP_COLUMNS = ("passages", "stripped_text", "stripped_chars")
-_KINDS = ("pyarrow", "polars", "pandas", "datasets")
 _FEED_ROWS = 65536  # rows per feed: bounds the transient of fingerprints and sketches
 
 
@@ -57,170 +61,6 @@ def passage_type(source_id: pa.DataType) -> pa.DataType:
     span = pa.list_(pa.int64(), 2)
     fields = [("span", span), ("source_id", source_id), ("source_span", span)]
     return pa.list_(pa.struct([*fields, ("score", pa.float64()), ("chars", pa.int64())]))
-
-
-class _Rows:
-    """The texts, ids and timestamps of a table's rows, checked (errors name the row, counted
-    from the first row ever given (``first``: the rows of earlier batches), and the fix)."""
-
-    def __init__(
-        self,
-        columns: Mapping[str, Sequence[Any]],
-        names: tuple[str, str | None, str | None],
-        epoch_unit: EpochUnit,
-        first: int = 0,
-    ) -> None:
-        text, ident, time = names
-        self.texts: list[str] = _texts(columns, text, first)
-        n = len(self.texts)
-        self.ids: list[Any] = list(range(first, first + n))  # as the CLI: no id, the position
-        self.id_type: pa.DataType | None = None
-        if ident is not None and ident in columns:
-            self.ids = _values(columns[ident])
-            if (row := _first_null(self.ids)) is not None:
-                raise ValueError(
-                    f"row {first + row}: id column {ident!r} is null; give every row an id, or "
-                    "pass id=None to use row positions"
-                )
-            column = columns[ident]
-            if isinstance(column, pa.ChunkedArray | pa.Array):
-                self.id_type = column.type
-        self.times: list[float] | None = None
-        if time is not None:
-            self.times = _times(columns, time, epoch_unit, first)
-
-
-def _values(column: Sequence[Any]) -> list[Any]:
-    if isinstance(column, pa.ChunkedArray | pa.Array):
-        values: list[Any] = column.to_pylist()
-        return values
-    return list(column)
-
-
-def _first_null(values: list[Any]) -> int | None:
-    return next((i for i, v in enumerate(values) if v is None), None)
-
-
-def _missing(columns: Mapping[str, Any], name: str, what: str, option: str) -> ValueError:
-    shown = ", ".join(map(str, list(columns)[:20])) or "none"
-    return ValueError(f"no {what} column {name!r} (columns: {shown}); pass {option}=...")
-
-
-def _texts(columns: Mapping[str, Sequence[Any]], name: str, first: int) -> list[str]:
-    if name not in columns:
-        raise _missing(columns, name, "text", "text")
-    texts = _values(columns[name])
-    for row, value in enumerate(texts):
-        if not isinstance(value, str):
-            got = "null" if value is None else type(value).__name__
-            raise ValueError(
-                f"row {first + row}: text column {name!r} holds {got}, not a string; fill or drop "
-                "such rows first"
-            )
-    return texts
-
-
-def _times(
-    columns: Mapping[str, Sequence[Any]], name: str, unit: EpochUnit, first: int
-) -> list[float]:
-    if name not in columns:
-        raise _missing(columns, name, "time", "time")
-    out = []
-    for row, value in enumerate(_values(columns[name])):
-        if value is None:
-            raise ValueError(
-                f"row {first + row}: time column {name!r} is null; fill or drop such rows"
-            )
-        try:
-            out.append(parse_timestamp(value, unit))
-        except ValueError as exc:
-            raise ValueError(f"row {first + row}: time column {name!r}: {exc}") from None
-    return out
-
-
-# ---------------------------------------------------------------------------- table kinds
-def _kind(table: Any) -> str:
-    """``pyarrow``, ``polars``, ``pandas`` or ``datasets``: the library of ``table``."""
-    module = type(table).__module__.split(".")[0]
-    if isinstance(table, pa.Table):
-        return "pyarrow"
-    if module in _KINDS[1:] and type(table).__name__ in ("DataFrame", "Dataset"):
-        return module
-    raise TypeError(
-        f"expected a pyarrow Table, a Polars or pandas DataFrame or a datasets.Dataset, got "
-        f"{type(table).__module__}.{type(table).__name__}"
-    )
-
-
-def _columns(table: Any, kind: str, names: Sequence[str | None]) -> dict[str, pa.ChunkedArray]:
-    """The columns ``names`` of ``table`` that it has, as Arrow arrays (no copy where Arrow
-    allows: pandas' object columns are converted)."""
-    present = set(_column_names(table, kind))
-    wanted = [n for n in dict.fromkeys(names) if n is not None and n in present]
-    if kind == "pyarrow":
-        return {n: table.column(n) for n in wanted}
-    if kind == "polars":
-        return {n: pa.chunked_array([table.get_column(n).to_arrow()]) for n in wanted}
-    if kind == "pandas":
-        return {n: pa.chunked_array([pa.array(table[n], from_pandas=True)]) for n in wanted}
-    arrow = table.with_format("arrow")  # datasets: its Arrow table, row selections applied
-    return {n: arrow[n] for n in wanted}
-
-
-def _column_names(table: Any, kind: str) -> list[str]:
-    if kind == "polars":
-        return list(table.columns)
-    if kind == "pandas":
-        return [str(c) for c in table.columns]
-    return list(table.column_names)
-
-
-def _all_columns(table: Any, kind: str) -> dict[str, None]:
-    """The column names of ``table`` (a mapping, for the messages of :func:`_missing`)."""
-    return dict.fromkeys(_column_names(table, kind))
-
-
-def _check_new(present: Iterable[str], new: Sequence[str]) -> None:
-    have = set(present)
-    clash = [n for n in new if n in have]
-    if clash:
-        raise ValueError(
-            f"the table already has column(s) {', '.join(clash)} that this adds; drop or "
-            "rename them first (e.g. the output of an earlier run)"
-        )
-
-
-def _with_columns(table: Any, kind: str, new: dict[str, pa.Array]) -> Any:
-    """``table`` with the Arrow arrays ``new`` appended as columns, same kind of object."""
-    if kind == "pyarrow":
-        for name, array in new.items():
-            table = table.append_column(name, array)
-        return table
-    if kind == "polars":
-        pl = require("polars", "tables", "dedup_table on a Polars DataFrame")
-        return table.hstack(pl.from_arrow(pa.table(new)).get_columns())
-    if kind == "pandas":
-        pd = require("pandas", "tables", "dedup_table on a pandas DataFrame")
-        extra = {
-            n: pd.Series(pd.arrays.ArrowExtensionArray(a), index=table.index)
-            for n, a in new.items()
-        }
-        return table.assign(**extra)
-    for name, array in new.items():  # datasets: appended to its Arrow table, features kept
-        table = table.add_column(name, array)
-    return table
-
-
-def _read(
-    table: Any, kind: str, names: tuple[str, str | None, str | None], unit: EpochUnit
-) -> _Rows:
-    """The checked rows of ``table`` (``names``: its text, id and time columns)."""
-    present = _all_columns(table, kind)
-    text, _, time = names
-    for name, what in ((text, "text"), (time, "time")):
-        if name is not None and name not in present:
-            raise _missing(present, name, what, what)
-    return _Rows(_columns(table, kind, names), names, unit)
 
 
 # ---------------------------------------------------------------------------- dedup
@@ -278,15 +118,15 @@ class DedupBatches:
         Arrow format) gets typed columns appended, a ``{column: values}`` dict lists."""
         arrow = isinstance(batch, pa.Table)
         columns = {n: batch.column(n) for n in batch.column_names} if arrow else batch
-        _check_new(columns, DEDUP_COLUMNS)
-        rows = _Rows(columns, self.names, self.epoch_unit, self.deduplicator.n_documents)
+        check_new(columns, DEDUP_COLUMNS)
+        rows = Rows(columns, self.names, self.epoch_unit, self.deduplicator.n_documents)
         fields = self.decide(rows)
         if not arrow:
             return {**batch, **fields}
         id_type = rows.id_type if self.names[1] in columns else None
-        return _with_columns(batch, "pyarrow", _arrays(fields, id_type))
+        return with_columns(batch, "pyarrow", _arrays(fields, id_type))
 
-    def decide(self, rows: _Rows) -> dict[str, list[Any]]:
+    def decide(self, rows: Rows) -> dict[str, list[Any]]:
         """The decision columns of ``rows``, fed after every row before."""
         dd, out = self.deduplicator, _empty_fields()
         for a in range(0, len(rows.texts), _FEED_ROWS):
@@ -341,9 +181,9 @@ def dedup_table(
     ``keep``, ``window`` in seconds with ``time``, ...). ``duplicate_of`` holds the kept row's
     id (its position when the table has no ``id`` column), typed as the ids are.
     """
-    kind = _kind(table)
-    _check_new(_all_columns(table, kind), DEDUP_COLUMNS)
-    rows = _read(table, kind, (text, id, time), epoch_unit)
+    kind = kind_of(table)
+    check_new(all_columns(table, kind), DEDUP_COLUMNS)
+    rows = read_rows(table, kind, (text, id, time), epoch_unit)
     dd = Deduplicator(**options)
     if dd.keep == "first":
         fields = DedupBatches(deduplicator=dd).decide(rows)
@@ -351,7 +191,7 @@ def dedup_table(
         fields = _empty_fields()
         _extend(fields, dd.run(rows.texts, rows.times), rows.ids.__getitem__)
     id_type = rows.id_type if id is not None else None
-    return _with_columns(table, kind, _arrays(fields, id_type))
+    return with_columns(table, kind, _arrays(fields, id_type))
 
 
 def _arrays(fields: dict[str, list[Any]], id_type: pa.DataType | None) -> dict[str, pa.Array]:
@@ -398,9 +238,9 @@ def overlap_table(
         raise ValueError(
             f"pass either finder= or OverlapFinder options, not both (got {', '.join(options)})"
         )
-    kind = _kind(table)
-    _check_new(_all_columns(table, kind), STRIP_COLUMNS if strip else ("passages",))
-    rows = _read(table, kind, (text, id, time), epoch_unit)
+    kind = kind_of(table)
+    check_new(all_columns(table, kind), STRIP_COLUMNS if strip else ("passages",))
+    rows = read_rows(table, kind, (text, id, time), epoch_unit)
     found = _passages(OverlapFinder(**options) if finder is None else finder, rows, add)
     source = rows.id_type if rows.id_type is not None and id is not None else pa.int64()
     cells = [[_passage_cell(p) for p in got] for got in found]
@@ -410,10 +250,10 @@ def overlap_table(
         cut = [strip_passages(t, got, strip_min_length) for t, got in pairs]
         new["stripped_text"] = pa.array([c[0] for c in cut], pa.string())
         new["stripped_chars"] = pa.array([c[1] for c in cut], pa.int64())
-    return _with_columns(table, kind, new)
+    return with_columns(table, kind, new)
 
 
-def _passages(finder: OverlapFinder, rows: _Rows, add: bool) -> list[list[Passage]]:
+def _passages(finder: OverlapFinder, rows: Rows, add: bool) -> list[list[Passage]]:
     """Each row's passages, the rows added to ``finder`` in time order (ties: row order)."""
     order = list(range(len(rows.texts)))
     if rows.times is not None:
