@@ -48,6 +48,7 @@ Examples:
   neardup overlap answers.jsonl --against wiki.jsonl --save-reference ref/ --out hits.jsonl
   neardup overlap today.jsonl --against ref/ --out hits.csv    # a saved reference directory
   neardup overlap parts/ --engine spark --out passages.jsonl   # same passages, on Spark
+  neardup overlap posts.jsonl --out passages.jsonl --strip clean.jsonl  # + texts less copies
 
 \b
 Each output row: id, span [start, end), source_id, source_span, score (share of the passage's
