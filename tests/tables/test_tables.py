@@ -134,6 +134,8 @@ def test_batches_refuse_keep_longest_and_both_ways_of_configuring() -> None:
         ([{"text": "a", "t": "yesterday"}], {"time": "t"}, r"row 0: time column 't': cannot read"),
         ([{"text": "a"}], {"time": "t"}, r"no time column 't'"),
         ([{"text": "a", "status": "x"}], {}, r"already has column\(s\) status"),
+        ([{"text": "a"}], {"window": 60.0}, r"window= needs each row's time: pass time="),
+        ([{"text": "a"}], {"keep": "newest"}, r"keep='newest' needs each row's time"),
     ],
 )
 def test_bad_tables_are_refused_naming_row_and_fix(

@@ -71,7 +71,7 @@ class NeardupDedup(PipelineStep):  # type: ignore[misc]
         self.time = time
         self.per_task = per_task
         self.options = options
-        DedupBatches(**options)  # bad options fail when the pipeline is built, not in a task
+        DedupBatches(time=time, **options)  # bad options fail when the pipeline is built
 
     def run(self, data: Any, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
         """The documents of ``data`` that are kept (all of them, tagged, with ``drop=False``)."""

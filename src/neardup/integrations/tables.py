@@ -108,6 +108,7 @@ class DedupBatches:
                 f"keep={dd.keep!r} needs all rows at once: use dedup_table(), or keep='first' "
                 "for batches"
             )
+        _check_time(dd, time)
         self.deduplicator = dd
         self.names = (text, id, time)
         self.epoch_unit = epoch_unit
@@ -145,6 +146,12 @@ class DedupBatches:
         got = self._kept.get(position, self)
         # documents of a state the Deduplicator was loaded with: its stored ids
         return self.deduplicator.external_id(position) if got is self else got
+
+
+def _check_time(dd: Deduplicator, time: str | None) -> None:
+    if time is None and (dd.window is not None or dd.keep == "newest"):
+        what = "keep='newest'" if dd.keep == "newest" else "window="
+        raise ValueError(f"{what} needs each row's time: pass time='<column>'")
 
 
 def _empty_fields() -> dict[str, list[Any]]:
@@ -185,8 +192,9 @@ def dedup_table(
     check_new(all_columns(table, kind), DEDUP_COLUMNS)
     rows = read_rows(table, kind, (text, id, time), epoch_unit)
     dd = Deduplicator(**options)
+    _check_time(dd, time)
     if dd.keep == "first":
-        fields = DedupBatches(deduplicator=dd).decide(rows)
+        fields = DedupBatches(time=time, deduplicator=dd).decide(rows)
     else:  # longest / newest: the whole input, in priority order (as the CLI does)
         fields = _empty_fields()
         _extend(fields, dd.run(rows.texts, rows.times), rows.ids.__getitem__)
