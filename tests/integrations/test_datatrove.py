@@ -91,3 +91,15 @@ def test_bad_options_fail_when_the_pipeline_is_built() -> None:
         NeardupDedup(keep="longest")
     with pytest.raises(ValueError, match="min_length must be an integer >= 0"):
         NeardupStrip(min_length=-1)
+
+
+def test_dedup_step_with_a_time_window_equals_the_cli(tmp_path: Path) -> None:
+    rows = [{"id": d["id"], "text": d["text"], "ts": d["ts"]} for d in synthetic_corpus(120, 6)]
+    folder = _folder(tmp_path, rows)
+    step = NeardupDedup(drop=False, time="ts", window=2 * 86400.0)
+    got = _pipeline(tmp_path, folder, step)
+    want = _cli(tmp_path, folder, "dedup", "--time-field", "ts", "--window", "2d")
+    assert [g["metadata"]["neardup"]["duplicate_of"] for g in got] == [
+        w["duplicate_of"] for w in want
+    ]
+    assert [g["metadata"]["neardup"]["status"] for g in got] == [w["status"] for w in want]
