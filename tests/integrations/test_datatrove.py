@@ -97,9 +97,13 @@ def test_dedup_step_with_a_time_window_equals_the_cli(tmp_path: Path) -> None:
     rows = [{"id": d["id"], "text": d["text"], "ts": d["ts"]} for d in synthetic_corpus(120, 6)]
     folder = _folder(tmp_path, rows)
     step = NeardupDedup(drop=False, time="ts", window=2 * 86400.0)
-    got = _pipeline(tmp_path, folder, step)
-    want = _cli(tmp_path, folder, "dedup", "--time-field", "ts", "--window", "2d")
-    assert [g["metadata"]["neardup"]["duplicate_of"] for g in got] == [
-        w["duplicate_of"] for w in want
-    ]
-    assert [g["metadata"]["neardup"]["status"] for g in got] == [w["status"] for w in want]
+    got = {g["id"]: g["metadata"]["neardup"] for g in _pipeline(tmp_path, folder, step)}
+    want = {
+        w["id"]: w for w in _cli(tmp_path, folder, "dedup", "--time-field", "ts", "--window", "2d")
+    }
+    # datatrove's reader leaves out documents with an empty text (the CLI marks them empty):
+    # they never match, so every other decision is the same
+    assert set(want) - set(got) == {w["id"] for w in want.values() if not w["text"]}
+    assert any(w["duplicate_of"] for w in want.values())
+    for key, g in got.items():
+        assert (g["status"], g["duplicate_of"]) == (want[key]["status"], want[key]["duplicate_of"])

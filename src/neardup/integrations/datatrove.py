@@ -8,6 +8,9 @@ so duplicates (or copies) across shards would be kept. Run these steps with ``ta
 task; the steps before them may still be sharded in an earlier pipeline), or pass
 ``per_task=True`` to dedup each shard on its own on purpose.
 
+datatrove's readers leave out documents whose text is empty (``neardup dedup`` marks them
+``empty``); an empty text never matches, so the other decisions are those of the CLI.
+
     from datatrove.executor import LocalPipelineExecutor
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.writers import JsonlWriter
