@@ -4,6 +4,7 @@ same rows written to JSONL."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import neardup
 from neardup.cli import cli
@@ -210,3 +213,21 @@ def test_overlap_table_strip_equals_cli_strip(tmp_path: Path, kind: str) -> None
     assert _column(out, "stripped_text") == [r["text"] for r in want]
     assert _column(out, "stripped_chars") == [r["stripped_chars"] for r in want]
     assert _column(out, "text") == [r["text"] for r in rows]  # the input's text as it was
+
+
+_ROWS = _docs(60, seed=9)
+_WHOLE = neardup.dedup_table(pa.Table.from_pylist(_ROWS), threshold=0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(cuts=st.lists(st.integers(0, len(_ROWS)), max_size=6))
+def test_any_batching_gives_the_decisions_of_one_call(cuts: list[int]) -> None:
+    batches = neardup.DedupBatches(threshold=0.5)
+    bounds = [0, *sorted(cuts), len(_ROWS)]
+    got: dict[str, list[Any]] = {n: [] for n in DEDUP_COLUMNS}
+    for a, b in itertools.pairwise(bounds):
+        out = batches(pa.Table.from_pylist(_ROWS[a:b]) if b > a else pa.table({"text": []}))
+        for n in DEDUP_COLUMNS:
+            got[n] += out.column(n).to_pylist()
+    for n in DEDUP_COLUMNS:
+        assert got[n] == _WHOLE.column(n).to_pylist(), n
