@@ -42,6 +42,9 @@ _EXPORTS = {
     "ConfigMismatchError": "neardup.errors",
     "DamagedFileError": "neardup.errors",
     "NeardupError": "neardup.errors",
+    "DedupBatches": "neardup.integrations.tables",
+    "dedup_table": "neardup.integrations.tables",
+    "overlap_table": "neardup.integrations.tables",
 }
 
 if TYPE_CHECKING:
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
         all_pairs,
         duplicate_groups,
     )
+    from neardup.integrations.tables import DedupBatches, dedup_table, overlap_table
     from neardup.verify import MinHashVerifier
 
 __all__ = [
@@ -67,6 +71,7 @@ __all__ = [
     "DamagedFileError",
     "Decision",
     "Decisions",
+    "DedupBatches",
     "Deduplicator",
     "EmptyTextError",
     "Fingerprinter",
@@ -82,9 +87,11 @@ __all__ = [
     "__version__",
     "all_pairs",
     "dedup_batch",
+    "dedup_table",
     "duplicate_groups",
     "hamming",
     "normalize_text",
+    "overlap_table",
 ]
 
 

@@ -29,6 +29,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._overlap_write import Found, write_found, write_rows
+from neardup.cli._strip_write import Spans, strip_options, write_stripped
 from neardup.io import (
     Document,
     InputError,
@@ -37,6 +38,7 @@ from neardup.io import (
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.overlap import OverlapFinder, ReferenceFormatError
+from neardup.overlap.strip import merged_spans
 from neardup.spark.cli import EngineDataError, parse_spark_conf
 
 EXAMPLES = """
@@ -46,6 +48,7 @@ Examples:
   neardup overlap answers.jsonl --against wiki.jsonl --save-reference ref/ --out hits.jsonl
   neardup overlap today.jsonl --against ref/ --out hits.csv    # a saved reference directory
   neardup overlap parts/ --engine spark --out passages.jsonl   # same passages, on Spark
+  neardup overlap posts.jsonl --out passages.jsonl --strip clean.jsonl  # + texts less copies
 
 \b
 Each output row: id, span [start, end), source_id, source_span, score (share of the passage's
@@ -163,6 +166,7 @@ def _order(doc: Document) -> tuple[float, int]:
 @click.option("--save-reference", default=None, type=click.Path(file_okay=False),
               help="Save the reference (--against, else INPUT) here for --against.")  # fmt: skip
 @_finder_options
+@strip_options
 @engine_options
 def overlap_command(
     inputs: tuple[str, ...],
@@ -178,6 +182,8 @@ def overlap_command(
     engine: str,
     spark_master: str | None,
     spark_conf: tuple[str, ...],
+    strip_out: str | None,
+    strip_min_length: int,
     **finder_params: Any,
 ) -> None:
     """Find passages that documents share and write one row per passage pair.
@@ -187,6 +193,7 @@ def overlap_command(
     """
     files = check_inputs(inputs, fmt)
     output_path_or_usage_error(out, inputs + files)
+    _check_strip(strip_out, out, inputs + files, engine)
     params = {k: v for k, v in finder_params.items() if v is not None}
     read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
     start = time.perf_counter()
@@ -207,19 +214,38 @@ def overlap_command(
             docs = read.documents(paths)
             if time_field:
                 docs = iter(sorted(docs, key=_order))
-            n_docs, found, with_copies, share = _run(finder, docs, not against, read)
+            spans: Spans = {}
+            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans)
         except InputError as exc:
             raise DataError(str(exc)) from None
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
         write_found(out, found)
+        stripped = 0
+        if strip_out is not None:
+            stripped = write_stripped(strip_out, read, paths, spans, strip_min_length)
         if save_reference is not None:
             finder.save(save_reference)
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
+    if strip_out is not None:
+        click.echo(
+            f"strip: {stripped:,} characters removed, texts written to {strip_out}", err=True
+        )
     for note in read_notes(read.stats, id_field, epoch_unit):
         click.echo(note, err=True)
+
+
+def _check_strip(strip_out: str | None, out: str, inputs: tuple[str, ...], engine: str) -> None:
+    """Usage errors of ``--strip`` (before any work)."""
+    if strip_out is None:
+        return
+    if engine == "spark":
+        raise usage_error("--strip works with --engine local; drop --engine spark")
+    if strip_out == out:
+        raise usage_error("--strip and --out name the same file; give the cleaned texts their own")
+    output_path_or_usage_error(strip_out, inputs)
 
 
 def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, s: float) -> None:
@@ -275,11 +301,15 @@ def _on_spark(
 
 
 def _run(
-    finder: OverlapFinder, docs: Iterator[Document] | list[Document], keep: bool, read: _Read
+    finder: OverlapFinder,
+    docs: Iterator[Document] | list[Document],
+    keep: bool,
+    read: _Read,
+    spans: Spans | None = None,
 ) -> tuple[int, Found, int, float]:
     """Documents read, every document's passages with its partition columns (the document
     added to ``finder`` when ``keep``), documents with a passage, share of the characters
-    inside one."""
+    inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``)."""
     found: Found = []
     n = chars = copied = 0
     read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
@@ -294,15 +324,9 @@ def _run(
         n += 1
         chars += len(doc.text)
         if got:
-            copied += _union(p.span for p in got)
+            merged = merged_spans(p.span for p in got)
+            copied += sum(b - a for a, b in merged)
             found.append((got, read.parts.get(doc.position, {})))
+            if spans is not None:
+                spans[doc.position] = merged
     return n, found, len(found), copied / chars if chars else 0.0
-
-
-def _union(spans: Iterator[tuple[int, int]] | Any) -> int:
-    total, end = 0, -1
-    for lo, hi in sorted(spans):
-        if hi > end:
-            total += hi - max(lo, end)
-            end = hi
-    return total
