@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -41,6 +42,28 @@ def test_errors_are_exported_from_the_package() -> None:
     for name in errors.__all__:
         assert getattr(neardup, name) is getattr(errors, name)
         assert name in neardup.__all__
+
+
+# the layers below dedup (nobody else's rules): their checks raise the error kinds, not bare
+# ValueError (still a ValueError: BadInputError and the others subclass it)
+LOWER_LAYERS = ["features", "index", "fingerprint.py", "verify.py", "hashing.py", "_params.py"]
+
+
+def test_the_lower_layers_raise_no_bare_value_error() -> None:
+    src = ROOT / "src" / "neardup"
+    files = [p for name in LOWER_LAYERS for p in sorted((src / name).glob("**/*.py"))]
+    files += [src / name for name in LOWER_LAYERS if name.endswith(".py")]
+    found = [
+        f"{path.relative_to(src)}:{node.lineno}"
+        for path in files
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and isinstance(node.exc.func, ast.Name)
+        and node.exc.func.id == "ValueError"
+    ]
+    assert len(files) > 20
+    assert found == []
 
 
 def _import_graph_tool() -> ModuleType:

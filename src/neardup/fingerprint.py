@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._params import FrozenParams
-from neardup.errors import BadInputError
+from neardup.errors import BadInputError, ConfigMismatchError
 from neardup.features.charclass import char_classes, table_digest
 from neardup.features.extract import feature_list, text_is_cjk
 from neardup.features.idf import IdfTable
@@ -145,17 +145,17 @@ class Fingerprinter(FrozenParams):
     # -- validation and derived state ------------------------------------------------------
     def _validate(self) -> None:
         if self.bits not in (64, 128):
-            raise ValueError(f"bits must be 64 or 128, got {self.bits!r}")
+            raise BadInputError(f"bits must be 64 or 128, got {self.bits!r}")
         if not callable(self.analyzer) and self.analyzer not in ANALYZERS:
-            raise ValueError(
+            raise BadInputError(
                 f"analyzer must be one of {sorted(ANALYZERS)} or a callable, got {self.analyzer!r}"
             )
         if self.weighting not in WEIGHTINGS:
-            raise ValueError(
+            raise BadInputError(
                 f"weighting must be one of {sorted(WEIGHTINGS)}, got {self.weighting!r}"
             )
         if self.weighting == "tfidf" and self.idf is None:
-            raise ValueError(
+            raise BadInputError(
                 "weighting='tfidf' needs idf=IdfTable: fit one with fp.fit_idf(texts) "
                 "(or IdfTable.jieba() for Chinese words)"
             )
@@ -164,25 +164,25 @@ class Fingerprinter(FrozenParams):
         name = self.analyzer if isinstance(self.analyzer, str) else "word"
         n = DEFAULT_NGRAM[name] if self.ngram_size is None else self.ngram_size
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
-            raise ValueError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
+            raise BadInputError(f"ngram_size must be an int in 1..64, got {self.ngram_size!r}")
         self.ngram_size_ = n
         c = self.cjk_ngram_size
         if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 64:
-            raise ValueError(f"cjk_ngram_size must be an int in 1..64, got {c!r}")
+            raise BadInputError(f"cjk_ngram_size must be an int in 1..64, got {c!r}")
         if self.idf is not None and self.idf.analyzer_ not in (None, self.analyzer_name):
-            raise ValueError(
+            raise BadInputError(
                 f"the IDF table weighs {self.idf.analyzer_!r} features but this Fingerprinter "
                 f"makes {self.analyzer_name!r} features; fit a table with fp.fit_idf(texts) "
                 "or use the analyzer the table was fitted with"
             )
         if self.top_n is not None and (not isinstance(self.top_n, int) or self.top_n < 1):
-            raise ValueError(f"top_n must be a positive int or None, got {self.top_n!r}")
+            raise BadInputError(f"top_n must be a positive int or None, got {self.top_n!r}")
         if self.segmenter is not None and self.segmenter not in SEGMENTERS:
-            raise ValueError(
+            raise BadInputError(
                 f"segmenter must be one of {SEGMENTERS} or None, got {self.segmenter!r}"
             )
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must be an int in [0, 2**64), got {self.seed!r}")
+            raise BadInputError(f"seed must be an int in [0, 2**64), got {self.seed!r}")
         self._mode = ANALYZERS.get(name, WORD_MODE)
         self.stopwords_ = resolve_stopwords(self.stopwords)
         self._stop_keys = np.sort(np.array([key_of(w) for w in self.stopwords_], dtype=np.uint64))
@@ -254,21 +254,21 @@ class Fingerprinter(FrozenParams):
         """Rebuild a Fingerprinter from :meth:`get_config` output (pass the same ``idf`` table)."""
         cfg = dict(config)
         if cfg.pop("format", FORMAT_VERSION) != FORMAT_VERSION:
-            raise ValueError(
+            raise ConfigMismatchError(
                 f"fingerprint format {config.get('format')} is not supported by this neardup"
             )
         if str(cfg.get("analyzer", "")).startswith("callable:"):
-            raise ValueError(
+            raise BadInputError(
                 "a config with a callable analyzer cannot be rebuilt; construct it in code"
             )
         idf_digest = cfg.pop("idf", None)
         if idf_digest is not None and (idf is None or idf.digest != idf_digest):
-            raise ValueError(
+            raise ConfigMismatchError(
                 f"this config needs the IDF table with digest {idf_digest}; "
                 "pass idf=IdfTable.load(...)"
             )
         if cfg.pop("charclass", table_digest()) != table_digest():
-            raise ValueError(
+            raise ConfigMismatchError(
                 "config was made with another character table; upgrade or downgrade neardup"
             )
         seg = cfg.pop("segmenter", "jieba")
@@ -346,7 +346,7 @@ class Fingerprinter(FrozenParams):
                 items[str(f)] = items.get(str(f), 0.0) + 1.0
         bad = [k for k, v in items.items() if not math.isfinite(v) or v < 0]
         if bad:
-            raise ValueError(
+            raise BadInputError(
                 f"weight of {bad[0]!r} is {items[bad[0]]}; weights must be finite and >= 0"
             )
         if not items or sum(items.values()) == 0:
@@ -541,7 +541,7 @@ def _resolve_jobs(n_jobs: int) -> int:
     if n_jobs == -1:
         return os.cpu_count() or 1
     if not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive int or -1 (all cores), got {n_jobs!r}")
+        raise BadInputError(f"n_jobs must be a positive int or -1 (all cores), got {n_jobs!r}")
     return n_jobs
 
 

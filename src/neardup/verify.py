@@ -36,6 +36,7 @@ import xxhash
 
 from neardup import _backend
 from neardup._params import FrozenParams
+from neardup.errors import BadInputError
 from neardup.features.charclass import char_classes
 from neardup.features.normalize import pack_prepared
 
@@ -49,9 +50,9 @@ def _packed(
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], npt.NDArray[np.int8]]:
     """The kernels' input: prepared texts as one UTF-8 buffer, offsets, per-text modes."""
     if n < 1:
-        raise ValueError(f"shingle size n must be >= 1, got {n}")
+        raise BadInputError(f"shingle size n must be >= 1, got {n}")
     if mode not in _MODES:
-        raise ValueError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
+        raise BadInputError(f"shingle mode must be 'auto', 'word' or 'char', got {mode!r}")
     buf, offsets = pack_prepared(texts)
     return buf, offsets, np.full(len(offsets) - 1, _MODES[mode], dtype=np.int8)
 
@@ -139,27 +140,27 @@ class MinHashVerifier(FrozenParams):
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_hashes, int) or not 1 <= self.num_hashes <= 4096:
-            raise ValueError(f"num_hashes must be an int in 1..4096, got {self.num_hashes!r}")
+            raise BadInputError(f"num_hashes must be an int in 1..4096, got {self.num_hashes!r}")
         if self.bits not in (8, 16):
-            raise ValueError(f"bits must be 8 or 16, got {self.bits!r}")
+            raise BadInputError(f"bits must be 8 or 16, got {self.bits!r}")
         for name in ("threshold", "short_threshold"):
             if name == "short_threshold" and self.short_threshold is None:
                 continue
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+                raise BadInputError(f"{name} must be a number in [0, 1], got {value!r}")
             if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+                raise BadInputError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
         if self.mode not in ("auto", "word", "char"):
-            raise ValueError(f"mode must be 'auto', 'word' or 'char', got {self.mode!r}")
+            raise BadInputError(f"mode must be 'auto', 'word' or 'char', got {self.mode!r}")
         if not isinstance(self.ngram, int) or self.ngram < 1:
-            raise ValueError(f"ngram must be an int >= 1, got {self.ngram!r}")
+            raise BadInputError(f"ngram must be an int >= 1, got {self.ngram!r}")
         if self.band_ngram is not None and (
             not isinstance(self.band_ngram, int) or self.band_ngram < 1
         ):
-            raise ValueError(f"band_ngram must be None or an int >= 1, got {self.band_ngram!r}")
+            raise BadInputError(f"band_ngram must be None or an int >= 1, got {self.band_ngram!r}")
         if not isinstance(self.short_length, int) or self.short_length < 0:
-            raise ValueError(f"short_length must be an int >= 0, got {self.short_length!r}")
+            raise BadInputError(f"short_length must be an int >= 0, got {self.short_length!r}")
         self._freeze()
 
     @property
@@ -230,7 +231,7 @@ class MinHashVerifier(FrozenParams):
         for verifiers without a separate band part (one shingle size).
         """
         if self.split:
-            raise ValueError(
+            raise BadInputError(
                 "sketch_sets needs a verifier with one shingle size; pass band_ngram=None "
                 f"(this one has ngram={self.ngram}, band_ngram={self.band_ngram})"
             )
@@ -260,7 +261,7 @@ class MinHashVerifier(FrozenParams):
         self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
     ) -> None:
         if a.shape != b.shape or a.ndim != 2 or a.shape[1] != self.width:
-            raise ValueError(
+            raise BadInputError(
                 f"sketch arrays must both have shape (m, {self.width}) from this verifier's "
                 f"sketch_many, got {a.shape} and {b.shape}"
             )

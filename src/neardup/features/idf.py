@@ -25,6 +25,7 @@ import numpy as np
 
 from neardup._atomic import atomic_write
 from neardup._params import FrozenParams
+from neardup.errors import BadInputError
 from neardup.features.normalize import prepare_text
 from neardup.hashing import key_of
 
@@ -50,11 +51,11 @@ class IdfTable(FrozenParams):
         values = {str(k): float(v) for k, v in idf.items()}
         bad = [k for k, v in values.items() if not math.isfinite(v) or v < 0]
         if bad:
-            raise ValueError(
+            raise BadInputError(
                 f"IDF of {bad[0]!r} is {values[bad[0]]}; IDF values must be finite, >= 0"
             )
         if not math.isfinite(default) or default < 0:
-            raise ValueError(f"default IDF must be finite and >= 0, got {default}")
+            raise BadInputError(f"default IDF must be finite and >= 0, got {default}")
         self.idf_: Mapping[str, float] = MappingProxyType(values)
         self.default_ = float(default)
         self.n_docs_ = n_docs
@@ -95,7 +96,7 @@ class IdfTable(FrozenParams):
             df.update(set(analyzer(text)))
             n += 1
         if n == 0:
-            raise ValueError("cannot fit an IDF table on no texts; pass at least one document")
+            raise BadInputError("cannot fit an IDF table on no texts; pass at least one document")
         return cls.from_document_frequencies(df, n, min_df=min_df, analyzer=analyzer_name)
 
     @classmethod
@@ -169,9 +170,11 @@ class IdfTable(FrozenParams):
                 f"IDF table {p} does not exist; fit one with `neardup idf fit`"
             ) from None
         except UnicodeDecodeError as e:
-            raise ValueError(f"{p}: not UTF-8 text ({e.reason}); is this an IDF table?") from None
+            raise BadInputError(
+                f"{p}: not UTF-8 text ({e.reason}); is this an IDF table?"
+            ) from None
         if not lines or lines[0] != HEADER:
-            raise ValueError(f"{p}:1: expected the header {HEADER!r}; is this an IDF table?")
+            raise BadInputError(f"{p}:1: expected the header {HEADER!r}; is this an IDF table?")
         meta = dict(part.split("=", 1) for part in lines[1].lstrip("# ").split("\t") if "=" in part)
         idf: dict[str, float] = {}
         for lineno, line in enumerate(lines[2:], start=3):
@@ -183,12 +186,12 @@ class IdfTable(FrozenParams):
                     raise ValueError
                 idf[feature] = float(value)
             except ValueError:
-                raise ValueError(
+                raise BadInputError(
                     f"{p}:{lineno}: expected 'feature<TAB>idf', got {line[:60]!r}"
                 ) from None
         try:
             default = float(meta["default"])
         except (KeyError, ValueError):
-            raise ValueError(f"{p}:2: missing or bad 'default=' in the header line") from None
+            raise BadInputError(f"{p}:2: missing or bad 'default=' in the header line") from None
         n_docs = int(meta["n_docs"]) if meta.get("n_docs") else None
         return cls(idf, default=default, n_docs=n_docs, analyzer=meta.get("analyzer") or None)

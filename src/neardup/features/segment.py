@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from neardup.errors import BadInputError
 from neardup.features.charclass import han_run_pattern
 
 Cutter = Callable[[str], list[str]]
@@ -41,7 +42,7 @@ def segmenter(name: str) -> Cutter:
         jieba.setLogLevel(logging.WARNING)
         jieba.initialize()
         return jieba.lcut  # type: ignore[no-any-return,unused-ignore]
-    raise ValueError(f"unknown segmenter {name!r}; use one of {SEGMENTERS} or None")
+    raise BadInputError(f"unknown segmenter {name!r}; use one of {SEGMENTERS} or None")
 
 
 # UTF-8 lead bytes of every Han block (U+3400-9FFF, U+F900-FAFF, planes 2-3): a byte string

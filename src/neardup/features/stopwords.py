@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 
+from neardup.errors import BadInputError
 from neardup.features.normalize import prepare_text
 
 BUILTIN = ("en", "zh")
@@ -37,7 +38,7 @@ def stopwords(spec: str | Iterable[str] | None) -> frozenset[str]:
             return _builtin("en") | _builtin("zh")
         if spec in BUILTIN:
             return _builtin(spec)
-        raise ValueError(
+        raise BadInputError(
             f"unknown stop-word list {spec!r}; use 'en', 'zh', 'auto', None or a list of words"
         )
     words = list(spec)

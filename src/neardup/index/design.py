@@ -43,6 +43,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from neardup.errors import BadInputError
+
 BITS = 64
 MAX_OFFSET_BITS = 24
 MAX_TABLES = 64
@@ -98,13 +100,13 @@ class TableDesign:
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or not 0 <= self.k < self.bits:
-            raise ValueError(f"k must be an int in [0, {self.bits}), got {self.k!r}")
+            raise BadInputError(f"k must be an int in [0, {self.bits}), got {self.k!r}")
         blocks = self.blocks or self.k + 1
         key_blocks = self.key_blocks or max(1, blocks - self.k)
         if not 1 <= blocks <= self.bits:
-            raise ValueError(f"blocks must be in [1, {self.bits}], got {blocks!r}")
+            raise BadInputError(f"blocks must be in [1, {self.bits}], got {blocks!r}")
         if not 1 <= key_blocks <= blocks:
-            raise ValueError(f"key_blocks must be in [1, blocks={blocks}], got {key_blocks!r}")
+            raise BadInputError(f"key_blocks must be in [1, blocks={blocks}], got {key_blocks!r}")
         object.__setattr__(self, "blocks", blocks)
         object.__setattr__(self, "key_blocks", key_blocks)
         wide, extra = divmod(self.bits, blocks)
@@ -201,5 +203,5 @@ def auto_design(n: int, k: int = 3, memory_budget: int = DEFAULT_MEMORY_BUDGET) 
             best = (c["query_cost_units"], d)
     chosen = best or smallest
     if chosen is None:  # pragma: no cover - k=0 always has the 1-block design
-        raise ValueError(f"no table design for k={k}")
+        raise BadInputError(f"no table design for k={k}")
     return chosen[1]

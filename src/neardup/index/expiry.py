@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from neardup.errors import BadInputError
+
 I64 = npt.NDArray[np.int64]
 
 __all__ = ["ExpiryQueue"]
@@ -50,7 +52,7 @@ class ExpiryQueue:
         ts = np.asarray(timestamps, np.int64).ravel()
         r = np.asarray(rows, np.int64).ravel()
         if ts.shape != r.shape:
-            raise ValueError(f"{ts.size} timestamps for {r.size} rows")
+            raise BadInputError(f"{ts.size} timestamps for {r.size} rows")
         if not ts.size:
             return
         order = np.argsort(ts, kind="stable")

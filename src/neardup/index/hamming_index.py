@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._threads import object_lock, thread_safe
+from neardup.errors import BadInputError
 from neardup.index import kernels
 from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, check_bits, check_k
 from neardup.index.design import DEFAULT_MEMORY_BUDGET, TableDesign, auto_design
@@ -120,7 +121,7 @@ class HammingIndex:
     def _fixed_design(self, design: str | int | TableDesign) -> TableDesign | None:
         if isinstance(design, TableDesign):
             if design.k != self.k:
-                raise ValueError(
+                raise BadInputError(
                     f"design.k={design.k} differs from k={self.k}; pass "
                     f"TableDesign(k={self.k}, ...)"
                 )
@@ -131,13 +132,13 @@ class HammingIndex:
             )
         if isinstance(design, int):
             if design < self.k + 1:
-                raise ValueError(
+                raise BadInputError(
                     f"design={design} blocks cannot find k={self.k} by pigeonhole; "
                     f"use at least {self.k + 1} blocks"
                 )
             return TableDesign(k=self.k, blocks=design)
         if design != "auto":
-            raise ValueError(f"design must be 'auto', an int or a TableDesign, got {design!r}")
+            raise BadInputError(f"design must be 'auto', an int or a TableDesign, got {design!r}")
         return None
 
     def _current_design(self) -> TableDesign:
@@ -165,11 +166,13 @@ class HammingIndex:
         if fps.shape[0] == 0:
             return
         if self._store.n + fps.shape[0] >= 2**32:
-            raise ValueError("a HammingIndex holds fewer than 2**32 rows; shard the data")
+            raise BadInputError("a HammingIndex holds fewer than 2**32 rows; shard the data")
         present = self._ids.lookup(ids_arr, self._store)
         if (present >= 0).any():
             bad = int(ids_arr[np.argmax(present >= 0)])
-            raise ValueError(f"id {bad} is already in the index; remove() it first or use a new id")
+            raise BadInputError(
+                f"id {bad} is already in the index; remove() it first or use a new id"
+            )
         first = self._store.n
         self._store.append(ids_arr, fps, ts)
         if self._expiry is not None and ts is not None:

@@ -32,6 +32,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from neardup.errors import BadInputError
 from neardup.index import join_kernels, kernels
 from neardup.index._validate import as_fingerprints, check_bits, check_k
 from neardup.index.design import (
@@ -67,7 +68,7 @@ def join_design(n: int, k: int, bits: int = 64) -> TableDesign:
     costs = [join_cost(d) for d in designs]
     best = int(np.argmin(costs))  # the first of equally cheap designs, in enumeration order
     if not math.isfinite(costs[best]):  # pragma: no cover
-        raise ValueError(f"no join design for k={k}")
+        raise BadInputError(f"no join design for k={k}")
     return designs[best]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from neardup._backend import C as _k
+from neardup.errors import BadInputError
 
 __all__ = [
     "bucket_segments",
@@ -118,7 +119,7 @@ def search_threads() -> int:
     try:
         return max(1, int(env)) if env else 1
     except ValueError:
-        raise ValueError(f"NEARDUP_THREADS must be an integer, got {env!r}") from None
+        raise BadInputError(f"NEARDUP_THREADS must be an integer, got {env!r}") from None
 
 
 def collect_queries(

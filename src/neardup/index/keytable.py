@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._backend import C as _k
+from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError
 from neardup.index.lsh import mix64_np
 
 U64 = npt.NDArray[np.uint64]
@@ -134,7 +135,7 @@ class KeyTable:
 
     def __init__(self, *, merge_factor: int = 4, value_bits: int = 64) -> None:
         if not 32 <= value_bits <= 64:
-            raise ValueError(f"value_bits must be in 32..64, got {value_bits}")
+            raise BadInputError(f"value_bits must be in 32..64, got {value_bits}")
         self.merge_factor = max(2, int(merge_factor))
         self.value_bits = int(value_bits)
         self._runs: list[_Run] = []
@@ -159,17 +160,17 @@ class KeyTable:
         keys = np.asarray(keys, dtype=np.uint64)
         slot_arr = np.asarray(slots, dtype=np.int64)
         if keys.ndim != 2 or keys.shape[0] != slot_arr.shape[0]:
-            raise ValueError(
+            raise BadInputError(
                 f"keys must be (n, m) for n={slot_arr.shape[0]} slots, got {keys.shape}"
             )
         if slot_arr.size == 0:
             return
         top = int(slot_arr.max())
         if top >= 2**32 - 1 or int(slot_arr.min()) < 0:
-            raise ValueError("slots must be in [0, 2**32 - 1)")
+            raise BadInputError("slots must be in [0, 2**32 - 1)")
         packed = self.pack(keys)
         if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
-            raise ValueError(f"keys must be mix64 of values below 2**{self.value_bits}")
+            raise BadInputError(f"keys must be mix64 of values below 2**{self.value_bits}")
         if top >= self._dead.size:
             grown = np.zeros(max(top + 1, 2 * self._dead.size), dtype=bool)
             grown[: self._dead.size] = self._dead
@@ -262,7 +263,9 @@ class KeyTable:
         key, slot = np.concatenate(keys), np.concatenate(own)
         order = np.argsort(slot, kind="stable")
         if slot.size != want.size * m:
-            raise ValueError(f"expected {m} keys per slot, found {slot.size} for {want.size} slots")
+            raise BadInputError(
+                f"expected {m} keys per slot, found {slot.size} for {want.size} slots"
+            )
         return self.unpack(key[order]).reshape(want.size, m)
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
@@ -295,7 +298,7 @@ class KeyTable:
         saved = arrays.get("value_bits")
         bits = int(saved[0]) if saved is not None and saved.shape == (1,) else None
         if bits != value_bits:
-            raise ValueError(
+            raise ConfigMismatchError(
                 f"the key table was saved with value_bits {bits}, this design has {value_bits}"
             )
         for i in range(_count(arrays, "tags")):
@@ -316,7 +319,7 @@ class KeyTable:
                 and bool((offsets[1:] >= offsets[:-1]).all())
             )
             if not ok:
-                raise ValueError(f"key table run {i} is inconsistent (tags, slots, offsets)")
+                raise DamagedFileError(f"key table run {i} is inconsistent (tags, slots, offsets)")
             table._runs.append(_Run(tags, slots, offsets, value_bits - p))
         return table
 
@@ -324,10 +327,10 @@ class KeyTable:
         """Run ``i`` of the format-1 layout, converted (its keys are checked here)."""
         keys, slots = arrays[f"run{i}_keys"], arrays[f"run{i}_slots"]
         if keys.dtype != np.uint64 or slots.dtype != np.uint32 or keys.shape != slots.shape:
-            raise ValueError(f"key table run {i} is inconsistent (keys, slots)")
+            raise DamagedFileError(f"key table run {i} is inconsistent (keys, slots)")
         packed = self.pack(keys)
         if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
-            raise ValueError(f"key table run {i} holds keys of another design")
+            raise DamagedFileError(f"key table run {i} holds keys of another design")
         return _Run.build(packed, np.array(slots), self.value_bits)
 
     @property

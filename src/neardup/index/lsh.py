@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup.errors import BadInputError
+
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 
@@ -67,11 +69,11 @@ class BandDesign:
 
     def __post_init__(self) -> None:
         if not isinstance(self.rows, int) or not 1 <= self.rows <= 4:
-            raise ValueError(
+            raise BadInputError(
                 f"rows must be an int in 1..4 (8-bit values, 32-bit bands), got {self.rows!r}"
             )
         if not isinstance(self.bands, int) or not 1 <= self.bands <= 4096:
-            raise ValueError(f"bands must be an int in 1..4096, got {self.bands!r}")
+            raise BadInputError(f"bands must be an int in 1..4096, got {self.bands!r}")
 
     def recall(self, jaccard: float, value_bits: int = 8) -> float:
         """Probability that a pair with shingle Jaccard ``jaccard`` shares a key."""
@@ -90,7 +92,7 @@ class BandDesign:
     def from_dict(cls, data: dict[str, Any]) -> BandDesign:
         """Inverse of :meth:`to_dict`."""
         if data.get("kind") != "minhash-bands":
-            raise ValueError(f"not a minhash-bands design: {data!r}")
+            raise BadInputError(f"not a minhash-bands design: {data!r}")
         return cls(bands=int(data["bands"]), rows=int(data["rows"]))
 
 
@@ -101,10 +103,10 @@ def band_keys(sketches: npt.NDArray[Any], design: BandDesign) -> U64:
     """
     sk = np.asarray(sketches)
     if sk.ndim != 2 or sk.dtype != np.uint8:
-        raise ValueError(f"band keys need (n, width) uint8 sketches, got {sk.dtype} {sk.shape}")
+        raise BadInputError(f"band keys need (n, width) uint8 sketches, got {sk.dtype} {sk.shape}")
     need = design.bands * design.rows
     if sk.shape[1] - 1 < need:
-        raise ValueError(
+        raise BadInputError(
             f"{design.bands} bands x {design.rows} rows need {need} sketch values, the sketch "
             f"has {sk.shape[1] - 1}; use fewer bands or a wider MinHashVerifier"
         )
@@ -164,7 +166,7 @@ def pairs_sharing_keys(keys: U64, docs: I64) -> tuple[I64, I64]:
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     keep = lo != hi
     if d.size and int(d.max()) >= 2**32:
-        raise ValueError("pairs_sharing_keys takes doc ids < 2**32 (local rows of a chunk)")
+        raise BadInputError("pairs_sharing_keys takes doc ids < 2**32 (local rows of a chunk)")
     code = np.sort(lo[keep].astype(np.uint64) << np.uint64(32) | hi[keep].astype(np.uint64))
     code = code[np.concatenate((code[:1] == code[:1], code[1:] != code[:-1]))]  # np.unique
     # would import numpy.ma (~12 ms of a run's start)

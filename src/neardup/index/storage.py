@@ -33,7 +33,7 @@ from neardup._persist import (
     read_manifest,
     write_bundle,
 )
-from neardup.errors import DamagedFileError
+from neardup.errors import BadInputError, DamagedFileError
 from neardup.index._validate import check_k
 from neardup.index.design import TableDesign
 from neardup.index.store import IdIndex, Store
@@ -153,7 +153,7 @@ def write_index_files(
             files.append("idf.tsv")
     if external_ids is not None:
         if len(external_ids) != index._store.n:
-            raise ValueError(
+            raise BadInputError(
                 f"{len(external_ids)} external ids for {index._store.n} stored rows; "
                 "give one per stored row"
             )

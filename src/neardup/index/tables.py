@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup.errors import BadInputError
 from neardup.index import join_kernels, kernels
 from neardup.index.design import TableDesign
 
@@ -86,7 +87,7 @@ def probe_masks(q: int, r: int) -> I64:
         for bits in itertools.combinations(range(q), i):
             masks.append(sum(1 << b for b in bits))
             if len(masks) > MAX_PROBES:
-                raise ValueError(
+                raise BadInputError(
                     f"radius {r} on {q} bucket bits needs over {MAX_PROBES} probes "
                     "per table; build the index with a larger k or more tables"
                 )
