@@ -21,6 +21,7 @@ first failed check, with a line saying which.
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import subprocess
 import sys
@@ -40,12 +41,11 @@ def sh(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
 
 
 def expected_sources() -> set[str]:
-    src = (ROOT / "setup.py").read_text()
-    ns: dict[str, object] = {}
-    for line in src.splitlines():
-        if line.startswith(("SOURCES =", "HEADERS =")):
-            exec(line, ns)  # two literal lists of file names
-    names = [*ns["SOURCES"], *ns["HEADERS"]]  # type: ignore[misc]
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    names: list[str] = []
+    for node in tree.body:  # two literal lists of file names (one line or several)
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in ("SOURCES", "HEADERS"):
+            names += ast.literal_eval(node.value)
     return {f"src/neardup/_csrc/{n}" for n in names}
 
 
