@@ -15,10 +15,21 @@ from typing import Any
 
 import click
 
-from neardup.cli._common import DataError, nothing_read_error
 from neardup.dedup import Deduplicator
+from neardup.errors import NeardupError
+from neardup.io import ReadStats
 
-EngineDataError = DataError  # the old name: bad data shown as one line, exit code 1
+
+class EngineDataError(click.ClickException, NeardupError):
+    """Bad data in an input file (exit code 1), shown as one line like the local engine's
+    :class:`~neardup.cli._common.DataError` (not imported: the Spark package never imports
+    the CLI)."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        message = self.format_message().replace("\r", "\\r").replace("\n", "\\n")
+        click.echo(f"neardup: error: {message}", err=True)
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,10 @@ def late_note(count: int) -> str:
     )
 
 
+def _nothing_read(stats: ReadStats) -> EngineDataError:
+    return EngineDataError(stats.nothing_read())
+
+
 def dedup_on_engine(
     engine: str, dd: Deduplicator, inputs: tuple[str, ...], out: str, options: SparkOptions
 ) -> Any:
@@ -107,9 +122,9 @@ def dedup_on_engine(
             members=o.cluster_members,
         )
     except InputError as exc:
-        raise DataError(str(exc)) from None
+        raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
-        raise nothing_read_error(result.stats)
+        raise _nothing_read(result.stats)
     _summary(result)
     return result
 
