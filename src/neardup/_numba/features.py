@@ -315,6 +315,26 @@ def distinct_in_place(
 
 
 @njit(cache=True, nogil=True)
+def _batch_scratch(offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Buffers sized for the longest document of a batch: tokenizer scratch, token starts and
+    ends, feature keys, and the distinct-key set (keys, stamps)."""
+    longest = 1
+    for d in range(offsets.size - 1):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    set_size = 16
+    while set_size < 2 * (longest + 2):
+        set_size *= 2
+    return (
+        np.empty(longest * 2 + 8, dtype=np.uint8),
+        np.empty(longest + 2, dtype=np.int64),
+        np.empty(longest + 2, dtype=np.int64),
+        np.empty(longest + 2, dtype=np.uint64),
+        np.empty(set_size, dtype=np.uint64),
+        np.zeros(set_size, dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
 def fingerprint_batch(
     buf: np.ndarray,
     offsets: np.ndarray,
@@ -335,19 +355,8 @@ def fingerprint_batch(
 ) -> None:
     """Fingerprint documents ``buf[offsets[d]:offsets[d+1]]`` into ``out[d, :]``."""
     ndoc = offsets.size - 1
-    longest = 1
-    for d in range(ndoc):
-        longest = max(longest, offsets[d + 1] - offsets[d])
-    scratch = np.empty(longest * 2 + 8, dtype=np.uint8)
-    starts = np.empty(longest + 2, dtype=np.int64)
-    ends = np.empty(longest + 2, dtype=np.int64)
-    keys = np.empty(longest + 2, dtype=np.uint64)
+    scratch, starts, ends, keys, set_keys, set_stamp = _batch_scratch(offsets)
     no_weights = np.empty(0, dtype=np.float64)
-    set_size = 16
-    while set_size < 2 * (longest + 2):
-        set_size *= 2
-    set_keys = np.empty(set_size, dtype=np.uint64)
-    set_stamp = np.zeros(set_size, dtype=np.int64)
     words = out.shape[1]
     linear = weighting == W_TF and top_n == 0
     binary = weighting == W_NONE and top_n == 0

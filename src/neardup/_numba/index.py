@@ -178,6 +178,34 @@ def offsets_from_sorted(keys: Any, q: int, offsets: Any) -> None:
 
 
 @njit(cache=True, nogil=True)
+def _bucket_ranges(
+    x: Any,
+    rsh: Any,
+    msk: Any,
+    lsh: Any,
+    q: int,
+    offsets: Any,
+    probes: Any,
+    nprobes: int,
+    nkeys: Any,
+    pq: Any,
+    lo: Any,
+    hi: Any,
+) -> None:
+    """Phase 1 of one query: its permuted key and every probed bucket's range in each table,
+    all before any scan, so the offset loads overlap (memory-level parallelism)."""
+    for t in range(pq.shape[0]):
+        px = permute(x, rsh, msk, lsh, t)
+        pq[t] = px
+        b0 = top_bits(px, q)
+        for pi in range(nprobes):
+            b = b0 ^ probes[pi]
+            # clamped: unverified files opened with verify=False must not crash a kernel
+            lo[t, pi] = min(np.int64(offsets[t, b]), nkeys)
+            hi[t, pi] = min(np.int64(offsets[t, b + 1]), nkeys)
+
+
+@njit(cache=True, nogil=True)
 def search_tables(
     start: int,
     queries: Any,
@@ -213,17 +241,7 @@ def search_tables(
     m = 0
     for qi in range(start, queries.shape[0]):
         m0 = m
-        x = queries[qi]
-        # phase 1: every bucket range first, so the offset loads overlap (memory-level parallelism)
-        for t in range(ntab):
-            px = permute(x, rsh, msk, lsh, t)
-            pq[t] = px
-            b0 = top_bits(px, q)
-            for pi in range(nprobes):
-                b = b0 ^ probes[pi]
-                # clamped: unverified files opened with verify=False must not crash a kernel
-                lo[t, pi] = min(np.int64(offsets[t, b]), nkeys)
-                hi[t, pi] = min(np.int64(offsets[t, b + 1]), nkeys)
+        _bucket_ranges(queries[qi], rsh, msk, lsh, q, offsets, probes, nprobes, nkeys, pq, lo, hi)
         # phase 2: scan and verify
         for t in range(ntab):
             px = pq[t]
