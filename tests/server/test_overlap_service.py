@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -200,3 +201,65 @@ def test_hostile_bodies_are_4xx(server: Server) -> None:
     for raw in (b'{"text": "\\ud800"}', b'{"text": NaN}', b"[" * 5000, b"", b"\xff\xfe"):
         r = httpx.post(url, content=raw, headers={**AUTH, "content-type": "application/json"})
         assert 400 <= r.status_code < 500 and "error" in r.json(), (raw[:20], r.text)
+
+
+def _stored_then_stopped(data: Path) -> None:
+    """Texts in both stores, then a clean stop (snapshot and overlap reference written)."""
+    docs = synthetic(seed=5, n=6)
+    with Server(data, "--no-verify") as s:
+        for i, t in docs:
+            answer(s, {"text": t, "id": i, "store": True})
+        s.decide([{"id": i, "text": t} for i, t in docs])
+        assert s.stop() == 0
+    assert (data / "overlap-reference" / "CURRENT").is_file()
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    """The refusal of a start: exit 2, one line (no traceback) holding ``words``."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+def test_overlap_store_without_its_database_is_refused_and_its_reference_kept(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    _stored_then_stopped(data)
+    ref = data / "overlap-reference"
+    before = {p.relative_to(ref): p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    for p in data.glob("overlap.sqlite*"):
+        p.unlink()
+    done = _serve(data)
+    _one_line_exit_2(done, str(data / "overlap.sqlite"), "deleted or replaced", str(ref), "away")
+    # the last copy of the texts is untouched (a start that served would overwrite it)
+    after = {p.relative_to(ref): p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    assert after == before
+    # the dedup side refuses the same situation with the same rule and words
+    for p in data.glob("overlap*"):
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    for p in data.glob("neardup.db*"):
+        p.unlink()
+    done = _serve(data)
+    _one_line_exit_2(done, str(data / "neardup.db"), "deleted or replaced", "snapshot")
+
+
+@pytest.mark.parametrize("name", ["overlap.sqlite", "neardup.db"])
+@pytest.mark.parametrize("damage", ["truncated", "overwritten"])
+def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(
+    tmp_path: Path, name: str, damage: str
+) -> None:
+    data = tmp_path / "data"
+    _stored_then_stopped(data)
+    path = data / name
+    if damage == "truncated":
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size * 2 // 3)
+    else:  # another file's bytes where the database was
+        path.write_bytes(b"this is not an SQLite file\n" * 1000)
+    done = _serve(data)
+    _one_line_exit_2(done, str(path), "is damaged", "restore it from a backup", "--data")
