@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -263,3 +266,46 @@ def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(
         path.write_bytes(b"this is not an SQLite file\n" * 1000)
     done = _serve(data)
     _one_line_exit_2(done, str(path), "is damaged", "restore it from a backup", "--data")
+
+
+def _few_words(n_chars: int, vocabulary: int, seed: int) -> str:
+    """A text of a few words repeated in random order: every gram recurs, so the aligner
+    works hard (seconds at 5x10^5 characters) on it against itself."""
+    rng = random.Random(seed)
+    words = [
+        "".join(rng.choices("abcdefghijklmnop", k=rng.randint(2, 8))) for _ in range(vocabulary)
+    ]
+    return " ".join(rng.choices(words, k=n_chars // 5))[:n_chars]
+
+
+def test_a_huge_overlap_query_does_not_stall_other_clients(tmp_path: Path) -> None:
+    """While one client's overlap query aligns for seconds, another client's /healthz and
+    one-document dedup post are answered before it finishes (the aligner runs without the
+    GIL, off the event loop)."""
+    text = _few_words(500_000, 8, seed=9)
+    with Server(tmp_path / "data", "--no-verify") as s:
+        answer(s, {"text": text, "id": "big", "store": True})
+        done: dict[str, Any] = {}
+
+        def big() -> None:
+            done["answer"] = httpx.post(
+                s.url + "/v1/overlaps", json={"text": text}, headers=AUTH, timeout=600
+            )
+            done["at"] = time.monotonic()
+
+        worker = threading.Thread(target=big)
+        worker.start()
+        time.sleep(0.3)  # the body is read and the alignment under way
+        answered: list[float] = []
+        with httpx.Client(base_url=s.url, timeout=600) as other:
+            while worker.is_alive():
+                assert other.get("/healthz").json()["status"] == "ok"
+                doc = {"id": f"small-{len(answered)}", "text": "one small document"}
+                got = other.post("/v1/documents", json={"documents": [doc]})
+                assert got.status_code == 200, got.text
+                answered.append(time.monotonic())
+        worker.join()
+    assert done["answer"].status_code == 200 and done["answer"].json()["passages"]
+    before = [t for t in answered if t < done["at"]]
+    # every round but the one racing the end came back while the big query was running
+    assert len(before) >= 3 and len(answered) - len(before) <= 1, (len(before), len(answered))
