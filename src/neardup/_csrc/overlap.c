@@ -151,18 +151,26 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
     int64_t *st = mem, *en = st + len, *un = en + len, *th = un + len + 1;
     int64_t *cf = th + len, *cl = cf + len, *ch = cl + len;
     int64_t *ff = ch + len, *fl = ff + len, *fh = fl + len;
-    int64_t n = tokenize_cps(kind, data, len, cls, fold, word_units, cjk_units, st, en, un,
-                             (uint64_t *)th);
+    int64_t n, nc = 0, nf = 0;
+    /* without the GIL (a 10^6-character text is tens of ms that other threads of a server
+     * would wait): only the text's own immutable buffer (args hold it), the held tables and
+     * this scratch are read or written */
+    Py_BEGIN_ALLOW_THREADS
+    n = tokenize_cps(kind, data, len, cls, fold, word_units, cjk_units, st, en, un,
+                     (uint64_t *)th);
+    if (n >= 0) {
+        /* grams are sized in gram units (tokens.gram_units): a token's units + 1 */
+        int64_t *gu = fh + len;
+        for (int64_t i = 0; i <= n; i++) gu[i] = un[i] + i;
+        nc = grams(n, gu, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
+        nf = grams(n, gu, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
+    }
+    Py_END_ALLOW_THREADS
     if (n < 0) {
         free(mem);
         release(&bs);
         return PyLong_FromLongLong(-n - 1);  /* the code point whose fold is needed */
     }
-    /* grams are sized in gram units (tokens.gram_units): a token's units + 1 */
-    int64_t *gu = fh + len;
-    for (int64_t i = 0; i <= n; i++) gu[i] = un[i] + i;
-    int64_t nc = grams(n, gu, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
-    int64_t nf = grams(n, gu, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
     int64_t total = 3 + 4 * n + 1 + 3 * nc + 3 * nf;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 8));
     if (!out) {
