@@ -7,13 +7,14 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 import click
 
-from neardup._atomic import current_version
+from neardup._atomic import BrokenDirectoryError, current_version
 from neardup.cli._common import (
     DataError,
     check_inputs,
@@ -115,10 +116,15 @@ def _finder_options(func: Any) -> Any:
 
 
 def _saved(path: str) -> bool:
+    """Whether ``path`` is a saved reference directory; one whose ``CURRENT`` is missing or
+    names a gone version is refused as --state is (the file, and the ``echo`` that mends it),
+    not read as a folder of input parts."""
     if not os.path.isdir(path):
         return False
     try:
         current_version(path)
+    except BrokenDirectoryError as exc:
+        raise DataError(f"--against {path}: {exc}") from None
     except OSError:
         return False
     return True
@@ -212,14 +218,30 @@ def overlap_command(
             raise DataError(str(exc)) from None
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        write_found(out, found)
+        # the reference first, --out last: a run that fails leaves --out as it was
         if save_reference is not None:
-            finder.save(save_reference)
+            with _disk_errors(f"cannot save the reference {save_reference}", out):
+                finder.save(save_reference)
+        with _disk_errors(f"cannot write {out}", out):
+            write_found(out, found)
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
     for note in read_notes(read.stats, id_field, epoch_unit):
         click.echo(note, err=True)
+
+
+@contextmanager
+def _disk_errors(what: str, out: str) -> Iterator[None]:
+    """A disk failure inside (full disk, file size limit) as one line naming ``what`` and the
+    cause, exit 1 (bad data or I/O; 2 is for usage), ``out`` not replaced."""
+    try:
+        yield
+    except OSError as exc:
+        # numpy's short write carries no errno: say what it usually means
+        cause = exc.strerror or f"{exc}: a short write (a full disk or a file size limit)"
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise DataError(f"{what}: {cause}{where}; {out} was left as it was") from None
 
 
 def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, s: float) -> None:
@@ -267,7 +289,8 @@ def _on_spark(
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
-    write_rows(out, result.rows)
+    with _disk_errors(f"cannot write {out}", out):
+        write_rows(out, result.rows)
     share = result.copied / result.chars if result.chars else 0.0
     secs = time.perf_counter() - start
     ref = f" against {result.references:,} reference documents" if refs else ""
