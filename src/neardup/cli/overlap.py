@@ -227,7 +227,7 @@ def overlap_command(
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
-    for note in read_notes(read.stats, id_field, epoch_unit):
+    for note in read_notes(read.stats, id_field, epoch_unit, "a passage's id or source_id"):
         click.echo(note, err=True)
 
 
