@@ -237,6 +237,7 @@ class InputSettings(Protocol):
     time_field: str | None
     on_error: str
     epoch_unit: str
+    utf8_ids: bool  # ids with lone surrogates are bad rows (the output is CSV or Parquet)
 
 
 def document_records(
@@ -252,6 +253,7 @@ def document_records(
         stats=stats,
         epoch_unit=opts.epoch_unit,  # type: ignore[arg-type]
         max_time=max_time,
+        utf8_ids=opts.utf8_ids,
     )
 
 

@@ -37,6 +37,7 @@ from neardup.io import (
 )
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
+from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError
 from neardup.spark.cli import EngineDataError, parse_spark_conf
 
@@ -65,7 +66,9 @@ class _Read:
     time_field: str | None
     on_error: str
     epoch_unit: str
+    utf8_ids: bool = False  # --out is CSV or Parquet: ids with lone surrogates are bad rows
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
+    ref_stats: ReadStats = field(default_factory=ReadStats)  # --against files
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
     parts: dict[int, dict[str, Any]] = field(default_factory=dict)  # position -> partition values
     against: tuple[str, ...] = ()  # --against as given (Spark: folders of reference parts)
@@ -147,7 +150,7 @@ def _build(params: dict[str, Any], against: tuple[str, ...], read: _Read) -> Ove
     finder = config
     if against:
         # ids apart from INPUT's; the reference's own partition columns
-        ref_read = dataclasses.replace(read, stats=ReadStats(), parts={}, roots=against)
+        ref_read = dataclasses.replace(read, stats=read.ref_stats, parts={}, roots=against)
         refs = sorted(ref_read.documents(check_inputs(against, read.fmt)), key=_order)
         for doc in refs:
             finder.add(doc.text, doc.id)
@@ -194,7 +197,8 @@ def overlap_command(
     files = check_inputs(inputs, fmt)
     output_path_or_usage_error(out, inputs + files)
     params = {k: v for k, v in finder_params.items() if v is not None}
-    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
+    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, needs_utf8(out),
+                 roots=inputs)  # fmt: skip
     start = time.perf_counter()
     if engine == "spark":
         if save_reference is not None or any(_saved(p) for p in against):
@@ -222,13 +226,13 @@ def overlap_command(
         if save_reference is not None:
             with _disk_errors(f"cannot save the reference {save_reference}", out):
                 finder.save(save_reference)
+        notes: list[str] = []  # what the writer adapted
         with _disk_errors(f"cannot write {out}", out):
-            write_found(out, found)
+            write_found(out, found, notes)
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
-    for note in read_notes(read.stats, id_field, epoch_unit, "a passage's id or source_id"):
-        click.echo(note, err=True)
+    _notes(read, notes, read.stats, read.ref_stats)
 
 
 @contextmanager
@@ -242,6 +246,19 @@ def _disk_errors(what: str, out: str) -> Iterator[None]:
         cause = exc.strerror or f"{exc}: a short write (a full disk or a file size limit)"
         where = f" ({exc.filename})" if exc.filename else ""
         raise DataError(f"{what}: {cause}{where}; {out} was left as it was") from None
+
+
+def _notes(read: _Read, notes: list[str], *stats: ReadStats) -> None:
+    """After the summary, as dedup's: the rows skipped (inputs, then reference files), the
+    id and timestamp notes, and what the writer adapted (``notes``)."""
+    for st in stats:
+        for error in st.errors:
+            click.echo(f"skipped: {error}", err=True)
+        if st.skipped > len(st.errors):
+            click.echo(f"skipped: {st.skipped - len(st.errors):,} more rows", err=True)
+    ids = "a passage's id or source_id"
+    for note in read_notes(stats[0], read.id_field, read.epoch_unit, ids) + notes:
+        click.echo(note, err=True)
 
 
 def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, s: float) -> None:
@@ -276,7 +293,8 @@ def _on_spark(
     from neardup.spark.reader import Fields
     from neardup.spark.session import spark_session
 
-    fields = Fields(read.text_field, read.id_field, read.time_field, read.epoch_unit, read.roots)
+    fields = Fields(read.text_field, read.id_field, read.time_field, read.epoch_unit, read.roots,
+                    utf8_ids=read.utf8_ids)  # fmt: skip
     if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
         master = "local[*]"
     spark = spark_session(master, app_name="neardup-overlap", conf=conf)
@@ -289,12 +307,14 @@ def _on_spark(
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
+    notes: list[str] = []
     with _disk_errors(f"cannot write {out}", out):
-        write_rows(out, result.rows)
+        write_rows(out, result.rows, notes)
     share = result.copied / result.chars if result.chars else 0.0
     secs = time.perf_counter() - start
     ref = f" against {result.references:,} reference documents" if refs else ""
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
+    _notes(read, notes, result.stats)
 
 
 def _run(
