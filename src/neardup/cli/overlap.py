@@ -242,8 +242,9 @@ def _disk_errors(what: str, out: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        # numpy's short write carries no errno: say what it usually means
-        cause = exc.strerror or f"{exc}: a short write (a full disk or a file size limit)"
+        cause = exc.strerror or str(exc)
+        if type(exc) is OSError and exc.errno is None and "written" in cause:
+            cause += ": a short write (a full disk or a file size limit)"  # numpy's, no errno
         where = f" ({exc.filename})" if exc.filename else ""
         raise DataError(f"{what}: {cause}{where}; {out} was left as it was") from None
 
