@@ -241,6 +241,8 @@ def _disk_errors(what: str, out: str) -> Iterator[None]:
     cause, exit 1 (bad data or I/O; 2 is for usage), ``out`` not replaced."""
     try:
         yield
+    except BrokenPipeError:  # `| head`: the CLI stops quietly
+        raise
     except OSError as exc:
         cause = exc.strerror or str(exc)
         if type(exc) is OSError and exc.errno is None and "written" in cause:
