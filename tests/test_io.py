@@ -185,3 +185,22 @@ def test_compact_iso_dates_are_dates_not_epoch_seconds() -> None:
     assert parse_timestamp("1700000000", "auto") == 1700000000.0  # 10 digits: epoch seconds
     with pytest.raises(ValueError, match=r"compact date \(YYYYMMDD\) but is not a valid one"):
         parse_timestamp("20261399")
+
+
+def test_writers_keep_ids_apart_and_say_what_they_replaced(tmp_path: Path) -> None:
+    """CSV writes a lone surrogate as U+FFFD, as its note says (it wrote "?"); Parquet writes
+    an id column of ints and floats as strings, noted (1 and 1.0 were one double, 1.0)."""
+    notes: list[str] = []
+    with open_writer(str(tmp_path / "o.csv"), notes=notes) as w:
+        w.write({"id": 1, "text": "a\ud800b"})
+    assert (tmp_path / "o.csv").read_text("utf-8") == "id,text\n1,a\ufffdb\n"
+    assert notes == ["column 'text' has lone surrogates: written as U+FFFD"]
+    notes = []
+    out = tmp_path / "o.parquet"
+    with open_writer(str(out), notes=notes, id_columns=("id",)) as w:
+        for i, v in enumerate([1, 1.0, 2]):
+            w.write({"id": v, "n": i, "x": float(i) if i else 0})
+    got = pq.read_table(out).to_pylist()
+    assert [r["id"] for r in got] == ["1", "1.0", "2"]
+    assert [r["x"] for r in got] == [0.0, 1.0, 2.0]  # not an id: one double column
+    assert notes == ["column 'id' mixes int64 and double values: written as strings"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from neardup.overlap import OverlapFinder, ReferenceConfigError, ReferenceFormatError
+from neardup.overlap._kernel import kernel
 
 _HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
 
@@ -208,3 +209,30 @@ def test_a_reference_of_another_version_is_refused_as_such(
             e.value
         )
         assert "another neardup version" in str(e.value) and "--save-reference" in str(e.value)
+
+
+@pytest.mark.parametrize("kernels", ["c", "python"])
+@pytest.mark.parametrize("repeats", [40, 60, 200])
+def test_a_copy_of_a_repetitive_text_is_found(
+    repeats: int, kernels: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text repeating one sentence more often than ``max_df`` (50), copied verbatim into a
+    later one, is found whole: ``max_df`` counts the documents posting a gram (one here), not
+    its postings (issue 40: 0 passages past ~50 repeats), on the C index and the Python one."""
+    if kernels == "python":
+        monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    elif kernel() is None:
+        pytest.skip("neardup._overlap not built")
+    kernel.cache_clear()
+    try:
+        sentence = "The committee met again on Tuesday to discuss the budget for the parks. "
+        f = OverlapFinder()
+        f.add("Weather and sports in town today, nothing else of note.", id="x")
+        f.add(sentence * repeats, id="a")
+        text = "Intro words here. " + sentence * repeats + "Outro."
+        found = f.add(text, id="b")
+        assert [(p.source_id, p.score) for p in found] == [("a", 1.0)]
+        assert _covers(found[0].span, (18, 18 + len(sentence * repeats) - 1), 5)
+    finally:
+        monkeypatch.delenv("NEARDUP_KERNELS", raising=False)
+        kernel.cache_clear()

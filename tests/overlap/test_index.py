@@ -35,7 +35,7 @@ class Model:
         by_doc: dict[int, list[list[int]]] = defaultdict(list)
         for i, key in enumerate(keys):
             posts = self.posts.get(key, [])
-            if len(posts) > max_df:
+            if len({doc for doc, _, _ in posts}) > max_df:  # documents, not postings
                 continue
             for doc, pf, pl in posts:
                 by_doc[doc].append([first[i], last[i], pf, pl])

@@ -135,3 +135,16 @@ def test_jsonl_lines_are_the_writers_rows_byte_for_byte(tmp_path: Path) -> None:
     found = OverlapFinder().find(texts, ids)
     assert len(found) == 5  # 3 <- 0, 4 <- 1, 5 <- 2, 6 <- 0 and 3
     assert out.read_bytes() == b"".join(dumps_utf8(row(p)) + b"\n" for p in found)
+
+
+def test_repeated_ids_are_warned_in_overlap_words(tmp_path: Path) -> None:
+    """The warning names overlap's fields (id, source_id), not dedup's duplicate_of."""
+    _, docs = _corpus(tmp_path)
+    path = tmp_path / "same.jsonl"
+    rows = [{"id": "x", "text": docs["a"]}, {"id": "x", "text": docs["b"]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    res = _invoke(["overlap", str(path), "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert "2 documents share their id with another (1 ids repeated), so a passage's id or " \
+        "source_id is ambiguous for them" in res.stderr  # fmt: skip
+    assert "duplicate_of" not in res.stderr

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -200,3 +204,108 @@ def test_hostile_bodies_are_4xx(server: Server) -> None:
     for raw in (b'{"text": "\\ud800"}', b'{"text": NaN}', b"[" * 5000, b"", b"\xff\xfe"):
         r = httpx.post(url, content=raw, headers={**AUTH, "content-type": "application/json"})
         assert 400 <= r.status_code < 500 and "error" in r.json(), (raw[:20], r.text)
+
+
+def _stored_then_stopped(data: Path) -> None:
+    """Texts in both stores, then a clean stop (snapshot and overlap reference written)."""
+    docs = synthetic(seed=5, n=6)
+    with Server(data, "--no-verify") as s:
+        for i, t in docs:
+            answer(s, {"text": t, "id": i, "store": True})
+        s.decide([{"id": i, "text": t} for i, t in docs])
+        assert s.stop() == 0
+    assert (data / "overlap-reference" / "CURRENT").is_file()
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    """The refusal of a start: exit 2, one line (no traceback) holding ``words``."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+def test_overlap_store_without_its_database_is_refused_and_its_reference_kept(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    _stored_then_stopped(data)
+    ref = data / "overlap-reference"
+    before = {p.relative_to(ref): p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    for p in data.glob("overlap.sqlite*"):
+        p.unlink()
+    done = _serve(data)
+    _one_line_exit_2(done, str(data / "overlap.sqlite"), "deleted or replaced", str(ref), "away")
+    # the last copy of the texts is untouched (a start that served would overwrite it)
+    after = {p.relative_to(ref): p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    assert after == before
+    # the dedup side refuses the same situation with the same rule and words
+    for p in data.glob("overlap*"):
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    for p in data.glob("neardup.db*"):
+        p.unlink()
+    done = _serve(data)
+    _one_line_exit_2(done, str(data / "neardup.db"), "deleted or replaced", "snapshot")
+
+
+@pytest.mark.parametrize("name", ["overlap.sqlite", "neardup.db"])
+@pytest.mark.parametrize("damage", ["truncated", "overwritten"])
+def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(
+    tmp_path: Path, name: str, damage: str
+) -> None:
+    data = tmp_path / "data"
+    _stored_then_stopped(data)
+    path = data / name
+    if damage == "truncated":
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size * 2 // 3)
+    else:  # another file's bytes where the database was
+        path.write_bytes(b"this is not an SQLite file\n" * 1000)
+    done = _serve(data)
+    _one_line_exit_2(done, str(path), "is damaged", "restore it from a backup", "--data")
+
+
+def _few_words(n_chars: int, vocabulary: int, seed: int) -> str:
+    """A text of a few words repeated in random order: every gram recurs, so the aligner
+    works hard (seconds at 5x10^5 characters) on it against itself."""
+    rng = random.Random(seed)
+    words = [
+        "".join(rng.choices("abcdefghijklmnop", k=rng.randint(2, 8))) for _ in range(vocabulary)
+    ]
+    return " ".join(rng.choices(words, k=n_chars // 5))[:n_chars]
+
+
+def test_a_huge_overlap_query_does_not_stall_other_clients(tmp_path: Path) -> None:
+    """While one client's overlap query aligns for seconds, another client's /healthz and
+    one-document dedup post are answered before it finishes (the aligner runs without the
+    GIL, off the event loop)."""
+    text = _few_words(500_000, 8, seed=9)
+    with Server(tmp_path / "data", "--no-verify") as s:
+        answer(s, {"text": text, "id": "big", "store": True})
+        done: dict[str, Any] = {}
+
+        def big() -> None:
+            done["answer"] = httpx.post(
+                s.url + "/v1/overlaps", json={"text": text}, headers=AUTH, timeout=600
+            )
+            done["at"] = time.monotonic()
+
+        worker = threading.Thread(target=big)
+        worker.start()
+        time.sleep(0.3)  # the body is read and the alignment under way
+        answered: list[float] = []
+        with httpx.Client(base_url=s.url, timeout=600) as other:
+            while worker.is_alive():
+                assert other.get("/healthz").json()["status"] == "ok"
+                doc = {"id": f"small-{len(answered)}", "text": "one small document"}
+                got = other.post("/v1/documents", json={"documents": [doc]})
+                assert got.status_code == 200, got.text
+                answered.append(time.monotonic())
+        worker.join()
+    assert done["answer"].status_code == 200 and done["answer"].json()["passages"]
+    before = [t for t in answered if t < done["at"]]
+    # every round but the one racing the end came back while the big query was running
+    assert len(before) >= 3 and len(answered) - len(before) <= 1, (len(before), len(answered))

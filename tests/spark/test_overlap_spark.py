@@ -105,3 +105,20 @@ def test_cli_engine_spark_writes_what_local_writes(spark: Any, tmp_path: Path) -
               "--against", str(saved)],
     )  # fmt: skip
     assert bad.exit_code == 2 and "saved references" in bad.output
+
+
+def test_spark_counts_documents_for_max_df_as_local(spark: Any, tmp_path: Path) -> None:
+    """A text repeating a sentence 12 times (its grams posted 12 times, by one document) and
+    its copy, with max_df 4: found on both engines (max_df counts documents), and a sentence in
+    6 earlier documents is skipped as boilerplate on both (issue 40)."""
+    sentence = "The committee met again on Tuesday to discuss the budget for the parks. "
+    common = "Our readers may write to the editor at the usual postal address every week. "
+    texts = [f"Filler number {i} about weather and sports. " + common for i in range(6)]
+    texts += [sentence * 12, "Intro words here. " + sentence * 12 + "Outro. " + common]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    recs = [{"id": i, "text": t, "t": 0} for i, t in enumerate(texts)]
+    want = local_rows(recs, False, max_df=4)
+    got = find_overlaps(spark, OverlapFinder(max_df=4), (str(src),), fields=Fields())
+    assert got.rows == want
+    assert [(r["id"], r["source_id"]) for r in want if r["id"] == 7] == [(7, 6)]

@@ -151,18 +151,26 @@ static PyObject *py_prepare(PyObject *self, PyObject *args) {
     int64_t *st = mem, *en = st + len, *un = en + len, *th = un + len + 1;
     int64_t *cf = th + len, *cl = cf + len, *ch = cl + len;
     int64_t *ff = ch + len, *fl = ff + len, *fh = fl + len;
-    int64_t n = tokenize_cps(kind, data, len, cls, fold, word_units, cjk_units, st, en, un,
-                             (uint64_t *)th);
+    int64_t n, nc = 0, nf = 0;
+    /* without the GIL (a 10^6-character text is tens of ms that other threads of a server
+     * would wait): only the text's own immutable buffer (args hold it), the held tables and
+     * this scratch are read or written */
+    Py_BEGIN_ALLOW_THREADS
+    n = tokenize_cps(kind, data, len, cls, fold, word_units, cjk_units, st, en, un,
+                     (uint64_t *)th);
+    if (n >= 0) {
+        /* grams are sized in gram units (tokens.gram_units): a token's units + 1 */
+        int64_t *gu = fh + len;
+        for (int64_t i = 0; i <= n; i++) gu[i] = un[i] + i;
+        nc = grams(n, gu, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
+        nf = grams(n, gu, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
+    }
+    Py_END_ALLOW_THREADS
     if (n < 0) {
         free(mem);
         release(&bs);
         return PyLong_FromLongLong(-n - 1);  /* the code point whose fold is needed */
     }
-    /* grams are sized in gram units (tokens.gram_units): a token's units + 1 */
-    int64_t *gu = fh + len;
-    for (int64_t i = 0; i <= n; i++) gu[i] = un[i] + i;
-    int64_t nc = grams(n, gu, (uint64_t *)th, coarse, cf, cl, (uint64_t *)ch);
-    int64_t nf = grams(n, gu, (uint64_t *)th, fine, ff, fl, (uint64_t *)fh);
     int64_t total = 3 + 4 * n + 1 + 3 * nc + 3 * nf;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 8));
     if (!out) {
@@ -1451,8 +1459,28 @@ static int64_t walk(IndexObject *self, const uint32_t *found, int64_t n, hit_t *
     return k;
 }
 
+/* Whether the key whose newest run is u (c postings) has postings from more than max_df
+ * documents. A document's postings of a key are consecutive (documents are added in order), so
+ * its documents are counted as changes of doc, newest first, stopping past max_df: no more
+ * postings are read than the ones a kept key would give as hits, plus those of max_df + 1
+ * documents. */
+static int over_df(IndexObject *self, uint32_t u, int64_t c, int64_t max_df) {
+    int64_t df = 0, prev = -1, top = run_of(c - 1);
+    for (int64_t b = top; b >= 0; b--) {
+        const uint32_t *r = UNIT(self, u);
+        for (int64_t x = (b == top ? c - run_start(b) : run_size(b)) - 1; x >= 0; x--) {
+            int64_t doc = r[HEAD + 3 * x];
+            if (doc != prev && ++df > max_df) return 1;
+            prev = doc;
+        }
+        u = r[0];
+    }
+    return 0;
+}
+
 /* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
- * the postings of each query gram (skipping grams with more than max_df postings) grouped by
+ * the postings of each query gram (skipping grams posted by more than max_df documents:
+ * boilerplate; a text repeating a sentence posts its grams many times, once) grouped by
  * document (ascending), in query-gram then posting order, for the documents with at least
  * min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). */
 /* Index.seeds on the query grams (h, f, l)[0..n). */
@@ -1481,7 +1509,7 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
         const part_t *pt = part_of(self, h[i]);
         uint32_t u = at[i] >= 0 ? pt->slots[find_from(self, pt, h[i], at[i])].run : NIL;
         int64_t c = u != NIL ? *UNIT(self, u + 1) : 0;
-        found[i] = c && c <= max_df ? u : NIL;
+        found[i] = c && (c <= max_df || !over_df(self, u, c, max_df)) ? u : NIL;
         if (found[i] != NIL) total += c;
     }
     free(at);

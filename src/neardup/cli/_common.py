@@ -215,8 +215,8 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
                 "--id-field",
                 default="id",
                 help="Id field; records without it (or null) are named by their 0-based position. "
-                "Ids shared by several documents make duplicate_of ambiguous: the summary warns "
-                "with counts.",
+                "Ids shared by several documents make the output's ids ambiguous: the summary "
+                "warns with counts.",
             )
         )
     decorators.append(
@@ -238,6 +238,7 @@ class InputSettings(Protocol):
     time_field: str | None
     on_error: str
     epoch_unit: str
+    utf8_ids: bool  # ids with lone surrogates are bad rows (the output is CSV or Parquet)
 
 
 def document_records(
@@ -253,6 +254,7 @@ def document_records(
         stats=stats,
         epoch_unit=opts.epoch_unit,  # type: ignore[arg-type]
         max_time=max_time,
+        utf8_ids=opts.utf8_ids,
     )
 
 
@@ -349,14 +351,17 @@ def nothing_read_error(stats: ReadStats) -> DataError:
     return DataError(stats.nothing_read())
 
 
-def read_notes(stats: ReadStats, id_field: str, epoch_unit: str) -> list[str]:
-    """Warnings about ids and timestamp units for the summary (empty when all is clear)."""
+def read_notes(
+    stats: ReadStats, id_field: str, epoch_unit: str, ids_in: str = "duplicate_of"
+) -> list[str]:
+    """Warnings about ids and timestamp units for the summary (empty when all is clear);
+    ``ids_in``: the output's fields that name documents by id (the command's words)."""
     notes = []
     shared, distinct = stats.shared_ids() if stats.track_ids else (0, 0)
     if shared:
         notes.append(
             f"warning: {shared:,} documents share their id with another ({distinct:,} ids "
-            f"repeated), so duplicate_of is ambiguous for them: use a unique --id-field "
+            f"repeated), so {ids_in} is ambiguous for them: use a unique --id-field "
             f"(now {id_field!r})"
         )
     if stats.positional_ids and stats.positional_ids < stats.documents:

@@ -270,7 +270,10 @@ def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool
                 plan.ids[doc.position] = doc.id
     with (
         open_writer(
-            out, type_hints=_type_hints(src, out), notes=getattr(src, "notes", None)
+            out,
+            type_hints=_type_hints(src, out),
+            notes=getattr(src, "notes", None),
+            id_columns=(src.id_field, "duplicate_of"),
         ) as writer,
         progress("writing") as advance,
     ):

@@ -67,25 +67,27 @@ def jsonl_lines(got: list[Passage], sources: dict[int, str | None]) -> list[byte
     return out
 
 
-def _open(out: str) -> RecordWriter:
-    """The writer of ``out`` (format from its extension); an unknown format is a usage error."""
+def _open(out: str, notes: list[str] | None) -> RecordWriter:
+    """The writer of ``out`` (format from its extension; what it had to adapt, such as ids of
+    mixed types written as strings in Parquet, goes to ``notes``, as for dedup); an unknown
+    format is a usage error."""
     try:
-        return open_writer(out)
+        return open_writer(out, notes=notes, id_columns=("id", "source_id"))
     except FormatError as exc:
         raise usage_error(str(exc)) from None
 
 
-def write_rows(out: str, rows: Iterable[dict[str, Any]]) -> None:
+def write_rows(out: str, rows: Iterable[dict[str, Any]], notes: list[str] | None = None) -> None:
     """Write the row dicts ``rows`` to ``out`` (format from its extension)."""
-    with _open(out) as writer:
+    with _open(out, notes) as writer:
         for r in rows:
             writer.write(r)
 
 
-def write_found(out: str, found: Found) -> None:
+def write_found(out: str, found: Found, notes: list[str] | None = None) -> None:
     """Write the rows of ``found`` to ``out``: JSONL lines formatted here when no document
     has partition columns, else the row dicts with the columns."""
-    with _open(out) as writer:
+    with _open(out, notes) as writer:
         if writer.fmt != "jsonl" or any(extra for _, extra in found):
             for got, extra in found:
                 for p in got:

@@ -52,6 +52,7 @@ from neardup.io import (
 )
 from neardup.io.partitions import PartOrder, root_of
 from neardup.io.readers import Row, iter_part_records
+from neardup.io.writers import needs_utf8
 from neardup.spark.cli import SparkOptions, dedup_on_engine, late_note
 
 EXAMPLES = """
@@ -94,6 +95,7 @@ class _Run:
     time_field: str | None
     on_error: str
     epoch_unit: str = "s"
+    utf8_ids: bool = False  # --out is CSV or Parquet: ids with lone surrogates are bad rows
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
     notes: list[str] = field(default_factory=list)
     spool: LineSpool | None = None  # pass 1's raw lines for the fast writer
@@ -244,7 +246,7 @@ def dedup_command(
             _write_engine_outputs(result, extra)
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
-                   roots=inputs, max_time=max_time)  # fmt: skip
+                   utf8_ids=needs_utf8(out), roots=inputs, max_time=max_time)  # fmt: skip
         decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)

@@ -7,13 +7,14 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 import click
 
-from neardup._atomic import current_version
+from neardup._atomic import BrokenDirectoryError, current_version
 from neardup.cli._common import (
     DataError,
     check_inputs,
@@ -37,6 +38,7 @@ from neardup.io import (
 )
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
+from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError
 from neardup.overlap.strip import merged_spans
 from neardup.spark.cli import EngineDataError, parse_spark_conf
@@ -67,7 +69,9 @@ class _Read:
     time_field: str | None
     on_error: str
     epoch_unit: str
+    utf8_ids: bool = False  # --out is CSV or Parquet: ids with lone surrogates are bad rows
     stats: ReadStats = field(default_factory=lambda: ReadStats(track_ids=True))
+    ref_stats: ReadStats = field(default_factory=ReadStats)  # --against files
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
     parts: dict[int, dict[str, Any]] = field(default_factory=dict)  # position -> partition values
     against: tuple[str, ...] = ()  # --against as given (Spark: folders of reference parts)
@@ -118,10 +122,15 @@ def _finder_options(func: Any) -> Any:
 
 
 def _saved(path: str) -> bool:
+    """Whether ``path`` is a saved reference directory; one whose ``CURRENT`` is missing or
+    names a gone version is refused as --state is (the file, and the ``echo`` that mends it),
+    not read as a folder of input parts."""
     if not os.path.isdir(path):
         return False
     try:
         current_version(path)
+    except BrokenDirectoryError as exc:
+        raise DataError(f"--against {path}: {exc}") from None
     except OSError:
         return False
     return True
@@ -144,7 +153,7 @@ def _build(params: dict[str, Any], against: tuple[str, ...], read: _Read) -> Ove
     finder = config
     if against:
         # ids apart from INPUT's; the reference's own partition columns
-        ref_read = dataclasses.replace(read, stats=ReadStats(), parts={}, roots=against)
+        ref_read = dataclasses.replace(read, stats=read.ref_stats, parts={}, roots=against)
         refs = sorted(ref_read.documents(check_inputs(against, read.fmt)), key=_order)
         for doc in refs:
             finder.add(doc.text, doc.id)
@@ -195,7 +204,8 @@ def overlap_command(
     output_path_or_usage_error(out, inputs + files)
     _check_strip(strip_out, out, inputs + files, engine)
     params = {k: v for k, v in finder_params.items() if v is not None}
-    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, roots=inputs)
+    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, needs_utf8(out),
+                 roots=inputs)  # fmt: skip
     start = time.perf_counter()
     if engine == "spark":
         if save_reference is not None or any(_saved(p) for p in against):
@@ -220,12 +230,17 @@ def overlap_command(
             raise DataError(str(exc)) from None
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        write_found(out, found)
+        # the reference and the cleaned texts first, --out last: a failed run leaves --out as it was
+        if save_reference is not None:
+            with _disk_errors(f"cannot save the reference {save_reference}", out):
+                finder.save(save_reference)
         stripped = 0
         if strip_out is not None:
-            stripped = write_stripped(strip_out, read, paths, spans, strip_min_length)
-        if save_reference is not None:
-            finder.save(save_reference)
+            with _disk_errors(f"cannot write {strip_out}", out):
+                stripped = write_stripped(strip_out, read, paths, spans, strip_min_length)
+        notes: list[str] = []  # what the writer adapted
+        with _disk_errors(f"cannot write {out}", out):
+            write_found(out, found, notes)
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
@@ -233,7 +248,35 @@ def overlap_command(
         click.echo(
             f"strip: {stripped:,} characters removed, texts written to {strip_out}", err=True
         )
-    for note in read_notes(read.stats, id_field, epoch_unit):
+    _notes(read, notes, read.stats, read.ref_stats)
+
+
+@contextmanager
+def _disk_errors(what: str, out: str) -> Iterator[None]:
+    """A disk failure inside (full disk, file size limit) as one line naming ``what`` and the
+    cause, exit 1 (bad data or I/O; 2 is for usage), ``out`` not replaced."""
+    try:
+        yield
+    except BrokenPipeError:  # `| head`: the CLI stops quietly
+        raise
+    except OSError as exc:
+        cause = exc.strerror or str(exc)
+        if type(exc) is OSError and exc.errno is None and "written" in cause:
+            cause += ": a short write (a full disk or a file size limit)"  # numpy's, no errno
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise DataError(f"{what}: {cause}{where}; {out} was left as it was") from None
+
+
+def _notes(read: _Read, notes: list[str], *stats: ReadStats) -> None:
+    """After the summary, as dedup's: the rows skipped (inputs, then reference files), the
+    id and timestamp notes, and what the writer adapted (``notes``)."""
+    for st in stats:
+        for error in st.errors:
+            click.echo(f"skipped: {error}", err=True)
+        if st.skipped > len(st.errors):
+            click.echo(f"skipped: {st.skipped - len(st.errors):,} more rows", err=True)
+    ids = "a passage's id or source_id"
+    for note in read_notes(stats[0], read.id_field, read.epoch_unit, ids) + notes:
         click.echo(note, err=True)
 
 
@@ -280,7 +323,8 @@ def _on_spark(
     from neardup.spark.reader import Fields
     from neardup.spark.session import spark_session
 
-    fields = Fields(read.text_field, read.id_field, read.time_field, read.epoch_unit, read.roots)
+    fields = Fields(read.text_field, read.id_field, read.time_field, read.epoch_unit, read.roots,
+                    utf8_ids=read.utf8_ids)  # fmt: skip
     if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
         master = "local[*]"
     spark = spark_session(master, app_name="neardup-overlap", conf=conf)
@@ -293,11 +337,14 @@ def _on_spark(
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
-    write_rows(out, result.rows)
+    notes: list[str] = []
+    with _disk_errors(f"cannot write {out}", out):
+        write_rows(out, result.rows, notes)
     share = result.copied / result.chars if result.chars else 0.0
     secs = time.perf_counter() - start
     ref = f" against {result.references:,} reference documents" if refs else ""
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
+    _notes(read, notes, result.stats)
 
 
 def _run(

@@ -5,7 +5,8 @@ union of the rows' fields in order of first appearance (a field first seen at ro
 column) and every row is written under it. Cells: strings as they are, numbers in their exact
 text (an id 2**64 + 1 stays that integer), booleans ``true``/``false``, null as an empty cell,
 lists and objects as JSON text. Lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD
-and the column is named in :attr:`SpooledCsv.notes`.
+and the column is named in :attr:`SpooledCsv.notes` (the CLIs refuse ids holding one as bad
+rows when they write CSV: ``record_to_document(utf8_ids=True)``).
 
 >>> import io
 >>> w = SpooledCsv(io.BytesIO())
@@ -25,9 +26,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from typing import IO, Any
 
 Record = dict[str, Any]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _default(obj: Any) -> Any:
@@ -65,22 +68,37 @@ class SpooledCsv:
     def finish(self, raw: IO[bytes]) -> None:
         """Write the header and every spooled row to ``raw`` (UTF-8, ``\\n`` line ends)."""
         cols = list(self.columns)
-        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")  # surrogates replaced below
         out = csv.writer(text, lineterminator="\n")
         if cols:
-            out.writerow(cols)
+            out.writerow([replace_surrogates(c) for c in cols])
         self.spool.seek(0)
         damaged: dict[str, None] = {}
         for line in self.spool:
             row = json.loads(line)
             cells = [_cell(row.get(c)) for c in cols]
-            for c, cell in zip(cols, cells, strict=True):
-                if has_surrogate(cell):
+            for k, (c, cell) in enumerate(zip(cols, cells, strict=True)):
+                if not cell.isascii() and has_surrogate(cell):
                     damaged[c] = None
+                    cells[k] = replace_surrogates(cell)
             out.writerow(cells)
         text.flush()
         text.detach()  # the caller closes ``raw``
         self.notes += [f"column {c!r} has lone surrogates: written as U+FFFD" for c in damaged]
+        self.notes += [
+            f"column name {c!r} has lone surrogates: written as U+FFFD"
+            for c in cols
+            if has_surrogate(c)
+        ]
+
+
+def replace_surrogates(s: str) -> str:
+    """``s`` with each lone surrogate replaced by U+FFFD (what UTF-8 outputs can hold).
+
+    >>> replace_surrogates("a\\ud800b\\udfff") == "a\\ufffdb\\ufffd"
+    True
+    """
+    return _SURROGATE.sub("\ufffd", s)
 
 
 def has_surrogate(s: str) -> bool:

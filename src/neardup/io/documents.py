@@ -33,6 +33,7 @@ from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 
+from neardup.io.csv_out import has_surrogate
 from neardup.io.readers import InputError, Record, Row
 
 OnError = Literal["fail", "skip"]
@@ -273,12 +274,15 @@ def record_to_document(
     epoch_unit: EpochUnit = "s",
     stats: ReadStats | None = None,
     max_time: float | None = None,
+    utf8_ids: bool = False,
 ) -> Document:
     """Validate one record; raise :class:`InputError` naming ``where`` when it is unusable.
 
     A record whose id field is missing or null gets its position as id. ``max_time``: later
     timestamps are refused (``--max-future``: a typo in the year would move a time window for
-    every later document).
+    every later document). ``utf8_ids``: an id with a lone surrogate (a legal JSON escape
+    with no UTF-8 form) is refused, for outputs that cannot keep it (CSV, Parquet: ``"\\ud800"``
+    and ``"\\udfff"`` would both be written as one replacement character).
     """
     if text_field not in rec:
         raise InputError(
@@ -310,7 +314,24 @@ def record_to_document(
         doc_id = position
         if stats is not None:
             stats.positional_ids += 1
+    elif utf8_ids and not isinstance(doc_id, int | float) and not _has_utf8(doc_id):
+        raise InputError(
+            f"{where}: id {doc_id!r} holds a lone surrogate (no UTF-8 form), so CSV and "
+            "Parquet cannot write it apart from other ids; write JSONL (it keeps the escape) "
+            "or fix the id"
+        )
     return Document(position, doc_id, text, ts)
+
+
+def _has_utf8(value: Any) -> bool:
+    """Whether ``value`` (an id: a string, or any JSON value) can be written as UTF-8.
+
+    >>> _has_utf8("caf\\u00e9"), _has_utf8("\\ud800"), _has_utf8({"k": ["\\udfff"]})
+    (True, False, False)
+    """
+    if isinstance(value, str):
+        return value.isascii() or not has_surrogate(value)
+    return not has_surrogate(json.dumps(value, ensure_ascii=False, default=str))
 
 
 class RecordFields(TypedDict, total=False):
@@ -322,6 +343,7 @@ class RecordFields(TypedDict, total=False):
     time_field: str | None
     epoch_unit: EpochUnit
     max_time: float | None
+    utf8_ids: bool
 
 
 class ReadOptions(RecordFields, total=False):

@@ -5,7 +5,8 @@ IPC streams to a hidden file beside the output; at close the batch schemas are u
 first seen at row 9,000 is a column; ``int`` + ``float`` is ``double``; structs merge) and every
 batch is cast to that schema while the Parquet file is written. A column whose values have no
 common Arrow type (an id that is an int in one row and a string in another, or an object) is
-written as strings (JSON text for non-strings) and named in :attr:`SpooledParquet.notes`.
+written as strings (JSON text for non-strings) and named in :attr:`SpooledParquet.notes`; so
+is an id column (``id_columns``) of ints and floats (``1`` and ``1.0`` are two ids).
 Strings with lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD, also noted.
 
 >>> import io, pyarrow.parquet as pq
@@ -23,16 +24,14 @@ Strings with lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD, als
 from __future__ import annotations
 
 import json
-import re
 from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from neardup.io.csv_out import has_surrogate
+from neardup.io.csv_out import has_surrogate, replace_surrogates
 
 Record = dict[str, Any]
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_default(obj: Any) -> Any:
@@ -48,7 +47,7 @@ def _as_text(value: Any) -> str | None:
 def _clean(value: Any) -> Any:
     """Replace lone surrogates in strings (Parquet strings must be valid UTF-8)."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if has_surrogate(value) else value
+        return replace_surrogates(value) if has_surrogate(value) else value
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -74,11 +73,18 @@ class SpooledParquet:
     """Collects rows (spooled to ``spool``) and writes one Parquet file at :meth:`finish`."""
 
     def __init__(
-        self, spool: IO[bytes], *, type_hints: dict[str, Any] | None = None, batch_rows: int = 8192
+        self,
+        spool: IO[bytes],
+        *,
+        type_hints: dict[str, Any] | None = None,
+        batch_rows: int = 8192,
+        id_columns: tuple[str, ...] = (),
     ) -> None:
         self.spool = spool
         self.type_hints = dict(type_hints or {})
         self.batch_rows = batch_rows
+        # ids: int and float values (1, 1.0) are two ids, not one double column
+        self._numbers: dict[str, set[type]] = {name: set() for name in id_columns}
         self.notes: list[str] = []
         self._rows: list[Record] = []
         self._schemas: list[pa.Schema] = []
@@ -122,6 +128,10 @@ class SpooledParquet:
         if not self._rows:
             return
         rows = self._rows
+        for name, seen in self._numbers.items():
+            seen.update(type(v) for r in rows if type(v := r.get(name)) in (int, float))
+            if len(seen) > 1:
+                self._force_text(name, "int64 and double values")
         if self._texts:
             rows = [{k: self._cell(k, v) for k, v in r.items()} for r in rows]
         table = self._table(rows)

@@ -158,6 +158,7 @@ class RecordWriter:
         type_hints: dict[str, Any] | None = None,
         batch_rows: int = 8192,
         notes: list[str] | None = None,
+        id_columns: tuple[str, ...] = (),
     ) -> None:
         self.path = path
         self.fmt = fmt
@@ -190,7 +191,7 @@ class RecordWriter:
             self._spool = spool
             self._fh = os.fdopen(sfd, "w+b")
             self._parquet = SpooledParquet(
-                self._fh, type_hints=self.type_hints, batch_rows=batch_rows
+                self._fh, type_hints=self.type_hints, batch_rows=batch_rows, id_columns=id_columns
             )
         elif fmt == "csv":  # rows spooled: the header is known only after the last row
             from neardup.io.csv_out import SpooledCsv
@@ -316,18 +317,33 @@ def detect_output_format(path: str) -> str:
     )
 
 
+def needs_utf8(path: str) -> bool:
+    """Whether the output ``path`` can hold only UTF-8 strings (CSV, Parquet): a lone surrogate
+    (legal as a JSON escape) has no form there; JSONL keeps it as ``\\ud800``.
+
+    >>> [needs_utf8(p) for p in ("o.jsonl", "o.csv.gz", "o.parquet", "-", "o.txt")]
+    [False, True, True, False, False]
+    """
+    try:
+        return detect_output_format(path) != "jsonl"
+    except FormatError:  # refused where the output is opened
+        return False
+
+
 def open_writer(
     path: str,
     fmt: str | None = None,
     *,
     type_hints: dict[str, Any] | None = None,
     notes: list[str] | None = None,
+    id_columns: tuple[str, ...] = (),
 ) -> RecordWriter:
     """Open an atomic writer for ``path``; format from ``fmt`` or the extension (default JSONL).
 
     ``type_hints`` maps column names to pyarrow types for Parquet columns that are null in
     every row (otherwise they would be typed ``null``). ``notes`` collects what the writer had
-    to adapt (Parquet columns of mixed types written as strings).
+    to adapt (Parquet columns of mixed types written as strings). ``id_columns``: columns of
+    ids, whose ints and floats Parquet writes as strings, noted (not one double column).
     """
     fmt = detect_output_format(path) if fmt is None else fmt
     if fmt not in WRITE_FORMATS:
@@ -336,4 +352,4 @@ def open_writer(
         )
     if fmt == "parquet" and path == "-":
         raise FormatError("Parquet cannot be written to stdout; give a file path with --out")
-    return RecordWriter(path, fmt, type_hints=type_hints, notes=notes)
+    return RecordWriter(path, fmt, type_hints=type_hints, notes=notes, id_columns=id_columns)

@@ -56,8 +56,10 @@ TOKENIZER_VERSION = 3
 # 3: diagonal chains, short-gram groups, diagonal bands, reach 3 gaps; 4: a passage needs
 # half its tokens covered by shared fine grams (pairs.MIN_COVER), bands of an eighth of the
 # strong seeds, the cross-source rule (pairs.cross_source_keep), min_length in gram units;
-# 5: a query looks up only the grams winnowing with query_window keeps (1.5x fewer probes)
-ALIGNER_VERSION = 5
+# 5: a query looks up only the grams winnowing with query_window keeps (1.5x fewer probes);
+# 6: max_df counts the documents posting a gram, not its postings (a text repeating a
+# sentence 60 times was all boilerplate to its own copy)
+ALIGNER_VERSION = 6
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
 # on the PAN sets (zh heavy rewrites 0.870-0.908, seeds 1-4), 4 keeps 2/5 but loses 0.01-0.03
 # there (0.854-0.890); benchmarks/README.md "Overlap", Cost
@@ -98,7 +100,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ``window`` winnowing window, in grams (4: any shared run of ``ngram + window - 1`` words
     leaves a seed); ``min_length`` shortest passage reported, in words on both sides (10;
     15 Han characters); ``gap`` largest distance in words between seeds of one passage (30);
-    ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50);
+    ``max_df`` grams indexed for more documents than this are skipped as boilerplate (50; a
+    document counts once however often it repeats the gram);
     ``min_score`` passages whose score is below this are dropped (0.0); ``query_window`` the
     winnowing window of a query's look-ups, at most ``window`` (``None``: 2, or ``window`` when
     smaller; 1 looks up every gram, as before aligner 5: 1.5x the probes of 2, and a cost per

@@ -97,7 +97,7 @@ class GramIndex:
         self, hashes: npt.NDArray[np.uint64], max_df: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(query_index, postings)``: one row per posting of each of ``hashes``, leaving out
-        grams with more than ``max_df`` postings (boilerplate); the numpy structure only."""
+        grams posted by more than ``max_df`` documents (boilerplate); the numpy structure only."""
         if self._c is not None:
             raise RuntimeError("lookup() is the reference path; use seeds()")
         self._flush()
@@ -105,8 +105,10 @@ class GramIndex:
             (np.searchsorted(h, hashes, "left"), np.searchsorted(h, hashes, "right"))
             for h in self._hashes
         ]
-        df = sum((hi - lo for lo, hi in found), np.zeros(hashes.size, dtype=np.int64))
-        keep = df <= max_df
+        postings = sum((hi - lo for lo, hi in found), np.zeros(hashes.size, dtype=np.int64))
+        keep = postings <= max_df  # a gram with at most max_df postings has at most max_df docs
+        for g in np.flatnonzero(~keep):
+            keep[g] = self._documents(found, int(g)) <= max_df
         qs: list[npt.NDArray[np.int64]] = []
         ps: list[npt.NDArray[np.int64]] = []
         for (lo, hi), posts in zip(found, self._posts, strict=True):
@@ -122,6 +124,14 @@ class GramIndex:
             return np.zeros(0, dtype=np.int64), np.zeros((0, COLUMNS), dtype=np.int64)
         return np.concatenate(qs), np.concatenate(ps)
 
+    def _documents(self, found: list[tuple[Any, Any]], q: int) -> int:
+        """The documents posting query gram ``q`` (``found``: its ranges in the segments). A
+        document is added at once, so its postings sit in one segment."""
+        return sum(
+            np.unique(posts[lo[q] : hi[q], 0]).size
+            for (lo, hi), posts in zip(found, self._posts, strict=True)
+        )
+
     def seeds(
         self,
         hashes: npt.NDArray[np.uint64],
@@ -131,10 +141,18 @@ class GramIndex:
         min_seeds: int,
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(docs, bounds, seeds)``: the documents (ascending) holding at least ``min_seeds``
-        postings of the query grams (``hashes`` covering tokens ``[first, last)``; grams with
-        more than ``max_df`` postings skipped); document ``docs[j]``'s seed rows ``(q_first,
-        q_last, d_first, d_last)`` are ``seeds[bounds[j]:bounds[j + 1]]``, in query-gram then
-        posting order."""
+        postings of the query grams (``hashes`` covering tokens ``[first, last)``; grams posted
+        by more than ``max_df`` documents skipped); document ``docs[j]``'s seed rows
+        ``(q_first, q_last, d_first, d_last)`` are ``seeds[bounds[j]:bounds[j + 1]]``, in
+        query-gram then posting order. A document repeating a gram counts once:
+
+        >>> ix = GramIndex()
+        >>> ix.add(0, np.array([7, 7, 7], dtype=np.uint64), np.array([[0, 1], [2, 3], [4, 5]]))
+        >>> one = np.array([0])
+        >>> docs, bounds, seeds = ix.seeds(np.array([7], np.uint64), one, one + 1, 1, 1)
+        >>> docs, len(seeds)
+        ([0], 3)
+        """
         if self._c is not None:
             d, b, s = self._c.seeds(
                 np.ascontiguousarray(hashes, np.uint64),

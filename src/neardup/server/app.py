@@ -190,7 +190,7 @@ def _by_id(
         "/v1/documents/{doc_id:path}",
         name=name,
         description=about,
-        responses=sc.responses(model, 401, 404),
+        responses=sc.responses(model, 401, 404, 422),  # else FastAPI's shape, not ours
     )
     async def by_path(doc_id: str) -> Any:
         return await act(doc_id)

@@ -32,8 +32,11 @@ function name(s) {
   if (!s) return "-";
   if (s.$ref) return s.$ref.split("/").pop();
   if (s.type === "array") return name(s.items) + "[]";
-  if (s.anyOf) return s.anyOf.map(name).join(" | ");
-  return s.type || "any";
+  const alt = s.oneOf || s.anyOf;
+  if (alt) return alt.map(name).join(" | ");
+  if (s.allOf) return s.allOf.map(name).join(" & ");
+  if (s.enum) return s.enum.map(v => JSON.stringify(v)).join(" | ");
+  return s.type || s.title || "any";
 }
 function bodies(content) {
   return Object.entries(content || {}).map(([t, c]) => name(c.schema) + " (" + t + ")");

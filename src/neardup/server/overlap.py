@@ -40,26 +40,6 @@ __all__ = ["MAX_TEXT", "overlap_routes", "parse_overlaps"]
 MAX_TEXT = 1 << 20  # code points per text: the aligner's time grows with the text
 
 
-class OverlapIn(BaseModel):
-    """One text; ``store: true`` adds it (``id`` required) so later requests find it."""
-
-    text: str
-    id: str | None = None
-    store: bool = False
-
-
-class OverlapDocumentIn(BaseModel):
-    id: str | None = None
-    text: str
-
-
-class OverlapsIn(BaseModel):
-    """A batch (at most ``--max-batch``), in input order."""
-
-    documents: list[OverlapDocumentIn]
-    store: bool = False
-
-
 class PassageOut(BaseModel):
     """A passage ``span`` of the text (code points, ``[start, end)``) also found at
     ``source_span`` of the stored document ``source_id``; ``score``: share of its word grams
@@ -91,30 +71,15 @@ class OverlapAnswer(RootModel[OverlapOut | OverlapsOut]):
     """One text's result, or ``{"results": [...]}`` for a batch body."""
 
 
-def _inline(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s JSON schema with its nested models inlined (the body is parsed by hand, so
-    FastAPI does not put them in ``components``)."""
-    schema = model.model_json_schema()
-    defs = schema.pop("$defs", {})
-
-    def walk(x: Any) -> Any:
-        if isinstance(x, dict):
-            ref = x.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                return walk(defs[ref.rsplit("/", 1)[1]])
-            return {k: walk(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [walk(v) for v in x]
-        return x
-
-    out: dict[str, Any] = walk(schema)
-    return out
-
-
 BODY = {
     "content": {
         "application/json": {
-            "schema": {"oneOf": [_inline(OverlapIn), _inline(OverlapsIn)]},
+            "schema": {
+                "oneOf": [
+                    {"$ref": "#/components/schemas/OverlapIn"},
+                    {"$ref": "#/components/schemas/OverlapsIn"},
+                ]
+            },
             "example": {"text": "The committee approved ...", "id": "a-1", "store": True},
         }
     },

@@ -12,7 +12,10 @@ ready): from the reference saved at the last clean shutdown (``overlap-reference
 :meth:`OverlapFinder.save`) when it holds a prefix of the rows, then the rows after it are added
 again in position order (a kill -9 costs re-adding the documents stored since the last clean
 shutdown). A directory written with other overlap parameters is refused naming both ids; one
-without stored overlap documents takes the new parameters.
+without stored overlap documents takes the new parameters. An empty database beside a saved
+reference (the database was deleted) and a damaged database are refused with the fix, as the
+dedup store refuses them (:func:`~neardup.server.store.refuse_lost_database`,
+:func:`~neardup.server.store.opening`).
 
 Ids: a known id is never added twice; its answer is the stored one (``known: true``), whatever
 the text and ``store`` of the new request (the dedup endpoint's rule: a retry after a lost
@@ -39,7 +42,12 @@ from typing import Any
 
 from neardup._params import config_difference
 from neardup.overlap import OverlapFinder, ReferenceFormatError
-from neardup.server.store import ConfigMismatch
+from neardup.server.store import (
+    ConfigMismatch,
+    DatabaseProblem,
+    opening,
+    refuse_lost_database,
+)
 
 __all__ = ["FORMAT", "OverlapConfigMismatch", "OverlapStore"]
 
@@ -80,14 +88,21 @@ class OverlapStore:
         self.lock = threading.Lock()
         self._config = finder.replace()  # an empty finder of these parameters
         self.config_id = finder.config_id
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.executescript(SCHEMA)
-        self._check_config()
         self._saved = -1  # documents in the saved reference (-1: none loaded)
-        self.finder = self._rebuild()
+        with opening(self.path):  # a damaged file: one line saying what to do
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            self.db.execute("PRAGMA busy_timeout=10000")
+            self.db.executescript(SCHEMA)
+            self._check_config()
+            self.finder = self._rebuild()
+        if not len(self.finder):
+            try:
+                refuse_lost_database(self.path, self.reference)
+            except DatabaseProblem:
+                self.db.close()
+                raise
 
     @classmethod
     def open(

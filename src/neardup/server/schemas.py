@@ -32,6 +32,27 @@ class DocumentsIn(BaseModel):
     dry_run: bool = False
 
 
+class OverlapIn(BaseModel):
+    """One text for ``POST /v1/overlaps``; ``store: true`` adds it (``id`` required) so later
+    requests find it."""
+
+    text: str
+    id: str | None = None
+    store: bool = False
+
+
+class OverlapDocumentIn(BaseModel):
+    id: str | None = None
+    text: str
+
+
+class OverlapsIn(BaseModel):
+    """A batch for ``POST /v1/overlaps`` (at most ``--max-batch``), in input order."""
+
+    documents: list[OverlapDocumentIn]
+    store: bool = False
+
+
 class Result(BaseModel):
     """The decision of one document."""
 
@@ -97,11 +118,11 @@ class Error(BaseModel):
 
 
 def add_request_schema(spec: dict[str, Any]) -> None:
-    """Put ``DocumentsIn`` and ``IdsIn`` (and the models they nest) into
-    ``components.schemas`` of ``spec``; FastAPI does not, since no route declares them as a
-    parameter (bodies are parsed by hand)."""
+    """Put the request bodies (and the models they nest) into ``components.schemas`` of
+    ``spec``, where the routes' ``$ref`` point; FastAPI does not, since no route declares them
+    as a parameter (bodies are parsed by hand)."""
     schemas = spec.setdefault("components", {}).setdefault("schemas", {})
-    for model in (DocumentsIn, IdsIn):
+    for model in (DocumentsIn, IdsIn, OverlapIn, OverlapsIn):
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(schema.pop("$defs", {}))
         schemas[model.__name__] = schema

@@ -39,7 +39,7 @@ from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
 from neardup.server.metrics import Histogram
 from neardup.server.rows import answers, result, state_rows, take
 from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
-from neardup.server.store import Store
+from neardup.server.store import Store, opening
 from neardup.server.validate import Item
 from neardup.server.writer import (
     DECIDE_LIMIT,
@@ -85,12 +85,15 @@ class Service:
         self._undurable: dict[str, tuple[Any, ...]] = {}  # id -> ROW, decided, not yet on disk
         self._undurable_ids: dict[int, str] = {}  # position -> id of those
         self._last: Pending | None = None  # the batch submitted last (commits go in order)
-        self.store = Store(os.path.join(settings.data, "neardup.db"), settings.synchronous)
         self._config = dd.replace()  # an empty Deduplicator of these settings
         self.config_id = dd.config_id
-        self.store.check_config(self.config_id, dd.state_config())
         self.snapshot_dir = os.path.join(settings.data, "snapshot")
-        self.dd = self._load()
+        path = os.path.join(settings.data, "neardup.db")
+        with opening(path):  # a damaged file: one line saying what to do
+            self.store = Store(path, settings.synchronous)
+            self.store.check_config(self.config_id, dd.state_config())
+            self.dd = self._load()
+            self._counts = self._count_rows()
         self._snap_at = int(json.loads(self.store.meta("snapshot") or "{}").get("documents", 0))
         self.commit_seconds = Histogram(
             "neardup_commit_seconds", "SQLite transaction time of one group of batches."
@@ -112,7 +115,6 @@ class Service:
             self.snapshot_seconds.observe,
             self._snap_at,
         )
-        self._counts = self._count_rows()
         from neardup.server.overlap_store import OverlapStore  # /v1/overlaps, its own file
 
         self.overlap = OverlapStore.open(settings.data, settings.overlap, settings.synchronous)

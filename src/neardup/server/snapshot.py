@@ -36,7 +36,7 @@ from neardup._atomic import atomic_directory, read_current
 from neardup._threads import object_lock
 from neardup.dedup import Deduplicator
 from neardup.dedup.columns import StateFormatError
-from neardup.server.store import Store
+from neardup.server.store import Store, refuse_lost_database
 
 log = logging.getLogger("neardup.server")
 OWNER = "owner.json"  # in each snapshot version: the database it was taken of
@@ -46,12 +46,7 @@ def load_state(store: Store, config: Deduplicator, snapshot_dir: str) -> Dedupli
     """The Deduplicator of the stored state: snapshot + later rows, or every row."""
     meta = store.state_meta()
     if meta is None:
-        if os.path.isfile(os.path.join(snapshot_dir, "CURRENT")):
-            raise ValueError(
-                f"{store.path} holds no documents but {snapshot_dir} holds a snapshot: the "
-                "database was deleted or replaced. Restore the database file (with its -wal "
-                f"file), or move {snapshot_dir} away to start with an empty state"
-            )
+        refuse_lost_database(store.path, snapshot_dir)
         return config.replace()
     n = int(meta["documents"])
     width = dtype = None

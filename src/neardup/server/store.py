@@ -26,15 +26,18 @@ OS crash; ``NORMAL`` fsyncs only at checkpoints: a process crash (``kill -9``) l
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from neardup._atomic import CURRENT
 from neardup._params import config_difference
 from neardup.errors import ConfigMismatchError
 
@@ -72,6 +75,67 @@ INSERT = (
 
 # the data directory was written with other dedup settings (the old name, still raised)
 ConfigMismatch = ConfigMismatchError
+
+
+class DatabaseProblem(ValueError):
+    """A database of the data directory cannot be served: damaged, unreadable, or gone while
+    the state saved from it is still there."""
+
+
+# SQLite's result codes of a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB
+_DAMAGED = (11, 26)
+
+
+@contextmanager
+def opening(path: str) -> Iterator[None]:
+    """Open and load the database ``path`` inside: an SQLite error becomes a
+    :class:`DatabaseProblem`, one line naming the file, what is wrong and what to do (the
+    serve command prints it and exits 2; a traceback says nothing an operator can act on).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "neardup.db")
+    >>> _ = open(path, "wb").write(b"not a database, only text" * 100)
+    >>> try:
+    ...     with opening(path):
+    ...         Store(path)
+    ... except DatabaseProblem as e:
+    ...     print(str(e).replace(path, "DB")[:64])
+    DB is damaged (file is not a database): restore it from a backup
+    """
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _DAMAGED:
+            message = (
+                f"{path} is damaged ({exc}): restore it from a backup (with its -wal file), or "
+                "move it and its -wal and -shm files aside to start an empty store, or start "
+                "with a new --data directory"
+            )
+        else:
+            message = (
+                f"cannot use {path} ({exc}): check that it and its directory are readable and "
+                "writable and that no other server uses them"
+            )
+        raise DatabaseProblem(message) from None
+
+
+def refuse_lost_database(database: str, saved: str) -> None:
+    """Call when the database ``database`` holds no documents: refuse it when ``saved`` (the
+    state saved from it at a clean shutdown: the dedup snapshot, the overlap reference) holds
+    a version. The database was deleted or replaced; serving it would forget every document,
+    and the next shutdown would replace ``saved``, the last copy, with the empty state. One
+    rule for both stores.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> refuse_lost_database(os.path.join(d, "neardup.db"), os.path.join(d, "snapshot"))
+    """
+    if os.path.isfile(os.path.join(saved, CURRENT)):
+        raise DatabaseProblem(
+            f"{database} holds no documents but {saved} holds a saved state of them: the "
+            "database was deleted or replaced. Restore the database file (with its -wal "
+            f"file), or move {saved} away to start with an empty state"
+        )
 
 
 def to_i64(values: npt.NDArray[Any]) -> list[int]:

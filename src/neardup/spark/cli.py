@@ -18,6 +18,7 @@ import click
 from neardup.dedup import Deduplicator
 from neardup.errors import NeardupError
 from neardup.io import ReadStats
+from neardup.io.writers import needs_utf8
 
 
 class EngineDataError(click.ClickException, NeardupError):
@@ -104,7 +105,8 @@ def dedup_on_engine(
     from neardup.spark.session import spark_session
 
     o = options
-    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit, o.roots, o.max_time)
+    fields = Fields(o.text_field, o.id_field, o.time_field, o.epoch_unit, o.roots, o.max_time,
+                    utf8_ids=needs_utf8(out))  # fmt: skip
     master = o.spark_master
     if master is None and not os.environ.get("NEARDUP_SPARK_SUBMITTED"):
         master = "local[*]"  # under spark-submit (cli/spark_submit.py) the submitted one

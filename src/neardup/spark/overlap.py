@@ -9,8 +9,8 @@ before it, then indexed. The same on Spark (each stage a DataFrame):
 2. **Grams** (Python workers): :func:`neardup.overlap.pairs.prepare` of each text; the grams
    ``i`` winnowing keeps, with their hashes: an indexed document's postings (what the local
    index holds) and a query's look-ups (what the local finder asks the index for).
-3. **max_df**: a hash's postings among the documents *before* the query (a window over the
-   hash, by ``ord``); a gram with more than ``max_df`` of them is skipped for that query, as
+3. **max_df**: the documents *before* the query posting a hash (a window over the hash, by
+   ``ord``); a gram posted by more than ``max_df`` of them is skipped for that query, as
    :meth:`GramIndex.lookup` skips it.
 4. **Seeds**: the query's hashes under max_df joined with the earlier postings, then with the
    query's kept grams of that hash: rows ``(query, source, i, j)``; pairs with fewer than 2 are
@@ -152,9 +152,11 @@ def _ordered(spark: SparkSession, docs: DataFrame, timed: bool) -> DataFrame:
 
 def _seeds(grams: DataFrame, max_df: int) -> DataFrame:
     """``(qord, src, seeds)``: per (query, earlier source) pair the (i, j) gram pairs of equal
-    hash, leaving out hashes with more than ``max_df`` earlier postings; pairs with >= 2."""
+    hash, leaving out hashes posted by more than ``max_df`` earlier documents; pairs with >= 2."""
     posts = grams.where("post").select("h", F.col("ord").alias("src"), F.col("i").alias("j"))
-    counts = posts.groupBy("h", F.col("src").alias("ord")).agg(F.count("*").alias("c"))
+    # one per (hash, document): max_df counts the documents posting a gram, not its postings
+    counts = posts.select("h", F.col("src").alias("ord")).distinct()
+    counts = counts.withColumn("c", F.lit(1).cast("long"))
     asked = grams.where("ask").select("h", "ord").distinct()
     asked = asked.withColumn("c", F.lit(0).cast("long"))
     both = counts.withColumn("q", F.lit(False)).unionByName(asked.withColumn("q", F.lit(True)))

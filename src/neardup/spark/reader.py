@@ -39,6 +39,7 @@ class Fields:
     epoch_unit: str = "s"
     roots: tuple[str, ...] = ()  # input folders the paths were listed from (partition columns)
     max_time: float | None = None  # later timestamps are refused (--max-future, set on the driver)
+    utf8_ids: bool = False  # ids with lone surrogates are refused (the output is CSV or Parquet)
 
 
 def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
@@ -65,6 +66,7 @@ def _validate(item: tuple[str, Any], fields: Fields) -> tuple[Any, ...]:
             time_field=fields.time,
             epoch_unit=fields.epoch_unit,  # type: ignore[arg-type]
             max_time=fields.max_time,
+            utf8_ids=fields.utf8_ids,
         )
     except InputError as exc:
         return (str(exc), where, None, None, None)
