@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from neardup._atomic import CURRENT
 from neardup._params import config_difference
-from neardup.errors import ConfigMismatchError
+from neardup.errors import ConfigMismatchError, DamagedFileError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -77,7 +77,7 @@ INSERT = (
 ConfigMismatch = ConfigMismatchError
 
 
-class DatabaseProblem(ValueError):
+class DatabaseProblem(DamagedFileError):
     """A database of the data directory cannot be served: damaged, unreadable, or gone while
     the state saved from it is still there."""
 
