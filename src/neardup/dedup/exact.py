@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import xxhash
 
-from neardup._backend import native
+from neardup._backend import C, native
 from neardup.features.normalize import pack_prepared, prepare_many
 
 
@@ -32,8 +32,7 @@ def exact_keys(
     True
     """
     digest = xxhash.xxh3_128_intdigest
-    nat = native()
-    if nat is None:
+    if native() is None:
         norm = list(texts) if prepared else prepare_many(texts)
         return [digest(" ".join(p.split()).encode("utf-8", "surrogatepass")) for p in norm]
     if packed is None:
@@ -41,7 +40,7 @@ def exact_keys(
     buf, offsets = packed
     out = np.empty(buf.size, dtype=np.uint8)
     out_off = np.empty(offsets.size, dtype=np.int64)
-    nat.collapse_spaces(buf, offsets, out, out_off)
+    C.collapse_spaces(buf, offsets, out, out_off)  # C only: native() is the extension here
     view = out.data
     ends = out_off.tolist()
     return [digest(view[ends[i] : ends[i + 1]]) for i in range(offsets.size - 1)]
