@@ -82,6 +82,32 @@ def test_no_import_cycles_counting_type_checking_and_lazy_imports() -> None:
     assert tool.cycles(graph) == []
 
 
+# the data flow as layers (README's layout): each imports only from the layers before it
+LAYERS = [
+    {"errors"},
+    {"_atomic", "_persist", "_params", "_extras", "_threads", "_growable", "data"},
+    {"_backend", "_numba", "_native", "_overlap", "hashing", "features", "fingerprint", "verify"},
+    {"index"},
+    {"io"},
+    {"dedup", "overlap"},  # the products
+    {"cli", "server", "spark", "eval", "integrations", "__main__"},  # the surfaces
+]
+
+
+def test_lower_layers_never_import_upper_ones() -> None:
+    graph = _import_graph_tool().import_graph(ROOT / "src", "neardup")
+    rank = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+    def layer(module: str) -> int:
+        parts = module.split(".")
+        return rank[parts[1]] if len(parts) > 1 else len(LAYERS) - 1  # neardup: a surface
+
+    assert all(len(m.split(".")) == 1 or m.split(".")[1] in rank for m in graph)
+    upward = sorted(f"{a} -> {b}" for a in graph for b in graph[a] if layer(b) > layer(a))
+    assert upward == []
+    assert graph["neardup.errors"] == set()
+
+
 def test_the_cycle_finder_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     pkg.mkdir()
