@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup._backend import native
+from neardup._backend import C, native
 from neardup.dedup.exact import exact_keys
 from neardup.dedup.state import Chunk
 from neardup.features.charclass import char_classes
@@ -82,9 +82,7 @@ def _fused(fingerprinter: Any, verifier: Any, texts: list[str], packed: Any) -> 
     give the same values): no extension, a user's fingerprinter, an analyzer or markup.
     Texts whose fingerprint reads segmented Han words (the kernel flags them: a Han
     character, and no char features) get theirs from ``fingerprint_many``."""
-    mod: Any = native()
-    own = type(fingerprinter) is Fingerprinter
-    if not (own and hasattr(mod, "prepare_batch")):
+    if type(fingerprinter) is not Fingerprinter or native() is None:  # C only
         return None
     if callable(fingerprinter.analyzer) or fingerprinter.markup:
         return None
@@ -95,12 +93,12 @@ def _fused(fingerprinter: Any, verifier: Any, texts: list[str], packed: Any) -> 
     segment = np.zeros(n, dtype=bool)
     ngrams = np.array(verifier._ngrams(), dtype=np.int64)
     mins = np.empty((n, verifier.num_hashes * ngrams.size), dtype=np.uint64)
-    *conf, n_cjk = fingerprinter._conf()
+    conf = fingerprinter._conf()  # mode .. seed, n_cjk: prepare_batch's arguments in order
     sketch = (_SKETCH_MODES[verifier.mode], ngrams, verifier.seed, verifier._salts())
 
     def run(lo: int, hi: int) -> None:
         part = (fps[lo:hi], empty[lo:hi], *sketch, mins[lo:hi], segment[lo:hi])
-        mod.prepare_batch(buf, off[lo : hi + 1], char_classes(), *conf, n_cjk, *part)
+        C.prepare_batch(buf, off[lo : hi + 1], char_classes(), *conf, *part)
 
     if n >= OVERLAP_MIN:  # the kernel releases the GIL: half the bytes on a second core
         mid = int(np.searchsorted(off, (int(off[0]) + int(off[-1])) // 2))
