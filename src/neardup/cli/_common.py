@@ -13,6 +13,8 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
+from neardup import _fs
+from neardup._extras import MissingExtraError
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
 from neardup.io import (
@@ -25,6 +27,7 @@ from neardup.io import (
     iter_document_records,
 )
 from neardup.io.documents import EPOCH_UNITS, ReadStats
+from neardup.io.partitions import part_sort_key
 from neardup.io.readers import Row, list_parts
 from neardup.io.writers import make_temp, remove_stale_temps
 
@@ -59,26 +62,47 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> tuple[str, ...]:
     """Fail early, as a usage error, on missing files or undetectable formats.
 
     Returns the files to read: a folder of parts is expanded into its part files (a folder of
-    ``.txt`` files stays one input).
+    ``.txt`` files stays one input); a URL (:mod:`neardup._fs`) with ``*``, ``?`` or ``[``
+    into the objects it matches, in a folder's part order.
     """
     if not inputs:
         raise usage_error("no INPUT given; pass one or more files, a folder, or - for stdin")
     if inputs.count("-") > 1:
         raise usage_error("stdin (-) can be read only once")
     files: list[str] = []
-    for path in inputs:
-        if path != "-" and not os.path.exists(path):
+    try:
+        for path in inputs:
+            files += _input_files(path, fmt)
+    except MissingExtraError as exc:
+        raise usage_error(str(exc)) from None
+    return tuple(files)
+
+
+def _expand(path: str) -> list[str]:
+    """A URL pattern's matches (the shell expands local ones); others as given."""
+    if not _fs.is_remote(path) or not any(c in path for c in "*?["):
+        return [path]
+    found = _fs.expand_glob(path)
+    if not found:
+        raise usage_error(f"input {path!r} matches no file")
+    return sorted(found, key=part_sort_key)  # as a folder's parts: day=2 before day=10
+
+
+def _input_files(given: str, fmt: str | None) -> list[str]:
+    files: list[str] = []
+    for path in _expand(given):
+        if path != "-" and not _fs.exists(path):
             raise usage_error(f"input {path!r} does not exist")
         try:
             kind = detect_format(path, fmt)
             files += list_parts(path, fmt)
         except FormatError as exc:
             raise usage_error(str(exc)) from None
-        if kind == "txt" and not os.path.isdir(path):
+        if kind == "txt" and not _fs.isdir(path):
             raise usage_error(f"{path!r}: the txt format reads a folder of .txt files")
         if kind == "parquet" and path == "-":
             raise usage_error("Parquet cannot be read from stdin; pass a file path")
-    return tuple(files)
+    return files
 
 
 def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
@@ -86,8 +110,13 @@ def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
     ``--out`` is one of ``inputs`` (after resolving symlinks) or inside an input folder."""
     try:
         kind = detect_output_format(out)
-    except FormatError as exc:
+        _fs.check_writable(out, "--out")
+    except (FormatError, ValueError) as exc:
         raise usage_error(str(exc)) from None
+    if _fs.is_remote(out):  # object stores have no folders to check; the store is asked at the end
+        _check_not_an_input(out, inputs)
+        return kind
+    out = _fs.local(out)
     parent = os.path.dirname(os.path.abspath(out))
     if out != "-" and not os.path.isdir(parent):
         raise usage_error(f"output folder {parent!r} does not exist")
@@ -97,6 +126,14 @@ def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
 
 
 def _check_not_an_input(out: str, inputs: tuple[str, ...]) -> None:
+    if _fs.is_remote(out):
+        for path in inputs:
+            if out == path or out.startswith(path.rstrip("/") + "/"):
+                raise usage_error(
+                    f"--out {out!r} is (inside) the input {path!r}; it would be overwritten or "
+                    "read as input: write elsewhere"
+                )
+        return
     real = os.path.realpath(out)
     for path in inputs:
         if path == "-":

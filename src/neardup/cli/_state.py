@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup import _fs
 from neardup._atomic import (
     CURRENT,
     LOCK,
@@ -109,7 +110,14 @@ class RunState:
         ]
 
 
-def _check_directory(root: Path) -> None:
+def _check_directory(path: str) -> None:
+    if _fs.is_remote(path):  # a store location: checked by atomic_directory (no lock there)
+        try:
+            _fs.check_writable(path, "--state")
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
+        return
+    root = Path(_fs.local(path))
     if root.exists() and not root.is_dir():
         raise usage_error(f"--state {str(root)!r} is a file; give a directory")
     ours = (root / CURRENT).exists() or (root / LOCK).exists() or any(root.glob("v-*/"))
@@ -125,8 +133,8 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
     if path is None:
         yield None
         return
-    root = Path(path)
-    _check_directory(root)
+    root = path if _fs.is_remote(path) else Path(_fs.local(path))
+    _check_directory(path)
     try:
         with atomic_directory(root) as version:  # checks CURRENT under the lock
             loaded = _load(root, path, dd)
@@ -140,7 +148,7 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
         raise DataError(f"--state: {exc}") from None
 
 
-def _load(root: Path, path: str, dd: Deduplicator) -> Deduplicator:
+def _load(root: str | Path, path: str, dd: Deduplicator) -> Deduplicator:
     """The live version's Deduplicator (``dd`` itself on the first run)."""
     if read_current(root) is None:
         return dd

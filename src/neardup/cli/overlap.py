@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from neardup import _fs
 from neardup._atomic import current_version
 from neardup.cli._common import (
     DataError,
@@ -115,7 +116,7 @@ def _finder_options(func: Any) -> Any:
 
 
 def _saved(path: str) -> bool:
-    if not os.path.isdir(path):
+    if not _fs.isdir(path):
         return False
     try:
         current_version(path)

@@ -1,0 +1,226 @@
+"""The object-store side of :mod:`neardup._atomic`: its files and versioned directories at a URL
+(``s3://``, ``memory://``...; :mod:`neardup._fs`). Call it through :mod:`neardup._atomic`.
+
+Stores have no rename, so nothing is replaced in place:
+
+* a file is written locally and uploaded when complete (an object appears whole: one PUT, or a
+  multipart upload completed last);
+* a directory version is filled locally, then uploaded as ``URL/v-<n+1>/...`` with its
+  manifest last, then ``URL/CURRENT`` is put (the commit point), then the old version is
+  deleted. A writer killed at any instant leaves ``CURRENT`` naming the previous version,
+  whole; the next writer deletes the orphaned ``v-<n+1>``.
+* a reader reads ``CURRENT``, downloads that version into a local temporary folder (kept until
+  the process exits: arrays are memory-mapped from it) and reads it there; when a writer
+  deleted it meanwhile, it starts again on the new one.
+
+**No writer lock on a store**: stores offer no ``flock``. One writer per directory at a time
+is the caller's duty (one scheduled job). A writer checks, just before its commit, that
+``CURRENT`` is what it was when it started, and refuses to commit otherwise: that detects most
+overlapping writers, but is no lock (two commits within the same instant can still race).
+
+>>> root = "memory://doc/atomic/state"
+>>> with directory(root) as version:
+...     _ = (version / "manifest.json").write_text("{}")
+>>> read_live(root, lambda v: sorted(p.name for p in v.iterdir()))
+['manifest.json']
+>>> with directory(root) as version:
+...     _ = (version / "manifest.json").write_text('{"n": 2}')
+>>> read_current(root), sorted(_children(root))
+('v-2', ['CURRENT', 'v-2'])
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, TypeVar
+
+from neardup import _fs
+from neardup._atomic import (
+    _VERSION,
+    CURRENT,
+    MANIFEST,
+    SLEEP_BEFORE_COMMIT,
+    SLEEP_PER_FILE,
+    BrokenDirectoryError,
+    DirectoryBusyError,
+)
+
+T = TypeVar("T")
+_downloads: dict[tuple[str, str], Path] = {}
+_cache_root: list[Path] = []
+
+
+@contextlib.contextmanager
+def write_file(url: str, mode: str = "w", **kwargs: object) -> Iterator[IO]:  # type: ignore[type-arg]
+    """Like :func:`neardup._atomic.atomic_write` for ``url``: a local temporary file,
+    uploaded when the block ends without error."""
+    _fs.check_writable(url, "output")
+    _fs.filesystem(url)  # a missing store library fails before any work
+    fd, tmp = tempfile.mkstemp(prefix="neardup-upload-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **kwargs) as f:  # type: ignore[call-overload]
+            yield f
+        _fs.upload(tmp, url)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _children(url: str) -> list[str]:
+    """Names directly under ``url`` (none when it does not exist)."""
+    fs = _fs.fresh(url)
+    try:
+        found = fs.ls(url, detail=False)
+    except FileNotFoundError:
+        return []
+    return sorted({str(p).rstrip("/").rsplit("/", 1)[-1] for p in found})
+
+
+def _versions(url: str) -> dict[int, str]:
+    return {int(m.group(1)): n for n in _children(url) if (m := _VERSION.match(n))}
+
+
+def read_current(url: str) -> str | None:
+    """The live version's name from ``URL/CURRENT`` (None when there is none)."""
+    where = _fs.join(url, CURRENT)
+    try:
+        name = _fs.read_bytes(where).decode("ascii").strip()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as e:
+        raise OSError(f"{where} is unreadable ({e}); restore it or rebuild") from None
+    if not _VERSION.match(name):
+        raise OSError(f"{where} names {name!r}, not a version; restore it or rebuild")
+    return name
+
+
+def _saved(url: str) -> list[str]:
+    """Versions holding their manifest (uploaded last), newest first."""
+    found = sorted(_versions(url).items(), reverse=True)
+    return [n for _, n in found if _fs.exists(_fs.join(url, n, MANIFEST))]
+
+
+def _check(url: str, live: str | None) -> None:
+    """:func:`neardup._atomic.check_versions` for a store."""
+    if live is not None:
+        if not _fs.exists(_fs.join(url, live, MANIFEST)):
+            raise BrokenDirectoryError(
+                f"{_fs.join(url, CURRENT)} names {live}, which is gone or incomplete; nothing "
+                f"was changed: restore {_fs.join(url, live)} or use a new location"
+            )
+        return
+    saved = _saved(url)
+    if saved:
+        raise BrokenDirectoryError(
+            f"{_fs.join(url, CURRENT)} is missing, but {url} holds saved version(s) "
+            f"{', '.join(saved)}; nothing was deleted: if {saved[0]} (the newest) is the one to "
+            f"go on from, put its name in {_fs.join(url, CURRENT)}; otherwise use a new location"
+        )
+
+
+def _check_ours(url: str) -> None:
+    names = _children(url)
+    if names and CURRENT not in names and not any(_VERSION.match(n) for n in names):
+        raise FileExistsError(
+            f"{url} exists and holds other data (no {CURRENT}); not writing into it: choose "
+            "another location"
+        )
+
+
+def _upload_tree(local: Path, url: str) -> None:
+    """Upload the files of ``local`` under ``url``, the manifest last (a version without its
+    manifest is never taken for a saved one)."""
+    files = sorted(p for p in local.rglob("*") if p.is_file())
+    files.sort(key=lambda p: p.name == MANIFEST)
+    for p in files:
+        _fs.upload(str(p), _fs.join(url, p.relative_to(local).as_posix()))
+        if os.environ.get(SLEEP_PER_FILE):
+            time.sleep(float(os.environ[SLEEP_PER_FILE]))
+
+
+@contextlib.contextmanager
+def directory(url: str) -> Iterator[Path]:
+    """:func:`neardup._atomic.atomic_directory` for a store (module docs: no lock)."""
+    _fs.check_writable(url, "directory")
+    _check_ours(url)
+    live = read_current(url)
+    _check(url, live)
+    versions = _versions(url)
+    for name in versions.values():  # dead writers' leftovers (one writer at a time)
+        if name != live:
+            _fs.remove(_fs.join(url, name), recursive=True)
+    new = f"v-{max(versions, default=0) + 1}"
+    with tempfile.TemporaryDirectory(prefix="neardup-version-") as tmp:
+        try:
+            yield Path(tmp)
+            _upload_tree(Path(tmp), _fs.join(url, new))
+            if os.environ.get(SLEEP_BEFORE_COMMIT):
+                time.sleep(float(os.environ[SLEEP_BEFORE_COMMIT]))
+            if read_current(url) != live:
+                raise DirectoryBusyError(
+                    f"{url} was committed by another writer during this run (CURRENT is no "
+                    f"longer {live}); this run's version was not committed: run one writer at "
+                    "a time on a store location, then run this one again"
+                )
+            _fs.write_bytes(_fs.join(url, CURRENT), f"{new}\n".encode("ascii"))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                _fs.remove(_fs.join(url, new), recursive=True)
+            raise
+    if live is not None:
+        _fs.remove(_fs.join(url, live), recursive=True)
+
+
+def _cache() -> Path:
+    if not _cache_root:
+        _cache_root.append(Path(tempfile.mkdtemp(prefix="neardup-store-")))
+        atexit.register(shutil.rmtree, _cache_root[0], True)
+    return _cache_root[0]
+
+
+def _download(url: str, name: str) -> Path:
+    """The files of version ``name`` in a local folder (downloaded once per process)."""
+    key = (url, name)
+    if key not in _downloads:
+        remote = _fs.join(url, name)
+        local = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_cache()))
+        files = _fs.list_files(remote)
+        if not any(f.endswith("/" + MANIFEST) for f in files):
+            raise FileNotFoundError(f"{remote} holds no {MANIFEST}")
+        fs = _fs.filesystem(url)
+        for f in files:
+            target = local / f[len(remote) + 1 :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fs.get_file(f, str(target))
+        _downloads[key] = local
+    return _downloads[key]
+
+
+def current_version(url: str) -> Path:
+    """A local copy of the live version of ``url`` (``FileNotFoundError`` when none)."""
+    return read_live(url, lambda version: version)
+
+
+def read_live(url: str, read: Callable[[Path], T], *, attempts: int = 8) -> T:
+    """``read(local copy)`` of the live version of ``url``, retried on a concurrent commit."""
+    for _ in range(attempts):
+        name = read_current(url)
+        if name is None:
+            _check(url, None)
+            raise FileNotFoundError(f"{url} holds no saved version ({CURRENT} is missing)")
+        try:
+            version = _download(url, name)
+        except FileNotFoundError:
+            if read_current(url) == name:  # not a concurrent commit: the live version is gone
+                _check(url, name)
+                raise
+            continue
+        return read(version)
+    raise BrokenDirectoryError(f"{url} kept changing while being read; try again")
