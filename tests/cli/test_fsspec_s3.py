@@ -116,6 +116,16 @@ def test_dedup_in_and_out_on_s3_equals_local(s3: tuple[Any, str], tmp_path: Path
     assert summary["duplicate"] + summary["exact_duplicate"] > 0
 
 
+def test_report_on_s3(s3: tuple[Any, str], tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    fs, bucket = s3
+    _ok(["dedup", str(SAMPLE), "--out", str(tmp_path / "o.jsonl"), "--report", str(tmp_path / "r")])
+    _ok(["dedup", str(SAMPLE), "--out", f"{bucket}/o.jsonl", "--report", f"{bucket}/r"])
+    names = sorted(p.name for p in (tmp_path / "r").iterdir())
+    assert "report.md" in names and any(n.endswith(".png") for n in names)
+    assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{bucket}/r")) == names
+
+
 def test_folder_of_parts_and_glob_on_s3_equal_local(s3: tuple[Any, str], tmp_path: Path) -> None:
     fs, bucket = s3
     rows = _rows()
@@ -236,6 +246,13 @@ def test_overlap_saved_reference_on_s3_equals_local(s3: tuple[Any, str], tmp_pat
     got = fs.cat_file(f"{bucket}/q.out.jsonl")
     assert got == (tmp_path / "q.out.jsonl").read_bytes() and got.strip()
     assert fs.cat_file(f"{bucket}/r.jsonl") == (tmp_path / "r.jsonl").read_bytes()
+    # eval's files too: the detections scored against themselves, from the store and locally
+    local = _ok(["eval", "--json", "--overlap", *[str(tmp_path / "q.out.jsonl")] * 2])
+    remote = _ok(["eval", "--json", "--overlap", *[f"{bucket}/q.out.jsonl"] * 2])
+    assert json.loads(remote.output) == json.loads(local.output)
+    assert json.loads(remote.output)["plagdet"] == 1.0
+    r = _invoke(["eval", "--overlap", f"{bucket}/nope.jsonl", f"{bucket}/q.out.jsonl"])
+    assert r.exit_code == 2 and f"'{bucket}/nope.jsonl' does not exist" in r.output
 
 
 def test_failed_run_leaves_previous_object_whole(s3: tuple[Any, str]) -> None:

@@ -105,6 +105,19 @@ def _input_files(given: str, fmt: str | None) -> list[str]:
     return files
 
 
+def input_files(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback: each file to read exists (a local path that is no folder, or a URL)."""
+    for path in (value,) if isinstance(value, str) else value or ():
+        try:
+            if not _fs.exists(path):
+                raise click.BadParameter(f"{path!r} does not exist")
+            if _fs.isdir(path):
+                raise click.BadParameter(f"{path!r} is a folder; give a file")
+        except MissingExtraError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
     """The output format for ``--out``, or a usage error when the extension is unknown or
     ``--out`` is one of ``inputs`` (after resolving symlinks) or inside an input folder."""

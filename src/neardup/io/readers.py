@@ -171,6 +171,11 @@ def open_binary(path: str) -> IO[bytes]:
     return raw
 
 
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
+    """:func:`open_binary` decoded as UTF-8 (a local path, a URL or ``-``; gzip or not)."""
+    return io.TextIOWrapper(open_binary(os.fspath(path)), encoding="utf-8")
+
+
 _OTHER_BOMS = {
     b"\xff\xfe\x00\x00": "UTF-32",
     b"\x00\x00\xfe\xff": "UTF-32",
