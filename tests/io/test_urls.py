@@ -78,6 +78,7 @@ def test_overlap_reference_on_memory(mem: str) -> None:
     for i, t in enumerate(texts[:15]):
         finder.add(t, i)
     finder.save(f"{mem}/ref")
+    assert fsspec.filesystem("memory").exists(f"{mem}/ref/CURRENT")  # not a local "memory:/"
     loaded = OverlapFinder.load(f"{mem}/ref")
     assert len(loaded) == len(finder) == 15
     for t in texts[15:]:
