@@ -276,6 +276,8 @@ def test_missing_input_read_only_output_and_missing_extra(s3: tuple[Any, str]) -
     assert r.exit_code == 2 and "https:// URLs are read only" in r.output
     r = _invoke(["dedup", f"{bucket}/x/*.jsonl", "--out", "-"])
     assert r.exit_code == 2 and "matches no file" in r.output
+    r = _invoke(["dedup", str(SAMPLE), "--out", f"{bucket}/o.jsonl", "--engine", "spark"])
+    assert r.exit_code == 2 and "--engine spark does not read or write URLs" in r.output
     if importlib.util.find_spec("gcsfs") is not None:
         return  # the message for a missing store library needs one that is missing
     r = _invoke(["dedup", "gs://bucket/x.jsonl", "--out", "-"])

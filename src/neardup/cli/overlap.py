@@ -38,7 +38,7 @@ from neardup.io import (
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.overlap import OverlapFinder, ReferenceFormatError
-from neardup.spark.cli import EngineDataError, parse_spark_conf
+from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
 
 EXAMPLES = """
 \b
@@ -251,6 +251,7 @@ def _on_spark(
         raise usage_error(str(exc)) from None
     if "-" in files + refs:
         raise usage_error("--engine spark reads files, not stdin (-); use --engine local")
+    refuse_urls((*files, *refs, out))
     from neardup.spark.overlap import find_overlaps
     from neardup.spark.reader import Fields
     from neardup.spark.session import spark_session
