@@ -172,7 +172,8 @@ def directory(url: str) -> Iterator[Path]:
             _fs.write_bytes(_fs.join(url, CURRENT), f"{new}\n".encode("ascii"))
         except BaseException:
             with contextlib.suppress(Exception):
-                _fs.remove(_fs.join(url, new), recursive=True)
+                if read_current(url) != new:  # never another writer's committed namesake
+                    _fs.remove(_fs.join(url, new), recursive=True)
             raise
     if live is not None:
         _fs.remove(_fs.join(url, live), recursive=True)

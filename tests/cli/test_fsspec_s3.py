@@ -228,6 +228,32 @@ def test_kill_9_during_state_commit_on_s3(
     assert got == (tmp_path / "one.jsonl").read_bytes()
 
 
+def test_second_writer_on_s3_state_is_refused_at_commit(s3: tuple[Any, str]) -> None:
+    """No lock on a store: a run that finds CURRENT changed since it started does not commit."""
+    fs, bucket = s3
+    rows = _rows()
+    st = f"{bucket}/st"
+    fs.pipe_file(f"{bucket}/d0.jsonl", _jsonl(rows[:15]))
+    fs.pipe_file(f"{bucket}/d1.jsonl", _jsonl(rows[15:]))
+    _ok(["dedup", f"{bucket}/d0.jsonl", "--out", f"{bucket}/o0.jsonl", "--state", st])
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), SLEEP_BEFORE_COMMIT: "3"}
+    args = ["dedup", f"{bucket}/d1.jsonl", "--out", f"{bucket}/slow.jsonl", "--state", st]
+    slow = subprocess.Popen([sys.executable, "-m", "neardup", *args], env=env,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while "manifest.json" not in _uploaded(fs, f"{st}/v-2"):  # uploaded, waiting to commit
+        assert slow.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    # the other writer takes v-2 for a dead writer's leftover and commits v-3
+    _ok(["dedup", f"{bucket}/d1.jsonl", "--out", f"{bucket}/fast.jsonl", "--state", st])
+    _, err = slow.communicate(timeout=120)
+    assert slow.returncode == 1, err
+    assert "was committed by another writer during this run" in err
+    fs.invalidate_cache()
+    assert fs.cat_file(f"{st}/CURRENT") == b"v-3\n"
+    assert Deduplicator.load(st).n_documents == len(rows)  # the other writer's state, whole
+
+
 def test_overlap_saved_reference_on_s3_equals_local(s3: tuple[Any, str], tmp_path: Path) -> None:
     fs, bucket = s3
     rows = _rows()

@@ -27,6 +27,7 @@ from neardup._atomic import (
     CURRENT,
     LOCK,
     BrokenDirectoryError,
+    DirectoryBusyError,
     atomic_directory,
     current_version,
     read_current,
@@ -144,7 +145,7 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
             yield state
             if not state.staged:
                 state.stage()
-    except BrokenDirectoryError as exc:
+    except (BrokenDirectoryError, DirectoryBusyError) as exc:  # busy: a store's second writer
         raise DataError(f"--state: {exc}") from None
 
 
