@@ -129,6 +129,8 @@ def isdir(path: str) -> bool:
     """Whether ``path`` is a folder (for a store: a prefix holding objects)."""
     if not is_remote(path):
         return os.path.isdir(local(path))
+    if protocol(path) in READ_ONLY:  # a web server's "folder" is a page of links: only "x/"
+        return path.endswith("/")  # (asking would download a file to look for links in it)
     return bool(fresh(path).isdir(path))
 
 
@@ -153,9 +155,13 @@ def _as_url(fs: Any, like: str, path: str) -> str:
     return url if proto is None or url.startswith(f"{proto}://") else f"{proto}://{path}"
 
 
+BLOCK = 8 << 20  # bytes a store's reader fetches at a time (s3fs's own default is 50 MiB)
+
+
 def open_read(url: str) -> io.BufferedReader:
-    """A buffered (``peek``-able) stream of the object's bytes, read in blocks as consumed."""
-    raw = filesystem(url).open(url, "rb")
+    """A buffered (``peek``-able) stream of the object's bytes, fetched in :data:`BLOCK` ranges
+    as they are consumed: nothing is downloaded whole before parsing."""
+    raw = filesystem(url).open(url, "rb", block_size=BLOCK)
     return io.BufferedReader(raw, 1 << 20)
 
 
