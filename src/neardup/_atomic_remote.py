@@ -204,6 +204,12 @@ def _download(url: str, name: str) -> Path:
     return _downloads[key]
 
 
+def _rename(e: BaseException, local: str, remote: str) -> None:
+    """Put ``remote`` for ``local`` in the message of ``e`` (a one-message exception)."""
+    if len(e.args) == 1 and isinstance(e.args[0], str) and local in e.args[0]:
+        e.args = (e.args[0].replace(local, remote),)
+
+
 def current_version(url: str) -> Path:
     """A local copy of the live version of ``url`` (``FileNotFoundError`` when none)."""
     return read_live(url, lambda version: version)
@@ -223,5 +229,9 @@ def read_live(url: str, read: Callable[[Path], T], *, attempts: int = 8) -> T:
                 _check(url, name)
                 raise
             continue
-        return read(version)
+        try:
+            return read(version)
+        except Exception as e:  # name the store's object, not the local copy
+            _rename(e, str(version), _fs.join(url, name))
+            raise
     raise BrokenDirectoryError(f"{url} kept changing while being read; try again")

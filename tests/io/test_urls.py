@@ -101,3 +101,14 @@ def test_missing_store_library_names_the_extra() -> None:
         MissingExtraError, match=r"az://c/x.jsonl needs adlfs: pip install 'neardup\[azure\]'"
     ):
         list(iter_records("az://c/x.jsonl"))
+
+
+def test_damaged_state_on_memory_names_the_object(mem: str) -> None:
+    from neardup.dedup.persist import StateFormatError
+
+    dd = Deduplicator()
+    dd.add("storm hits the coast", id=1)
+    dd.save(f"{mem}/st")
+    fsspec.filesystem("memory").pipe_file(f"{mem}/st/v-1/manifest.json", b"{bad")
+    with pytest.raises(StateFormatError, match=rf"^{mem}/st/v-1/manifest.json is not valid JSON"):
+        Deduplicator.load(f"{mem}/st")

@@ -28,7 +28,7 @@ from neardup.io import (
 )
 from neardup.io.documents import EPOCH_UNITS, ReadStats
 from neardup.io.partitions import part_sort_key
-from neardup.io.readers import Row, list_parts
+from neardup.io.readers import Row, list_parts, open_text
 from neardup.io.writers import make_temp, remove_stale_temps
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -362,9 +362,9 @@ def build_fingerprinter(
 
 def _read_json(path: str, what: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_text(path) as f:  # a local path or a URL
             data = json.load(f)
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: JSON or UTF-8
         raise usage_error(f"cannot read {what} {path!r}: {exc}") from None
     if not isinstance(data, dict):
         raise usage_error(f"{what} {path!r} must hold a JSON object")

@@ -29,8 +29,8 @@ from neardup._atomic import (
     BrokenDirectoryError,
     DirectoryBusyError,
     atomic_directory,
-    current_version,
     read_current,
+    read_live,
 )
 from neardup.cli._common import DataError, usage_error
 from neardup.dedup import Decisions, Deduplicator
@@ -154,7 +154,7 @@ def _load(root: str | Path, path: str, dd: Deduplicator) -> Deduplicator:
     if read_current(root) is None:
         return dd
     try:
-        return Deduplicator.read_state(current_version(root), dd, name=path)
+        return read_live(root, lambda version: Deduplicator.read_state(version, dd, name=path))
     except StateConfigError as exc:
         raise usage_error(str(exc)) from None
     except StateFormatError as exc:
