@@ -309,3 +309,5 @@ def test_missing_input_read_only_output_and_missing_extra(s3: tuple[Any, str]) -
     r = _invoke(["dedup", "gs://bucket/x.jsonl", "--out", "-"])
     assert r.exit_code == 2, r.output
     assert "gs://bucket/x.jsonl needs gcsfs: pip install 'neardup[gcs]'" in r.output
+    r = _invoke(["dedup", str(SAMPLE), "--out", "gs://bucket/x.jsonl"])
+    assert r.exit_code == 2 and "needs gcsfs: pip install 'neardup[gcs]'" in r.output

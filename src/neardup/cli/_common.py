@@ -127,6 +127,10 @@ def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
     except (FormatError, ValueError) as exc:
         raise usage_error(str(exc)) from None
     if _fs.is_remote(out):  # object stores have no folders to check; the store is asked at the end
+        try:
+            _fs.filesystem(out)  # a missing store library: before the work, not after it
+        except MissingExtraError as exc:
+            raise usage_error(str(exc)) from None
         _check_not_an_input(out, inputs)
         return kind
     out = _fs.local(out)
