@@ -271,6 +271,10 @@ def test_overlap_saved_reference_on_s3_equals_local(s3: tuple[Any, str], tmp_pat
          "--against", f"{bucket}/ref/"])  # fmt: skip
     got = fs.cat_file(f"{bucket}/q.out.jsonl")
     assert got == (tmp_path / "q.out.jsonl").read_bytes() and got.strip()
+    # reference files (not a saved reference) on the store: the same passages
+    _ok(["overlap", f"{bucket}/q.jsonl", "--out", f"{bucket}/q2.jsonl",
+         "--against", f"{bucket}/ref.jsonl"])  # fmt: skip
+    assert fs.cat_file(f"{bucket}/q2.jsonl") == got
     assert fs.cat_file(f"{bucket}/r.jsonl") == (tmp_path / "r.jsonl").read_bytes()
     # eval's files too: the detections scored against themselves, from the store and locally
     local = _ok(["eval", "--json", "--overlap", *[str(tmp_path / "q.out.jsonl")] * 2])
