@@ -157,10 +157,10 @@ def directory(url: str) -> Iterator[Path]:
         if name != live:
             _fs.remove(_fs.join(url, name), recursive=True)
     new = f"v-{max(versions, default=0) + 1}"
-    with tempfile.TemporaryDirectory(prefix="neardup-version-") as tmp:
+    with _local_dir("neardup-version") as tmp:
         try:
-            yield Path(tmp)
-            _upload_tree(Path(tmp), _fs.join(url, new))
+            yield tmp
+            _upload_tree(tmp, _fs.join(url, new))
             if os.environ.get(SLEEP_BEFORE_COMMIT):
                 time.sleep(float(os.environ[SLEEP_BEFORE_COMMIT]))
             if read_current(url) != live:
@@ -179,10 +179,26 @@ def directory(url: str) -> Iterator[Path]:
         _fs.remove(_fs.join(url, live), recursive=True)
 
 
+@contextlib.contextmanager
+def _local_dir(prefix: str) -> Iterator[Path]:
+    """A local temporary folder named for its process: one left by ``kill -9`` is removed by
+    the next process that makes one (:func:`neardup.io.writers.remove_stale_temps`)."""
+    from neardup.io.writers import make_temp_dir, remove_stale_temps
+
+    remove_stale_temps(tempfile.gettempdir(), prefix)
+    path = Path(make_temp_dir(tempfile.gettempdir(), prefix))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _cache() -> Path:
+    """The process's folder of downloaded versions (arrays are memory-mapped from it)."""
     if not _cache_root:
-        _cache_root.append(Path(tempfile.mkdtemp(prefix="neardup-store-")))
-        atexit.register(shutil.rmtree, _cache_root[0], True)
+        held = _local_dir("neardup-store")
+        _cache_root.append(held.__enter__())
+        atexit.register(held.__exit__, None, None, None)
     return _cache_root[0]
 
 

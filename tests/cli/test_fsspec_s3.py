@@ -198,8 +198,10 @@ def test_kill_9_during_state_commit_on_s3(
         fs.pipe_file(f"{bucket}/d{day}.jsonl", _jsonl(chunk))
     _ok(["dedup", f"{bucket}/d0.jsonl", "--out", f"{bucket}/o0.jsonl", "--state", st])
     before = Deduplicator.load(st).state_columns()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), SLEEP_PER_FILE: "0.3"}
-    env[SLEEP_BEFORE_COMMIT] = "30"
+    tmp = tmp_path / "tmp"  # the runs' local temporary files
+    tmp.mkdir()
+    plain = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TMPDIR": str(tmp)}
+    env = {**plain, SLEEP_PER_FILE: "0.3", SLEEP_BEFORE_COMMIT: "30"}
     args = ["dedup", f"{bucket}/d1.jsonl", "--out", f"{bucket}/o1.jsonl", "--state", st]
     proc = subprocess.Popen([sys.executable, "-m", "neardup", *args], env=env,
                             stderr=subprocess.DEVNULL)  # fmt: skip
@@ -219,7 +221,11 @@ def test_kill_9_during_state_commit_on_s3(
     assert after.n_documents == 15
     for name, col in after.state_columns().items():
         assert (col == before[name]).all() or name in ("timestamp", "similarity")
-    _ok(args)  # the rerun removes the dead writer's v-2 and commits v-3
+    assert any(p.name.startswith("neardup-version.") for p in tmp.iterdir())
+    # the rerun removes the dead writer's v-2 (and its local folder) and commits v-3
+    subprocess.run([sys.executable, "-m", "neardup", *args], env=plain, check=True,
+                   stderr=subprocess.DEVNULL)  # fmt: skip
+    assert list(tmp.iterdir()) == []
     assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(st)) == ["CURRENT", "v-3"]
     assert Deduplicator.load(st).n_documents == len(rows)
     (tmp_path / "all.jsonl").write_bytes(_jsonl(rows))

@@ -32,6 +32,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import socket
 import sys
 import tempfile
@@ -92,7 +93,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(directory: str, prefix: str) -> int:
-    """Remove ``prefix.neardup-HOST-PID-*`` files (see :func:`make_temp`) of dead processes.
+    """Remove ``prefix.neardup-HOST-PID-*`` files and folders (see :func:`make_temp`,
+    :func:`make_temp_dir`) of dead processes.
 
     Returns how many were removed. Files of other hosts (a shared folder) are left alone.
     """
@@ -106,8 +108,12 @@ def remove_stale_temps(directory: str, prefix: str) -> int:
         m = _TMP_RE.search(name) if name.startswith(prefix) else None
         if m is None or m.group("host") != host or _pid_alive(int(m.group("pid"))):
             continue
+        path = os.path.join(directory, name)
         with contextlib.suppress(OSError):
-            os.unlink(os.path.join(directory, name))
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
             removed += 1
     return removed
 
@@ -117,6 +123,12 @@ def make_temp(directory: str, prefix: str, suffix: str = ".tmp") -> tuple[int, s
     return tempfile.mkstemp(
         dir=directory, prefix=f"{prefix}.neardup-{_host()}-{os.getpid()}-", suffix=suffix
     )
+
+
+def make_temp_dir(directory: str, prefix: str) -> str:
+    """``mkdtemp`` named like :func:`make_temp` (removed by :func:`remove_stale_temps` once its
+    process is gone)."""
+    return tempfile.mkdtemp(dir=directory, prefix=f"{prefix}.neardup-{_host()}-{os.getpid()}-")
 
 
 def _mode_for(target: str) -> int:
