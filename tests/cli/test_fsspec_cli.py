@@ -1,0 +1,44 @@
+"""The CLI on ``memory://`` and ``file://`` URLs (in-process: the in-memory store is this
+process's) and the commands that refuse URLs with a usage error."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import fsspec
+from click.testing import CliRunner
+
+from neardup.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "examples" / "sample_news.jsonl"
+
+
+def _invoke(args: list[str]) -> Any:
+    return CliRunner().invoke(cli, args)
+
+
+def test_memory_and_file_urls_equal_local(tmp_path: Path) -> None:
+    mem = f"memory://cli-{uuid.uuid4().hex}"
+    fs = fsspec.filesystem("memory")
+    fs.pipe_file(f"{mem}/in.jsonl", SAMPLE.read_bytes())
+    r = _invoke(["dedup", str(SAMPLE), "--out", str(tmp_path / "local.csv")])
+    assert r.exit_code == 0, r.output
+    r = _invoke(["dedup", f"{mem}/in.jsonl", "--out", f"{mem}/out.csv", "--state", f"{mem}/st"])
+    assert r.exit_code == 0, r.output
+    r = _invoke(["dedup", f"file://{SAMPLE}", "--out", f"file://{tmp_path}/file.csv"])
+    assert r.exit_code == 0, r.output
+    local = (tmp_path / "local.csv").read_bytes()
+    assert fs.cat_file(f"{mem}/out.csv") == local == (tmp_path / "file.csv").read_bytes()
+    assert fs.cat_file(f"{mem}/st/CURRENT") == b"v-1\n"
+
+
+def test_index_directories_are_local_only() -> None:
+    for args in (["build", "memory://x/idx", str(SAMPLE)], ["query", "memory://x/idx", "q.txt"]):
+        r = _invoke(["index", *args])
+        assert r.exit_code == 2, r.output
+        assert (
+            "an index is a local folder (memory-mapped, with a writer lock), not a URL" in r.output
+        )
