@@ -50,6 +50,17 @@ def test_readers_on_memory_equal_local(mem: str) -> None:
     assert recs[0] == {"id": "x", "text": "first", "m": 2} and recs[1]["m"] == 10
 
 
+def test_text_folder_on_memory_equals_local(mem: str, tmp_path: Path) -> None:
+    fs = fsspec.filesystem("memory")
+    for name, text in {"a-b.txt": "one", "a/x.txt": "two", "b.txt": "three"}.items():
+        fs.pipe_file(f"{mem}/txt/{name}", text.encode())
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    local = [r for _, r in iter_records(str(tmp_path), "txt")]
+    assert [r for _, r in iter_records(f"{mem}/txt", "txt")] == local
+    assert [r["id"] for r in local] == ["a/x.txt", "a-b.txt", "b.txt"]
+
+
 def test_writer_and_state_on_memory(mem: str) -> None:
     texts = [r["text"] for r in _rows()]
     with open_writer(f"{mem}/out.jsonl.gz") as w:

@@ -31,7 +31,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from itertools import chain
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from neardup import _fs
@@ -362,8 +362,9 @@ def _iter_txt_urls(url: str) -> Iterator[Row]:
     if not _fs.isdir(url):
         raise FormatError(f"{url!r} is not a folder; the txt format reads a folder of .txt files")
     base = url.rstrip("/") + "/"
-    for file in sorted(f for f in _fs.list_files(url) if f.endswith(".txt")):
-        yield _txt_row(file, file[len(base) :], _fs.read_bytes(file))
+    found = {f[len(base) :]: f for f in _fs.list_files(url) if f.endswith(".txt")}
+    for rel in sorted(found, key=PurePosixPath):  # the local order (rglob's paths, sorted)
+        yield _txt_row(found[rel], rel, _fs.read_bytes(found[rel]))
 
 
 def _txt_row(where: str, rel: str, data: bytes) -> Row:
