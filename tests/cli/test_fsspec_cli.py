@@ -35,6 +35,13 @@ def test_memory_and_file_urls_equal_local(tmp_path: Path) -> None:
     assert fs.cat_file(f"{mem}/st/CURRENT") == b"v-1\n"
 
 
+def test_out_equal_to_a_file_url_input_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_bytes(SAMPLE.read_bytes())
+    r = _invoke(["dedup", f"file://{tmp_path}/in.jsonl", "--out", str(tmp_path / "in.jsonl")])
+    assert r.exit_code == 2 and "it would be overwritten" in r.output
+    assert (tmp_path / "in.jsonl").read_bytes() == SAMPLE.read_bytes()
+
+
 def test_index_directories_are_local_only() -> None:
     for args in (["build", "memory://x/idx", str(SAMPLE)], ["query", "memory://x/idx", "q.txt"]):
         r = _invoke(["index", *args])

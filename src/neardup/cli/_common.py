@@ -153,11 +153,12 @@ def _check_not_an_input(out: str, inputs: tuple[str, ...]) -> None:
         return
     real = os.path.realpath(out)
     for path in inputs:
-        if path == "-":
+        if path == "-" or _fs.is_remote(path):
             continue
-        src = os.path.realpath(path)
+        given = _fs.local(path)  # file:// inputs are local paths
+        src = os.path.realpath(given)
         same = real == src or (
-            os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path)
+            os.path.exists(out) and os.path.exists(given) and os.path.samefile(out, given)
         )
         if same:
             raise usage_error(
