@@ -53,7 +53,7 @@ from neardup._atomic import (
 )
 
 T = TypeVar("T")
-_downloads: dict[tuple[str, str], Path] = {}
+_downloads: dict[str, tuple[tuple[str, bytes], Path]] = {}  # url -> ((version, manifest), copy)
 _cache_root: list[Path] = []
 
 
@@ -175,8 +175,9 @@ def directory(url: str) -> Iterator[Path]:
                 if read_current(url) != new:  # never another writer's committed namesake
                     _fs.remove(_fs.join(url, new), recursive=True)
             raise
-    if live is not None:
-        _fs.remove(_fs.join(url, live), recursive=True)
+    if live is not None:  # committed: a failure to delete the old version is no failure
+        with contextlib.suppress(Exception):
+            _fs.remove(_fs.join(url, live), recursive=True)
 
 
 @contextlib.contextmanager
@@ -203,21 +204,26 @@ def _cache() -> Path:
 
 
 def _download(url: str, name: str) -> Path:
-    """The files of version ``name`` in a local folder (downloaded once per process)."""
-    key = (url, name)
-    if key not in _downloads:
-        remote = _fs.join(url, name)
-        local = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_cache()))
-        files = _fs.list_files(remote)
-        if not any(f.endswith("/" + MANIFEST) for f in files):
-            raise FileNotFoundError(f"{remote} holds no {MANIFEST}")
-        fs = _fs.filesystem(url)
-        for f in files:
-            target = local / f[len(remote) + 1 :]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fs.get_file(f, str(target))
-        _downloads[key] = local
-    return _downloads[key]
+    """The files of version ``name`` in a local folder: downloaded again only when its manifest
+    (which checksums every file) changed, e.g. a state deleted and begun again at ``url``."""
+    remote = _fs.join(url, name)
+    manifest = _fs.read_bytes(_fs.join(remote, MANIFEST))  # FileNotFoundError: gone
+    held = _downloads.get(url)
+    if held is not None and held[0] == (name, manifest):
+        return held[1]
+    local = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_cache()))
+    fs = _fs.filesystem(url)
+    for f in _fs.list_files(remote):
+        target = local / f[len(remote) + 1 :]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fs.get_file(f, str(target))
+    if (local / MANIFEST).read_bytes() != manifest:  # replaced while downloading: read again
+        shutil.rmtree(local, ignore_errors=True)
+        raise FileNotFoundError(f"{remote} changed while being read")
+    if held is not None:  # the previous version's copy (arrays mapped from it stay readable)
+        shutil.rmtree(held[1], ignore_errors=True)
+    _downloads[url] = ((name, manifest), local)
+    return local
 
 
 def _rename(e: BaseException, local: str, remote: str) -> None:

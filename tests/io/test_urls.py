@@ -123,3 +123,16 @@ def test_damaged_state_on_memory_names_the_object(mem: str) -> None:
     fsspec.filesystem("memory").pipe_file(f"{mem}/st/v-1/manifest.json", b"{bad")
     with pytest.raises(StateFormatError, match=rf"^{mem}/st/v-1/manifest.json is not valid JSON"):
         Deduplicator.load(f"{mem}/st")
+
+
+def test_state_begun_again_at_the_same_url_is_read_anew(mem: str) -> None:
+    first = Deduplicator()
+    first.add("storm hits the coast", id=1)
+    first.save(f"{mem}/st")
+    assert Deduplicator.load(f"{mem}/st").n_documents == 1
+    fsspec.filesystem("memory").rm(f"{mem}/st", recursive=True)
+    second = Deduplicator()
+    for i, text in enumerate(["one text here", "another text there", "a third one"]):
+        second.add(text, id=i)
+    second.save(f"{mem}/st")  # v-1 again, other contents
+    assert Deduplicator.load(f"{mem}/st").n_documents == 3
