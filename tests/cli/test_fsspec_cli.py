@@ -49,3 +49,28 @@ def test_index_directories_are_local_only() -> None:
         assert (
             "an index is a local folder (memory-mapped, with a writer lock), not a URL" in r.output
         )
+
+
+def test_idf_and_index_with_url_patterns_equal_local(tmp_path: Path) -> None:
+    mem = f"memory://cli-{uuid.uuid4().hex}"
+    fs = fsspec.filesystem("memory")
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    for i, chunk in enumerate((lines[:12], lines[12:])):
+        fs.pipe_file(f"{mem}/in/part-{i}.jsonl", b"".join(chunk))
+        (tmp_path / f"part-{i}.jsonl").write_bytes(b"".join(chunk))
+    local = [str(tmp_path / f"part-{i}.jsonl") for i in range(2)]
+    pattern = f"{mem}/in/part-*.jsonl"
+    for args in (
+        ["idf", "fit", *local, "--out", str(tmp_path / "idf.tsv")],
+        ["idf", "fit", pattern, "--out", f"{mem}/idf.tsv"],
+        ["dedup", *local, "--out", str(tmp_path / "o.jsonl"), "--idf", str(tmp_path / "idf.tsv")],
+        ["dedup", pattern, "--out", f"{mem}/o.jsonl", "--idf", f"{mem}/idf.tsv"],
+        ["index", "build", str(tmp_path / "i1"), *local],
+        ["index", "build", str(tmp_path / "i2"), pattern],
+    ):
+        r = _invoke(args)
+        assert r.exit_code == 0, (args, r.output)
+    assert fs.cat_file(f"{mem}/idf.tsv") == (tmp_path / "idf.tsv").read_bytes()
+    assert fs.cat_file(f"{mem}/o.jsonl") == (tmp_path / "o.jsonl").read_bytes()
+    queries = [_invoke(["index", "query", str(tmp_path / i), str(SAMPLE)]) for i in ("i1", "i2")]
+    assert queries[0].exit_code == 0 and queries[0].output == queries[1].output

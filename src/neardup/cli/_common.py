@@ -78,6 +78,11 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> tuple[str, ...]:
     return tuple(files)
 
 
+def expand_patterns(inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """``inputs`` with each URL pattern replaced by its matches (files and folders as given)."""
+    return tuple(p for given in inputs for p in _expand(given))
+
+
 def _expand(path: str) -> list[str]:
     """A URL pattern's matches (the shell expands local ones); others as given."""
     if not _fs.is_remote(path) or not any(c in path for c in "*?["):
@@ -336,6 +341,20 @@ def fingerprinter_options(func: F) -> F:
     return config_option()(func)
 
 
+def _load_idf(path: str) -> IdfTable:
+    """``--idf``: a local file, or a URL's object read through a local copy."""
+    if not _fs.is_remote(path):
+        return IdfTable.load(_fs.local(path))
+    with tempfile.TemporaryDirectory(prefix="neardup-idf-") as tmp:
+        copy = os.path.join(tmp, "idf.tsv")
+        with open(copy, "wb") as f:
+            f.write(_fs.read_bytes(path))
+        try:
+            return IdfTable.load(copy)
+        except ValueError as exc:  # name the object, not the copy
+            raise ValueError(str(exc).replace(copy, path)) from None
+
+
 def build_fingerprinter(
     config_path: str | None, idf_path: str | None = None, bits: int | None = None
 ) -> Fingerprinter:
@@ -343,7 +362,7 @@ def build_fingerprinter(
     idf = None
     if idf_path is not None:
         try:
-            idf = IdfTable.load(idf_path)
+            idf = _load_idf(idf_path)
         except (OSError, ValueError) as exc:
             raise usage_error(f"cannot read --idf {idf_path!r}: {exc}") from None
     try:

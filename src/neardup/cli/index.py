@@ -32,6 +32,7 @@ from neardup.cli._common import (
     build_fingerprinter,
     check_inputs,
     config_option,
+    expand_patterns,
     fingerprinter_options,
     input_options,
     progress,
@@ -204,6 +205,7 @@ def build_command(
     """Create index DIRECTORY from INPUT files (texts without features are not indexed)."""
     _local_only(directory)
     check_inputs(inputs, options["fmt"])
+    inputs = expand_patterns(inputs)
     if os.path.exists(directory) and not force:
         raise usage_error(
             f"{directory!r} exists; pass --force to replace it or use `neardup index add`"
@@ -242,6 +244,7 @@ def add_command(
     """
     _local_only(directory)
     check_inputs(inputs, options["fmt"])
+    inputs = expand_patterns(inputs)
     _open(directory)  # clear errors before taking the lock
     try:
         with atomic_directory(directory, wait=not options["no_wait"]) as version:
