@@ -20,7 +20,7 @@ would not.) A writer killed at any instant leaves the previous version live.
 
 A URL (``s3://``, ``memory://``...) is handled by :mod:`neardup._atomic_remote` behind these
 same functions: files uploaded whole at the end, versions uploaded first and ``CURRENT`` put
-last; stores have no rename and no lock (one writer at a time; see that module).
+last; stores have no rename, and the lock is an object put only if absent (see that module).
 
 Nothing here deletes data it cannot prove is a dead writer's leftover: when ``CURRENT`` is
 missing but a version holding its bundle's manifest (:data:`MANIFEST`, written last) is there,
@@ -317,7 +317,7 @@ def atomic_directory(
     :class:`DirectoryBusyError` instead of waiting). An exception inside the block removes the
     new version and leaves the live one as it was. ``legacy_marker``: a file whose presence
     marks an unversioned directory of ours, converted on this write. A URL's version is a local
-    folder uploaded at the end (:mod:`neardup._atomic_remote`: no lock).
+    folder uploaded at the end (:mod:`neardup._atomic_remote`: its lock refuses, never waits).
     """
     if _fs.is_remote(path):
         from neardup._atomic_remote import directory

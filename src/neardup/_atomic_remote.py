@@ -13,10 +13,15 @@ Stores have no rename, so nothing is replaced in place:
   the process exits: arrays are memory-mapped from it) and reads it there; when a writer
   deleted it meanwhile, it starts again on the new one.
 
-**No writer lock on a store**: stores offer no ``flock``. One writer per directory at a time
-is the caller's duty (one scheduled job). A writer checks, just before its commit, that
-``CURRENT`` is what it was when it started, and refuses to commit otherwise: that detects most
-overlapping writers, but is no lock (two commits within the same instant can still race).
+**The writer lock** is an object, ``URL/.lock``, put only if absent (a conditional put:
+``If-None-Match: *`` on S3; fsspec's ``mode="create"``) and deleted when the writer ends. A
+second writer is refused at once (:class:`DirectoryBusyError`, naming the holder's host and
+pid), never kept waiting. A lock left by ``kill -9`` is taken over by the next writer on the same
+host once that process is gone; one of another host stays until deleted by hand (the message
+says so). A store whose library cannot put conditionally (or, as some S3-compatible servers,
+ignores the condition) has no lock: one writer at a time is then the caller's duty. In every
+case a writer checks, just before its commit, that ``CURRENT`` is what it was when it started,
+and refuses to commit otherwise.
 
 >>> root = "memory://doc/atomic/state"
 >>> with directory(root) as version:
@@ -33,18 +38,21 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 from neardup import _fs
 from neardup._atomic import (
     _VERSION,
     CURRENT,
+    LOCK,
     MANIFEST,
     SLEEP_BEFORE_COMMIT,
     SLEEP_PER_FILE,
@@ -127,7 +135,8 @@ def _check(url: str, live: str | None) -> None:
 
 def _check_ours(url: str) -> None:
     names = _children(url)
-    if names and CURRENT not in names and not any(_VERSION.match(n) for n in names):
+    ours = CURRENT in names or LOCK in names
+    if names and not ours and not any(_VERSION.match(n) for n in names):
         raise FileExistsError(
             f"{url} exists and holds other data (no {CURRENT}); not writing into it: choose "
             "another location"
@@ -147,13 +156,20 @@ def _upload_tree(local: Path, url: str) -> None:
 
 @contextlib.contextmanager
 def directory(url: str) -> Iterator[Path]:
-    """:func:`neardup._atomic.atomic_directory` for a store (module docs: no lock)."""
+    """:func:`neardup._atomic.atomic_directory` for a store (module docs: the lock object)."""
     _fs.check_writable(url, "directory")
     _check_ours(url)
+    with _writer_lock(url), _new_version(url) as version:
+        yield version
+
+
+@contextlib.contextmanager
+def _new_version(url: str) -> Iterator[Path]:
+    """A local folder uploaded as the next version of ``url``, then committed (module docs)."""
     live = read_current(url)
     _check(url, live)
     versions = _versions(url)
-    for name in versions.values():  # dead writers' leftovers (one writer at a time)
+    for name in versions.values():  # dead writers' leftovers (we hold the lock)
         if name != live:
             _fs.remove(_fs.join(url, name), recursive=True)
     new = f"v-{max(versions, default=0) + 1}"
@@ -178,6 +194,54 @@ def directory(url: str) -> Iterator[Path]:
     if live is not None:  # committed: a failure to delete the old version is no failure
         with contextlib.suppress(Exception):
             _fs.remove(_fs.join(url, live), recursive=True)
+
+
+@contextlib.contextmanager
+def _writer_lock(url: str) -> Iterator[None]:
+    """Hold ``URL/.lock``, created only if absent (a conditional put): a second writer is
+    refused, naming the holder. A lock left by a dead process of this host is taken over;
+    one of another host must be deleted by hand. Stores whose fsspec library cannot create
+    conditionally go without (the commit-time check remains)."""
+    from neardup.io.writers import _host, _pid_alive
+
+    where = _fs.join(url, LOCK)
+    mine = json.dumps({"host": _host(), "pid": os.getpid(), "token": uuid.uuid4().hex})
+    for _ in range(2):
+        try:
+            _fs.filesystem(url).pipe_file(where, mine.encode(), mode="create")
+            break
+        except TypeError:  # no conditional create in this store's library
+            yield
+            return
+        except FileExistsError:
+            holder = _holder(where)
+            if not holder:  # released meanwhile (or unreadable): try again
+                continue
+            dead = holder.get("host") == _host() and not _pid_alive(int(holder.get("pid", 0)))
+            if not dead:
+                raise DirectoryBusyError(
+                    f"{url} is being written by another process (host {holder.get('host')}, "
+                    f"pid {holder.get('pid')}; lock {where}); run again when it finishes, or "
+                    "delete the lock if that process is gone"
+                ) from None
+            _fs.remove(where)  # a dead writer's (this host, process gone)
+    else:
+        raise DirectoryBusyError(f"{url}: another process took the lock {where}; try again")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            if _holder(where).get("token") == json.loads(mine)["token"]:
+                _fs.remove(where)
+
+
+def _holder(where: str) -> dict[str, Any]:
+    """The lock's owner as it wrote itself (empty when unreadable or gone)."""
+    try:
+        found = json.loads(_fs.read_bytes(where))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 @contextlib.contextmanager

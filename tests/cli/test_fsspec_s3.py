@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from neardup._atomic import SLEEP_BEFORE_COMMIT, SLEEP_PER_FILE
 from neardup.cli import cli
 from neardup.dedup import Deduplicator
+from neardup.io.writers import _host
 
 s3fs = pytest.importorskip("s3fs")
 moto_server = pytest.importorskip("moto.server")
@@ -217,6 +218,7 @@ def test_kill_9_during_state_commit_on_s3(
     proc.wait()
     fs.invalidate_cache()
     assert fs.cat_file(f"{st}/CURRENT") == b"v-1\n"
+    assert json.loads(fs.cat_file(f"{st}/.lock"))["pid"] == proc.pid  # the dead writer's lock
     after = Deduplicator.load(st)
     assert after.n_documents == 15
     for name, col in after.state_columns().items():
@@ -234,8 +236,9 @@ def test_kill_9_during_state_commit_on_s3(
     assert got == (tmp_path / "one.jsonl").read_bytes()
 
 
-def test_second_writer_on_s3_state_is_refused_at_commit(s3: tuple[Any, str]) -> None:
-    """No lock on a store: a run that finds CURRENT changed since it started does not commit."""
+def test_second_writer_on_s3_state_is_refused(s3: tuple[Any, str]) -> None:
+    """The lock object refuses a second writer; without it (a store that ignores conditional
+    puts: simulated by deleting it) the commit-time check still refuses the slower one."""
     fs, bucket = s3
     rows = _rows()
     st = f"{bucket}/st"
@@ -250,8 +253,13 @@ def test_second_writer_on_s3_state_is_refused_at_commit(s3: tuple[Any, str]) -> 
     while "manifest.json" not in _uploaded(fs, f"{st}/v-2"):  # uploaded, waiting to commit
         assert slow.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
-    # the other writer takes v-2 for a dead writer's leftover and commits v-3
-    _ok(["dedup", f"{bucket}/d1.jsonl", "--out", f"{bucket}/fast.jsonl", "--state", st])
+    fast = ["dedup", f"{bucket}/d1.jsonl", "--out", f"{bucket}/fast.jsonl", "--state", st]
+    r = _invoke(fast)
+    assert r.exit_code == 1
+    assert f"is being written by another process (host {_host()}" in r.output
+    assert f"pid {slow.pid};" in r.output
+    fs.rm(f"{st}/.lock")  # as a store that ignores the condition would let it through
+    _ok(fast)  # takes v-2 for a dead writer's leftover and commits v-3
     _, err = slow.communicate(timeout=120)
     assert slow.returncode == 1, err
     assert "was committed by another writer during this run" in err

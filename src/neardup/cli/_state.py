@@ -1,6 +1,7 @@
 """``neardup dedup --state DIR``: decide against every document of earlier runs.
 
-The run holds ``DIR``'s writer lock from start to end (a second run on the same state waits),
+The run holds ``DIR``'s writer lock from start to end (a second run on the same state waits;
+on an object store it is refused: :mod:`neardup._atomic_remote`),
 loads the live version (refusing another configuration), decides this run's documents after
 the saved ones, writes the new state version (not yet live: :meth:`RunState.stage`), then the
 output, and only then commits the new version: a run that fails or is killed (a full disk
@@ -112,7 +113,7 @@ class RunState:
 
 
 def _check_directory(path: str) -> None:
-    if _fs.is_remote(path):  # a store location: checked by atomic_directory (no lock there)
+    if _fs.is_remote(path):  # a store location: checked by atomic_directory
         try:
             _fs.check_writable(path, "--state")
         except ValueError as exc:
