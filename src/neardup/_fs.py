@@ -29,14 +29,20 @@ from typing import Any
 from neardup._extras import MissingExtraError
 
 __all__ = [
+    "BLOCK",
+    "READ_ONLY",
+    "check_writable",
     "exists",
+    "expand_glob",
     "filesystem",
+    "fresh",
     "is_remote",
     "isdir",
     "join",
     "list_files",
     "local",
     "open_read",
+    "protocol",
     "read_bytes",
     "remove",
     "upload",
