@@ -18,6 +18,10 @@ never a half. (Retrying rather than keeping old versions around for readers: no 
 it holds for a reader slower than any number of commits, where keeping one previous version
 would not.) A writer killed at any instant leaves the previous version live.
 
+A URL (``s3://``, ``memory://``...) is handled by :mod:`neardup._atomic_remote` behind these
+same functions: files uploaded whole at the end, versions uploaded first and ``CURRENT`` put
+last; stores have no rename, and the lock is an object put only if absent (see that module).
+
 Nothing here deletes data it cannot prove is a dead writer's leftover: when ``CURRENT`` is
 missing but a version holding its bundle's manifest (:data:`MANIFEST`, written last) is there,
 or ``CURRENT`` names a version that is gone, writers and readers raise
@@ -51,6 +55,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
+
+from neardup import _fs
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
@@ -103,7 +109,13 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs: object
     >>> target.read_text(), target.stat().st_mode & 0o777 == 0o666 & ~_umask()
     ('done', True)
     """
-    target = Path(os.path.realpath(path))
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import write_file
+
+        with write_file(str(path), mode, **kwargs) as f:
+            yield f
+        return
+    target = Path(os.path.realpath(_fs.local(path)))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
@@ -127,8 +139,13 @@ def _versions(root: Path) -> dict[int, Path]:
     return out
 
 
-def read_current(root: Path) -> str | None:
+def read_current(root: str | os.PathLike[str]) -> str | None:
     """The live version's name from ``root/CURRENT`` (None when there is none)."""
+    if _fs.is_remote(root):
+        from neardup._atomic_remote import read_current as remote_current
+
+        return remote_current(str(root))
+    root = Path(_fs.local(root))
     try:
         name = (root / CURRENT).read_text(encoding="ascii").strip()
     except FileNotFoundError:
@@ -147,8 +164,13 @@ def current_version(path: str | os.PathLike[str], legacy_marker: str | None = No
     version. Raises ``FileNotFoundError`` when ``path`` holds no version, and
     :class:`BrokenDirectoryError` when ``CURRENT`` is missing or names a version that is gone
     while saved versions exist. Use :func:`read_live` to read it (a writer may replace it).
+    A URL's live version is downloaded to a local folder, which is returned.
     """
-    root = Path(path)
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import current_version as remote_version
+
+        return remote_version(str(path))
+    root = Path(_fs.local(path))
     name = read_current(root)
     for _ in range(8):
         if name is None or (root / name).is_dir():
@@ -182,7 +204,11 @@ def read_live(
     >>> read_live(root, lambda v: (v / "data.txt").read_text())
     'one'
     """
-    root = Path(path)
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import read_live as remote_read
+
+        return remote_read(str(path), read, attempts=attempts)
+    root = Path(_fs.local(path))
     for _ in range(attempts):
         version = current_version(root, legacy_marker)
         try:
@@ -290,9 +316,16 @@ def atomic_directory(
     Writers are serialised by an flock on ``path/.lock`` (``wait=False``: raise
     :class:`DirectoryBusyError` instead of waiting). An exception inside the block removes the
     new version and leaves the live one as it was. ``legacy_marker``: a file whose presence
-    marks an unversioned directory of ours, converted on this write.
+    marks an unversioned directory of ours, converted on this write. A URL's version is a local
+    folder uploaded at the end (:mod:`neardup._atomic_remote`: its lock refuses, never waits).
     """
-    root = Path(path)
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import directory
+
+        with directory(str(path)) as version:
+            yield version
+        return
+    root = Path(_fs.local(path))
     if root.exists() and not root.is_dir():
         raise FileExistsError(f"{root} exists and is not a directory; choose another path")
     root.mkdir(parents=True, exist_ok=True)
