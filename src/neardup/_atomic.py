@@ -18,6 +18,10 @@ never a half. (Retrying rather than keeping old versions around for readers: no 
 it holds for a reader slower than any number of commits, where keeping one previous version
 would not.) A writer killed at any instant leaves the previous version live.
 
+A URL (``s3://``, ``memory://``...) is handled by :mod:`neardup._atomic_remote` behind these
+same functions: files uploaded whole at the end, versions uploaded first and ``CURRENT`` put
+last; stores have no rename, and the lock is an object put only if absent (see that module).
+
 Nothing here deletes data it cannot prove is a dead writer's leftover: when ``CURRENT`` is
 missing but a version holding its bundle's manifest (:data:`MANIFEST`, written last) is there,
 or ``CURRENT`` names a version that is gone, writers and readers raise
@@ -43,7 +47,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -52,30 +55,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
-from neardup.errors import DamagedFileError, NeardupError
+from neardup import _fs
 
-CURRENT = "CURRENT"
-LOCK = ".lock"
-MANIFEST = "manifest.json"  # what every bundle writes last (neardup._persist): a whole version
-_VERSION = re.compile(r"^v-(\d+)$")
-# Test hook (crash tests): seconds to sleep between writing a version and committing it.
-SLEEP_BEFORE_COMMIT = "NEARDUP_TEST_SLEEP_BEFORE_COMMIT"
-# Test hook (crash tests): seconds to sleep after each file a bundle writes (_persist).
-SLEEP_PER_FILE = "NEARDUP_TEST_SLEEP_PER_FILE"
-
+# the directory format's names live in _dirformat (shared with _atomic_remote); these
+# re-exports are where the rest of neardup imports them from
+from neardup._dirformat import CURRENT as CURRENT
+from neardup._dirformat import LOCK as LOCK
+from neardup._dirformat import MANIFEST as MANIFEST
+from neardup._dirformat import SLEEP_BEFORE_COMMIT as SLEEP_BEFORE_COMMIT
+from neardup._dirformat import SLEEP_PER_FILE as SLEEP_PER_FILE
+from neardup._dirformat import VERSION as _VERSION
+from neardup._dirformat import BrokenDirectoryError as BrokenDirectoryError
+from neardup._dirformat import DirectoryBusyError as DirectoryBusyError
 
 T = TypeVar("T")
-
-
-class DirectoryBusyError(NeardupError, RuntimeError):
-    """Another process is writing the directory and the caller asked not to wait."""
-
-
-class BrokenDirectoryError(DamagedFileError, OSError):
-    """``CURRENT`` is missing while saved versions exist, or names a version that is gone.
-
-    Raised before anything is written or deleted; the message names the file and the fix.
-    """
 
 
 def _umask() -> int:
@@ -105,7 +98,13 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs: object
     >>> target.read_text(), target.stat().st_mode & 0o777 == 0o666 & ~_umask()
     ('done', True)
     """
-    target = Path(os.path.realpath(path))
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import write_file
+
+        with write_file(str(path), mode, **kwargs) as f:
+            yield f
+        return
+    target = Path(os.path.realpath(_fs.local(path)))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
@@ -129,8 +128,13 @@ def _versions(root: Path) -> dict[int, Path]:
     return out
 
 
-def read_current(root: Path) -> str | None:
+def read_current(root: str | os.PathLike[str]) -> str | None:
     """The live version's name from ``root/CURRENT`` (None when there is none)."""
+    if _fs.is_remote(root):
+        from neardup._atomic_remote import read_current as remote_current
+
+        return remote_current(str(root))
+    root = Path(_fs.local(root))
     try:
         name = (root / CURRENT).read_text(encoding="ascii").strip()
     except FileNotFoundError:
@@ -149,8 +153,13 @@ def current_version(path: str | os.PathLike[str], legacy_marker: str | None = No
     version. Raises ``FileNotFoundError`` when ``path`` holds no version, and
     :class:`BrokenDirectoryError` when ``CURRENT`` is missing or names a version that is gone
     while saved versions exist. Use :func:`read_live` to read it (a writer may replace it).
+    A URL's live version is downloaded to a local folder, which is returned.
     """
-    root = Path(path)
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import current_version as remote_version
+
+        return remote_version(str(path))
+    root = Path(_fs.local(path))
     name = read_current(root)
     for _ in range(8):
         if name is None or (root / name).is_dir():
@@ -184,7 +193,11 @@ def read_live(
     >>> read_live(root, lambda v: (v / "data.txt").read_text())
     'one'
     """
-    root = Path(path)
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import read_live as remote_read
+
+        return remote_read(str(path), read, attempts=attempts)
+    root = Path(_fs.local(path))
     for _ in range(attempts):
         version = current_version(root, legacy_marker)
         try:
@@ -292,9 +305,16 @@ def atomic_directory(
     Writers are serialised by an flock on ``path/.lock`` (``wait=False``: raise
     :class:`DirectoryBusyError` instead of waiting). An exception inside the block removes the
     new version and leaves the live one as it was. ``legacy_marker``: a file whose presence
-    marks an unversioned directory of ours, converted on this write.
+    marks an unversioned directory of ours, converted on this write. A URL's version is a local
+    folder uploaded at the end (:mod:`neardup._atomic_remote`: its lock refuses, never waits).
     """
-    root = Path(path)
+    if _fs.is_remote(path):
+        from neardup._atomic_remote import directory
+
+        with directory(str(path)) as version:
+            yield version
+        return
+    root = Path(_fs.local(path))
     if root.exists() and not root.is_dir():
         raise FileExistsError(f"{root} exists and is not a directory; choose another path")
     root.mkdir(parents=True, exist_ok=True)

@@ -82,6 +82,9 @@ class NeardupGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so the final flush at exit cannot fail again
             sys.exit(0)
+        except MissingExtraError as exc:  # a URL whose store library is missing: which extra
+            click.echo(f"neardup: error: {exc}", err=True)
+            sys.exit(2)
         except OSError as exc:  # unreadable input, unwritable output: one line, no traceback
             where = f": {exc.filename}" if exc.filename else ""
             click.echo(f"neardup: error: {exc.strerror or exc}{where}", err=True)

@@ -13,6 +13,8 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
+from neardup import _fs
+from neardup._extras import MissingExtraError
 from neardup.errors import NeardupError
 from neardup.features.idf import IdfTable
 from neardup.fingerprint import Fingerprinter
@@ -26,7 +28,8 @@ from neardup.io import (
     iter_document_records,
 )
 from neardup.io.documents import EPOCH_UNITS, ReadStats
-from neardup.io.readers import Row, list_parts
+from neardup.io.partitions import part_sort_key
+from neardup.io.readers import Row, list_parts, open_text
 from neardup.io.writers import make_temp, remove_stale_temps
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,26 +63,65 @@ def check_inputs(inputs: tuple[str, ...], fmt: str | None) -> tuple[str, ...]:
     """Fail early, as a usage error, on missing files or undetectable formats.
 
     Returns the files to read: a folder of parts is expanded into its part files (a folder of
-    ``.txt`` files stays one input).
+    ``.txt`` files stays one input); a URL (:mod:`neardup._fs`) with ``*``, ``?`` or ``[``
+    into the objects it matches, in a folder's part order.
     """
     if not inputs:
         raise usage_error("no INPUT given; pass one or more files, a folder, or - for stdin")
     if inputs.count("-") > 1:
         raise usage_error("stdin (-) can be read only once")
     files: list[str] = []
-    for path in inputs:
-        if path != "-" and not os.path.exists(path):
+    try:
+        for path in inputs:
+            files += _input_files(path, fmt)
+    except MissingExtraError as exc:
+        raise usage_error(str(exc)) from None
+    return tuple(files)
+
+
+def expand_patterns(inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """``inputs`` with each URL pattern replaced by its matches (files and folders as given)."""
+    return tuple(p for given in inputs for p in _expand(given))
+
+
+def _expand(path: str) -> list[str]:
+    """A URL pattern's matches (the shell expands local ones); others as given."""
+    if not _fs.is_remote(path) or not any(c in path for c in "*?["):
+        return [path]
+    found = _fs.expand_glob(path)
+    if not found:
+        raise usage_error(f"input {path!r} matches no file")
+    return sorted(found, key=part_sort_key)  # as a folder's parts: day=2 before day=10
+
+
+def _input_files(given: str, fmt: str | None) -> list[str]:
+    files: list[str] = []
+    for path in _expand(given):
+        if path != "-" and not _fs.exists(path):
             raise usage_error(f"input {path!r} does not exist")
         try:
             kind = detect_format(path, fmt)
             files += list_parts(path, fmt)
         except FormatError as exc:
             raise usage_error(str(exc)) from None
-        if kind == "txt" and not os.path.isdir(path):
+        if kind == "txt" and not _fs.isdir(path):
             raise usage_error(f"{path!r}: the txt format reads a folder of .txt files")
         if kind == "parquet" and path == "-":
             raise usage_error("Parquet cannot be read from stdin; pass a file path")
-    return tuple(files)
+    return files
+
+
+def input_files(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback: each file to read exists (a local path that is no folder, or a URL)."""
+    for path in (value,) if isinstance(value, str) else value or ():
+        try:
+            if not _fs.exists(path):
+                raise click.BadParameter(f"{path!r} does not exist")
+            if _fs.isdir(path):
+                raise click.BadParameter(f"{path!r} is a folder; give a file")
+        except MissingExtraError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
 
 
 def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
@@ -87,8 +129,17 @@ def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
     ``--out`` is one of ``inputs`` (after resolving symlinks) or inside an input folder."""
     try:
         kind = detect_output_format(out)
-    except FormatError as exc:
+        _fs.check_writable(out, "--out")
+    except (FormatError, ValueError) as exc:
         raise usage_error(str(exc)) from None
+    if _fs.is_remote(out):  # object stores have no folders to check; the store is asked at the end
+        try:
+            _fs.filesystem(out)  # a missing store library: before the work, not after it
+        except MissingExtraError as exc:
+            raise usage_error(str(exc)) from None
+        _check_not_an_input(out, inputs)
+        return kind
+    out = _fs.local(out)
     parent = os.path.dirname(os.path.abspath(out))
     if out != "-" and not os.path.isdir(parent):
         raise usage_error(f"output folder {parent!r} does not exist")
@@ -98,13 +149,22 @@ def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
 
 
 def _check_not_an_input(out: str, inputs: tuple[str, ...]) -> None:
+    if _fs.is_remote(out):
+        for path in inputs:
+            if out == path or out.startswith(path.rstrip("/") + "/"):
+                raise usage_error(
+                    f"--out {out!r} is (inside) the input {path!r}; it would be overwritten or "
+                    "read as input: write elsewhere"
+                )
+        return
     real = os.path.realpath(out)
     for path in inputs:
-        if path == "-":
+        if path == "-" or _fs.is_remote(path):
             continue
-        src = os.path.realpath(path)
+        given = _fs.local(path)  # file:// inputs are local paths
+        src = os.path.realpath(given)
         same = real == src or (
-            os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path)
+            os.path.exists(out) and os.path.exists(given) and os.path.samefile(out, given)
         )
         if same:
             raise usage_error(
@@ -284,6 +344,20 @@ def fingerprinter_options(func: F) -> F:
     return config_option()(func)
 
 
+def _load_idf(path: str) -> IdfTable:
+    """``--idf``: a local file, or a URL's object read through a local copy."""
+    if not _fs.is_remote(path):
+        return IdfTable.load(_fs.local(path))
+    with tempfile.TemporaryDirectory(prefix="neardup-idf-") as tmp:
+        copy = os.path.join(tmp, "idf.tsv")
+        with open(copy, "wb") as f:
+            f.write(_fs.read_bytes(path))
+        try:
+            return IdfTable.load(copy)
+        except ValueError as exc:  # name the object, not the copy
+            raise ValueError(str(exc).replace(copy, path)) from None
+
+
 def build_fingerprinter(
     config_path: str | None, idf_path: str | None = None, bits: int | None = None
 ) -> Fingerprinter:
@@ -291,7 +365,7 @@ def build_fingerprinter(
     idf = None
     if idf_path is not None:
         try:
-            idf = IdfTable.load(idf_path)
+            idf = _load_idf(idf_path)
         except (OSError, ValueError) as exc:
             raise usage_error(f"cannot read --idf {idf_path!r}: {exc}") from None
     try:
@@ -315,9 +389,9 @@ def build_fingerprinter(
 
 def _read_json(path: str, what: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_text(path) as f:  # a local path or a URL
             data = json.load(f)
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: JSON or UTF-8
         raise usage_error(f"cannot read {what} {path!r}: {exc}") from None
     if not isinstance(data, dict):
         raise usage_error(f"{what} {path!r} must hold a JSON object")

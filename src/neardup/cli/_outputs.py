@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
 import click
 import numpy as np
 
+from neardup import _fs
 from neardup._atomic import atomic_write
 from neardup.cli._common import output_path_or_usage_error, usage_error
 from neardup.dedup import Decisions, largest_clusters
@@ -68,7 +70,7 @@ class ExtraOutputs:
                 output_path_or_usage_error(path, inputs)
             _check_parent(option, path)
         if self.report is not None:
-            if os.path.exists(self.report) and not os.path.isdir(self.report):
+            if _fs.exists(self.report) and not _fs.isdir(self.report):
                 raise usage_error(f"--report {self.report!r} is a file; give a directory")
             _check_parent("--report", self.report.rstrip("/") or "/")
 
@@ -103,9 +105,7 @@ class ExtraOutputs:
         if self.clusters is not None:
             write_clusters(self.clusters, d, ids)
         if self.report is not None:
-            from neardup.cli.report import write_report
-
-            write_report(self.report, d, *extra)
+            _write_report(self.report, d, extra)
 
 
 def _cluster_view(pos: Any, duplicate_of: Any, cluster_id: list[int]) -> Decisions:
@@ -122,7 +122,29 @@ def _cluster_view(pos: Any, duplicate_of: Any, cluster_id: list[int]) -> Decisio
     )
 
 
+def _write_report(where: str, d: Decisions, extra: Any) -> None:
+    """``--report``: into the folder, or (a URL) into a local one uploaded file by file."""
+    from neardup.cli.report import write_report
+
+    if not _fs.is_remote(where):
+        write_report(_fs.local(where), d, *extra)
+        return
+    with tempfile.TemporaryDirectory(prefix="neardup-report-") as tmp:
+        report = write_report(tmp, d, *extra)
+        names = sorted(os.listdir(tmp), key=lambda n: os.path.join(tmp, n) == report)
+        for name in names:  # report.md last: it links the plots
+            _fs.upload(os.path.join(tmp, name), _fs.join(where, name))
+
+
 def _check_parent(option: str, path: str) -> None:
+    if _fs.is_remote(path):  # stores have no folders to check; the store is asked at the end
+        try:
+            _fs.check_writable(path, option)
+            _fs.filesystem(path)
+        except (ValueError, ImportError) as exc:
+            raise usage_error(str(exc)) from None
+        return
+    path = _fs.local(path)
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise usage_error(f"{option} {path!r}: folder {parent!r} does not exist")

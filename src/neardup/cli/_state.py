@@ -1,6 +1,7 @@
 """``neardup dedup --state DIR``: decide against every document of earlier runs.
 
-The run holds ``DIR``'s writer lock from start to end (a second run on the same state waits),
+The run holds ``DIR``'s writer lock from start to end (a second run on the same state waits;
+on an object store it is refused: :mod:`neardup._atomic_remote`),
 loads the live version (refusing another configuration), decides this run's documents after
 the saved ones, writes the new state version (not yet live: :meth:`RunState.stage`), then the
 output, and only then commits the new version: a run that fails or is killed (a full disk
@@ -22,13 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from neardup import _fs
 from neardup._atomic import (
     CURRENT,
     LOCK,
     BrokenDirectoryError,
+    DirectoryBusyError,
     atomic_directory,
-    current_version,
     read_current,
+    read_live,
 )
 from neardup.cli._common import DataError, usage_error
 from neardup.dedup import Decisions, Deduplicator
@@ -109,7 +112,14 @@ class RunState:
         ]
 
 
-def _check_directory(root: Path) -> None:
+def _check_directory(path: str) -> None:
+    if _fs.is_remote(path):  # a store location: checked by atomic_directory
+        try:
+            _fs.check_writable(path, "--state")
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
+        return
+    root = Path(_fs.local(path))
     if root.exists() and not root.is_dir():
         raise usage_error(f"--state {str(root)!r} is a file; give a directory")
     ours = (root / CURRENT).exists() or (root / LOCK).exists() or any(root.glob("v-*/"))
@@ -125,8 +135,8 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
     if path is None:
         yield None
         return
-    root = Path(path)
-    _check_directory(root)
+    root = path if _fs.is_remote(path) else Path(_fs.local(path))
+    _check_directory(path)
     try:
         with atomic_directory(root) as version:  # checks CURRENT under the lock
             loaded = _load(root, path, dd)
@@ -136,16 +146,16 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
             yield state
             if not state.staged:
                 state.stage()
-    except BrokenDirectoryError as exc:
+    except (BrokenDirectoryError, DirectoryBusyError) as exc:  # busy: a store's second writer
         raise DataError(f"--state: {exc}") from None
 
 
-def _load(root: Path, path: str, dd: Deduplicator) -> Deduplicator:
+def _load(root: str | Path, path: str, dd: Deduplicator) -> Deduplicator:
     """The live version's Deduplicator (``dd`` itself on the first run)."""
     if read_current(root) is None:
         return dd
     try:
-        return Deduplicator.read_state(current_version(root), dd, name=path)
+        return read_live(root, lambda version: Deduplicator.read_state(version, dd, name=path))
     except StateConfigError as exc:
         raise usage_error(str(exc)) from None
     except StateFormatError as exc:

@@ -49,10 +49,10 @@ def fit_command(
     on_error: str,
 ) -> None:
     """Count document frequencies of features over INPUT and write an IDF table."""
-    check_inputs(inputs, fmt)
+    files = check_inputs(inputs, fmt)  # a URL pattern's matches, a folder's parts
     fp = build_fingerprinter(config_path)
     stats = ReadStats()
-    rows = chain.from_iterable(iter_records(p, fmt) for p in inputs)
+    rows = chain.from_iterable(iter_records(p, fmt) for p in files)
     texts = (
         d.text
         for d in iter_documents(

@@ -24,6 +24,7 @@ from typing import Any
 import click
 import numpy as np
 
+from neardup import _fs
 from neardup._atomic import DirectoryBusyError, atomic_directory, current_version
 from neardup._persist import MANIFEST, JsonColumn
 from neardup.cli._common import (
@@ -31,6 +32,7 @@ from neardup.cli._common import (
     build_fingerprinter,
     check_inputs,
     config_option,
+    expand_patterns,
     fingerprinter_options,
     input_options,
     progress,
@@ -65,8 +67,18 @@ def index_group() -> None:
     """Build and query a persistent fingerprint index."""
 
 
+def _local_only(directory: str) -> None:
+    """An index is memory-mapped and locked where it lies: a local folder, not a URL."""
+    if _fs.is_remote(directory):
+        raise usage_error(
+            f"index directory {directory!r}: an index is a local folder (memory-mapped, with a "
+            "writer lock), not a URL; build it locally and copy the folder"
+        )
+
+
 def _open(directory: str | Path, version: Path | None = None) -> SavedIndex[HammingIndex]:
     """The saved index of ``directory`` (its live version, or ``version``)."""
+    _local_only(str(directory))
     if not os.path.isdir(directory):
         raise usage_error(
             f"index directory {str(directory)!r} does not exist; create it with "
@@ -191,7 +203,9 @@ def build_command(
     **options: Any,
 ) -> None:
     """Create index DIRECTORY from INPUT files (texts without features are not indexed)."""
+    _local_only(directory)
     check_inputs(inputs, options["fmt"])
+    inputs = expand_patterns(inputs)
     if os.path.exists(directory) and not force:
         raise usage_error(
             f"{directory!r} exists; pass --force to replace it or use `neardup index add`"
@@ -228,7 +242,9 @@ def add_command(
 
     The whole read-add-write runs under DIRECTORY's writer lock.
     """
+    _local_only(directory)
     check_inputs(inputs, options["fmt"])
+    inputs = expand_patterns(inputs)
     _open(directory)  # clear errors before taking the lock
     try:
         with atomic_directory(directory, wait=not options["no_wait"]) as version:

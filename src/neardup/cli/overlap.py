@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from neardup import _fs
 from neardup._atomic import BrokenDirectoryError, current_version
 from neardup.cli._common import (
     DataError,
@@ -41,7 +42,7 @@ from neardup.io.readers import iter_part_records
 from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError
 from neardup.overlap.strip import merged_spans
-from neardup.spark.cli import EngineDataError, parse_spark_conf
+from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
 
 EXAMPLES = """
 \b
@@ -125,7 +126,7 @@ def _saved(path: str) -> bool:
     """Whether ``path`` is a saved reference directory; one whose ``CURRENT`` is missing or
     names a gone version is refused as --state is (the file, and the ``echo`` that mends it),
     not read as a folder of input parts."""
-    if not os.path.isdir(path):
+    if not _fs.isdir(path):
         return False
     try:
         current_version(path)
@@ -319,6 +320,7 @@ def _on_spark(
         raise usage_error(str(exc)) from None
     if "-" in files + refs:
         raise usage_error("--engine spark reads files, not stdin (-); use --engine local")
+    refuse_urls((*files, *refs, out))
     from neardup.spark.overlap import find_overlaps
     from neardup.spark.reader import Fields
     from neardup.spark.session import spark_session

@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from neardup import _fs
 from neardup._atomic import BrokenDirectoryError, atomic_directory, read_current, read_live
 from neardup._persist import MANIFEST, read_bundle, write_bundle
 from neardup.dedup.columns import StateConfigError, StateFormatError, check_config
@@ -126,7 +127,7 @@ class StateMixin:
         needs ``config``). Raises :class:`StateFormatError` for a damaged state or another
         configuration.
         """
-        root = Path(path)
+        root = path if isinstance(path, str) else Path(path)  # a str may be a URL (neardup._fs)
         try:
             return read_live(
                 root, lambda version: cls.read_state(version, config, verify=verify, name=str(root))
@@ -165,8 +166,7 @@ class StateMixin:
 
 def state_exists(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` holds a committed state version."""
-    root = Path(path)
-    return root.is_dir() and read_current(root) is not None
+    return _fs.isdir(os.fspath(path)) and read_current(path) is not None
 
 
 def _from_config(cls: Any, cfg: dict[str, Any], directory: Path, where: str) -> Any:

@@ -19,6 +19,7 @@ import click
 import numpy as np
 import numpy.typing as npt
 
+from neardup.cli._common import input_files
 from neardup.eval.harness import (
     DEFAULT_CANDIDATE_K,
     DEFAULT_FINGERPRINTER,
@@ -26,16 +27,17 @@ from neardup.eval.harness import (
     METHODS,
     run_method,
 )
+from neardup.io.readers import open_text
 
 __all__ = ["eval_command", "labelled_pairs_report", "read_labelled_pairs"]
 
 
-def read_labelled_pairs(path: Path) -> tuple[list[str], list[str], npt.NDArray[np.bool_]]:
+def read_labelled_pairs(path: str | Path) -> tuple[list[str], list[str], npt.NDArray[np.bool_]]:
     """Read JSONL lines ``{"a": text, "b": text, "label": 0|1}``; errors name the line."""
     a: list[str] = []
     b: list[str] = []
     labels: list[bool] = []
-    with path.open(encoding="utf-8") as f:
+    with open_text(path) as f:
         for no, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -112,7 +114,7 @@ def labelled_pairs_report(
 @click.option(
     "--pairs",
     "pairs_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    callback=input_files,
     help='JSONL of labelled pairs: {"a": text, "b": text, "label": 0/1}.',
 )
 @click.option(
@@ -133,7 +135,7 @@ def labelled_pairs_report(
     "--overlap",
     "overlap_paths",
     nargs=2,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    callback=input_files,
     default=None,
     metavar="CASES DETECTIONS",
     help="Score `neardup overlap` output (DETECTIONS) against labelled passage pairs (CASES: "
@@ -141,11 +143,11 @@ def labelled_pairs_report(
 )
 def eval_command(
     corpus: str | None,
-    pairs_path: Path | None,
+    pairs_path: str | None,
     methods: tuple[str, ...],
     limit: int,
     as_json: bool,
-    overlap_paths: tuple[Path, Path] | None,
+    overlap_paths: tuple[str, str] | None,
 ) -> None:
     """Measure precision, recall, F1 (and ARI) against shingle-Jaccard ground truth.
 
@@ -191,7 +193,7 @@ def eval_command(
     _run_corpus(str(corpus), methods or tuple(METHODS), limit, as_json, asked=bool(methods))
 
 
-def _score_overlap(cases: Path, detections: Path, *, as_json: bool) -> None:
+def _score_overlap(cases: str, detections: str, *, as_json: bool) -> None:
     """PAN measures of ``detections`` against ``cases`` (bad rows: exit 1, naming the line)."""
     from neardup.eval.pan import pan_scores, read_alignments
 

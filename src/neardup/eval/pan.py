@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from neardup.io.readers import open_text
+
 __all__ = ["PanScores", "pan_scores", "read_alignments"]
 
 Span = tuple[int, int]
@@ -146,7 +148,7 @@ def read_alignments(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file of cases or detections (``neardup overlap`` output reads as is);
     a bad line raises ``ValueError`` naming it."""
     rows = []
-    with Path(path).open(encoding="utf-8") as f:
+    with open_text(path) as f:
         for no, line in enumerate(f, 1):
             if not line.strip():
                 continue

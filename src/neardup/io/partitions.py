@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any
 
+from neardup import _fs
+
 __all__ = [
     "PartOrder",
     "add_to_line",
@@ -78,14 +80,15 @@ def part_sort_key(path: str) -> tuple[tuple[Any, ...], ...]:
 def root_of(part: str, inputs: tuple[str, ...]) -> str | None:
     """The input folder ``part`` was listed from (None when it was given as a file)."""
     for root in inputs:
-        if root != "-" and os.path.isdir(root) and part.startswith(os.path.join(root, "")):
+        if root != "-" and part.startswith(root.rstrip("/") + "/") and _fs.isdir(root):
             return root
     return None
 
 
 def partition_values(root: str, part: str) -> dict[str, Any]:
     """The ``name=value`` folders between ``root`` and ``part``, typed (see the module docs)."""
-    rel = os.path.relpath(os.path.dirname(part), root)
+    rel = os.path.dirname(part[len(root.rstrip("/")) + 1 :]) if _fs.is_remote(root) else (
+        os.path.relpath(os.path.dirname(part), root))  # fmt: skip
     out: dict[str, Any] = {}
     for component in PurePath(rel).parts:
         name, eq, text = component.partition("=")

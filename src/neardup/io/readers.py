@@ -31,9 +31,10 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from itertools import chain
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from neardup import _fs
 from neardup.errors import BadInputError
 from neardup.io import _json
 from neardup.io._gunzip import gunzip
@@ -81,12 +82,12 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     if fmt is not None:
         if fmt not in FORMATS:
             raise FormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-        if fmt != "txt" and os.path.isdir(path):
+        if fmt != "txt" and _fs.isdir(path):
             list_parts(path, fmt)  # a folder without parts is a usage error
         return fmt
     if path == "-":
         return "jsonl"
-    if os.path.isdir(path):
+    if _fs.isdir(path):
         return _folder_format(path)
     kind = _format_of_name(path)
     if kind is None:
@@ -100,6 +101,11 @@ def detect_format(path: str, fmt: str | None = None) -> str:
 def _visible_files(root: str) -> list[str]:
     """Files under ``root`` in natural relative-path order (:mod:`neardup.io.partitions`:
     ``month=2`` before ``month=10``), without hidden or ``_`` names."""
+    if _fs.is_remote(root):
+        rel = [(f, f[len(root.rstrip("/")) + 1 :]) for f in _fs.list_files(root)]
+        found = [f for f, r in rel if not any(c.startswith((".", "_")) for c in r.split("/"))]
+        return sorted(found, key=lambda f: part_sort_key(f[len(root.rstrip("/")) + 1 :]))
+    root = _fs.local(root)
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
@@ -142,7 +148,7 @@ def list_parts(path: str, fmt: str | None = None) -> list[str]:
     >>> [os.path.basename(p) for p in list_parts(d)]
     ['part-0.jsonl', 'part-1.jsonl']
     """
-    if path == "-" or not os.path.isdir(path):
+    if path == "-" or not _fs.isdir(path):
         return [path]
     kind = fmt or _folder_format(path)
     if kind == "txt":
@@ -156,13 +162,19 @@ def list_parts(path: str, fmt: str | None = None) -> list[str]:
 
 
 def open_binary(path: str) -> IO[bytes]:
-    """Open ``path`` for reading bytes, gunzipping when it starts with the gzip magic."""
+    """Open ``path`` (a local path or a URL: :mod:`neardup._fs`, streamed) for reading bytes,
+    gunzipping when it starts with the gzip magic."""
     if path == "-":
         return sys.stdin.buffer
-    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    raw = _fs.open_read(path) if _fs.is_remote(path) else open(_fs.local(path), "rb")  # noqa: SIM115
     if raw.peek(2)[:2] == b"\x1f\x8b":
         return gunzip(raw)  # ISA-L when installed; corrupt data reads as OSError
     return raw
+
+
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
+    """:func:`open_binary` decoded as UTF-8 (a local path, a URL or ``-``; gzip or not)."""
+    return io.TextIOWrapper(open_binary(os.fspath(path)), encoding="utf-8")
 
 
 _OTHER_BOMS = {
@@ -303,10 +315,20 @@ def _iter_csv(path: str) -> Iterator[Row]:
 def _iter_parquet(path: str) -> Iterator[Row]:
     import pyarrow.parquet as pq
 
+    source: Any = _fs.open_read(path) if _fs.is_remote(path) else _fs.local(path)
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(source)  # a store's file: read by ranges, as pyarrow seeks
     except Exception as exc:  # pyarrow raises several types for bad files
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    try:
+        yield from _parquet_rows(path, pf)
+    finally:
+        pf.close()
+        if not isinstance(source, str):
+            source.close()
+
+
+def _parquet_rows(path: str, pf: Any) -> Iterator[Row]:
     row = 0
     batches = pf.iter_batches(batch_size=8192)
     while True:
@@ -323,21 +345,36 @@ def _iter_parquet(path: str) -> Iterator[Row]:
 
 
 def _iter_txt_folder(path: str) -> Iterator[Row]:
-    root = Path(path)
+    if _fs.is_remote(path):
+        yield from _iter_txt_urls(path)
+        return
+    root = Path(_fs.local(path))
     if not root.is_dir():
         raise FormatError(
             f"{path!r} is not a directory; the txt format reads a folder of .txt files"
         )
     for file in sorted(root.rglob("*.txt")):
         rel = file.relative_to(root).as_posix()
-        where = str(file)
-        data = file.read_bytes()
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        try:
-            yield where, {"id": rel, "text": _decode(data, where)}
-        except InputError as exc:
-            yield where, exc
+        yield _txt_row(str(file), rel, file.read_bytes())
+
+
+def _iter_txt_urls(url: str) -> Iterator[Row]:
+    """A text folder on a store: its ``.txt`` objects in path order, one document each."""
+    if not _fs.isdir(url):
+        raise FormatError(f"{url!r} is not a folder; the txt format reads a folder of .txt files")
+    base = url.rstrip("/") + "/"
+    found = {f[len(base) :]: f for f in _fs.list_files(url) if f.endswith(".txt")}
+    for rel in sorted(found, key=PurePosixPath):  # the local order (rglob's paths, sorted)
+        yield _txt_row(found[rel], rel, _fs.read_bytes(found[rel]))
+
+
+def _txt_row(where: str, rel: str, data: bytes) -> Row:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return where, {"id": rel, "text": _decode(data, where)}
+    except InputError as exc:
+        return where, exc
 
 
 def iter_part_records(
@@ -368,7 +405,7 @@ def iter_records(
     writer appends its fields to those bytes instead of reading the input a second time.
     """
     kind = detect_format(path, fmt)
-    if path != "-" and kind != "txt" and not os.path.exists(path):
+    if path != "-" and kind != "txt" and not _fs.exists(path):
         raise FileNotFoundError(f"input file {path!r} does not exist")
     if kind == "parquet" and path == "-":
         raise FormatError("Parquet cannot be read from stdin; pass a file path")

@@ -8,6 +8,11 @@ no half-written output. Temporary files are named ``.NAME.neardup-HOST-PID-RANDO
 left by a killed run (``kill -9``: no code runs) is removed by the next writer of the same
 output once its process is gone (same host, PID not alive).
 
+A URL (``s3://``, ``memory://``...; :mod:`neardup._fs`) is written the same way into a local
+temporary file, uploaded when the writer closes: on an object store the object appears whole
+at the end of the upload (one PUT, or a multipart upload completed last), so a failed run
+leaves the previous object as it was. It needs local temporary space for the output.
+
 A symlinked output is written through: the link's target is replaced and the link stays. A new
 file gets ``0666 & ~umask``; a replaced one keeps its permission bits.
 
@@ -27,12 +32,14 @@ import gzip
 import json
 import os
 import re
+import shutil
 import socket
 import sys
 import tempfile
 from types import TracebackType
 from typing import IO, Any
 
+from neardup import _fs
 from neardup.errors import NeardupError
 from neardup.io.readers import FormatError, Record
 
@@ -87,7 +94,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(directory: str, prefix: str) -> int:
-    """Remove ``prefix.neardup-HOST-PID-*`` files (see :func:`make_temp`) of dead processes.
+    """Remove ``prefix.neardup-HOST-PID-*`` files and folders (see :func:`make_temp`,
+    :func:`make_temp_dir`) of dead processes.
 
     Returns how many were removed. Files of other hosts (a shared folder) are left alone.
     """
@@ -101,8 +109,12 @@ def remove_stale_temps(directory: str, prefix: str) -> int:
         m = _TMP_RE.search(name) if name.startswith(prefix) else None
         if m is None or m.group("host") != host or _pid_alive(int(m.group("pid"))):
             continue
+        path = os.path.join(directory, name)
         with contextlib.suppress(OSError):
-            os.unlink(os.path.join(directory, name))
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
             removed += 1
     return removed
 
@@ -112,6 +124,12 @@ def make_temp(directory: str, prefix: str, suffix: str = ".tmp") -> tuple[int, s
     return tempfile.mkstemp(
         dir=directory, prefix=f"{prefix}.neardup-{_host()}-{os.getpid()}-", suffix=suffix
     )
+
+
+def make_temp_dir(directory: str, prefix: str) -> str:
+    """``mkdtemp`` named like :func:`make_temp` (removed by :func:`remove_stale_temps` once its
+    process is gone)."""
+    return tempfile.mkdtemp(dir=directory, prefix=f"{prefix}.neardup-{_host()}-{os.getpid()}-")
 
 
 def _mode_for(target: str) -> int:
@@ -176,9 +194,14 @@ class RecordWriter:
         if path == "-":
             self._fh = _StdoutSink()  # type: ignore[assignment]
             return
+        # a URL: spooled locally, uploaded at close (module docs)
+        self.url = path if _fs.is_remote(path) else None
         # through a symlink to its target, so the link stays a link (like `>` in a shell)
-        self.target = os.path.realpath(path)
+        self.target = os.path.realpath(_fs.local(path)) if self.url is None else path
         directory, name = os.path.split(self.target)
+        if self.url is not None:
+            _fs.check_writable(path, "output")
+            directory = tempfile.gettempdir()
         remove_stale_temps(directory, f".{name}.")
         fd, self._tmp = make_temp(directory, f".{name}")
         os.fchmod(fd, _mode_for(self.target))
@@ -252,7 +275,11 @@ class RecordWriter:
             for fh in (self._raw, self._gz_raw):
                 if fh is not None:
                     fh.close()
-            os.replace(self._tmp, self.target)
+            if self.url is not None:
+                _fs.upload(self._tmp, self.url)
+                os.unlink(self._tmp)
+            else:
+                os.replace(self._tmp, self.target)
         except BaseException:
             self.abort()
             raise

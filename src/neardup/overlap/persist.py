@@ -86,7 +86,7 @@ class ReferenceMixin:
         """The reference saved in ``path``; ``config``: a finder whose parameters it must
         have (default: the saved ones). Raises :class:`ReferenceFormatError` /
         :class:`ReferenceConfigError`."""
-        root = Path(path)
+        root = path if isinstance(path, str) else Path(path)  # a str may be a URL (neardup._fs)
         try:
             version = current_version(root)
         except OSError as e:

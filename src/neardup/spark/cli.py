@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from neardup import _fs
 from neardup.dedup import Deduplicator
 from neardup.errors import NeardupError
 from neardup.io import ReadStats
@@ -83,6 +84,17 @@ def _nothing_read(stats: ReadStats) -> EngineDataError:
     return EngineDataError(stats.nothing_read())
 
 
+def refuse_urls(paths: tuple[str, ...]) -> None:
+    """A usage error for a URL (:mod:`neardup._fs`): the Spark engine reads and writes paths
+    its driver and executors share, not fsspec URLs."""
+    for path in paths:
+        if _fs.is_remote(path):
+            raise click.UsageError(
+                f"--engine spark does not read or write URLs ({path!r}); use --engine local, "
+                "or a path every Spark executor can read"
+            )
+
+
 def dedup_on_engine(
     engine: str, dd: Deduplicator, inputs: tuple[str, ...], out: str, options: SparkOptions
 ) -> Any:
@@ -92,6 +104,7 @@ def dedup_on_engine(
         return None
     if options.report_dir is not None:
         raise click.UsageError("--report is not available with --engine spark; drop one of them")
+    refuse_urls((*inputs, out))
     conf = parse_spark_conf(options.spark_conf)
     try:
         from neardup.spark import require_pyspark
