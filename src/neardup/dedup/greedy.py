@@ -21,8 +21,13 @@ have ``J(a, b) >= s(a, r) + s(b, r) - 1 >= q``: a cluster is a group of mutual n
 duplicates, not a chain of documents each like the kept one in a different part (with q =
 0.5, a document made of paragraphs 1-3 does not gather one of paragraphs 1-2 and one of
 paragraphs 2-3; the default 0.25 stops the pairs whose members both barely pass the threshold).
-``g`` that may not join ``r`` tries the next candidate, else it is kept. The rule reads
-similarities rounded to 4 decimals, as every surface writes them.
+``g`` that may not join ``r`` tries the next candidate; when every cluster refuses it, ``g``
+is still a ``duplicate`` of its closest candidate (the first, the most similar) and joins that
+cluster, lowering its floor: a document whose similarity to a kept document passes the
+threshold is never kept because of the cluster rule, so a lower threshold never turns a
+duplicate into a kept document through it (issue 38; the rule's version 2, see
+:data:`CLUSTER_RULE`). The rule reads similarities rounded to 4 decimals, as every surface
+writes them.
 
 Clusters are numbered in order of creation. The Spark engine runs this rule per connected
 component of the accepted-candidate graph: a document's decision depends only on its neighbours'.
@@ -46,6 +51,10 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.dedup.state import DUPLICATE, EMPTY, EXACT_DUPLICATE, STATUS_NAMES, UNIQUE
+
+#: Version of the ``cluster_similarity`` rule, part of a configuration's ``config_id`` (1, absent
+#: from the id: a document every cluster refused was kept; 2: it joins its closest candidate).
+CLUSTER_RULE = 2
 
 
 @dataclass
@@ -146,18 +155,25 @@ def decide_in_order(
             if _join_exact_copy(ledger, g, p, o, window, hz):
                 continue
         exact[keys[li]] = g
+        closest = -1  # the first kept candidate whose cluster refused g
         for c in range(ptr[li], ptr[li + 1]):
             r = pos[c]
             if r >= base and (rep[r - o] != r or sta[r - o] != UNIQUE):
                 continue  # not decided yet, or not a kept document
             if tight is not None and not _may_join(ledger, r - o, sims[c], tight):
+                closest = c if closest < 0 else closest
                 continue
-            rep[g - o], clu[g - o], dst[g - o], sta[g - o] = r, clu[r - o], dist[c], DUPLICATE
             break
         else:
-            sta[g - o], rep[g - o], clu[g - o] = UNIQUE, g, ledger.n_clusters
-            ledger.n_clusters += 1
-            new.append(li)
+            c = closest
+            if c < 0:
+                sta[g - o], rep[g - o], clu[g - o] = UNIQUE, g, ledger.n_clusters
+                ledger.n_clusters += 1
+                new.append(li)
+                continue
+            _lower_floor(ledger, pos[c] - o, sims[c])  # refused by every cluster: closest
+        r = pos[c]
+        rep[g - o], clu[g - o], dst[g - o], sta[g - o] = r, clu[r - o], dist[c], DUPLICATE
     return new
 
 
@@ -197,13 +213,20 @@ def _join_exact_copy(
 def _may_join(ledger: Ledger, row: int, s: float, q: float) -> bool:
     """Whether a document at similarity ``s`` may join the kept document at ``row`` (module
     docs); if so, ``floor[row]`` takes ``s`` into account (logged for a dry run)."""
+    assert ledger.floor is not None
+    if s + float(ledger.floor[row]) < 1.0 + q:
+        return False
+    _lower_floor(ledger, row, s)
+    return True
+
+
+def _lower_floor(ledger: Ledger, row: int, s: float) -> None:
+    """A document at similarity ``s`` joined the kept document at ``row``: its floor becomes
+    at most ``s`` (each change logged for a dry run)."""
     floor = ledger.floor
     assert floor is not None
     f = float(floor[row])
-    if s + f < 1.0 + q:
-        return False
     if s < f:
         if ledger.floor_log is not None:
             ledger.floor_log.append((row, f))
         floor[row] = s
-    return True

@@ -56,6 +56,7 @@ from neardup.dedup.candidates import (
 from neardup.dedup.columns import check_config, verifier_config
 from neardup.dedup.core import DecideConfig
 from neardup.dedup.dedup_state import DedupState
+from neardup.dedup.greedy import CLUSTER_RULE
 from neardup.dedup.persist import LOCKED_METHODS, StateMixin
 from neardup.dedup.prepare import prepare_chunk
 from neardup.dedup.state import (
@@ -122,12 +123,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             the verifier's terms, bounded through their kept document (Jaccard distance obeys
             the triangle inequality): a document joins a kept document only when its similarity
             plus the lowest similarity of a document already in that cluster is at least
-            ``1 + cluster_similarity``; otherwise it tries its next candidate, or is kept.
-            A join needs ``s >= cluster_similarity`` too. ``"auto"``: 0.25 with a verifier (or
-            the verifier's threshold when that is lower; measured: 0.5 split the independent
-            5 %-edited reposts of one story), None (star clusters: every member is like the kept
-            document, two members need not be alike) without one. States saved before this
-            rule carry None in their configuration.
+            ``1 + cluster_similarity``; otherwise it tries its next candidate. When every
+            cluster refuses it, it is a duplicate of its closest candidate all the same (a
+            document that passes the threshold against a kept one is never kept because of
+            this rule, so a lower threshold never finds less through it). ``"auto"``: 0.25
+            with a verifier (or the verifier's threshold when that is lower; measured: 0.5
+            split the independent 5 %-edited reposts of one story), None (star clusters: every
+            member is like the kept document, two members need not be alike) without one.
+            States saved before this rule carry None in their configuration; states of its
+            first version (no ``cluster_rule`` in their configuration) are refused.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting worker processes (``-1``: all cores).
@@ -399,6 +403,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             }
             if self._core.cluster_similarity is not None:  # None: configurations from before
                 config["cluster_similarity"] = self._core.cluster_similarity
+                config["cluster_rule"] = CLUSTER_RULE  # version 1 kept what every cluster refused
             blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
             self._blob = blob
         return blob
