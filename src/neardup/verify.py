@@ -291,6 +291,25 @@ class MinHashVerifier(FrozenParams):
         out: npt.NDArray[np.float64] = np.clip(est - margin * short, 0.0, 1.0)
         return out
 
+    def thresholds(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.float64]:
+        """The threshold that applies per row pair: ``short_threshold`` when either text is short,
+        else ``threshold``; ``estimate(a, b) >= thresholds(a, b)`` is the verification rule
+        (what :meth:`confirm` tests), and the estimate is the similarity every surface shows.
+
+        >>> v = MinHashVerifier()
+        >>> s = v.sketch_many(["tiny text", "tiny text!", "fifty characters or more " * 3])
+        >>> v.thresholds(s[[0, 2]], s[[1, 2]]).tolist()
+        [0.8, 0.6]
+        """
+        self._check(a, b)
+        out = np.full(len(a), self.threshold, np.float64)
+        if self.short_threshold is not None:
+            short = (a[:, -1] != 0) | (b[:, -1] != 0)
+            out[short] = max(self.threshold, self.short_threshold)
+        return out
+
     def confirm(
         self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
     ) -> npt.NDArray[np.bool_]:

@@ -14,6 +14,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
+from neardup.dedup.core import verify_pairs
 from neardup.fingerprint import Fingerprinter, hamming
 
 if TYPE_CHECKING:
@@ -69,13 +70,10 @@ def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
     out["k"] = dd.decide_config.radius  # the decision core's parameters (dedup/core.py)
     if dd.verifier is not None and chunk.sketches is not None:
         sa, sb = chunk.sketches[:1], chunk.sketches[1:]
-        out["similarity"] = round(float(dd.verifier.similarity(sa, sb)[0]), 4)
-        out["threshold"] = dd.decide_config.threshold
-        estimate = getattr(dd.verifier, "estimate", None)
-        if estimate is not None:  # the similarity is the estimate minus a margin (short texts)
-            est = float(estimate(sa, sb)[0])
-            out["estimate"] = round(est, 4)
-            out["needed"] = round(out["threshold"] + est - out["similarity"], 4)
+        # the estimated Jaccard similarity and the threshold that applied (short texts: the
+        # verifier's short_threshold), as dedup writes them
+        sim, need = verify_pairs(dd.verifier, sa, sb, float(dd.decide_config.threshold or 0))
+        out["similarity"], out["threshold"] = round(float(sim[0]), 4), float(need[0])
     out.update(_features(dd.fingerprinter, a, b, top))
     return out
 
@@ -109,12 +107,12 @@ def _why(info: dict[str, Any]) -> list[str]:
     else:
         ok = "<=" if info["distance"] <= info["k"] else ">"
         lines.append(f"candidates: Hamming distance {info['distance']} {ok} k={info['k']}")
-    if "estimate" in info:
+    if "similarity" in info:
         ok = ">=" if info["similarity"] >= info["threshold"] else "<"
-        lines.append(f"verifier: estimated Jaccard {info['estimate']} {ok} {info['needed']} needed")
-    elif "similarity" in info:
-        ok = ">=" if info["similarity"] >= info["threshold"] else "<"
-        lines.append(f"verifier: similarity {info['similarity']} {ok} {info['threshold']} needed")
+        lines.append(
+            f"verifier: estimated Jaccard {info['similarity']} {ok} {info['threshold']} "
+            "(the threshold that applied)"
+        )
     lines.append(f"Hamming distance of the fingerprints: {info['distance']} / 64 bits")
     return lines
 

@@ -133,6 +133,7 @@ class StateColumns:
         key_lo: Growable
         flags: Growable
         sim: Growable
+        need: Growable
         floor: Growable
         core: Any
         exact: ExactMap
@@ -177,7 +178,7 @@ class StateColumns:
 
     def per_document(self) -> list[Growable]:
         """Every per-document column (for sizes and a dry run's undo)."""
-        columns = [*self.named_columns().values(), self.ts, self.slot, self.sim]
+        columns = [*self.named_columns().values(), self.ts, self.slot, self.sim, self.need]
         return columns if "floor" in self.named_columns() else [*columns, self.floor]
 
     def truncate(self, n: int) -> None:
@@ -294,8 +295,10 @@ class StateColumns:
         rows = self.status.size
         if self.verifier is not None:
             self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
-        # the similarity that decided is derived, not saved: unknown for loaded rows
+        # the similarity that decided and its threshold are derived, not saved: unknown for
+        # loaded rows
         self.sim.data, self.sim.size = np.full(rows, np.nan), rows
+        self.need.data, self.need.size = np.full(rows, np.nan), rows
         self.n_clusters = int(meta["clusters"])
         self.max_ts = _number(meta.get("max_timestamp"))
         self.horizon = _number(meta.get("horizon"))

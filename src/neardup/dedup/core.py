@@ -55,6 +55,7 @@ __all__ = [
     "decide_batch",
     "processing_order",
     "searched_rows",
+    "verify_pairs",
 ]
 
 Csr = tuple[list[int], list[int], list[int], list[float] | None]
@@ -129,12 +130,14 @@ def accept(
     ts_p: npt.NDArray[np.float64] | None,
     similarity: npt.NDArray[np.float64] | None,
     horizon_q: npt.NDArray[np.float64] | None = None,
+    needed: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """The accept test of candidate pairs: Hamming distance within the radius, timestamps
     within the window (skipped when ``ts_q``/``ts_p`` are None: applied later), the candidate
     not older than the query's streaming horizon (``horizon_q``, see
     :func:`~neardup.dedup.greedy.horizons`) and, with a verifier, ``similarity >= threshold``
-    (``similarity`` None: not computed yet).
+    (``similarity`` None: not computed yet; ``needed``: the threshold that applies per pair,
+    from :func:`verify_pairs`, else the configuration's).
 
     >>> cfg = DecideConfig(radius=3, keep="first", window=None, threshold=0.5)
     >>> accept(cfg, np.array([1, 4, 2]), None, None, np.array([0.9, 0.9, 0.4])).tolist()
@@ -146,8 +149,32 @@ def accept(
         if horizon_q is not None:  # expired for the query document
             ok &= np.floor(np.asarray(ts_p, np.float64)) >= horizon_q
     if config.threshold is not None and similarity is not None:
-        ok &= np.asarray(similarity, np.float64) >= config.threshold
+        need = config.threshold if needed is None else np.asarray(needed, np.float64)
+        ok &= np.asarray(similarity, np.float64) >= need
     return ok
+
+
+def verify_pairs(
+    verifier: Any, a: npt.NDArray[Any], b: npt.NDArray[Any], threshold: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The verifier's evidence on sketch row pairs: the similarity (the estimated Jaccard
+    similarity for :class:`~neardup.verify.MinHashVerifier`, what every surface shows) and the
+    threshold that applied to it (its ``short_threshold`` for a pair with a short text); the
+    pair is confirmed when the first is at or above the second. A verifier without
+    ``estimate`` / ``thresholds`` gives its ``similarity`` against ``threshold``.
+
+    >>> from neardup.verify import MinHashVerifier
+    >>> v = MinHashVerifier()
+    >>> s = v.sketch_many(["Tiny text.", "tiny text"])
+    >>> sim, need = verify_pairs(v, s[:1], s[1:], v.threshold)
+    >>> sim.tolist(), need.tolist()  # the same text after normalisation: 1.0, not 0.8
+    ([1.0], [0.8])
+    """
+    estimate, needed = getattr(verifier, "estimate", None), getattr(verifier, "thresholds", None)
+    if estimate is None or needed is None:
+        sim = np.asarray(verifier.similarity(a, b), np.float64)
+        return sim, np.full(len(sim), threshold, np.float64)
+    return np.asarray(estimate(a, b), np.float64), np.asarray(needed(a, b), np.float64)
 
 
 def candidate_csr(
@@ -257,11 +284,12 @@ def decide_batch(
     ts_p = None
     if config.window is not None:
         ts_p = _lookup(pos, base, chunk.ts, view.timestamps)
-    sim = None
+    sim = need = None
     if config.threshold is not None and chunk.sketches is not None and len(q):
         b = _lookup(pos, base, chunk.sketches, view.sketches)
-        sim = np.asarray(verifier.similarity(chunk.sketches[q], b), np.float64)
-    ok = accept(config, dist, chunk.ts[q], ts_p, sim, None if horizon is None else horizon[q])
+        sim, need = verify_pairs(verifier, chunk.sketches[q], b, config.threshold)
+    hz = None if horizon is None else horizon[q]
+    ok = accept(config, dist, chunk.ts[q], ts_p, sim, hz, need)
     ranked = None
     if config.cluster_similarity is not None:
         ranked = np.zeros(0) if sim is None else sim[ok]  # None: no candidate pairs at all

@@ -257,6 +257,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             None if dup < 0 else int(d.distance[0]),
             int(d.cluster_id[0]),
             None if np.isnan(d.similarity[0]) else float(d.similarity[0]),
+            None if np.isnan(d.threshold[0]) else float(d.threshold[0]),
         )
 
     def feed(

@@ -39,9 +39,10 @@ from neardup.dedup.core import (
     decide,
     processing_order,
     searched_rows,
+    verify_pairs,
 )
 from neardup.dedup.pipeline import Deduplicator
-from neardup.dedup.similarity import decided_similarity
+from neardup.dedup.similarity import decided_evidence
 from neardup.dedup.state import DUPLICATE
 
 _WARM: dict[str, float] = {}
@@ -154,7 +155,7 @@ def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArr
 
 def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
     """Duplicates ``(pos, distance, sketch, rep_sketch)`` -> ``(pos, similarity)``: the value
-    that decided them, by the library's :func:`~neardup.dedup.similarity.decided_similarity`."""
+    that decided them, by the library's :func:`~neardup.dedup.similarity.decided_evidence`."""
     n = batch.num_rows
     status = np.full(n, DUPLICATE, np.int8)
     dist = batch.column("distance").to_numpy(zero_copy_only=False)
@@ -162,7 +163,7 @@ def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.R
     if dd.verifier is not None:
         sk = _sketch_rows(dd, batch.column("sketch"))
         rep = _sketch_rows(dd, batch.column("rep_sketch"))
-    sim = decided_similarity(dd.verifier, status, dist, sk, rep)
+    sim = decided_evidence(dd.verifier, status, dist, sk, rep)[0]
     return pa.RecordBatch.from_arrays([batch.column("pos"), pa.array(sim)], schema=SIMILARITY)
 
 
@@ -183,8 +184,8 @@ def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Recor
         rows = np.flatnonzero(keep)
         sa = _sketch_rows(dd, batch.column("sk_a").take(pa.array(rows)))
         sb = _sketch_rows(dd, batch.column("sk_b").take(pa.array(rows)))
-        sim[rows] = np.asarray(dd.verifier.similarity(sa, sb), np.float64)
-        keep[rows] = accept(cfg, dist[rows], None, None, sim[rows])
+        sim[rows], need = verify_pairs(dd.verifier, sa, sb, float(cfg.threshold or 0))
+        keep[rows] = accept(cfg, dist[rows], None, None, sim[rows], None, need)
     idx = pa.array(np.flatnonzero(keep))
     a, b = batch.column("a").take(idx), batch.column("b").take(idx)
     return pa.RecordBatch.from_arrays(
