@@ -14,6 +14,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
+from neardup.cli.explain_file import explain_document, is_document_file, why
 from neardup.dedup.core import verify_pairs
 from neardup.fingerprint import Fingerprinter, hamming
 
@@ -27,6 +28,7 @@ Examples:
   neardup explain story_v1.txt story_v2.txt --top 15
   neardup explain a.txt b.txt --no-verify --k 6
   neardup explain a.txt b.txt --json
+  neardup explain news.jsonl story-42 --threshold 0.4   # replay dedup's decision for one id
 """
 
 
@@ -121,6 +123,8 @@ def _why(info: dict[str, Any]) -> list[str]:
 @click.argument("a")
 @click.argument("b")
 @decision_options
+@click.option("--text-field", default="text", help="FILE ID: the text field.")
+@click.option("--id-field", default="id", help="FILE ID: the id field.")
 @click.option(
     "--top",
     type=click.IntRange(1),
@@ -133,17 +137,27 @@ def explain_command(
     a: str,
     b: str,
     decision: Decision,
+    text_field: str,
+    id_field: str,
     top: int,
     as_json: bool,
     config_path: str | None,
     idf_path: str | None,
 ) -> None:
     """What `neardup dedup` decides for B after A with the same options (texts, or paths of
-    UTF-8 files), the numbers that decided it, and the heaviest shared and differing features."""
+    UTF-8 files), the numbers that decided it, and the heaviest shared and differing features.
+
+    `explain FILE ID` (a JSONL, CSV or Parquet file of documents and an id) replays what
+    `neardup dedup FILE` with the same options wrote for that document: the kept candidates
+    the rule considered, their similarities, the cluster floors and the member that refused,
+    and the threshold that applied (no --window or --keep: first seen is kept)."""
     dd = build_deduplicator(
         build_fingerprinter(config_path, idf_path),
         decision,
     )
+    if is_document_file(a, b):
+        _explain_file(explain_document(dd, a, b, text_field, id_field), as_json)
+        return
     info = explain_pair(dd, _text(a), _text(b), top)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
@@ -155,3 +169,14 @@ def explain_command(
     for title, key in (("shared", "shared"), ("only in A", "only_a"), ("only in B", "only_b")):
         items = info.get(key, [])
         click.echo(f"{title}: " + (", ".join(f"{f} ({w:g})" for f, w in items) or "-"))
+
+
+def _explain_file(info: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    dup = f" of {info['duplicate_of']}" if info["duplicate"] else ""
+    sim = "" if info["similarity"] is None else f" at similarity {info['similarity']}"
+    click.echo(f"{info['id']}: dedup wrote {info['status']}{dup}{sim} (config {info['config_id']})")
+    for line in why(info):
+        click.echo(f"  {line}")

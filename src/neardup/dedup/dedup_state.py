@@ -31,7 +31,7 @@ from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
 from neardup.dedup.columns import SEARCHED, ExactMap, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
-from neardup.dedup.greedy import Ledger, horizons
+from neardup.dedup.greedy import Considered, Ledger, horizons
 from neardup.dedup.similarity import decided_evidence
 from neardup.dedup.state import DUPLICATE, STATUS_NAMES, UNIQUE, Chunk, Decisions, slice_chunk
 
@@ -68,6 +68,7 @@ class DedupState(StateColumns):
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
         self.sim = Growable(np.float64)  # the similarity that decided (not saved: derived)
         self.need = Growable(np.float64)  # the threshold it was compared with (derived too)
+        self.trace: dict[int, list[Considered]] | None = None  # see greedy.Ledger.trace
         # per kept document the lowest similarity of a member (the cluster_similarity rule)
         self.floor = Growable(np.float32)  # float32 everywhere: the same floors in every engine
         self.exact = ExactMap()
@@ -275,6 +276,7 @@ class DedupState(StateColumns):
             self.n_clusters,
             self.floor.writable() if tight else None,
             log,
+            self.trace,
         )
         view = StateView(
             self.exact,

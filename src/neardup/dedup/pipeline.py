@@ -56,7 +56,7 @@ from neardup.dedup.candidates import (
 from neardup.dedup.columns import check_config, verifier_config
 from neardup.dedup.core import DecideConfig
 from neardup.dedup.dedup_state import DedupState
-from neardup.dedup.greedy import CLUSTER_RULE
+from neardup.dedup.greedy import CLUSTER_RULE, Considered
 from neardup.dedup.persist import LOCKED_METHODS, StateMixin
 from neardup.dedup.prepare import prepare_chunk
 from neardup.dedup.state import (
@@ -343,6 +343,28 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             ts = None if ts_iter is None else list(islice(ts_iter, len(chunk)))
             self.collect(chunk, ts)
         return self.resolve()
+
+    def trace(
+        self,
+        texts: Sequence[str],
+        timestamps: Sequence[float] | None = None,
+        *,
+        positions: Iterable[int],
+    ) -> tuple[Decisions, dict[int, list[Considered]]]:
+        """Batch, as :meth:`run` on a fresh Deduplicator of this configuration, with the
+        decision step's evidence for the documents at ``positions``: the kept candidates it
+        considered, in order (:class:`~neardup.dedup.greedy.Considered`; empty for a document
+        decided by the exact path or with no accepted candidate). What ``explain FILE ID``
+        prints.
+
+        >>> d, ev = Deduplicator().trace(["storm hits the coast at night"] * 2, positions=[1])
+        >>> d.statuses, ev
+        (['unique', 'exact_duplicate'], {1: []})
+        """
+        fresh = self.replace()
+        notes: dict[int, list[Considered]] = {int(p): [] for p in positions}
+        fresh._state.trace = notes
+        return fresh.run(texts, timestamps), notes
 
     def collect(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> None:
         """Batch phase 1: fingerprint a chunk and keep it for :meth:`resolve`."""
