@@ -74,7 +74,8 @@ def _edited_file(path: Path) -> Path:
         rows += [{"id": f"o{k}", "text": a}, {"id": f"t{k}", "text": edit(a, 0.12, rng)}]
         rows.append({"id": f"f{k}", "text": edit(a, 0.05, rng)})
     rows += [{"id": "x", "text": rows[0]["text"]}, {"id": "c", "text": chinese_text(rng, 200)}]
-    rows += [{"id": "s1", "text": "Storm hits the coast!"}, {"id": 7, "text": "storm hits the coast"}]
+    rows += [{"id": "s1", "text": "Storm hits the coast!"}]
+    rows += [{"id": 7, "text": "storm hits the coast"}]  # an int id: explain takes "7"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
