@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -163,9 +164,29 @@ class MinHashVerifier(FrozenParams):
         self._freeze()
 
     @property
+    def band_ngram_(self) -> int | None:
+        """The band keys' shingle size as resolved: ``band_ngram`` when it differs from
+        ``ngram``; with ``band_ngram=None`` and ``ngram`` below 3, 3 (below 3-shingles
+        unrelated texts share a band ~100x more often: docs/ACCURACY.md); else None (the band
+        keys are cut from the similarity values; ``band_ngram=ngram`` asks for that).
+
+        >>> MinHashVerifier(ngram=2).band_ngram_, MinHashVerifier(ngram=2, band_ngram=2).band_ngram_
+        (3, None)
+        """
+        if self.band_ngram is None:
+            return 3 if self.ngram < 3 else None
+        return self.band_ngram if self.band_ngram != self.ngram else None
+
+    def get_config(self) -> dict[str, Any]:
+        """What the sketches are, for a ``config_id``: the parameters with ``band_ngram``
+        resolved (:attr:`band_ngram_`), so that ``MinHashVerifier(ngram=2)`` and
+        ``MinHashVerifier(ngram=2, band_ngram=3)`` name one configuration."""
+        return {**self.get_params(), "band_ngram": self.band_ngram_}
+
+    @property
     def split(self) -> bool:
-        """Whether rows carry a separate band part (``band_ngram`` set and != ``ngram``)."""
-        return self.band_ngram is not None and self.band_ngram != self.ngram
+        """Whether rows carry a separate band part (:attr:`band_ngram_` set)."""
+        return self.band_ngram_ is not None
 
     @property
     def width(self) -> int:
@@ -219,7 +240,8 @@ class MinHashVerifier(FrozenParams):
 
     def _ngrams(self) -> tuple[int, ...]:
         """Shingle sizes of the row's parts, in column order."""
-        return (self.band_ngram, self.ngram) if self.band_ngram and self.split else (self.ngram,)
+        band = self.band_ngram_
+        return (band, self.ngram) if band is not None else (self.ngram,)
 
     def sketch_sets(
         self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None
@@ -231,8 +253,8 @@ class MinHashVerifier(FrozenParams):
         """
         if self.split:
             raise ValueError(
-                "sketch_sets needs a verifier with one shingle size; pass band_ngram=None "
-                f"(this one has ngram={self.ngram}, band_ngram={self.band_ngram})"
+                "sketch_sets needs a verifier with one shingle size; pass band_ngram=ngram "
+                f"(this one has ngram={self.ngram}, band_ngram={self.band_ngram_})"
             )
         sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)

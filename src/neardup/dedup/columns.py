@@ -105,10 +105,11 @@ class ExactMap(dict[int, int]):
 
 
 def verifier_config(verifier: object) -> dict[str, Any] | None:
-    """JSON-able identity of a verifier (its parameters when it has ``get_params``)."""
+    """JSON-able identity of a verifier (its ``get_config()``, else its parameters when it has
+    ``get_params``)."""
     if verifier is None:
         return None
-    get = getattr(verifier, "get_params", None)
+    get = getattr(verifier, "get_config", None) or getattr(verifier, "get_params", None)
     params = get() if callable(get) else {"repr": repr(verifier)}
     return {"type": type(verifier).__qualname__, **params}
 

@@ -113,6 +113,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         window: seconds; only documents this close in time match (needs timestamps).
         verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (192 8-bit MinHash
             values of 4-shingles, 193 bytes per kept document); None turns verification off.
+        preset: a named setting instead of ``verifier`` / ``threshold``: ``"edited"`` (copies
+            with ~10 % of their words edited: ``MinHashVerifier(ngram=2, threshold=0.64)``,
+            :data:`PRESETS`); the CLI's ``--preset edited`` has the same ``config_id``.
         threshold: the similarity above which two documents are duplicates, in the verifier's
             terms; for :class:`~neardup.verify.MinHashVerifier` the Jaccard similarity of the
             two texts' shingle sets (word 4-shingles, or character 4-grams for Chinese, by
@@ -155,9 +158,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         candidate_k: int | None = None,
         index_design: str = "auto",
         n_jobs: int = 1,
+        preset: str | None = None,
     ) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
-        resolved = _resolve_verifier(verifier, threshold)
+        resolved = _resolve_verifier(_preset_verifier(preset, verifier, threshold), threshold)
+        self.preset = preset
         bands = k is None and candidate_k is None and index_design == "auto"
         bands = bands and bands_fit(resolved)
         if k is None:
@@ -521,6 +526,34 @@ def _cluster_similarity(dd: Deduplicator) -> float | None:
             "verifier=None pass cluster_similarity=None (or 'auto')"
         )
     return float(value)
+
+
+#: named settings, ``Deduplicator(preset=...)`` / ``--preset``: the verifier they name.
+#: "edited": word 2-shingles at Jaccard 0.64 (band keys of 3-shingles, the verifier's rule) find
+#: copies with ~10 % of their words edited (docs/ACCURACY.md, "Edited copies")
+PRESETS = {"edited": MinHashVerifier(ngram=2, threshold=0.64)}
+
+
+def _preset_verifier(
+    preset: str | None, verifier: Verifier | str | None, threshold: float | None
+) -> Verifier | str | None:
+    """The verifier of ``preset`` (None: ``verifier`` as given); refused beside another
+    verifier or threshold (one configuration, one ``config_id``).
+
+    >>> _preset_verifier("edited", "default", None) == MinHashVerifier(ngram=2, threshold=0.64)
+    True
+    """
+    if preset is None:
+        return verifier
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)} or None, got {preset!r}")
+    named = PRESETS[preset]
+    if verifier not in ("default", named) or threshold not in (None, named.threshold):
+        raise ValueError(
+            f"preset={preset!r} sets the verifier ({named!r}); pass preset or "
+            "verifier/threshold, not both"
+        )
+    return named
 
 
 def _resolve_verifier(verifier: Verifier | str | None, threshold: float | None) -> Verifier | None:
