@@ -55,6 +55,7 @@ __all__ = [
     "decide_batch",
     "processing_order",
     "searched_rows",
+    "verified_pairs",
     "verify_pairs",
 ]
 
@@ -298,6 +299,39 @@ def decide_batch(
     return decide(
         config, ledger, order, empty, chunk.keys, csr, base=base, origin=origin, horizon=horizon
     )
+
+
+def verified_pairs(
+    config: DecideConfig, design: CandidateIndex, verifier: Any, chunk: Chunk
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[Any]]:
+    """Every verified candidate pair of a whole input ``chunk`` (positions ``a < b``, sorted):
+    the rows :func:`searched_rows` searches (the first copy of each normalised text; no
+    window), candidates of each other by ``design``, that pass :func:`accept`; with their
+    Hamming distance and similarity (the verifier's estimate; ``1 - distance / 64`` without
+    a verifier). The pairs behind the decisions, whoever was kept (``dedup --pairs``).
+
+    >>> from neardup import Deduplicator
+    >>> dd = Deduplicator()
+    >>> text = "the storm hit the coast at night and the ferry to the island was cancelled"
+    >>> chunk = dd.prepare([text, "x y z", text + " again", text])
+    >>> a, b, d, s = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, chunk)
+    >>> a.tolist(), b.tolist()  # the exact copy (3) is not a verified pair
+    ([0], [2])
+    """
+    assert config.window is None, "verified pairs are defined without a window"
+    order = np.flatnonzero(~np.asarray(chunk.empty))
+    live = searched_rows(config, order, chunk.keys)
+    sk = None if chunk.sketches is None else chunk.sketches[live]
+    i, j, d = design.pairs(chunk.fps[live], sk)
+    d = np.asarray(d, np.int64)
+    sim: npt.NDArray[Any] = 1.0 - d / 64.0
+    need = None
+    if config.threshold is not None and sk is not None:
+        sim, need = verify_pairs(verifier, sk[i], sk[j], config.threshold)
+    ok = accept(config, d, None, None, sim, None, need)
+    a, b = np.minimum(live[i], live[j])[ok], np.maximum(live[i], live[j])[ok]
+    order = np.lexsort((b, a))
+    return a[order], b[order], d[ok][order], np.asarray(sim, np.float64)[ok][order]
 
 
 def _lookup(
