@@ -15,6 +15,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from neardup.dedup.core import verified_pairs
+from neardup.dedup.pairs import pair_records
 from neardup.dedup.state import concat_chunks
 from neardup.io import open_writer
 
@@ -37,13 +38,9 @@ def pair_rows(
     chunks = []
     while part := list(islice(it, chunk_size)):
         chunks.append(dd.prepare(part))
-    a, b, dist, sim = verified_pairs(
-        dd.decide_config, dd.candidates, dd.verifier, concat_chunks(chunks)
-    )
-    return [
-        {"id_a": ids[x], "id_b": ids[y], "similarity": round(s, 4), "distance": d}
-        for x, y, d, s in zip(a.tolist(), b.tolist(), dist.tolist(), sim.tolist(), strict=True)
-    ]
+    chunk = concat_chunks(chunks)
+    a, b, dist, sim = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, chunk)
+    return pair_records(a, b, dist, sim, ids)
 
 
 def write_pairs(path: str, dd: Deduplicator, docs: Iterable[Document]) -> str:

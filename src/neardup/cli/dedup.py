@@ -241,7 +241,7 @@ def dedup_command(
     files = check_inputs(inputs, fmt)
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
-    _check_pairs(pairs_path, window, state_dir, engine, inputs + files, out)
+    _check_pairs(pairs_path, window, state_dir, inputs + files, out)
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
@@ -249,7 +249,8 @@ def dedup_command(
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
                             drop_duplicates, report_dir, spark_master, spark_conf,
                             roots=inputs, max_time=max_time,
-                            cluster_members=clusters_path is not None)  # fmt: skip
+                            cluster_members=clusters_path is not None,
+                            pairs=pairs_path)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
             _write_engine_outputs(result, extra)
             return
@@ -346,7 +347,6 @@ def _check_pairs(
     pairs: str | None,
     window: str | None,
     state_dir: str | None,
-    engine: str,
     inputs: tuple[str, ...],
     out: str,
 ) -> None:
@@ -358,8 +358,6 @@ def _check_pairs(
             raise usage_error(
                 f"--pairs lists the verified pairs of one whole input; drop {flag} or --pairs"
             )
-    if engine != "local":
-        raise usage_error("--pairs works with the local engine only; drop --engine spark")
     if pairs == "-" or pairs == out:
         raise usage_error("--pairs needs a file path of its own (stdout carries --out)")
     output_path_or_usage_error(pairs, inputs)
