@@ -103,6 +103,8 @@ def test_explain_file_id_replays_every_decision(tmp_path: Path, options: list[st
             if c["outcome"] == "refused":  # the member that set the floor is named
                 assert c["refused_by"] is not None
                 assert c["similarity"] + c["floor"] < 1 + 0.5
+        if info["candidates"]:  # features against the candidate compared last
+            assert info["compared_with"] == info["candidates"][-1]["id"] and info["shared"]
         if row["id"] == 7:  # the short pair: similarity 1.0 at the short-text threshold
             assert (info["similarity"], info["threshold"]) == (1.0, 0.8)
     if options:
@@ -111,3 +113,4 @@ def test_explain_file_id_replays_every_decision(tmp_path: Path, options: list[st
     assert r.exit_code == 2 and "no document of" in r.output
     r = CliRunner().invoke(cli, ["explain", str(src), "f0", *options])
     assert r.exit_code == 0 and "f0: dedup wrote duplicate of o0" in r.output, r.output
+    assert "only in o0: " in r.output and "only in f0: " in r.output

@@ -14,9 +14,9 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
-from neardup.cli.explain_file import explain_document, is_document_file, why
+from neardup.cli.explain_file import explain_document, features, is_document_file, why
 from neardup.dedup.core import verify_pairs
-from neardup.fingerprint import Fingerprinter, hamming
+from neardup.fingerprint import hamming
 
 if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
@@ -76,23 +76,8 @@ def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
         # verifier's short_threshold), as dedup writes them
         sim, need = verify_pairs(dd.verifier, sa, sb, float(dd.decide_config.threshold or 0))
         out["similarity"], out["threshold"] = round(float(sim[0]), 4), float(need[0])
-    out.update(_features(dd.fingerprinter, a, b, top))
+    out.update(features(dd.fingerprinter, a, b, top))
     return out
-
-
-def _features(fp: Fingerprinter, a: str, b: str, top: int) -> dict[str, Any]:
-    fa, fb = fp.features(a), fp.features(b)
-
-    def ranked(feats: dict[str, float], keys: set[str]) -> list[tuple[str, float]]:
-        return sorted(((f, round(feats[f], 4)) for f in keys), key=lambda x: (-x[1], x[0]))[:top]
-
-    return {
-        "features_a": len(fa),
-        "features_b": len(fb),
-        "shared": ranked(fa, fa.keys() & fb.keys()),
-        "only_a": ranked(fa, fa.keys() - fb.keys()),
-        "only_b": ranked(fb, fb.keys() - fa.keys()),
-    }
 
 
 def _why(info: dict[str, Any]) -> list[str]:
@@ -156,7 +141,7 @@ def explain_command(
         decision,
     )
     if is_document_file(a, b):
-        _explain_file(explain_document(dd, a, b, text_field, id_field), as_json)
+        _explain_file(explain_document(dd, a, b, text_field, id_field, top), as_json)
         return
     info = explain_pair(dd, _text(a), _text(b), top)
     if as_json:
@@ -166,7 +151,15 @@ def explain_command(
     click.echo(f"{verdict}: dedup decides B is {info['status']} (config {info['config_id']})")
     for line in _why(info):
         click.echo(f"  {line}")
-    for title, key in (("shared", "shared"), ("only in A", "only_a"), ("only in B", "only_b")):
+    _feature_lists(info, "A", "B")
+
+
+def _feature_lists(info: dict[str, Any], a: str, b: str) -> None:
+    for title, key in (
+        ("shared", "shared"),
+        (f"only in {a}", "only_a"),
+        (f"only in {b}", "only_b"),
+    ):
         items = info.get(key, [])
         click.echo(f"{title}: " + (", ".join(f"{f} ({w:g})" for f, w in items) or "-"))
 
@@ -180,3 +173,5 @@ def _explain_file(info: dict[str, Any], as_json: bool) -> None:
     click.echo(f"{info['id']}: dedup wrote {info['status']}{dup}{sim} (config {info['config_id']})")
     for line in why(info):
         click.echo(f"  {line}")
+    if "compared_with" in info:  # the fingerprint features against the last candidate
+        _feature_lists(info, str(info["compared_with"]), str(info["id"]))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
     from neardup.dedup.greedy import Considered
     from neardup.dedup.state import Decisions
+    from neardup.fingerprint import Fingerprinter
 
 #: input formats that hold documents with ids (a ``.txt`` argument is a text to compare)
 RECORD_FORMATS = ("jsonl", "csv", "parquet")
@@ -37,9 +38,11 @@ def is_document_file(a: str, b: str) -> bool:
 
 
 def explain_document(
-    dd: Deduplicator, path: str, doc_id: str, text_field: str, id_field: str
+    dd: Deduplicator, path: str, doc_id: str, text_field: str, id_field: str, top: int = 10
 ) -> dict[str, Any]:
-    """What ``dedup`` decided for the document ``doc_id`` of ``path`` and the evidence.
+    """What ``dedup`` decided for the document ``doc_id`` of ``path`` and the evidence, with
+    the ``top`` heaviest features shared with and differing from the document it was compared
+    with last (``only_a``: the candidate's, ``only_b``: this document's).
 
     >>> import json, tempfile
     >>> from neardup import Deduplicator
@@ -70,6 +73,10 @@ def explain_document(
         config_id=dd.config_id,
         candidates=[_candidate(c, decided, ids, g) for c in evidence[g]],
     )
+    if evidence[g]:
+        other = evidence[g][-1].position
+        out["compared_with"] = ids[other]
+        out.update(features(dd.fingerprinter, docs[other].text, docs[g].text, top))
     if len(where) > 1:
         out["note"] = f"{len(where)} documents have this id; this is the first (position {g})"
     return out
@@ -114,6 +121,23 @@ def _member_at_floor(d: Decisions, ids: list[Any], c: Considered, g: int) -> Any
         if member and round(float(d.similarity[m]), 4) == c.floor:
             return ids[m]
     return ids[c.position]
+
+
+def features(fp: Fingerprinter, a: str, b: str, top: int) -> dict[str, Any]:
+    """The ``top`` heaviest fingerprint features shared by ``a`` and ``b`` and only in each
+    (weight descending, then name), with their counts."""
+    fa, fb = fp.features(a), fp.features(b)
+
+    def ranked(feats: dict[str, float], keys: set[str]) -> list[tuple[str, float]]:
+        return sorted(((f, round(feats[f], 4)) for f in keys), key=lambda x: (-x[1], x[0]))[:top]
+
+    return {
+        "features_a": len(fa),
+        "features_b": len(fb),
+        "shared": ranked(fa, fa.keys() & fb.keys()),
+        "only_a": ranked(fa, fa.keys() - fb.keys()),
+        "only_b": ranked(fb, fb.keys() - fa.keys()),
+    }
 
 
 def why(info: dict[str, Any]) -> list[str]:
