@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,15 @@ class Decisions:
     distance: npt.NDArray[np.int16]
     cluster_id: npt.NDArray[np.int64]
     similarity: npt.NDArray[np.float64]
-    threshold: npt.NDArray[np.float64]
+    # optional for callers that build Decisions without it: unknown (NaN) then
+    threshold: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        n = len(self.position)
+        if len(self.threshold) == 0 and n:  # not given
+            object.__setattr__(self, "threshold", np.full(n, np.nan))
+        elif len(self.threshold) != n:
+            raise ValueError(f"threshold has {len(self.threshold)} rows for {n} documents")
 
     def __len__(self) -> int:
         return len(self.position)
