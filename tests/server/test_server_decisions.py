@@ -150,6 +150,8 @@ def test_similarity_is_the_jaccard_estimate_on_every_surface(tmp_path: Path) -> 
     want = library(texts, ids, None)
     assert want[1]["similarity"] == 1.0
     assert command_line(tmp_path, docs) == want
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["threshold"] for r in rows] == [None, 0.8, None]  # the threshold that applied
     r = CliRunner().invoke(cli, ["explain", texts[0], texts[1], "--json"])
     assert r.exit_code == 0, r.output
     info = json.loads(r.stdout)

@@ -233,9 +233,10 @@ def dedup_command(
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
-    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming) and similarity
-    (the value that decided; both null when kept) and status (unique, duplicate,
-    exact_duplicate, empty). A summary goes to stderr.
+    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming), similarity
+    (the estimated Jaccard that decided) and threshold (the one that applied: 0.8 for texts
+    under 50 characters; all null when kept) and status (unique, duplicate, exact_duplicate,
+    empty). A summary goes to stderr.
     INPUT is a file, a folder of parts or of .txt files, or - (stdin).
     """
     files = check_inputs(inputs, fmt)

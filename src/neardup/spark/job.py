@@ -71,8 +71,13 @@ def _fields(row: Any) -> dict[str, Any]:
         "duplicate_of": None if kept else json.loads(row["rep_id"]),
         "distance": None if kept else row["distance"],
         "similarity": None if kept else _similarity(row),
+        "threshold": None if kept or _nan(row["threshold"]) else row["threshold"],
         "status": STATUS_NAMES[row["status"]],
     }
+
+
+def _nan(x: Any) -> bool:
+    return x is None or x != x
 
 
 def _similarity(row: Any) -> float | None:
@@ -113,6 +118,7 @@ def _parquet_hints(int_ids: bool) -> dict[str, Any]:
         "duplicate_of": pa.int64() if int_ids else pa.string(),
         "distance": pa.int64(),
         "similarity": pa.float64(),
+        "threshold": pa.float64(),
     }
 
 

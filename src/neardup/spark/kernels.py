@@ -62,7 +62,9 @@ PREPARED = pa.schema(
 ACCEPTED = pa.schema(
     [("a", pa.int64()), ("b", pa.int64()), ("dist", pa.int64()), ("sim", pa.float64())]
 )
-SIMILARITY = pa.schema([("pos", pa.int64()), ("similarity", pa.float64())])
+SIMILARITY = pa.schema(
+    [("pos", pa.int64()), ("similarity", pa.float64()), ("threshold", pa.float64())]
+)
 DECIDED = pa.schema(
     [
         ("pos", pa.int64()),
@@ -154,8 +156,9 @@ def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArr
 
 
 def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
-    """Duplicates ``(pos, distance, sketch, rep_sketch)`` -> ``(pos, similarity)``: the value
-    that decided them, by the library's :func:`~neardup.dedup.similarity.decided_evidence`."""
+    """Duplicates ``(pos, distance, sketch, rep_sketch)`` -> ``(pos, similarity, threshold)``:
+    the value that decided them and the threshold that applied, by the library's
+    :func:`~neardup.dedup.similarity.decided_evidence`."""
     n = batch.num_rows
     status = np.full(n, DUPLICATE, np.int8)
     dist = batch.column("distance").to_numpy(zero_copy_only=False)
@@ -163,8 +166,9 @@ def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.R
     if dd.verifier is not None:
         sk = _sketch_rows(dd, batch.column("sketch"))
         rep = _sketch_rows(dd, batch.column("rep_sketch"))
-    sim = decided_evidence(dd.verifier, status, dist, sk, rep)[0]
-    return pa.RecordBatch.from_arrays([batch.column("pos"), pa.array(sim)], schema=SIMILARITY)
+    sim, need = decided_evidence(dd.verifier, status, dist, sk, rep)
+    cols = [batch.column("pos"), pa.array(sim), pa.array(need)]
+    return pa.RecordBatch.from_arrays(cols, schema=SIMILARITY)
 
 
 def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:

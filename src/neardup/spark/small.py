@@ -104,8 +104,12 @@ def decide_on_driver(
             "distance": d.distance.astype(np.int16),
             "cluster_id": d.cluster_id.astype(np.int64),
             "similarity": np.where(d.duplicate_of < 0, np.nan, d.similarity),
+            "threshold": d.threshold,
         }
     )
-    schema = "pos long, status byte, rep long, distance short, cluster_id long, similarity double"
+    schema = (
+        "pos long, status byte, rep long, distance short, cluster_id long, similarity double, "
+        "threshold double"
+    )
     out: DataFrame = docs.sparkSession.createDataFrame(frame, schema)
     return out
