@@ -177,4 +177,5 @@ def _refuses_rule_version_1(path: Path) -> None:
     with pytest.raises(ValueError, match="cluster_rule: none -> 2") as info:
         Deduplicator.load(path)
     assert "kept a document every cluster refused" in str(info.value)
+    assert "Decide its input again into a new state directory" in str(info.value)
     assert meta["config_id"] in str(info.value)

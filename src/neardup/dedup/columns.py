@@ -407,9 +407,11 @@ def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> N
         differ = config_difference(saved, config.state_config()) if saved else ""
         differ = differ or "fingerprinter, k, candidates, verifier, window, keep or rule differ"
         if "cluster_rule: none" in differ:  # a state of the rule's version 1 (module greedy)
-            differ += (
-                "; the state was decided by the cluster rule of neardup before version 2, which "
-                "kept a document every cluster refused: new decisions would not follow its own"
+            raise StateConfigError(
+                f"{where} holds a dedup state of config {saved_id} ({differ}): it was decided by "
+                "the cluster rule of an older neardup, which kept a document every cluster "
+                "refused (a lower threshold could find less); this version cannot go on from "
+                "it. Decide its input again into a new state directory"
             )
         raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
