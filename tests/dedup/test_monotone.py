@@ -67,3 +67,28 @@ def test_lower_threshold_never_unkeeps_a_duplicate(
     # whether a document is kept does not depend on the cluster rule, only which cluster
     star = _run(texts, high - drop, None)
     assert np.array_equal(np.equal(at_low, range(len(texts))), np.equal(star, range(len(texts))))
+
+
+@settings(max_examples=25, deadline=None)
+@given(docs=_DOCS, threshold=st.sampled_from([0.3, 0.5]), q=st.sampled_from([0.25, 0.5, 0.75]))
+def test_trace_is_the_decision(
+    docs: list[tuple[int, float, int]], threshold: float, q: float
+) -> None:
+    """The evidence the step notes (``Deduplicator.trace``, what ``explain FILE ID`` prints)
+    is the decision: the candidate joined last is ``duplicate_of``; ``closest`` follows only
+    refusals and names the first candidate; a kept document joined none."""
+    texts = [edit(_BASES[b], rate, random.Random(seed)) for b, rate, seed in docs]
+    dd = Deduplicator(k=63, threshold=threshold, cluster_similarity=q)
+    d, ev = dd.trace(texts, positions=range(len(texts)))
+    assert d.statuses == dd.replace().run(texts).statuses
+    for g, notes in ev.items():
+        rep = int(d.duplicate_of[g])
+        outcomes = [c.outcome for c in notes]
+        if d.statuses[g] == "unique":
+            assert notes == []
+        elif notes:  # exact copies take the exact path: no candidates noted
+            assert notes[-1].position == rep and outcomes[-1] in ("joined", "closest")
+            assert set(outcomes[:-1]) <= {"refused"}
+            if outcomes[-1] == "closest":
+                assert notes[-1].position == notes[0].position
+                assert all(c.similarity + c.floor < 1 + q for c in notes[:-1])  # type: ignore[operator]
