@@ -55,6 +55,7 @@ NEW_VALUES: dict[type, dict[str, Any]] = {
         "candidate_k": 20,
         "index_design": 20,
         "n_jobs": 2,
+        "preset": "edited",
     },
 }
 

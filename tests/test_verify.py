@@ -67,7 +67,7 @@ def test_minhash_blocks_match_reference(sets: list[list[int]], num_hashes: int) 
 )
 def test_sketch_many_equals_minhash_of_shingle_sets(texts: list[str], mode: str, n: int) -> None:
     # sketch_many fuses shingling and MinHash (no sorted, deduplicated set in between)
-    v = MinHashVerifier(num_hashes=40, ngram=n, mode=mode, bits=16)
+    v = MinHashVerifier(num_hashes=40, ngram=n, mode=mode, bits=16, band_ngram=n)  # one part
     sets = [shingle_hashes(t, n, mode=mode) for t in texts]
     expect = v.sketch_sets(sets, lengths=[len(t) for t in texts])
     assert v.sketch_many(texts).tolist() == expect.tolist()
@@ -159,7 +159,8 @@ def test_band_part_is_a_separate_sketch_of_band_ngram_shingles() -> None:
     assert split.width == 257 and split.bytes_per_doc == 257
     assert MinHashVerifier(ngram=2, band_ngram=3).bytes_per_doc == 2 * 192 + 1
     sk = split.sketch_many(texts)
-    two, three = MinHashVerifier(ngram=2, num_hashes=128), MinHashVerifier(ngram=3, num_hashes=128)
+    two = MinHashVerifier(ngram=2, band_ngram=2, num_hashes=128)  # no band part
+    three = MinHashVerifier(ngram=3, num_hashes=128)
     assert (sk[:, :128] == three.sketch_many(texts)[:, :128]).all()  # band part first
     assert (sk[:, 128:] == two.sketch_many(texts)).all()  # similarity part + flag
     s2 = two.sketch_many(texts)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -164,9 +165,29 @@ class MinHashVerifier(FrozenParams):
         self._freeze()
 
     @property
+    def band_ngram_(self) -> int | None:
+        """The band keys' shingle size as resolved: ``band_ngram`` when it differs from
+        ``ngram``; with ``band_ngram=None`` and ``ngram`` below 3, 3 (below 3-shingles
+        unrelated texts share a band ~100x more often: docs/ACCURACY.md); else None (the band
+        keys are cut from the similarity values; ``band_ngram=ngram`` asks for that).
+
+        >>> MinHashVerifier(ngram=2).band_ngram_, MinHashVerifier(ngram=2, band_ngram=2).band_ngram_
+        (3, None)
+        """
+        if self.band_ngram is None:
+            return 3 if self.ngram < 3 else None
+        return self.band_ngram if self.band_ngram != self.ngram else None
+
+    def get_config(self) -> dict[str, Any]:
+        """What the sketches are, for a ``config_id``: the parameters with ``band_ngram``
+        resolved (:attr:`band_ngram_`), so that ``MinHashVerifier(ngram=2)`` and
+        ``MinHashVerifier(ngram=2, band_ngram=3)`` name one configuration."""
+        return {**self.get_params(), "band_ngram": self.band_ngram_}
+
+    @property
     def split(self) -> bool:
-        """Whether rows carry a separate band part (``band_ngram`` set and != ``ngram``)."""
-        return self.band_ngram is not None and self.band_ngram != self.ngram
+        """Whether rows carry a separate band part (:attr:`band_ngram_` set)."""
+        return self.band_ngram_ is not None
 
     @property
     def width(self) -> int:
@@ -220,7 +241,8 @@ class MinHashVerifier(FrozenParams):
 
     def _ngrams(self) -> tuple[int, ...]:
         """Shingle sizes of the row's parts, in column order."""
-        return (self.band_ngram, self.ngram) if self.band_ngram and self.split else (self.ngram,)
+        band = self.band_ngram_
+        return (band, self.ngram) if band is not None else (self.ngram,)
 
     def sketch_sets(
         self, sets: Sequence[npt.NDArray[np.uint64]], lengths: Sequence[int] | None = None
@@ -232,8 +254,8 @@ class MinHashVerifier(FrozenParams):
         """
         if self.split:
             raise BadInputError(
-                "sketch_sets needs a verifier with one shingle size; pass band_ngram=None "
-                f"(this one has ngram={self.ngram}, band_ngram={self.band_ngram})"
+                "sketch_sets needs a verifier with one shingle size; pass band_ngram=ngram "
+                f"(this one has ngram={self.ngram}, band_ngram={self.band_ngram_})"
             )
         sizes = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)
@@ -290,6 +312,25 @@ class MinHashVerifier(FrozenParams):
         short = (a[:, -1] != 0) | (b[:, -1] != 0)
         margin = max(0.0, self.short_threshold - self.threshold)
         out: npt.NDArray[np.float64] = np.clip(est - margin * short, 0.0, 1.0)
+        return out
+
+    def thresholds(
+        self, a: npt.NDArray[np.unsignedinteger], b: npt.NDArray[np.unsignedinteger]
+    ) -> npt.NDArray[np.float64]:
+        """The threshold that applies per row pair: ``short_threshold`` when either text is short,
+        else ``threshold``; ``estimate(a, b) >= thresholds(a, b)`` is the verification rule
+        (what :meth:`confirm` tests), and the estimate is the similarity every surface shows.
+
+        >>> v = MinHashVerifier()
+        >>> s = v.sketch_many(["tiny text", "tiny text!", "fifty characters or more " * 3])
+        >>> v.thresholds(s[[0, 2]], s[[1, 2]]).tolist()
+        [0.8, 0.6]
+        """
+        self._check(a, b)
+        out = np.full(len(a), self.threshold, np.float64)
+        if self.short_threshold is not None:
+            short = (a[:, -1] != 0) | (b[:, -1] != 0)
+            out[short] = max(self.threshold, self.short_threshold)
         return out
 
     def confirm(

@@ -185,6 +185,7 @@ def test_report_plot_marks_threshold_with_whole_counts() -> None:
         distance=np.array([-1, 5, 9, 0, -1], np.int16),
         cluster_id=np.array([0, 0, 0, 0, 1]),
         similarity=np.array([np.nan, 0.71, 0.93, 1.0, np.nan]),
+        threshold=np.array([np.nan, 0.6, 0.6, np.nan, np.nan]),
     )
     fig, name = deciding_figure(d, threshold=0.6, radius=12)
     ax = fig.axes[0]

@@ -4,6 +4,7 @@ greedy over all pairs, across streaming, dry runs, saved states and state column
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from neardup import Deduplicator, Fingerprinter
+from neardup._persist import checksum_json
 from neardup.verify import MinHashVerifier
 
 from tests.synthetic import remix_corpus
@@ -18,15 +20,19 @@ from tests.synthetic import remix_corpus
 Q = 0.5
 
 
-def _reference(texts: list[str], q: float | None) -> tuple[list[int], list[float]]:
+def _reference(
+    texts: list[str], q: float | None, forced: set[int] | None = None
+) -> tuple[list[int], list[float]]:
     """Brute force: every earlier kept document is a candidate (sorted by similarity, then
     Hamming distance, then position); a document joins the first whose cluster stays
-    ``q``-tight (on similarities rounded to 4 decimals), else it is kept. A copy of an earlier
+    ``q``-tight (on similarities rounded to 4 decimals), else the first all the same (added to
+    ``forced``), and with no candidate it is kept. A copy of an earlier
     text joins that text's cluster (the exact path: an identical member loosens nothing)."""
     v = MinHashVerifier()
     sk = v.sketch_many(texts)
     fps = [Fingerprinter().fingerprint(t) for t in texts]
     rep, sim_of = list(range(len(texts))), [float("nan")] * len(texts)
+    forced = set() if forced is None else forced
     kept: list[int] = []
     floor: dict[int, float] = {}
     first: dict[str, int] = {}
@@ -42,14 +48,16 @@ def _reference(texts: list[str], q: float | None) -> tuple[list[int], list[float
             for s, r in zip(sims, kept, strict=True)
             if s >= v.threshold
         )
-        for neg, _, r in ranked:
-            s = round(-neg, 4)
-            if q is None or s + floor.get(r, 1.0) >= 1.0 + q:
-                floor[r] = min(floor.get(r, 1.0), s)
-                rep[g], sim_of[g] = r, s
-                break
-        else:
+        if not ranked:
             kept.append(g)
+            continue
+        ok = [(round(-n, 4), r) for n, _, r in ranked]
+        joins = [(s, r) for s, r in ok if q is None or s + floor.get(r, 1.0) >= 1.0 + q]
+        s, r = (joins or ok)[0]  # every cluster refused: the closest all the same (issue 38)
+        floor[r] = min(floor.get(r, 1.0), s)
+        rep[g], sim_of[g] = r, s
+        if not joins:
+            forced.add(g)
     return rep, sim_of
 
 
@@ -62,14 +70,17 @@ def test_equals_brute_force_and_bounds_every_pair(seed: int, q: float) -> None:
     texts = remix_corpus(160, seed=seed, pool=16)
     # radius 63: every kept document is a candidate; 0.25 is the default
     d = Deduplicator(k=63, **({} if q == 0.25 else {"cluster_similarity": q})).feed(texts)
-    rep, sim = _reference(texts, q)
+    forced: set[int] = set()
+    rep, sim = _reference(texts, q, forced)
     assert _reps(d) == rep
+    assert forced or q < Q  # every cluster refused some documents here
     star = _reference(texts, None)[0]
-    assert star != rep or q < Q  # the rule changed some decisions here
+    # the rule picks clusters, never whether a document is kept (issue 38)
+    assert [r == i for i, r in enumerate(rep)] == [r == i for i, r in enumerate(star)]
     for members in _clusters(rep).values():
         for a in members:
-            for b in members:
-                if a < b and rep[a] != a and rep[b] != b and texts[a] != texts[b]:
+            for b in members:  # a later member that joined by the bound is q-similar to all
+                if a < b and rep[a] != a and b not in forced and texts[a] != texts[b]:
                     assert sim[a] + sim[b] - 1 >= q - 1e-9
     loose = [
         (a, b)
@@ -114,7 +125,6 @@ def test_streaming_chunks_dry_runs_and_batch_agree() -> None:
 def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
     texts = remix_corpus(400, seed=6, pool=50)
     whole = Deduplicator(cluster_similarity=Q).feed(texts)
-    assert whole.statuses != Deduplicator(cluster_similarity=None).feed(texts).statuses
     a = Deduplicator(cluster_similarity=Q)
     a.feed(texts[:200])
     assert (a._state.floor.view() < 1).any()  # floors to carry across the boundary
@@ -141,8 +151,31 @@ def test_configuration_and_refusals(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=old.config_id) as info:
         Deduplicator.load(tmp_path / "old", Deduplicator())
     assert "cluster_similarity: none -> 0.25" in str(info.value)  # names what differs
+    _refuses_rule_version_1(tmp_path / "v1")
     for bad in (1.5, -0.1, "tight", True):
         with pytest.raises(ValueError, match="cluster_similarity must be"):
             Deduplicator(cluster_similarity=bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="verifier=None"):
         Deduplicator(verifier=None, cluster_similarity=0.5)
+
+
+def _refuses_rule_version_1(path: Path) -> None:
+    """A state decided by the rule's version 1 (kept what every cluster refused; its config has
+    no ``cluster_rule``, so another config_id) is refused, saying why (issue 38)."""
+    dd = Deduplicator()
+    dd.feed(remix_corpus(40, seed=8))
+    dd.save(path)
+    assert dd.state_config()["cluster_rule"] == 2
+    (manifest,) = path.glob("v-*/manifest.json")
+    saved = json.loads(manifest.read_text())
+    meta = saved["meta"]
+    del meta["config"]["cluster_rule"]
+    blob = json.dumps(meta["config"], sort_keys=True, separators=(",", ":"))
+    meta["config_id"] = "dd1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+    saved["checksum"] = checksum_json({k: v for k, v in saved.items() if k != "checksum"})
+    manifest.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="cluster_rule: none -> 2") as info:
+        Deduplicator.load(path)
+    assert "kept a document every cluster refused" in str(info.value)
+    assert "Decide its input again into a new state directory" in str(info.value)
+    assert meta["config_id"] in str(info.value)

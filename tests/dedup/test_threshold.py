@@ -114,3 +114,38 @@ def test_cli_bad_threshold_options(tmp_path: Path, options: list[str], msg: str)
     r = CliRunner().invoke(cli, ["dedup", str(src), "--out", str(tmp_path / "o.jsonl"), *options])
     assert r.exit_code == 2 and msg in r.output, r.output
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_edited_preset_is_one_configuration(tmp_path: Path) -> None:
+    """Issue 38: the edited-copies setting has one name and one config_id in the library and
+    the CLI (the 3-shingle band rule is the verifier's, not the CLI's)."""
+    preset = Deduplicator(preset="edited")
+    spelled = [
+        Deduplicator(verifier=MinHashVerifier(ngram=2), threshold=0.64),
+        Deduplicator(verifier=MinHashVerifier(ngram=2, band_ngram=3, threshold=0.64)),
+        preset.replace(),
+    ]
+    assert {d.config_id for d in spelled} == {preset.config_id}
+    assert preset.config_id != Deduplicator(threshold=0.64).config_id
+    assert MinHashVerifier(ngram=2).split and not MinHashVerifier(ngram=2, band_ngram=2).split
+    texts = _texts()
+    want = Deduplicator(verifier=MinHashVerifier(ngram=2, band_ngram=3), threshold=0.64)
+    assert preset.run(texts).statuses == want.run(texts).statuses
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    for options in (["--preset", "edited"], ["--shingle-size", "2", "--threshold", "0.64"]):
+        state = tmp_path / options[0]
+        args = ["dedup", str(src), "--out", str(tmp_path / "o.jsonl"), "--state", str(state)]
+        r = CliRunner().invoke(cli, [*args, *options])
+        assert r.exit_code == 0, r.output
+        assert Deduplicator.load(state).config_id == preset.config_id
+        Deduplicator.load(state, Deduplicator(preset="edited"))  # not refused
+    for options, msg in (
+        (["--preset", "edited", "--threshold", "0.5"], "pass preset or verifier/threshold"),
+        (["--preset", "edited", "--shingle-size", "3"], "pass preset or verifier/threshold"),
+        (["--preset", "tight"], "'tight' is not 'edited'"),
+    ):
+        r = CliRunner().invoke(cli, ["dedup", str(src), "--out", "-", *options])
+        assert r.exit_code == 2 and msg in r.output, r.output
+    with pytest.raises(ValueError, match="preset must be one of"):
+        Deduplicator(preset="loose")

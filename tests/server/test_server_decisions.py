@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 from click.testing import CliRunner
 
 from neardup.cli import cli
@@ -123,7 +124,7 @@ def test_tight_clusters_survive_kill_restarts(tmp_path: Path) -> None:
     """The cluster_similarity rule reads the lowest member similarity of each kept document:
     after kill -9 the service rebuilds it from a snapshot plus the stored rows (and from the
     rows alone when no snapshot was taken yet) and decides on as the library does."""
-    texts = remix_corpus(240, seed=8, pool=40)
+    texts = remix_corpus(240, seed=8, pool=20)  # the rule picks clusters on it (issue 38)
     ids = [f"m{i}" for i in range(len(texts))]
     docs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
     want = library(texts, ids, None, cluster_similarity=0.5)
@@ -132,3 +133,32 @@ def test_tight_clusters_survive_kill_restarts(tmp_path: Path) -> None:
         data = tmp_path / options[1]
         with Server(data, "--cluster-similarity", "0.5", *options) as s:
             assert ingest(s, docs, random.Random(3), restarts=3) == want
+
+
+def test_similarity_is_the_jaccard_estimate_on_every_surface(tmp_path: Path) -> None:
+    """Issue 38: two short texts the same after the verifier's normalisation (punctuation and
+    case only) are duplicates at similarity 1.0 (the estimate), not 0.8 (the estimate minus
+    the short-text margin); the short-text rule shows as the threshold that applied."""
+    texts = ["Storm hits the coast!", "storm hits the coast", "Markets rallied on Friday."]
+    ids = ["a", "b", "c"]
+    docs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
+    d = Deduplicator().feed(texts)
+    assert d.statuses[1] == "duplicate"  # not the exact path: the exact key keeps punctuation
+    assert (float(d.similarity[1]), float(d.threshold[1])) == (1.0, 0.8)
+    assert np.isnan(d.threshold[[0, 2]]).all()
+    assert Deduplicator().add(texts[0], id="a").threshold is None
+    want = library(texts, ids, None)
+    assert want[1]["similarity"] == 1.0
+    assert command_line(tmp_path, docs) == want
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["threshold"] for r in rows] == [None, 0.8, None]  # the threshold that applied
+    r = CliRunner().invoke(cli, ["explain", texts[0], texts[1], "--json"])
+    assert r.exit_code == 0, r.output
+    info = json.loads(r.stdout)
+    assert (info["status"], info["similarity"], info["threshold"]) == ("duplicate", 1.0, 0.8)
+    server = Server(tmp_path / "data").start()
+    try:
+        got = [{"id": r["id"], **{f: r[f] for f in FIELDS}} for r in server.decide(docs)]
+    finally:
+        server.stop()
+    assert got == want

@@ -143,3 +143,31 @@ def test_cli_spark_refuses_far_future_like_local(spark: Any, tmp_path: Path) -> 
         assert ok.exit_code == 0, ok.output
         outs[engine] = out.read_bytes()
     assert outs["spark"] == outs["local"]
+
+
+def test_cli_pairs_file_equal_across_engines(spark: Any, tmp_path: Path) -> None:
+    """``--pairs`` (issue 38): the same file from both engines, the distributed plan too."""
+    from tests.synthetic import synthetic_corpus
+
+    src = tmp_path / "in.jsonl"
+    docs = synthetic_corpus(120, seed=4)
+    src.write_text("".join(json.dumps({"id": d["id"], "text": d["text"]}) + "\n" for d in docs))
+    files = []
+    for engine in (["--engine", "local"], ["--engine", "spark"]):
+        pairs = tmp_path / f"pairs-{engine[1]}.jsonl"
+        r = run([str(src), "--out", str(tmp_path / "o.jsonl"), "--pairs", str(pairs), *engine])
+        assert r.exit_code == 0, r.output
+        assert "verified candidate pairs ->" in r.output
+        files.append(pairs.read_bytes())
+    assert files[0] == files[1] and files[0].count(b"\n") >= 5
+    conf = spark.conf.get("spark.neardup.smallJobDocs", None)
+    spark.conf.set("spark.neardup.smallJobDocs", "0")  # the executors' plan
+    try:
+        pairs = tmp_path / "pairs-executors.jsonl"
+        r = run([str(src), "--out", "-", "--pairs", str(pairs), "--engine", "spark"])
+        assert r.exit_code == 0, r.output
+    finally:
+        spark.conf.unset("spark.neardup.smallJobDocs") if conf is None else spark.conf.set(
+            "spark.neardup.smallJobDocs", conf
+        )
+    assert pairs.read_bytes() == files[0]

@@ -145,3 +145,28 @@ def test_small_job_limit_decides_on_the_driver_or_distributed_alike(spark: Any) 
     _, small = assert_same(spark, texts, engine={"small_job_docs": len(texts)})
     _, large = assert_same(spark, texts, engine={"small_job_docs": len(texts) - 1})
     assert (small["path"], large.get("path")) == ("driver", None)
+
+
+@pytest.mark.parametrize("small_job_docs", [0, 10**6], ids=["executors", "driver"])
+@pytest.mark.parametrize("opts", [{}, {"threshold": 0.4}, {"k": 6, "verifier": None}], ids=str)
+def test_verified_pairs_equal_the_local_engines(
+    spark: Any, small_job_docs: int, opts: dict[str, Any]
+) -> None:
+    """``--pairs`` (issue 38): the accepted edges between nodes are the local engine's
+    verified pairs (first copies of each text, both engines' accept test)."""
+    from neardup.dedup.core import verified_pairs
+
+    with open(SAMPLE) as f:
+        base = [json.loads(line)["text"] for line in f]
+    texts, _ = planted(base, seed=3)
+    dd = Deduplicator(**opts)
+    want = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, dd.prepare(texts))
+    assert want[0].size >= 5
+    rows = [(i, t, None) for i, t in enumerate(texts)]
+    docs = spark.createDataFrame(rows, "pos long, text string, ts double")
+    out, info = decide(docs, dd, small_job_docs=small_job_docs, pairs=True)
+    out.unpersist()
+    got = info["pairs"]
+    for w, g in zip(want[:3], got[:3], strict=True):
+        assert np.asarray(g).tolist() == w.tolist()
+    assert np.round(np.asarray(got[3], np.float64), 4).tolist() == np.round(want[3], 4).tolist()

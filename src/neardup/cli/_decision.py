@@ -63,13 +63,23 @@ _DECISION_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
             "clusters, as states of format 1 and 2 and older --data directories had.",
         },
     ),
+    (
+        "--preset",
+        {
+            "type": click.Choice(["edited"]),
+            "help": "A named setting instead of --threshold / --shingle-size: edited = "
+            "--shingle-size 2 --threshold 0.64 (copies with ~10 % of their words edited; the "
+            "library's Deduplicator(preset='edited'), the same config id).",
+        },
+    ),
 )
 
 
 def decision_options(func: F) -> F:
-    """``--k``, ``--no-verify``, ``--threshold``, ``--shingle-size`` and
-    ``--cluster-similarity``: how dedup decides (``dedup``, ``serve`` and ``explain`` offer the
-    same knobs, so that they decide alike). The command receives them as one ``decision``."""
+    """``--k``, ``--no-verify``, ``--threshold``, ``--shingle-size``,
+    ``--cluster-similarity`` and ``--preset``: how dedup decides (``dedup``, ``serve`` and
+    ``explain`` offer the same knobs, so that they decide alike). The command receives them as
+    one ``decision``."""
     body = func
     names = [flag[2:].replace("-", "_") for flag, _ in _DECISION_OPTIONS]
 
@@ -107,6 +117,7 @@ class Decision:
     threshold: float | None = None
     shingle_size: int | None = None
     cluster_similarity: float | str | None = None  # None: the library's "auto"
+    preset: str | None = None
 
     def verifier(self) -> Any:
         """The verifier these options name: ``"default"``, None, or a MinHashVerifier."""
@@ -126,9 +137,7 @@ class Decision:
             return "default"
         from neardup.verify import MinHashVerifier
 
-        # below 3-shingles unrelated texts share a band ~100x more often (docs/ACCURACY.md)
-        band = 3 if self.shingle_size < 3 else None
-        return MinHashVerifier(ngram=self.shingle_size, band_ngram=band)
+        return MinHashVerifier(ngram=self.shingle_size)  # its band rule: band_ngram_
 
 
 def build_deduplicator(
@@ -147,6 +156,7 @@ def build_deduplicator(
             verifier=verifier,
             threshold=decision.threshold,
             cluster_similarity="auto" if tight is None else None if tight == "none" else tight,
+            preset=decision.preset,
             **options,
         )
     except (TypeError, ValueError) as exc:

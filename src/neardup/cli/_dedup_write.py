@@ -31,7 +31,9 @@ from neardup.io.readers import skip_bom
 from neardup.io.writers import dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
-OUR_FIELDS = frozenset(("cluster_id", "duplicate_of", "distance", "similarity", "status"))
+OUR_FIELDS = frozenset(
+    ("cluster_id", "duplicate_of", "distance", "similarity", "threshold", "status")
+)
 
 
 class LineSpool:
@@ -88,6 +90,7 @@ class Plan:
     status: list[str]
     distance: list[int]
     similarity: list[float | None]
+    threshold: list[float | None]  # the threshold that applied (issue 38)
     cluster: list[int]
     rep: list[int]
     needed: set[int]
@@ -102,6 +105,7 @@ class Plan:
             d.statuses,
             d.distance.tolist(),
             [None if x != x else round(x, 4) for x in d.similarity.tolist()],  # NaN -> null
+            [None if x != x else x for x in d.threshold.tolist()],
             d.cluster_id.tolist(),
             dup.tolist(),
             set(dup[dup >= 0].tolist()),
@@ -194,14 +198,15 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 advance(1)
                 continue
             if r < 0:
-                middle = b'null, "distance": null, "similarity": null'
+                middle = b'null, "distance": null, "similarity": null, "threshold": null'
             else:
                 if r not in encoded:
                     encoded[r] = dumps_utf8(plan.ids[r])
-                middle = b'%b, "distance": %d, "similarity": %b' % (
+                middle = b'%b, "distance": %d, "similarity": %b, "threshold": %b' % (
                     encoded[r],
                     plan.distance[p],
                     b"null" if plan.similarity[p] is None else b"%r" % plan.similarity[p],
+                    b"null" if plan.threshold[p] is None else b"%r" % plan.threshold[p],
                 )
             batch.append(
                 b'%b, "cluster_id": %d, "duplicate_of": %b%b' % (line[:-1], c, middle, tails[p])
@@ -258,6 +263,7 @@ def _fields(plan: Plan, p: int) -> dict[str, Any]:
         "duplicate_of": None if kept else plan.ids[r],
         "distance": None if kept else plan.distance[p],
         "similarity": None if kept else plan.similarity[p],
+        "threshold": None if kept else plan.threshold[p],
         "status": plan.status[p],
     }
 
@@ -298,4 +304,5 @@ def _type_hints(src: Source, out: str) -> dict[str, Any]:
         "duplicate_of": pa.int64() if int_ids else pa.string(),
         "distance": pa.int64(),
         "similarity": pa.float64(),
+        "threshold": pa.float64(),
     }

@@ -119,6 +119,7 @@ def _cluster_view(pos: Any, duplicate_of: Any, cluster_id: list[int]) -> Decisio
         distance=np.full(n, -1, np.int16),
         cluster_id=np.array(cluster_id, np.int64),
         similarity=np.full(n, np.nan),
+        threshold=np.full(n, np.nan),
     )
 
 

@@ -84,6 +84,7 @@ class RunState:
             d.distance[rows],
             d.cluster_id[rows],
             d.similarity[rows],
+            d.threshold[rows],
         )
 
     def notes(self) -> list[str]:

@@ -40,6 +40,7 @@ from neardup.cli._dedup_write import (
     write_generic,
 )
 from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary_record
+from neardup.cli._pairs import write_pairs
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
@@ -187,6 +188,13 @@ class _Run:
     callback=check_jobs,
     help="Fingerprinting worker processes (-1: all cores).",
 )
+@click.option(
+    "--pairs",
+    "pairs_path",
+    default=None,
+    help="Also write every verified candidate pair (id_a, id_b, similarity, distance), whoever "
+    "was kept, here: .jsonl, .csv or .parquet (not with --window or --state).",
+)
 @click.option("--chunk-size", default=CHUNK_SIZE, hidden=True, type=click.IntRange(1))
 @click.option(
     "--state",
@@ -214,6 +222,7 @@ def dedup_command(
     report_dir: str | None,
     summary_path: str | None,
     clusters_path: str | None,
+    pairs_path: str | None,
     on_error: str,
     jobs: int,
     chunk_size: int,
@@ -226,14 +235,16 @@ def dedup_command(
 ) -> None:
     """Find near-duplicate documents and write every record with its decision.
 
-    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming) and similarity
-    (the value that decided; both null when kept) and status (unique, duplicate,
-    exact_duplicate, empty). A summary goes to stderr.
+    Adds cluster_id, duplicate_of (id of the kept document), distance (Hamming), similarity
+    (the estimated Jaccard that decided) and threshold (the one that applied: 0.8 for texts
+    under 50 characters; all null when kept) and status (unique, duplicate, exact_duplicate,
+    empty). A summary goes to stderr.
     INPUT is a file, a folder of parts or of .txt files, or - (stdin).
     """
     files = check_inputs(inputs, fmt)
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
+    _check_pairs(pairs_path, window, state_dir, inputs + files, out)
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
@@ -241,7 +252,8 @@ def dedup_command(
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
                             drop_duplicates, report_dir, spark_master, spark_conf,
                             roots=inputs, max_time=max_time,
-                            cluster_members=clusters_path is not None)  # fmt: skip
+                            cluster_members=clusters_path is not None,
+                            pairs=pairs_path)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
             _write_engine_outputs(result, extra)
             return
@@ -251,6 +263,9 @@ def dedup_command(
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)
         record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
+        if pairs_path is not None:
+            docs = (doc for doc, _ in run.documents(ReadStats()))
+            record["notes"].append(write_pairs(pairs_path, dd, docs))
         # before the state commits: an output that cannot be written leaves the state as it was
         report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
         extra.write(record, decisions, plan.ids, report)
@@ -329,6 +344,26 @@ def _spool_budget(paths: tuple[str, ...]) -> int:
             return SPOOL_BUDGET  # (a reader error is reported by the reader)
         total += size
     return SPOOL_BUDGET if total <= SPOOL_BUDGET else 0
+
+
+def _check_pairs(
+    pairs: str | None,
+    window: str | None,
+    state_dir: str | None,
+    inputs: tuple[str, ...],
+    out: str,
+) -> None:
+    """Usage errors of ``--pairs`` (before any work)."""
+    if pairs is None:
+        return
+    for flag, given in (("--window", window), ("--state", state_dir)):
+        if given is not None:
+            raise usage_error(
+                f"--pairs lists the verified pairs of one whole input; drop {flag} or --pairs"
+            )
+    if pairs == "-" or pairs == out:
+        raise usage_error("--pairs needs a file path of its own (stdout carries --out)")
+    output_path_or_usage_error(pairs, inputs)
 
 
 def _check_options(

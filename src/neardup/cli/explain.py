@@ -14,7 +14,9 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
-from neardup.fingerprint import Fingerprinter, hamming
+from neardup.cli.explain_file import explain_document, features, is_document_file, why
+from neardup.dedup.core import verify_pairs
+from neardup.fingerprint import hamming
 
 if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
@@ -26,6 +28,7 @@ Examples:
   neardup explain story_v1.txt story_v2.txt --top 15
   neardup explain a.txt b.txt --no-verify --k 6
   neardup explain a.txt b.txt --json
+  neardup explain news.jsonl story-42 --threshold 0.4   # replay dedup's decision for one id
 """
 
 
@@ -69,30 +72,12 @@ def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
     out["k"] = dd.decide_config.radius  # the decision core's parameters (dedup/core.py)
     if dd.verifier is not None and chunk.sketches is not None:
         sa, sb = chunk.sketches[:1], chunk.sketches[1:]
-        out["similarity"] = round(float(dd.verifier.similarity(sa, sb)[0]), 4)
-        out["threshold"] = dd.decide_config.threshold
-        estimate = getattr(dd.verifier, "estimate", None)
-        if estimate is not None:  # the similarity is the estimate minus a margin (short texts)
-            est = float(estimate(sa, sb)[0])
-            out["estimate"] = round(est, 4)
-            out["needed"] = round(out["threshold"] + est - out["similarity"], 4)
-    out.update(_features(dd.fingerprinter, a, b, top))
+        # the estimated Jaccard similarity and the threshold that applied (short texts: the
+        # verifier's short_threshold), as dedup writes them
+        sim, need = verify_pairs(dd.verifier, sa, sb, float(dd.decide_config.threshold or 0))
+        out["similarity"], out["threshold"] = round(float(sim[0]), 4), float(need[0])
+    out.update(features(dd.fingerprinter, a, b, top))
     return out
-
-
-def _features(fp: Fingerprinter, a: str, b: str, top: int) -> dict[str, Any]:
-    fa, fb = fp.features(a), fp.features(b)
-
-    def ranked(feats: dict[str, float], keys: set[str]) -> list[tuple[str, float]]:
-        return sorted(((f, round(feats[f], 4)) for f in keys), key=lambda x: (-x[1], x[0]))[:top]
-
-    return {
-        "features_a": len(fa),
-        "features_b": len(fb),
-        "shared": ranked(fa, fa.keys() & fb.keys()),
-        "only_a": ranked(fa, fa.keys() - fb.keys()),
-        "only_b": ranked(fb, fb.keys() - fa.keys()),
-    }
 
 
 def _why(info: dict[str, Any]) -> list[str]:
@@ -109,12 +94,12 @@ def _why(info: dict[str, Any]) -> list[str]:
     else:
         ok = "<=" if info["distance"] <= info["k"] else ">"
         lines.append(f"candidates: Hamming distance {info['distance']} {ok} k={info['k']}")
-    if "estimate" in info:
+    if "similarity" in info:
         ok = ">=" if info["similarity"] >= info["threshold"] else "<"
-        lines.append(f"verifier: estimated Jaccard {info['estimate']} {ok} {info['needed']} needed")
-    elif "similarity" in info:
-        ok = ">=" if info["similarity"] >= info["threshold"] else "<"
-        lines.append(f"verifier: similarity {info['similarity']} {ok} {info['threshold']} needed")
+        lines.append(
+            f"verifier: estimated Jaccard {info['similarity']} {ok} {info['threshold']} "
+            "(the threshold that applied)"
+        )
     lines.append(f"Hamming distance of the fingerprints: {info['distance']} / 64 bits")
     return lines
 
@@ -123,6 +108,8 @@ def _why(info: dict[str, Any]) -> list[str]:
 @click.argument("a")
 @click.argument("b")
 @decision_options
+@click.option("--text-field", default="text", help="FILE ID: the text field.")
+@click.option("--id-field", default="id", help="FILE ID: the id field.")
 @click.option(
     "--top",
     type=click.IntRange(1),
@@ -135,17 +122,27 @@ def explain_command(
     a: str,
     b: str,
     decision: Decision,
+    text_field: str,
+    id_field: str,
     top: int,
     as_json: bool,
     config_path: str | None,
     idf_path: str | None,
 ) -> None:
     """What `neardup dedup` decides for B after A with the same options (texts, or paths of
-    UTF-8 files), the numbers that decided it, and the heaviest shared and differing features."""
+    UTF-8 files), the numbers that decided it, and the heaviest shared and differing features.
+
+    `explain FILE ID` (a JSONL, CSV or Parquet file of documents and an id) replays what
+    `neardup dedup FILE` with the same options wrote for that document: the kept candidates
+    the rule considered, their similarities, the cluster floors and the member that refused,
+    and the threshold that applied (no --window or --keep: first seen is kept)."""
     dd = build_deduplicator(
         build_fingerprinter(config_path, idf_path),
         decision,
     )
+    if is_document_file(a, b):
+        _explain_file(explain_document(dd, a, b, text_field, id_field, top), as_json)
+        return
     info = explain_pair(dd, _text(a), _text(b), top)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
@@ -154,6 +151,27 @@ def explain_command(
     click.echo(f"{verdict}: dedup decides B is {info['status']} (config {info['config_id']})")
     for line in _why(info):
         click.echo(f"  {line}")
-    for title, key in (("shared", "shared"), ("only in A", "only_a"), ("only in B", "only_b")):
+    _feature_lists(info, "A", "B")
+
+
+def _feature_lists(info: dict[str, Any], a: str, b: str) -> None:
+    for title, key in (
+        ("shared", "shared"),
+        (f"only in {a}", "only_a"),
+        (f"only in {b}", "only_b"),
+    ):
         items = info.get(key, [])
         click.echo(f"{title}: " + (", ".join(f"{f} ({w:g})" for f, w in items) or "-"))
+
+
+def _explain_file(info: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    dup = f" of {info['duplicate_of']}" if info["duplicate"] else ""
+    sim = "" if info["similarity"] is None else f" at similarity {info['similarity']}"
+    click.echo(f"{info['id']}: dedup wrote {info['status']}{dup}{sim} (config {info['config_id']})")
+    for line in why(info):
+        click.echo(f"  {line}")
+    if "compared_with" in info:  # the fingerprint features against the last candidate
+        _feature_lists(info, str(info["compared_with"]), str(info["id"]))

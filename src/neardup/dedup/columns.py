@@ -106,10 +106,11 @@ class ExactMap(dict[int, int]):
 
 
 def verifier_config(verifier: object) -> dict[str, Any] | None:
-    """JSON-able identity of a verifier (its parameters when it has ``get_params``)."""
+    """JSON-able identity of a verifier (its ``get_config()``, else its parameters when it has
+    ``get_params``)."""
     if verifier is None:
         return None
-    get = getattr(verifier, "get_params", None)
+    get = getattr(verifier, "get_config", None) or getattr(verifier, "get_params", None)
     params = get() if callable(get) else {"repr": repr(verifier)}
     return {"type": type(verifier).__qualname__, **params}
 
@@ -134,6 +135,7 @@ class StateColumns:
         key_lo: Growable
         flags: Growable
         sim: Growable
+        need: Growable
         floor: Growable
         core: Any
         exact: ExactMap
@@ -178,7 +180,7 @@ class StateColumns:
 
     def per_document(self) -> list[Growable]:
         """Every per-document column (for sizes and a dry run's undo)."""
-        columns = [*self.named_columns().values(), self.ts, self.slot, self.sim]
+        columns = [*self.named_columns().values(), self.ts, self.slot, self.sim, self.need]
         return columns if "floor" in self.named_columns() else [*columns, self.floor]
 
     def truncate(self, n: int) -> None:
@@ -295,8 +297,10 @@ class StateColumns:
         rows = self.status.size
         if self.verifier is not None:
             self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
-        # the similarity that decided is derived, not saved: unknown for loaded rows
+        # the similarity that decided and its threshold are derived, not saved: unknown for
+        # loaded rows
         self.sim.data, self.sim.size = np.full(rows, np.nan), rows
+        self.need.data, self.need.size = np.full(rows, np.nan), rows
         self.n_clusters = int(meta["clusters"])
         self.max_ts = _number(meta.get("max_timestamp"))
         self.horizon = _number(meta.get("horizon"))
@@ -403,6 +407,13 @@ def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> N
     if saved_id != config.config_id:
         differ = config_difference(saved, config.state_config()) if saved else ""
         differ = differ or "fingerprinter, k, candidates, verifier, window, keep or rule differ"
+        if "cluster_rule: none" in differ:  # a state of the rule's version 1 (module greedy)
+            raise StateConfigError(
+                f"{where} holds a dedup state of config {saved_id} ({differ}): it was decided by "
+                "the cluster rule of an older neardup, which kept a document every cluster "
+                "refused (a lower threshold could find less); this version cannot go on from "
+                "it. Decide its input again into a new state directory"
+            )
         raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
             f"{config.config_id} ({differ}); run with the options the state was made with "

@@ -55,6 +55,8 @@ __all__ = [
     "decide_batch",
     "processing_order",
     "searched_rows",
+    "verified_pairs",
+    "verify_pairs",
 ]
 
 Csr = tuple[list[int], list[int], list[int], list[float] | None]
@@ -129,12 +131,14 @@ def accept(
     ts_p: npt.NDArray[np.float64] | None,
     similarity: npt.NDArray[np.float64] | None,
     horizon_q: npt.NDArray[np.float64] | None = None,
+    needed: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """The accept test of candidate pairs: Hamming distance within the radius, timestamps
     within the window (skipped when ``ts_q``/``ts_p`` are None: applied later), the candidate
     not older than the query's streaming horizon (``horizon_q``, see
     :func:`~neardup.dedup.greedy.horizons`) and, with a verifier, ``similarity >= threshold``
-    (``similarity`` None: not computed yet).
+    (``similarity`` None: not computed yet; ``needed``: the threshold that applies per pair,
+    from :func:`verify_pairs`, else the configuration's).
 
     >>> cfg = DecideConfig(radius=3, keep="first", window=None, threshold=0.5)
     >>> accept(cfg, np.array([1, 4, 2]), None, None, np.array([0.9, 0.9, 0.4])).tolist()
@@ -146,8 +150,32 @@ def accept(
         if horizon_q is not None:  # expired for the query document
             ok &= np.floor(np.asarray(ts_p, np.float64)) >= horizon_q
     if config.threshold is not None and similarity is not None:
-        ok &= np.asarray(similarity, np.float64) >= config.threshold
+        need = config.threshold if needed is None else np.asarray(needed, np.float64)
+        ok &= np.asarray(similarity, np.float64) >= need
     return ok
+
+
+def verify_pairs(
+    verifier: Any, a: npt.NDArray[Any], b: npt.NDArray[Any], threshold: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The verifier's evidence on sketch row pairs: the similarity (the estimated Jaccard
+    similarity for :class:`~neardup.verify.MinHashVerifier`, what every surface shows) and the
+    threshold that applied to it (its ``short_threshold`` for a pair with a short text); the
+    pair is confirmed when the first is at or above the second. A verifier without
+    ``estimate`` / ``thresholds`` gives its ``similarity`` against ``threshold``.
+
+    >>> from neardup.verify import MinHashVerifier
+    >>> v = MinHashVerifier()
+    >>> s = v.sketch_many(["Tiny text.", "tiny text"])
+    >>> sim, need = verify_pairs(v, s[:1], s[1:], v.threshold)
+    >>> sim.tolist(), need.tolist()  # the same text after normalisation: 1.0, not 0.8
+    ([1.0], [0.8])
+    """
+    estimate, needed = getattr(verifier, "estimate", None), getattr(verifier, "thresholds", None)
+    if estimate is None or needed is None:
+        sim = np.asarray(verifier.similarity(a, b), np.float64)
+        return sim, np.full(len(sim), threshold, np.float64)
+    return np.asarray(estimate(a, b), np.float64), np.asarray(needed(a, b), np.float64)
 
 
 def candidate_csr(
@@ -257,11 +285,12 @@ def decide_batch(
     ts_p = None
     if config.window is not None:
         ts_p = _lookup(pos, base, chunk.ts, view.timestamps)
-    sim = None
+    sim = need = None
     if config.threshold is not None and chunk.sketches is not None and len(q):
         b = _lookup(pos, base, chunk.sketches, view.sketches)
-        sim = np.asarray(verifier.similarity(chunk.sketches[q], b), np.float64)
-    ok = accept(config, dist, chunk.ts[q], ts_p, sim, None if horizon is None else horizon[q])
+        sim, need = verify_pairs(verifier, chunk.sketches[q], b, config.threshold)
+    hz = None if horizon is None else horizon[q]
+    ok = accept(config, dist, chunk.ts[q], ts_p, sim, hz, need)
     ranked = None
     if config.cluster_similarity is not None:
         ranked = np.zeros(0) if sim is None else sim[ok]  # None: no candidate pairs at all
@@ -270,6 +299,39 @@ def decide_batch(
     return decide(
         config, ledger, order, empty, chunk.keys, csr, base=base, origin=origin, horizon=horizon
     )
+
+
+def verified_pairs(
+    config: DecideConfig, design: CandidateIndex, verifier: Any, chunk: Chunk
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[Any]]:
+    """Every verified candidate pair of a whole input ``chunk`` (positions ``a < b``, sorted):
+    the rows :func:`searched_rows` searches (the first copy of each normalised text; no
+    window), candidates of each other by ``design``, that pass :func:`accept`; with their
+    Hamming distance and similarity (the verifier's estimate; ``1 - distance / 64`` without
+    a verifier). The pairs behind the decisions, whoever was kept (``dedup --pairs``).
+
+    >>> from neardup import Deduplicator
+    >>> dd = Deduplicator()
+    >>> text = "the storm hit the coast at night and the ferry to the island was cancelled"
+    >>> chunk = dd.prepare([text, "x y z", text + " again", text])
+    >>> a, b, d, s = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, chunk)
+    >>> a.tolist(), b.tolist()  # the exact copy (3) is not a verified pair
+    ([0], [2])
+    """
+    assert config.window is None, "verified pairs are defined without a window"
+    order = np.flatnonzero(~np.asarray(chunk.empty))
+    live = searched_rows(config, order, chunk.keys)
+    sk = None if chunk.sketches is None else chunk.sketches[live]
+    i, j, d = design.pairs(chunk.fps[live], sk)
+    d = np.asarray(d, np.int64)
+    sim: npt.NDArray[Any] = 1.0 - d / 64.0
+    need = None
+    if config.threshold is not None and sk is not None:
+        sim, need = verify_pairs(verifier, sk[i], sk[j], config.threshold)
+    ok = accept(config, d, None, None, sim, None, need)
+    a, b = np.minimum(live[i], live[j])[ok], np.maximum(live[i], live[j])[ok]
+    order = np.lexsort((b, a))
+    return a[order], b[order], d[ok][order], np.asarray(sim, np.float64)[ok][order]
 
 
 def _lookup(

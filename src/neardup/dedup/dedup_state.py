@@ -31,8 +31,8 @@ from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
 from neardup.dedup.columns import SEARCHED, ExactMap, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
-from neardup.dedup.greedy import Ledger, horizons
-from neardup.dedup.similarity import decided_similarity
+from neardup.dedup.greedy import Considered, Ledger, horizons
+from neardup.dedup.similarity import decided_evidence
 from neardup.dedup.state import DUPLICATE, STATUS_NAMES, UNIQUE, Chunk, Decisions, slice_chunk
 
 __all__ = ["DedupState"]
@@ -67,6 +67,8 @@ class DedupState(StateColumns):
         self.key_lo = Growable(np.uint64)
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
         self.sim = Growable(np.float64)  # the similarity that decided (not saved: derived)
+        self.need = Growable(np.float64)  # the threshold it was compared with (derived too)
+        self.trace: dict[int, list[Considered]] | None = None  # see greedy.Ledger.trace
         # per kept document the lowest similarity of a member (the cluster_similarity rule)
         self.floor = Growable(np.float32)  # float32 everywhere: the same floors in every engine
         self.exact = ExactMap()
@@ -235,6 +237,7 @@ class DedupState(StateColumns):
         self.key_lo.extend((keys & ((1 << 64) - 1)).astype(np.uint64) if n else [])
         self.flags.extend(np.zeros(n, np.int8))
         self.sim.extend(np.full(n, np.nan))
+        self.need.extend(np.full(n, np.nan))
         if self.core.cluster_similarity is not None:
             self.floor.extend(np.ones(n, np.float32))
         if chunk.ts.size and not np.isnan(chunk.ts).all():
@@ -273,6 +276,7 @@ class DedupState(StateColumns):
             self.n_clusters,
             self.floor.writable() if tight else None,
             log,
+            self.trace,
         )
         view = StateView(
             self.exact,
@@ -288,7 +292,8 @@ class DedupState(StateColumns):
         return new
 
     def fill_similarity(self, base: int, chunk: Chunk) -> None:
-        """The similarity that decided each document of the chunk (dedup/similarity.py)."""
+        """The similarity that decided each document of the chunk and the threshold that
+        applied (dedup/similarity.py)."""
         rows = slice(base - self.origin, base - self.origin + len(chunk.fps))
         status, sk = self.status.view()[rows], chunk.sketches
         rep_sk = None
@@ -303,10 +308,11 @@ class DedupState(StateColumns):
                 known = slot >= 0  # (a kept document expired before a reload has none)
                 assert self.sketches is not None
                 rep_sk[dup[~inside][known]] = self.sketches.view()[slot[known]]
-        sim = decided_similarity(self.verifier, status, self.dist.view()[rows], sk, rep_sk)
+        sim, need = decided_evidence(self.verifier, status, self.dist.view()[rows], sk, rep_sk)
         if rep_sk is not None and (~inside).any():
-            sim[dup[~inside][~known]] = np.nan
+            sim[dup[~inside][~known]] = need[dup[~inside][~known]] = np.nan
         self.sim.writable()[rows] = sim
+        self.need.writable()[rows] = need
 
     def kept_sketches(self, pos: np.ndarray) -> np.ndarray:
         assert self.sketches is not None
@@ -352,6 +358,7 @@ class DedupState(StateColumns):
             self.dist.view()[a:b].copy(),
             self.cluster.view()[a:b].copy(),
             self.sim.view()[a:b].astype(np.float64),
+            self.need.view()[a:b].astype(np.float64),
         )
 
     def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:

@@ -21,8 +21,13 @@ have ``J(a, b) >= s(a, r) + s(b, r) - 1 >= q``: a cluster is a group of mutual n
 duplicates, not a chain of documents each like the kept one in a different part (with q =
 0.5, a document made of paragraphs 1-3 does not gather one of paragraphs 1-2 and one of
 paragraphs 2-3; the default 0.25 stops the pairs whose members both barely pass the threshold).
-``g`` that may not join ``r`` tries the next candidate, else it is kept. The rule reads
-similarities rounded to 4 decimals, as every surface writes them.
+``g`` that may not join ``r`` tries the next candidate; when every cluster refuses it, ``g``
+is still a ``duplicate`` of its closest candidate (the first, the most similar) and joins that
+cluster, lowering its floor: a document whose similarity to a kept document passes the
+threshold is never kept because of the cluster rule, so a lower threshold never turns a
+duplicate into a kept document through it (issue 38; the rule's version 2, see
+:data:`CLUSTER_RULE`). The rule reads similarities rounded to 4 decimals, as every surface
+writes them.
 
 Clusters are numbered in order of creation. The Spark engine runs this rule per connected
 component of the accepted-candidate graph: a document's decision depends only on its neighbours'.
@@ -47,6 +52,27 @@ import numpy.typing as npt
 
 from neardup.dedup.state import DUPLICATE, EMPTY, EXACT_DUPLICATE, STATUS_NAMES, UNIQUE
 
+#: Version of the ``cluster_similarity`` rule, part of a configuration's ``config_id`` (1, absent
+#: from the id: a document every cluster refused was kept; 2: it joins its closest candidate).
+CLUSTER_RULE = 2
+
+
+@dataclass(frozen=True)
+class Considered:
+    """A kept candidate the rule considered for a traced document (:attr:`Ledger.trace`), in
+    the order considered: its ``position``, Hamming ``distance``, ``similarity`` as the rule
+    read it and ``floor``, the lowest similarity of a member of its cluster at that moment
+    (both None without ``cluster_similarity``: the first kept candidate is joined), and
+    ``outcome``: ``joined``, ``refused`` (``similarity + floor < 1 + cluster_similarity``) or,
+    as a last entry, ``closest`` (every cluster refused: the document joins the first).
+    """
+
+    position: int
+    distance: int
+    similarity: float | None
+    floor: float | None
+    outcome: str
+
 
 @dataclass
 class Ledger:
@@ -58,7 +84,8 @@ class Ledger:
     position; ``n_clusters``: clusters created so far; ``floor``: per kept document the lowest
     similarity of a document that joined it (1.0 when none; only with ``cluster_similarity``);
     ``floor_log``: when a list, each change of ``floor`` is appended as (row, old value)
-    so that a dry run can undo it.
+    so that a dry run can undo it; ``trace``: position -> a list that the rule fills with the
+    :class:`Considered` candidates of the document at that position (``explain``).
     """
 
     rep: npt.NDArray[np.int64]
@@ -70,6 +97,7 @@ class Ledger:
     n_clusters: int = 0
     floor: npt.NDArray[np.float32] | None = None
     floor_log: list[tuple[int, float]] | None = None
+    trace: dict[int, list[Considered]] | None = None
 
     @classmethod
     def empty(cls, n: int, ts: npt.ArrayLike | None = None) -> Ledger:
@@ -146,19 +174,53 @@ def decide_in_order(
             if _join_exact_copy(ledger, g, p, o, window, hz):
                 continue
         exact[keys[li]] = g
-        for c in range(ptr[li], ptr[li + 1]):
-            r = pos[c]
-            if r >= base and (rep[r - o] != r or sta[r - o] != UNIQUE):
-                continue  # not decided yet, or not a kept document
-            if tight is not None and not _may_join(ledger, r - o, sims[c], tight):
-                continue
-            rep[g - o], clu[g - o], dst[g - o], sta[g - o] = r, clu[r - o], dist[c], DUPLICATE
-            break
-        else:
+        c = _pick(ledger, g, range(ptr[li], ptr[li + 1]), pos, dist, sims, base, o, tight)
+        if c < 0:
             sta[g - o], rep[g - o], clu[g - o] = UNIQUE, g, ledger.n_clusters
             ledger.n_clusters += 1
             new.append(li)
+            continue
+        r = pos[c]
+        rep[g - o], clu[g - o], dst[g - o], sta[g - o] = r, clu[r - o], dist[c], DUPLICATE
     return new
+
+
+def _pick(
+    ledger: Ledger,
+    g: int,
+    cands: range,
+    pos: Sequence[int],
+    dist: Sequence[int],
+    sims: Sequence[float],
+    base: int,
+    o: int,
+    tight: float | None,
+) -> int:
+    """Step 3 of the rule (module docs) for document ``g``: the index in ``pos`` of the
+    candidate it joins among ``cands``, -1 when none is a kept document (``o``: the ledger's
+    origin). The kept candidates considered are noted in ``ledger.trace[g]`` when it exists."""
+    notes = None if ledger.trace is None else ledger.trace.get(g)
+    closest = -1  # the first kept candidate whose cluster refused g
+    for c in cands:
+        r = pos[c]
+        if r >= base and (ledger.rep[r - o] != r or ledger.status[r - o] != UNIQUE):
+            continue  # not decided yet, or not a kept document
+        if tight is None:
+            if notes is not None:
+                notes.append(Considered(r, dist[c], None, None, "joined"))
+            return c
+        f = round(float(ledger.floor[r - o]), 4) if ledger.floor is not None else 1.0
+        joined = _may_join(ledger, r - o, sims[c], tight)
+        if notes is not None:
+            notes.append(Considered(r, dist[c], sims[c], f, "joined" if joined else "refused"))
+        if joined:
+            return c
+        closest = c if closest < 0 else closest
+    if closest >= 0:  # refused by every cluster: the closest all the same
+        _lower_floor(ledger, pos[closest] - o, sims[closest])
+        if notes is not None:
+            notes.append(Considered(pos[closest], dist[closest], sims[closest], None, "closest"))
+    return closest
 
 
 def _rule_similarities(
@@ -197,13 +259,20 @@ def _join_exact_copy(
 def _may_join(ledger: Ledger, row: int, s: float, q: float) -> bool:
     """Whether a document at similarity ``s`` may join the kept document at ``row`` (module
     docs); if so, ``floor[row]`` takes ``s`` into account (logged for a dry run)."""
+    assert ledger.floor is not None
+    if s + float(ledger.floor[row]) < 1.0 + q:
+        return False
+    _lower_floor(ledger, row, s)
+    return True
+
+
+def _lower_floor(ledger: Ledger, row: int, s: float) -> None:
+    """A document at similarity ``s`` joined the kept document at ``row``: its floor becomes
+    at most ``s`` (each change logged for a dry run)."""
     floor = ledger.floor
     assert floor is not None
     f = float(floor[row])
-    if s + f < 1.0 + q:
-        return False
     if s < f:
         if ledger.floor_log is not None:
             ledger.floor_log.append((row, f))
         floor[row] = s
-    return True

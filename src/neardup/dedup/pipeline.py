@@ -56,6 +56,7 @@ from neardup.dedup.candidates import (
 from neardup.dedup.columns import check_config, verifier_config
 from neardup.dedup.core import DecideConfig
 from neardup.dedup.dedup_state import DedupState
+from neardup.dedup.greedy import CLUSTER_RULE, Considered
 from neardup.dedup.persist import LOCKED_METHODS, StateMixin
 from neardup.dedup.prepare import prepare_chunk
 from neardup.dedup.state import (
@@ -112,6 +113,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         window: seconds; only documents this close in time match (needs timestamps).
         verifier: a :class:`Verifier`; ``"default"`` is ``MinHashVerifier()`` (192 8-bit MinHash
             values of 4-shingles, 193 bytes per kept document); None turns verification off.
+        preset: a named setting instead of ``verifier`` / ``threshold``: ``"edited"`` (copies
+            with ~10 % of their words edited: ``MinHashVerifier(ngram=2, threshold=0.64)``,
+            :data:`PRESETS`); the CLI's ``--preset edited`` has the same ``config_id``.
         threshold: the similarity above which two documents are duplicates, in the verifier's
             terms; for :class:`~neardup.verify.MinHashVerifier` the Jaccard similarity of the
             two texts' shingle sets (word 4-shingles, or character 4-grams for Chinese, by
@@ -122,12 +126,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             the verifier's terms, bounded through their kept document (Jaccard distance obeys
             the triangle inequality): a document joins a kept document only when its similarity
             plus the lowest similarity of a document already in that cluster is at least
-            ``1 + cluster_similarity``; otherwise it tries its next candidate, or is kept.
-            A join needs ``s >= cluster_similarity`` too. ``"auto"``: 0.25 with a verifier (or
-            the verifier's threshold when that is lower; measured: 0.5 split the independent
-            5 %-edited reposts of one story), None (star clusters: every member is like the kept
-            document, two members need not be alike) without one. States saved before this
-            rule carry None in their configuration.
+            ``1 + cluster_similarity``; otherwise it tries its next candidate. When every
+            cluster refuses it, it is a duplicate of its closest candidate all the same (a
+            document that passes the threshold against a kept one is never kept because of
+            this rule, so a lower threshold never finds less through it). ``"auto"``: 0.25
+            with a verifier (or the verifier's threshold when that is lower; measured: 0.5
+            split the independent 5 %-edited reposts of one story), None (star clusters: every
+            member is like the kept document, two members need not be alike) without one.
+            States saved before this rule carry None in their configuration; states of its
+            first version (no ``cluster_rule`` in their configuration) are refused.
         candidate_k: search radius with a verifier (``>= k``, default ``k``).
         index_design: passed to :class:`HammingIndex` (``"auto"``).
         n_jobs: fingerprinting worker processes (``-1``: all cores).
@@ -151,9 +158,11 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         candidate_k: int | None = None,
         index_design: str = "auto",
         n_jobs: int = 1,
+        preset: str | None = None,
     ) -> None:
         self.fingerprinter = Fingerprinter() if fingerprinter is None else fingerprinter
-        resolved = _resolve_verifier(verifier, threshold)
+        resolved = _resolve_verifier(_preset_verifier(preset, verifier, threshold), threshold)
+        self.preset = preset
         bands = k is None and candidate_k is None and index_design == "auto"
         bands = bands and bands_fit(resolved)
         if k is None:
@@ -253,6 +262,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             None if dup < 0 else int(d.distance[0]),
             int(d.cluster_id[0]),
             None if np.isnan(d.similarity[0]) else float(d.similarity[0]),
+            None if np.isnan(d.threshold[0]) else float(d.threshold[0]),
         )
 
     def feed(
@@ -339,6 +349,28 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             self.collect(chunk, ts)
         return self.resolve()
 
+    def trace(
+        self,
+        texts: Sequence[str],
+        timestamps: Sequence[float] | None = None,
+        *,
+        positions: Iterable[int],
+    ) -> tuple[Decisions, dict[int, list[Considered]]]:
+        """Batch, as :meth:`run` on a fresh Deduplicator of this configuration, with the
+        decision step's evidence for the documents at ``positions``: the kept candidates it
+        considered, in order (:class:`~neardup.dedup.greedy.Considered`; empty for a document
+        decided by the exact path or with no accepted candidate). What ``explain FILE ID``
+        prints.
+
+        >>> d, ev = Deduplicator().trace(["storm hits the coast at night"] * 2, positions=[1])
+        >>> d.statuses, ev
+        (['unique', 'exact_duplicate'], {1: []})
+        """
+        fresh = self.replace()
+        notes: dict[int, list[Considered]] = {int(p): [] for p in positions}
+        fresh._state.trace = notes
+        return fresh.run(texts, timestamps), notes
+
     def collect(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> None:
         """Batch phase 1: fingerprint a chunk and keep it for :meth:`resolve`."""
         if self.n_documents:
@@ -399,6 +431,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             }
             if self._core.cluster_similarity is not None:  # None: configurations from before
                 config["cluster_similarity"] = self._core.cluster_similarity
+                config["cluster_rule"] = CLUSTER_RULE  # version 1 kept what every cluster refused
             blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
             self._blob = blob
         return blob
@@ -493,6 +526,34 @@ def _cluster_similarity(dd: Deduplicator) -> float | None:
             "verifier=None pass cluster_similarity=None (or 'auto')"
         )
     return float(value)
+
+
+#: named settings, ``Deduplicator(preset=...)`` / ``--preset``: the verifier they name.
+#: "edited": word 2-shingles at Jaccard 0.64 (band keys of 3-shingles, the verifier's rule) find
+#: copies with ~10 % of their words edited (docs/ACCURACY.md, "Edited copies")
+PRESETS = {"edited": MinHashVerifier(ngram=2, threshold=0.64)}
+
+
+def _preset_verifier(
+    preset: str | None, verifier: Verifier | str | None, threshold: float | None
+) -> Verifier | str | None:
+    """The verifier of ``preset`` (None: ``verifier`` as given); refused beside another
+    verifier or threshold (one configuration, one ``config_id``).
+
+    >>> _preset_verifier("edited", "default", None) == MinHashVerifier(ngram=2, threshold=0.64)
+    True
+    """
+    if preset is None:
+        return verifier
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)} or None, got {preset!r}")
+    named = PRESETS[preset]
+    if verifier not in ("default", named) or threshold not in (None, named.threshold):
+        raise ValueError(
+            f"preset={preset!r} sets the verifier ({named!r}); pass preset or "
+            "verifier/threshold, not both"
+        )
+    return named
 
 
 def _resolve_verifier(verifier: Verifier | str | None, threshold: float | None) -> Verifier | None:

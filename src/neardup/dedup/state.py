@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,9 +21,12 @@ class Decisions:
     ``duplicate_of`` holds the *position* of the kept document (-1 for kept ones) and
     ``distance`` its Hamming distance (-1 for kept); ``status`` holds codes, see
     :attr:`statuses` for the names ``unique``, ``duplicate``, ``exact_duplicate``, ``empty``.
-    ``similarity`` is the value that decided (see :func:`neardup.dedup.similarity`): the
-    verifier's similarity to the kept document for a ``duplicate`` (``1 - distance / 64``
-    without a verifier), 1.0 for an ``exact_duplicate``, NaN for kept and empty documents.
+    ``similarity`` is the value that decided (see :mod:`neardup.dedup.similarity`): the
+    verifier's similarity to the kept document for a ``duplicate`` (the estimated Jaccard
+    similarity; ``1 - distance / 64`` without a verifier), 1.0 for an ``exact_duplicate``, NaN
+    for kept and empty documents; ``threshold`` the threshold it passed (the short-text
+    threshold for a pair with a text under ``short_length`` characters; NaN where no verifier
+    decided).
     """
 
     position: npt.NDArray[np.int64]
@@ -33,6 +36,15 @@ class Decisions:
     distance: npt.NDArray[np.int16]
     cluster_id: npt.NDArray[np.int64]
     similarity: npt.NDArray[np.float64]
+    # optional for callers that build Decisions without it: unknown (NaN) then
+    threshold: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        n = len(self.position)
+        if len(self.threshold) == 0 and n:  # not given
+            object.__setattr__(self, "threshold", np.full(n, np.nan))
+        elif len(self.threshold) != n:
+            raise ValueError(f"threshold has {len(self.threshold)} rows for {n} documents")
 
     def __len__(self) -> int:
         return len(self.position)
@@ -59,6 +71,7 @@ class Decision:
     distance: int | None
     cluster_id: int
     similarity: float | None = None
+    threshold: float | None = None
 
 
 @dataclass

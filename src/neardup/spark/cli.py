@@ -51,6 +51,7 @@ class SparkOptions:
     roots: tuple[str, ...] = ()  # the inputs as given (folders: Hive partition columns)
     max_time: float | None = None  # --max-future as an epoch limit (the driver's clock)
     cluster_members: bool = False  # --clusters: collect the members of clusters with duplicates
+    pairs: str | None = None  # --pairs: the verified pairs file (written by the driver)
 
 
 def parse_spark_conf(items: tuple[str, ...]) -> dict[str, str]:
@@ -135,6 +136,7 @@ def dedup_on_engine(
             on_error=o.on_error,
             drop_duplicates=o.drop_duplicates,
             members=o.cluster_members,
+            pairs_out=o.pairs,
         )
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
@@ -162,4 +164,6 @@ def _summary(result: Any) -> None:
     lines += [f"skipped: {e}" for e in s.errors[:5]]
     if info.get("late_documents"):
         lines.append(late_note(int(info["late_documents"])))
+    if "pairs_note" in info:
+        lines.append(info["pairs_note"])
     click.echo("\n".join(lines), err=True)

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -267,6 +268,7 @@ def decide(
     driver_max_edges: int = DRIVER_MAX_EDGES,
     hot_key_nodes: int | None = HOT_KEY_NODES,
     small_job_docs: int | None = None,
+    pairs: bool = False,
 ) -> tuple[DataFrame, dict[str, Any]]:
     """Decisions ``(pos, status, rep, distance, cluster_id)`` for ``docs (pos, text, ts)``.
 
@@ -278,6 +280,9 @@ def decide(
     hence the decisions, are the same either way. ``small_job_docs``: up to that many
     documents the texts are decided on the driver (:mod:`neardup.spark.small`; 0: never;
     None: the Spark setting ``spark.neardup.smallJobDocs``, else :data:`SMALL_JOB_DOCS`).
+    ``pairs``: ``info["pairs"]`` gets the verified pairs ``(a, b, distance, similarity)``
+    (positions, sorted; the accepted edges between nodes, collected on the driver), as
+    :func:`~neardup.dedup.core.verified_pairs` gives them locally.
     """
     spark = docs.sparkSession
     info: dict[str, Any] = {}
@@ -288,7 +293,7 @@ def decide(
         small_job_docs = int(spark.conf.get("spark.neardup.smallJobDocs", None) or SMALL_JOB_DOCS)
     if (table := collect_if_small(docs, small_job_docs)) is not None:
         info["path"] = "driver"
-        out = decide_on_driver(docs, table, dd, info)  # a local relation: in memory, no job
+        out = decide_on_driver(docs, table, dd, info, pairs)  # a local relation: no job
         phase(None)
         info["total_s"] = time.perf_counter() - start
         return out, info
@@ -297,6 +302,8 @@ def decide(
     prep, streaming = _prepare_all(docs, dd, info)
     phase("pairs")
     live, edges = _pairs(prep, dd, hot_key_nodes, info)
+    if pairs:
+        info["pairs"] = _collected_pairs(edges)
     phase("components")
     graph, comps, singles, multi = _grouped(live, edges, streaming, driver_max_edges, info)
     phase("component sizes")
@@ -347,6 +354,25 @@ def _pairs(
     edges = _accepted_edges(nodes, dd, hot_key_nodes, info).persist()
     info["accepted_pairs"] = edges.where(F.col("a") != F.col("b")).count()
     return live, edges
+
+
+def _collected_pairs(edges: DataFrame) -> tuple[Any, ...]:
+    """The accepted edges between two nodes (a node's id is its first document: the one a
+    local run searches) as sorted position arrays ``(a, b, distance, similarity)``."""
+    rows = (
+        edges.where(F.col("a") != F.col("b"))
+        .select(F.least("a", "b").alias("a"), F.greatest("a", "b").alias("b"), "dist", "sim")
+        .dropDuplicates(["a", "b"])
+        .orderBy("a", "b")
+        .toArrow()
+    )
+    a, b, dist, sim = (
+        rows.column(c).to_numpy(zero_copy_only=False) for c in ("a", "b", "dist", "sim")
+    )
+    sim = np.array(sim, np.float64)  # a copy: Arrow's buffers are read-only
+    no_verifier = np.isnan(sim)  # the Hamming distance decided: 1 - distance / 64, as locally
+    sim[no_verifier] = 1.0 - np.asarray(dist, np.float64)[no_verifier] / 64.0
+    return a, b, dist, sim
 
 
 def _grouped(

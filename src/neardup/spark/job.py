@@ -17,9 +17,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from neardup.dedup.pairs import pair_records
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.state import STATUS_NAMES
 from neardup.io import ReadStats, open_writer
@@ -68,8 +71,13 @@ def _fields(row: Any) -> dict[str, Any]:
         "duplicate_of": None if kept else json.loads(row["rep_id"]),
         "distance": None if kept else row["distance"],
         "similarity": None if kept else _similarity(row),
+        "threshold": None if kept or _nan(row["threshold"]) else row["threshold"],
         "status": STATUS_NAMES[row["status"]],
     }
+
+
+def _nan(x: Any) -> bool:
+    return x is None or x != x
 
 
 def _similarity(row: Any) -> float | None:
@@ -110,6 +118,7 @@ def _parquet_hints(int_ids: bool) -> dict[str, Any]:
         "duplicate_of": pa.int64() if int_ids else pa.string(),
         "distance": pa.int64(),
         "similarity": pa.float64(),
+        "threshold": pa.float64(),
     }
 
 
@@ -168,14 +177,19 @@ def run_job(
     on_error: str = "fail",
     drop_duplicates: bool = False,
     members: bool = False,
+    pairs_out: str | None = None,
 ) -> JobResult:
     """Read ``inputs``, decide with ``dd``'s configuration, write ``out``; raises InputError.
-    ``members``: also collect the members of every cluster with duplicates (``--clusters``)."""
+    ``members``: also collect the members of every cluster with duplicates (``--clusters``);
+    ``pairs_out``: write the verified pairs there (``--pairs``; rows of
+    :func:`~neardup.dedup.pairs.pair_records`, as the local engine writes them)."""
     start = time.perf_counter()
     partitions = pick_shuffle_partitions(spark, inputs)
     docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
     docs = docs.persist()
-    decisions, info = decide(docs, dd)
+    decisions, info = decide(docs, dd, pairs=pairs_out is not None)
+    if pairs_out is not None:
+        info["pairs_note"] = _write_pairs(docs, info.pop("pairs"), pairs_out)
     info["shuffle_partitions"] = int(spark.conf.get("spark.sql.shuffle.partitions") or partitions)
     counted = decisions.groupBy("status").count().collect()
     counts = {name: 0 for name in STATUS_NAMES}
@@ -189,6 +203,23 @@ def run_job(
     decisions.unpersist()
     docs.unpersist()
     return JobResult(counts, stats, time.perf_counter() - start, info, clusters, rows)
+
+
+def _write_pairs(docs: DataFrame, pairs: tuple[Any, ...], out: str) -> str:
+    """Write the verified pairs (positions) with their documents' ids; the summary's note."""
+    a, b, dist, sim = pairs
+    wanted = np.unique(np.concatenate([a, b]).astype(np.int64))
+    spark = docs.sparkSession
+    at = spark.createDataFrame(pa.table({"pos": wanted}), "pos long")
+    ids = {
+        int(r["pos"]): json.loads(r["id"])
+        for r in docs.select("pos", "id").join(at, "pos").collect()
+    }
+    rows = pair_records(a, b, dist, sim, ids)
+    with open_writer(out) as w:
+        for row in rows:
+            w.write(row)
+    return f"pairs: {len(rows):,} verified candidate pairs -> {out}"
 
 
 def _cluster_counts(decisions: DataFrame) -> dict[str, Any]:

@@ -40,9 +40,10 @@ from neardup.dedup.core import (
     decide,
     processing_order,
     searched_rows,
+    verify_pairs,
 )
 from neardup.dedup.pipeline import Deduplicator
-from neardup.dedup.similarity import decided_similarity
+from neardup.dedup.similarity import decided_evidence
 from neardup.dedup.state import DUPLICATE
 
 _WARM: dict[str, float] = {}
@@ -62,7 +63,9 @@ PREPARED = pa.schema(
 ACCEPTED = pa.schema(
     [("a", pa.int64()), ("b", pa.int64()), ("dist", pa.int64()), ("sim", pa.float64())]
 )
-SIMILARITY = pa.schema([("pos", pa.int64()), ("similarity", pa.float64())])
+SIMILARITY = pa.schema(
+    [("pos", pa.int64()), ("similarity", pa.float64()), ("threshold", pa.float64())]
+)
 DECIDED = pa.schema(
     [
         ("pos", pa.int64()),
@@ -155,8 +158,9 @@ def _sketch_rows(dd: Deduplicator, col: pa.Array | pa.ChunkedArray) -> npt.NDArr
 
 
 def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
-    """Duplicates ``(pos, distance, sketch, rep_sketch)`` -> ``(pos, similarity)``: the value
-    that decided them, by the library's :func:`~neardup.dedup.similarity.decided_similarity`."""
+    """Duplicates ``(pos, distance, sketch, rep_sketch)`` -> ``(pos, similarity, threshold)``:
+    the value that decided them and the threshold that applied, by the library's
+    :func:`~neardup.dedup.similarity.decided_evidence`."""
     n = batch.num_rows
     status = np.full(n, DUPLICATE, np.int8)
     dist = batch.column("distance").to_numpy(zero_copy_only=False)
@@ -164,8 +168,9 @@ def similarity_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.R
     if dd.verifier is not None:
         sk = _sketch_rows(dd, batch.column("sketch"))
         rep = _sketch_rows(dd, batch.column("rep_sketch"))
-    sim = decided_similarity(dd.verifier, status, dist, sk, rep)
-    return pa.RecordBatch.from_arrays([batch.column("pos"), pa.array(sim)], schema=SIMILARITY)
+    sim, need = decided_evidence(dd.verifier, status, dist, sk, rep)
+    cols = [batch.column("pos"), pa.array(sim), pa.array(need)]
+    return pa.RecordBatch.from_arrays(cols, schema=SIMILARITY)
 
 
 def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
@@ -185,8 +190,8 @@ def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Recor
         rows = np.flatnonzero(keep)
         sa = _sketch_rows(dd, batch.column("sk_a").take(pa.array(rows)))
         sb = _sketch_rows(dd, batch.column("sk_b").take(pa.array(rows)))
-        sim[rows] = np.asarray(dd.verifier.similarity(sa, sb), np.float64)
-        keep[rows] = accept(cfg, dist[rows], None, None, sim[rows])
+        sim[rows], need = verify_pairs(dd.verifier, sa, sb, float(cfg.threshold or 0))
+        keep[rows] = accept(cfg, dist[rows], None, None, sim[rows], None, need)
     idx = pa.array(np.flatnonzero(keep))
     a, b = batch.column("a").take(idx), batch.column("b").take(idx)
     return pa.RecordBatch.from_arrays(

@@ -18,6 +18,7 @@ from pyspark import cloudpickle  # the serializer Spark ships dd to executors wi
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from neardup.dedup.core import verified_pairs
 from neardup.dedup.pipeline import Deduplicator
 
 #: documents up to which :func:`neardup.spark.engine.decide` decides on the driver;
@@ -69,11 +70,13 @@ def collect_if_small(
 
 
 def decide_on_driver(
-    docs: DataFrame, table: pa.Table, dd: Deduplicator, info: dict[str, Any]
+    docs: DataFrame, table: pa.Table, dd: Deduplicator, info: dict[str, Any], pairs: bool = False
 ) -> DataFrame:
     """Decisions ``(pos, status, rep, distance, cluster_id, similarity)`` of
     ``docs (pos, text, ts)``, collected as ``table``, decided in this process by a fresh copy
-    of ``dd`` (the caller's stays untouched)."""
+    of ``dd`` (the caller's stays untouched). ``pairs``: ``info["pairs"]`` gets the verified
+    pairs ``(a, b, distance, similarity)`` (positions, by
+    :func:`~neardup.dedup.core.verified_pairs`)."""
     table = table.sort_by("pos")
     pos = np.asarray(table.column("pos").to_numpy(), np.int64)
     texts = table.column("text").to_pylist()
@@ -83,6 +86,12 @@ def decide_on_driver(
     fresh: Deduplicator = cloudpickle.loads(blob)
     d = fresh.run(texts, None if ts is None else np.asarray(ts, np.float64).tolist())
     info["late_documents"] = int(fresh.describe()["late_documents"])
+    if pairs:
+        chunk = fresh.prepare(texts)
+        a, b, dist, sim = verified_pairs(
+            fresh.decide_config, fresh.candidates, fresh.verifier, chunk
+        )
+        info["pairs"] = (pos[a], pos[b], dist, sim)
     info["documents"] = info["decided"] = int(pos.size)
     local = np.arange(pos.size)
     rep = pos[np.where(d.duplicate_of < 0, local, d.duplicate_of)]
@@ -95,8 +104,12 @@ def decide_on_driver(
             "distance": d.distance.astype(np.int16),
             "cluster_id": d.cluster_id.astype(np.int64),
             "similarity": np.where(d.duplicate_of < 0, np.nan, d.similarity),
+            "threshold": d.threshold,
         }
     )
-    schema = "pos long, status byte, rep long, distance short, cluster_id long, similarity double"
+    schema = (
+        "pos long, status byte, rep long, distance short, cluster_id long, similarity double, "
+        "threshold double"
+    )
     out: DataFrame = docs.sparkSession.createDataFrame(frame, schema)
     return out
