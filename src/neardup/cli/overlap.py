@@ -109,6 +109,20 @@ def _finder_options(func: Any) -> Any:
         ),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
+    func = click.option(
+        "--template-min-docs",
+        type=click.IntRange(2),
+        default=None,
+        help="A passage is a template when most of its grams, digits masked, are in this many "
+        "earlier documents and it is short or a row of figures; higher sets fewer aside [10].",
+    )(func)
+    func = click.option(
+        "--templates",
+        type=click.Choice(["drop", "keep"]),
+        default=None,
+        help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
+        "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
+    )(func)
     return click.option(
         "--min-score", type=click.FloatRange(0, 1), default=None, help="Drop passages below [0]."
     )(func)
@@ -218,6 +232,7 @@ def overlap_command(
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
+    _templates_note(*finder.templates_set_aside)
     for note in read_notes(read.stats, id_field, epoch_unit):
         click.echo(note, err=True)
 
@@ -228,6 +243,21 @@ def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, 
         f"{pairs:,} passage pairs, {share:.1%} of the text copied, {s:.2f}s",
         err=True,
     )
+
+
+def _templates_note(count: int, examples: list[tuple[Any, str]]) -> None:
+    """The passages set aside as templates, with a few of them (one line each)."""
+    if not count:
+        return
+    click.echo(
+        f"overlap: {count:,} passage pairs set aside as templates of the collection "
+        "(--templates keep reports them), e.g.:",
+        err=True,
+    )
+    for p, text in examples[:3]:
+        short = " ".join(text.split())
+        short = short if len(short) <= 70 else short[:67] + "..."
+        click.echo(f"  {p.id} <- {p.source_id}: {short!r}", err=True)
 
 
 def _on_spark(
@@ -272,6 +302,7 @@ def _on_spark(
     secs = time.perf_counter() - start
     ref = f" against {result.references:,} reference documents" if refs else ""
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
+    _templates_note(result.templates, list(result.template_examples))
 
 
 def _run(

@@ -218,7 +218,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         """The passages of a run of texts (``found[i]``: text ``i`` of ``templates``) with the
         template rule applied (:func:`apply_templates`); those set aside are counted, the
         first few kept as examples."""
-        kept, aside = apply_templates(found, *templates, self.template_min_docs, self.templates)
+        kept, aside = apply_templates(
+            found, *templates, self._source_text, self.template_min_docs, self.templates
+        )
         self._aside += len(aside)
         for i, p in aside[: EXAMPLES - len(self._aside_examples)]:
             text = templates[0].texts[i][p.span[0] : p.span[1]]
@@ -254,6 +256,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         else:
             self._cache.move_to_end(position)
         return hit
+
+    def _source_text(self, p: Passage) -> str:
+        return self._texts[p.source_position][p.source_span[0] : p.source_span[1]]
 
     def text(self, position: int) -> str:
         """The text of the indexed document at ``position``."""
@@ -490,15 +495,16 @@ def apply_templates(
     found: list[list[Passage]],
     batch: TemplateBatch,
     df: npt.NDArray[np.int64],
+    source_text: Callable[[Passage], str],
     min_docs: int,
     templates: str,
 ) -> tuple[list[list[Passage]], list[tuple[int, Passage]]]:
     """The template rule on the passages of a run of texts (``found[i]``: those of text
-    ``i`` of ``batch``; ``df``: the counts of its keys,
-    :func:`~neardup.overlap.templates.template_flags`): the passages as reported (templates
-    flagged with ``templates="keep"``, left out with ``"drop"``) and those set aside, with
-    their text's index."""
-    rows = [(i, p.span[0], p.span[1]) for i, got in enumerate(found) for p in got]
+    ``i`` of ``batch``; ``df``: the counts of its keys; ``source_text``: a passage's source
+    passage; :func:`~neardup.overlap.templates.template_flags`): the passages as reported
+    (templates flagged with ``templates="keep"``, left out with ``"drop"``) and those set
+    aside, with their text's index."""
+    rows = [(i, *p.span, source_text(p)) for i, got in enumerate(found) for p in got]
     flags = iter(template_flags(batch, df, rows, min_docs))
     kept: list[list[Passage]] = []
     aside: list[tuple[int, Passage]] = []

@@ -5,13 +5,16 @@ quote headers (``In article <…> writes:``), signatures, legal notices, rows of
 learned from the indexed documents themselves: each document's tokens with a digit are masked
 (a date or a figure is a variable slot), its grams of ``ngram`` words are hashed on the masked
 tokens and half of them, chosen by hash, are its *template keys*; every key counts the indexed
-documents that hold it. A reported passage is a **template** when
+documents that hold it. A reported passage is a **template** when it is
 
-- at least half of the query's template keys inside it are held by ``min_docs`` or more
-  earlier indexed documents (it recurs across the collection, its slots changed), and
-- it is short (at most :data:`MAX_WORDS` words; a Han character counts 2/3) or a quarter of
-  its tokens hold a digit (rows of figures): a viral story copied into fifty articles recurs
-  as much, but it is content, longer than a formula and not made of numbers.
+- short (at most :data:`MAX_WORDS` words; a Han character counts 2/3) and either recurs (at
+  least half of the query's template keys inside it are held by ``min_docs`` or more earlier
+  indexed documents) or has its slots changed (the numbers of the two sides differ, the rest
+  shared: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's ``１月２５日``), or
+- a row of figures (a quarter of its tokens hold a digit) that recurs.
+
+A viral story copied into fifty articles recurs as much, but it is content: longer than a
+formula, not made of numbers, its numbers copied as they were.
 
 :func:`template_flags` is the rule, the one place it is written; the finder (library, CLI,
 service) and the Spark engine call it with the :class:`TemplateBatch` of the queries and the
@@ -22,11 +25,16 @@ counts of their keys.
 >>> toks = [tokenize(t) for t in texts]
 >>> batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 4)
 >>> df = TemplateCounts().count(batch, add=True)  # each text's keys: the texts before it
->>> template_flags(batch, df, [(5, 0, 40)], 5), template_flags(batch, df, [(5, 0, 40)], 6)
+>>> copied = [(5, 0, 40, texts[5][:40])]  # its numbers copied: only the counts tell
+>>> template_flags(batch, df, copied, 5), template_flags(batch, df, copied, 6)
 ([True], [False])
+>>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6)  # 5 Jan 6 against 4 Jan 5
+[True]
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import numpy.typing as npt
@@ -198,15 +206,15 @@ class TemplateCounts:
 def template_flags(
     batch: TemplateBatch,
     df: npt.NDArray[np.int64],
-    rows: list[tuple[int, int, int]],
+    rows: list[tuple[int, int, int, str]],
     min_docs: int,
 ) -> list[bool]:
-    """For each passage ``(text, start, end)`` (a text of ``batch``, a code-point span of
-    it): is it a template (module docstring)? ``df``: the counts of ``batch``'s keys in the
-    documents before their texts (:meth:`TemplateCounts.count`)."""
+    """For each passage ``(text, start, end, source)`` (a text of ``batch``, a code-point span
+    of it, the source passage's text): is it a template (module docstring)? ``df``: the counts
+    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`)."""
     if not rows:
         return []
-    doc, a, b = np.array(rows, dtype=np.int64).reshape(-1, 3).T
+    doc, a, b = np.array([r[:3] for r in rows], dtype=np.int64).reshape(-1, 3).T
     shift = batch.char_off[doc]
     t0 = np.searchsorted(batch.starts, a + shift, "left")
     t1 = np.maximum(np.searchsorted(batch.ends, b + shift, "right"), t0)
@@ -222,5 +230,18 @@ def template_flags(
     recurs = (n > 0) & (common[g1] - common[g0] >= HIGH_SHARE * n)
     short = batch.units[t1] - batch.units[t0] <= MAX_WORDS * _GRAM_WORD
     figures = (t1 > t0) & (digits[t1] - digits[t0] >= DIGIT_SHARE * (t1 - t0))
-    flags: list[bool] = (recurs & (short | figures)).tolist()
+    texts = batch.texts
+    slots = np.array(
+        [_numbers(texts[r[0]][r[1] : r[2]]) != _numbers(r[3]) for r in rows], dtype=np.bool_
+    )
+    flags: list[bool] = ((short & (recurs | slots)) | (figures & recurs)).tolist()
     return flags
+
+
+_NUMBER = re.compile("[0-9\uff10-\uff19]+")
+_ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19", "0123456789")
+
+
+def _numbers(text: str) -> list[str]:
+    """The numbers of ``text`` in order (full-width digits read as ASCII)."""
+    return _NUMBER.findall(text.translate(_ASCII))
