@@ -322,9 +322,10 @@ def _templated(
     if not queries:
         return [], []
     qords = [got[0].position for got in queries]
+    wanted = sorted({p.source_position for got in queries for p in got} | set(qords))
     texts: dict[int, str] = {
         r["ord"]: r["text"]
-        for r in docs.where(F.col("ord").isin(qords)).select("ord", "text").collect()
+        for r in docs.where(F.col("ord").isin(wanted)).select("ord", "text").collect()
     }
     batch = TemplateBatch(
         [texts[q] for q in qords],
@@ -338,7 +339,13 @@ def _templated(
         [counts.get(q, {}).get(h, 0) for i, q in enumerate(qords) for h in keys[at[i] : at[i + 1]]],
         dtype=np.int64,
     )
-    kept, aside = apply_templates(queries, batch, df, finder.template_min_docs, finder.templates)
+
+    def source_text(p: Passage) -> str:
+        return texts[p.source_position][p.source_span[0] : p.source_span[1]]
+
+    kept, aside = apply_templates(
+        queries, batch, df, source_text, finder.template_min_docs, finder.templates
+    )
     out = [
         (by_key[(p.position, p.span, p.source_position, p.source_span)], p)
         for got in kept
