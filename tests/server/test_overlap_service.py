@@ -200,3 +200,20 @@ def test_hostile_bodies_are_4xx(server: Server) -> None:
     for raw in (b'{"text": "\\ud800"}', b'{"text": NaN}', b"[" * 5000, b"", b"\xff\xfe"):
         r = httpx.post(url, content=raw, headers={**AUTH, "content-type": "application/json"})
         assert 400 <= r.status_code < 500 and "error" in r.json(), (raw[:20], r.text)
+
+
+def test_templates_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
+    # the store is the collection the templates are learned from: datelines, bylines and
+    # signatures set aside by default, reported (flagged) with templates=keep
+    from tests.overlap_texts import templated
+
+    docs = templated(n=60)
+    for options in ((), ("--overlap", "templates=keep")):
+        params = dict(o.split("=") for o in options[1::2])
+        want = library(docs, **params)
+        data = tmp_path / f"data{len(options)}"
+        with Server(data, "--no-verify", "--token", TOKEN, *options) as s:
+            got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+        assert [g["passages"] for g in got] == want
+        flagged = sum(p["template"] for w in want for p in w)
+        assert (flagged > 100) if options else (flagged == 0 and any(want))

@@ -63,7 +63,8 @@ class OverlapsIn(BaseModel):
 class PassageOut(BaseModel):
     """A passage ``span`` of the text (code points, ``[start, end)``) also found at
     ``source_span`` of the stored document ``source_id``; ``score``: share of its word grams
-    found in the source passage; ``position``/``source_position``: places in the finder."""
+    found in the source passage; ``position``/``source_position``: places in the finder;
+    ``template``: a template of the store (only reported with ``--overlap templates=keep``)."""
 
     id: str | None
     span: list[int]
@@ -72,6 +73,7 @@ class PassageOut(BaseModel):
     score: float
     position: int
     source_position: int
+    template: bool = False
 
 
 class OverlapOut(BaseModel):
