@@ -21,6 +21,7 @@ same texts, same process.
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap.py --pan en --hosts 300
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap.py --pan zh --hosts 300
     python benchmarks/bench_overlap.py --pan en --pan zh --raw --hosts 1000 --background 4000
+    python benchmarks/bench_overlap.py --clough-collection --seed 1
 """
 
 from __future__ import annotations
@@ -80,6 +81,28 @@ def clough(params: dict[str, Any]) -> dict[str, Any]:
         "cut+light": f"{cl}/{total['cut'] + total['light']}",
         "linked_to_another_source": wrong,
     }
+
+
+def clough_collection(params: dict[str, Any], order: str, seed: int) -> dict[str, Any]:
+    """Clough & Stevenson as one collection (all 100 texts, no reference) in the corpus's
+    ``order``, ``reversed`` or ``shuffled``: an answer is linked when a passage pairs it with
+    its task's article, in either direction (the article may come after its copies)."""
+    docs = _read("clough_stevenson/docs.jsonl.gz")
+    if order == "reversed":
+        docs = docs[::-1]
+    elif order == "shuffled":
+        random.Random(seed).shuffle(docs)
+    found = OverlapFinder(**params).find([d["text"] for d in docs], [d["id"] for d in docs])
+    pairs = {(p.id, p.source_id) for p in found} | {(p.source_id, p.id) for p in found}
+    linked: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for d in docs:
+        if d["category"] != "orig":
+            total[d["category"]] += 1
+            linked[d["category"]] += (d["id"], d["source_id"]) in pairs
+    share = {c: round(linked[c] / total[c], 3) for c in ("cut", "light", "heavy", "non")}
+    cl = (linked["cut"] + linked["light"]) / (total["cut"] + total["light"])
+    return {"order": order, "linked_share": share, "cut+light": round(cl, 3)}
 
 
 def sentences(text: str, zh: bool) -> list[str]:
@@ -228,6 +251,12 @@ def pan(
     t_over, found = _timed(lambda: OverlapFinder(**params).find(texts, ids=ids))
     t_dedup, _ = _timed(lambda: _dedup(texts, ids))
     dets = [p.to_dict() for p in found]
+    # the two spans of a passage cover corresponding text: shorter / longer side, per passage
+    ratios = sorted(
+        min(p.span[1] - p.span[0], p.source_span[1] - p.source_span[0])
+        / max(p.span[1] - p.span[0], p.source_span[1] - p.source_span[0], 1)
+        for p in found
+    )
     kinds = data["kinds"]
     out: dict[str, Any] = {"docs": len(texts), "hosts": len(kinds), "cases": len(data["cases"])}
     for how in OBFUSCATIONS:
@@ -241,6 +270,11 @@ def pan(
     reported = {d["id"] for d in dets}
     out["untouched_reported"] = f"{sum(h in reported for h in untouched)}/{len(untouched)}"
     out["false_detections_outside_hosts"] = sum(1 for d in dets if d["id"] not in kinds)
+    if ratios:
+        out["span_ratio_p5_p50"] = [
+            round(ratios[len(ratios) // 20], 3),
+            round(ratios[len(ratios) // 2], 3),
+        ]
     out["seconds_overlap"] = round(t_over, 2)
     out["seconds_dedup"] = round(t_dedup, 2)
     out["cost_ratio"] = round(t_over / t_dedup, 2)
@@ -262,6 +296,11 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clough", action="store_true")
+    ap.add_argument(
+        "--clough-collection",
+        action="store_true",
+        help="Clough & Stevenson as one collection, in corpus, reversed and shuffled order",
+    )
     ap.add_argument("--pan", choices=["en", "zh"], action="append", default=[])
     ap.add_argument("--hosts", type=int, default=300)
     ap.add_argument("--background", type=int, default=2000)
@@ -276,6 +315,11 @@ def main() -> None:
     }
     if args.clough:
         report["clough"] = clough(params)
+    if args.clough_collection:
+        report["clough_collection"] = [
+            clough_collection(params, order, args.seed)
+            for order in ("corpus", "reversed", "shuffled")
+        ]
     for lang in args.pan:
         report[f"pan_{lang}"] = pan(lang, args.hosts, args.background, args.seed, params, args.raw)
     report["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)

@@ -9,8 +9,9 @@ documents that hold it. A reported passage is a **template** when it is
 
 - short (at most :data:`MAX_WORDS` words; a Han character counts 2/3) and either recurs (at
   least half of the query's template keys inside it are held by ``min_docs`` or more earlier
-  indexed documents) or has its slots changed (the numbers of the two sides differ, the rest
-  shared: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's ``１月２５日``), or
+  indexed documents) or has its slots changed (the two sides are the same text but for their
+  numbers, which differ: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's
+  ``１月２５日``), or
 - a row of figures (a quarter of its tokens hold a digit) that recurs.
 
 A viral story copied into fifty articles recurs as much, but it is content: longer than a
@@ -231,9 +232,7 @@ def template_flags(
     short = batch.units[t1] - batch.units[t0] <= MAX_WORDS * _GRAM_WORD
     figures = (t1 > t0) & (digits[t1] - digits[t0] >= DIGIT_SHARE * (t1 - t0))
     texts = batch.texts
-    slots = np.array(
-        [_numbers(texts[r[0]][r[1] : r[2]]) != _numbers(r[3]) for r in rows], dtype=np.bool_
-    )
+    slots = np.array([_slots_changed(texts[r[0]][r[1] : r[2]], r[3]) for r in rows], np.bool_)
     flags: list[bool] = ((short & (recurs | slots)) | (figures & recurs)).tolist()
     return flags
 
@@ -242,6 +241,20 @@ _NUMBER = re.compile("[0-9\uff10-\uff19]+")
 _ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19", "0123456789")
 
 
-def _numbers(text: str) -> list[str]:
-    """The numbers of ``text`` in order (full-width digits read as ASCII)."""
-    return _NUMBER.findall(text.translate(_ASCII))
+def _slots_changed(query: str, source: str) -> bool:
+    """The two sides of a passage are the same text but for their numbers, which differ.
+
+    >>> _slots_changed("本报北京１月４日讯记者", "本报北京1月15日讯 记者")
+    True
+    >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
+    (False, False)
+    """
+    q, s = query.translate(_ASCII), source.translate(_ASCII)
+    if _NUMBER.findall(q) == _NUMBER.findall(s):
+        return False
+    return _frame(q) == _frame(s)
+
+
+def _frame(text: str) -> str:
+    """``text`` without its numbers, spaces and punctuation, case folded."""
+    return "".join(c for c in _NUMBER.sub("#", text).casefold() if c.isalnum() or c == "#")
