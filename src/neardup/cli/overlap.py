@@ -124,7 +124,12 @@ def _finder_options(func: Any) -> Any:
         "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
     )(func)
     return click.option(
-        "--min-score", type=click.FloatRange(0, 1), default=None, help="Drop passages below [0]."
+        "--min-score",
+        type=click.FloatRange(0, 1),
+        default=None,
+        help="Drop passages scoring below this. Start from 0: 0.3 already loses most heavy "
+        "rewrites (a quarter of the words edited), 0.5 keeps near-verbatim copies only "
+        "(docs/OVERLAP.md) [0].",
     )(func)
 
 
