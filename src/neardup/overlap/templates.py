@@ -237,7 +237,10 @@ def template_flags(
     return flags
 
 
-_NUMBER = re.compile("[0-9\uff10-\uff19]+")
+# a number: digits, or Han numerals before 年/月/日 (a date written 一月四日)
+_NUMBER = re.compile(
+    "[0-9\uff10-\uff19]+|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
+)
 _ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19", "0123456789")
 
 
@@ -245,6 +248,8 @@ def _slots_changed(query: str, source: str) -> bool:
     """The two sides of a passage are the same text but for their numbers, which differ.
 
     >>> _slots_changed("本报北京１月４日讯记者", "本报北京1月15日讯 记者")
+    True
+    >>> _slots_changed("本报北京一月四日讯记者", "本报北京１月２３日讯记者")
     True
     >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
     (False, False)
