@@ -232,7 +232,10 @@ def template_flags(
     short = batch.units[t1] - batch.units[t0] <= MAX_WORDS * _GRAM_WORD
     figures = (t1 > t0) & (digits[t1] - digits[t0] >= DIGIT_SHARE * (t1 - t0))
     texts = batch.texts
-    slots = np.array([_slots_changed(texts[r[0]][r[1] : r[2]], r[3]) for r in rows], np.bool_)
+    slots = np.zeros(len(rows), dtype=np.bool_)
+    for k in np.flatnonzero(short & ~recurs).tolist():  # only where it can decide
+        r = rows[k]
+        slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
     flags: list[bool] = ((short & (recurs | slots)) | (figures & recurs)).tolist()
     return flags
 
@@ -254,12 +257,15 @@ def _slots_changed(query: str, source: str) -> bool:
     >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
     (False, False)
     """
-    q, s = query.translate(_ASCII), source.translate(_ASCII)
-    if _NUMBER.findall(q) == _NUMBER.findall(s):
+    q, s = _NUMBER.findall(query), _NUMBER.findall(source)
+    if q == s or [n.translate(_ASCII) for n in q] == [n.translate(_ASCII) for n in s]:
         return False
-    return _frame(q) == _frame(s)
+    return _frame(query) == _frame(source)
 
 
 def _frame(text: str) -> str:
     """``text`` without its numbers, spaces and punctuation, case folded."""
-    return "".join(c for c in _NUMBER.sub("#", text).casefold() if c.isalnum() or c == "#")
+    return _NOT_WORD.sub("", _NUMBER.sub("#", text).casefold())
+
+
+_NOT_WORD = re.compile("[^\\w#]|_")
