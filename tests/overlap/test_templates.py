@@ -171,3 +171,13 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     query = texts[i][a:e]
     slots = numbers(query) != numbers(source) and frame(query) == frame(source)
     assert got == ((short and (recurs or slots)) or (figures and recurs))
+
+
+def test_odd_texts_do_not_break_the_rule() -> None:
+    # an empty text, a lone surrogate (JSON allows one: it raised UnicodeEncodeError), digits
+    # of another script
+    copied = "the quick brown fox jumps over the lazy dog near the river bank today"
+    texts = ["", f"so \ud800 {copied} end", f"٣ then {copied} \ud800 7", copied]
+    found = OverlapFinder().find(texts)
+    assert [(p.id, p.source_id) for p in found] == [(2, 1), (3, 1), (3, 2)]
+    assert not any(p.template for p in found)

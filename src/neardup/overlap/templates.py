@@ -86,7 +86,8 @@ class TemplateBatch:
         empty = np.zeros(0, dtype=np.int64)
         self.starts = cat([empty, *(t[0] for t in tokens)]) + shift
         self.ends = cat([empty, *(t[1] for t in tokens)]) + shift
-        cps = np.frombuffer("\n".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        # surrogatepass: a lone surrogate (JSON allows one) is one code point, as in the tokens
+        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), np.uint32)
         is_digit = ((cps - 0x30) < 10) | ((cps - 0xFF10) < 10)  # ASCII, full-width (unsigned)
         # a digit is a word character, never between tokens: a token's run reaches the next
         self.digit = (
