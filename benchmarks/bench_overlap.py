@@ -11,12 +11,18 @@ article (Chinese), inserted at a sentence boundary, with obfuscation none, light
 character edits) or heavy (~25 % edits and two sentences swapped). Sources and background
 documents come before the hosts. The background is cleaned first: documents that share a
 passage with another (quoted replies, re-issued wires) are left out, so precision measures
-only what the method adds. Timing: ``OverlapFinder.find`` vs ``Deduplicator.feed`` on the
+only what the method adds. With ``--raw`` only documents sharing a *long* passage (12 words,
+about 20 Han characters: ``CLEAN_RAW``, templates included) are left out: the background keeps
+its bylines, datelines, quote headers, signatures and templated wires, as a real collection.
+Timing: ``OverlapFinder.find`` vs ``Deduplicator.feed`` on the
 same texts, same process.
 
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap.py --clough
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap.py --pan en --hosts 300
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap.py --pan zh --hosts 300
+    python benchmarks/bench_overlap.py --pan en --pan zh --raw --hosts 1000 --background 4000
+    python benchmarks/bench_overlap.py --clough-collection --seed 1
+    python benchmarks/bench_overlap.py --raw-shares
 """
 
 from __future__ import annotations
@@ -78,6 +84,53 @@ def clough(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def clough_collection(params: dict[str, Any], order: str, seed: int) -> dict[str, Any]:
+    """Clough & Stevenson as one collection (all 100 texts, no reference) in the corpus's
+    ``order``, ``reversed`` or ``shuffled``: an answer is linked when a passage pairs it with
+    its task's article, in either direction (the article may come after its copies)."""
+    docs = _read("clough_stevenson/docs.jsonl.gz")
+    if order == "reversed":
+        docs = docs[::-1]
+    elif order == "shuffled":
+        random.Random(seed).shuffle(docs)
+    found = OverlapFinder(**params).find([d["text"] for d in docs], [d["id"] for d in docs])
+    pairs = {(p.id, p.source_id) for p in found} | {(p.source_id, p.id) for p in found}
+    linked: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for d in docs:
+        if d["category"] != "orig":
+            total[d["category"]] += 1
+            linked[d["category"]] += (d["id"], d["source_id"]) in pairs
+    share = {c: round(linked[c] / total[c], 3) for c in ("cut", "light", "heavy", "non")}
+    cl = (linked["cut"] + linked["light"]) / (total["cut"] + total["light"])
+    return {"order": order, "linked_share": share, "cut+light": round(cl, 3)}
+
+
+RAW = {
+    "reuters": "reuters21578/docs.jsonl.gz",
+    "20news": "20news_bydate/docs.jsonl.gz",
+    "peoples_daily": "peoples_daily_199801/articles.jsonl.gz",
+}
+
+
+def raw_shares(params: dict[str, Any]) -> dict[str, Any]:
+    """Each raw corpus run whole in input order: documents with a reported passage and
+    passage pairs, with the templates kept (before the template rule) and set aside."""
+    out = {}
+    for name, rel in RAW.items():
+        texts = [d["text"] for d in _read(rel)]
+        finder = OverlapFinder(**{**params, "templates": "keep"})
+        got = list(finder.stream((t, k) for k, t in enumerate(texts)))
+        out[name] = {
+            "documents": len(texts),
+            "with_passage_before": sum(1 for g in got if g),
+            "with_passage_after": sum(1 for g in got if any(not p.template for p in g)),
+            "pairs_before": sum(len(g) for g in got),
+            "pairs_after": sum(1 for g in got for p in g if not p.template),
+        }
+    return out
+
+
 def sentences(text: str, zh: bool) -> list[str]:
     """Sentences with their trailing space kept, so joining them gives the text back."""
     if zh:
@@ -125,7 +178,9 @@ def obfuscate(passage: list[str], how: str, rng: random.Random, zh: bool, vocab:
     return _edit(sents, 0.05 if how == "light" else 0.25, rng, zh, vocab)
 
 
-def build_set(lang: str, hosts_n: int, background_n: int, seed: int) -> dict[str, Any]:
+def build_set(
+    lang: str, hosts_n: int, background_n: int, seed: int, raw: bool = False
+) -> dict[str, Any]:
     """Documents (in order) and cases of one PAN-style set."""
     rng = random.Random(seed)
     zh = lang == "zh"
@@ -140,7 +195,7 @@ def build_set(lang: str, hosts_n: int, background_n: int, seed: int) -> dict[str
         reuters = [d for d in _read("reuters21578/docs.jsonl.gz") if len(d["text"]) > 600]
         rng.shuffle(reuters)
         sources = reuters[:background_n]
-    background = _clean(sources + hosts, zh)
+    background = _clean(sources + hosts, zh, raw)
     sources = [d for d in sources if d["id"] in background]
     hosts = [d for d in hosts if d["id"] in background]
     vocab = sorted(
@@ -192,26 +247,42 @@ def build_set(lang: str, hosts_n: int, background_n: int, seed: int) -> dict[str
 # same one for every setting, so that all settings are scored on the same documents: it looks
 # up every gram (query_window 1), so the sets do not change with the default's look-ups.
 CLEAN = {"ngram": 4, "min_length": 8, "query_window": 1}
+# --raw: only documents sharing 12 words (13 word units: 20 Han characters) are left out,
+# templates or not (the templates stay in the background, as in a real collection)
+CLEAN_RAW = {"ngram": 4, "query_window": 1, "templates": "keep"}
 
 
-def _clean(docs: list[dict[str, Any]], zh: bool) -> set[str]:
-    """Ids of the documents that share no passage with another (the ``CLEAN`` finder)."""
-    finder = OverlapFinder(**CLEAN)
+def _clean(docs: list[dict[str, Any]], zh: bool, raw: bool = False) -> set[str]:
+    """Ids of the documents that share no passage with another (the ``CLEAN`` finder; with
+    ``raw`` no long passage, ``CLEAN_RAW``)."""
+    params = {**CLEAN_RAW, "min_length": 13 if zh else 12} if raw else CLEAN
+    finder = OverlapFinder(**params)
     found = finder.find([d["text"] for d in docs], ids=[d["id"] for d in docs])
     dirty = {p.id for p in found} | {p.source_id for p in found}
     return {d["id"] for d in docs} - dirty
 
 
 def pan(
-    lang: str, hosts_n: int, background_n: int, seed: int, params: dict[str, Any]
+    lang: str,
+    hosts_n: int,
+    background_n: int,
+    seed: int,
+    params: dict[str, Any],
+    raw: bool = False,
 ) -> dict[str, Any]:
     """PAN measures per obfuscation, untouched hosts reported, and the cost vs dedup."""
-    data = build_set(lang, hosts_n, background_n, seed)
+    data = build_set(lang, hosts_n, background_n, seed, raw)
     texts = [d["text"] for d in data["docs"]]
     ids = [d["id"] for d in data["docs"]]
     t_over, found = _timed(lambda: OverlapFinder(**params).find(texts, ids=ids))
     t_dedup, _ = _timed(lambda: _dedup(texts, ids))
     dets = [p.to_dict() for p in found]
+    # the two spans of a passage cover corresponding text: shorter / longer side, per passage
+    ratios = sorted(
+        min(p.span[1] - p.span[0], p.source_span[1] - p.source_span[0])
+        / max(p.span[1] - p.span[0], p.source_span[1] - p.source_span[0], 1)
+        for p in found
+    )
     kinds = data["kinds"]
     out: dict[str, Any] = {"docs": len(texts), "hosts": len(kinds), "cases": len(data["cases"])}
     for how in OBFUSCATIONS:
@@ -225,6 +296,11 @@ def pan(
     reported = {d["id"] for d in dets}
     out["untouched_reported"] = f"{sum(h in reported for h in untouched)}/{len(untouched)}"
     out["false_detections_outside_hosts"] = sum(1 for d in dets if d["id"] not in kinds)
+    if ratios:
+        out["span_ratio_p5_p50"] = [
+            round(ratios[len(ratios) // 20], 3),
+            round(ratios[len(ratios) // 2], 3),
+        ]
     out["seconds_overlap"] = round(t_over, 2)
     out["seconds_dedup"] = round(t_dedup, 2)
     out["cost_ratio"] = round(t_over / t_dedup, 2)
@@ -246,11 +322,18 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clough", action="store_true")
+    ap.add_argument("--raw-shares", action="store_true", help="Reuters, 20NG, People's Daily")
+    ap.add_argument(
+        "--clough-collection",
+        action="store_true",
+        help="Clough & Stevenson as one collection, in corpus, reversed and shuffled order",
+    )
     ap.add_argument("--pan", choices=["en", "zh"], action="append", default=[])
     ap.add_argument("--hosts", type=int, default=300)
     ap.add_argument("--background", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--params", default="{}", help="OverlapFinder parameters as JSON")
+    ap.add_argument("--raw", action="store_true", help="keep the background's templates")
     args = ap.parse_args()
     params = json.loads(args.params)
     report: dict[str, Any] = {
@@ -259,8 +342,15 @@ def main() -> None:
     }
     if args.clough:
         report["clough"] = clough(params)
+    if args.raw_shares:
+        report["raw_shares"] = raw_shares(params)
+    if args.clough_collection:
+        report["clough_collection"] = [
+            clough_collection(params, order, args.seed)
+            for order in ("corpus", "reversed", "shuffled")
+        ]
     for lang in args.pan:
-        report[f"pan_{lang}"] = pan(lang, args.hosts, args.background, args.seed, params)
+        report[f"pan_{lang}"] = pan(lang, args.hosts, args.background, args.seed, params, args.raw)
     report["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(report, indent=1, ensure_ascii=False))
 

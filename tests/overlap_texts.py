@@ -39,3 +39,41 @@ def synthetic(seed: int = 7, n: int = 14, boilerplate: str = BOILERPLATE) -> lis
             text = text[:cut] + " " + piece + " " + text[cut:]
         docs.append((f"doc-{i}", text + "\n" + boilerplate))
     return docs
+
+
+VIRAL = range(20, 70)  # the texts holding the viral story (templated)
+PLANTED = (90, 110)  # (source, copy) of a passage copied once (templated)
+
+
+def templated(seed: int = 3, n: int = 120) -> list[tuple[str, str]]:
+    """``(id, text)``: news-like texts with the templates of a real collection (a dateline
+    and byline with the city, date and reporter changed; a reporter's signature line), a viral
+    story of 60 words in every text of :data:`VIRAL`, and one passage of text ``PLANTED[0]``
+    copied into ``PLANTED[1]``; nothing else is shared.
+
+    >>> docs = templated(n=3)
+    >>> [i for i, _ in docs], "(Reuters) - staff writer" in docs[0][1]
+    (['t-0', 't-1', 't-2'], True)
+    """
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstuvwy") for _ in range(rng.randint(4, 9)))
+             for _ in range(6000)]  # fmt: skip
+    cities, names = ["Boston", "Paris", "Lagos", "Lima"], ["Ann Lee", "Bo Chan", "Cy Ruiz"]
+    viral = " ".join(rng.choice(vocab) for _ in range(60)) + "."
+    docs: list[tuple[str, str]] = []
+    for i in range(n):
+        name = rng.choice(names)
+        byline = (f"{rng.choice(cities)} {rng.randint(1, 12)} {rng.randint(1, 28)} (Reuters) - "
+                  f"staff writer {name} reports that")  # fmt: skip
+        body = [" ".join(rng.choice(vocab) for _ in range(rng.randint(12, 20))) + "."
+                for _ in range(6)]  # fmt: skip
+        if i in VIRAL:
+            body.insert(rng.randrange(1, len(body)), viral)
+        if i == PLANTED[1]:
+            body.insert(3, docs[PLANTED[0]][1].split("\n")[2])
+        signature = (
+            f"{name} writes for the city desk and can be reached at extension "
+            f"{rng.randint(100, 999)} of the newsroom in {rng.choice(cities)}."
+        )
+        docs.append((f"t-{i}", "\n".join([byline + " " + body[0], *body[1:], signature])))
+    return docs

@@ -309,3 +309,20 @@ def test_a_huge_overlap_query_does_not_stall_other_clients(tmp_path: Path) -> No
     before = [t for t in answered if t < done["at"]]
     # every round but the one racing the end came back while the big query was running
     assert len(before) >= 3 and len(answered) - len(before) <= 1, (len(before), len(answered))
+
+
+def test_templates_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
+    # the store is the collection the templates are learned from: datelines, bylines and
+    # signatures set aside by default, reported (flagged) with templates=keep
+    from tests.overlap_texts import templated
+
+    docs = templated(n=60)
+    for options in ((), ("--overlap", "templates=keep")):
+        params = dict(o.split("=") for o in options[1::2])
+        want = library(docs, **params)
+        data = tmp_path / f"data{len(options)}"
+        with Server(data, "--no-verify", "--token", TOKEN, *options) as s:
+            got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+        assert [g["passages"] for g in got] == want
+        flagged = sum(p["template"] for w in want for p in w)
+        assert (flagged > 100) if options else (flagged == 0 and any(want))

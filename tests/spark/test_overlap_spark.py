@@ -44,15 +44,16 @@ def test_spark_passages_equal_the_local_finder(spark: Any, tmp_path: Path) -> No
     # max_df=4: the boilerplate line (in every text) is skipped once 4 earlier texts hold it,
     # but still found by the first queries; time order: sources are the earlier timestamps
     # (ties in input order)
-    params = {"max_df": 4, "min_score": 0.5}
+    # templates kept: the boilerplate line is a template, set aside by default
+    params = {"max_df": 4, "min_score": 0.5, "templates": "keep"}
     want = local_rows(recs, True, **params)
     got = find_overlaps(spark, OverlapFinder(**params), (str(src),), fields=Fields(time="t"))
     assert got.rows == want
     assert got.documents == len(recs)
     assert len({r["id"] for r in want}) >= 10
     assert any(r["score"] < 1.0 for r in want)
-    assert len(local_rows(recs, True, max_df=100, min_score=0.5)) > len(want)  # max_df acts
-    assert local_rows(recs, False, max_df=4) != local_rows(recs, True, max_df=4)
+    assert len(local_rows(recs, True, **{**params, "max_df": 100})) > len(want)  # max_df acts
+    assert local_rows(recs, False, **params) != local_rows(recs, True, **params)
     # look-ups of every gram (query_window=1; the default looks up those winnowing with 2
     # keeps) find the boilerplate through grams only some texts post, near its ends: on both
     # engines, and this set tells the two apart
@@ -122,3 +123,29 @@ def test_spark_counts_documents_for_max_df_as_local(spark: Any, tmp_path: Path) 
     got = find_overlaps(spark, OverlapFinder(max_df=4), (str(src),), fields=Fields())
     assert got.rows == want
     assert [(r["id"], r["source_id"]) for r in want if r["id"] == 7] == [(7, 6)]
+
+
+def test_spark_sets_the_local_templates_aside(spark: Any, tmp_path: Path) -> None:
+    # the template rule (datelines, bylines, signatures set aside; the viral story and the
+    # planted copy reported), in input order and in time order, dropped and kept
+    from tests.overlap_texts import templated
+
+    docs = templated(n=80)
+    src = tmp_path / "templated.jsonl"
+    recs = [{"id": i, "text": t, "t": k % 7} for k, (i, t) in enumerate(docs)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    for timed in (False, True):
+        fields = Fields(time="t") if timed else Fields()
+        for mode in ("drop", "keep"):
+            want = local_rows(recs, timed, templates=mode)
+            got = find_overlaps(spark, OverlapFinder(templates=mode), (str(src),), fields=fields)
+            assert got.rows == want
+        local = OverlapFinder()
+        local.find([r["text"] for r in recs], [r["id"] for r in recs],
+                   [float(r["t"]) for r in recs] if timed else None)  # fmt: skip
+        assert got.rows != local_rows(recs, timed)  # "keep" reports more
+        dropped = find_overlaps(spark, OverlapFinder(), (str(src),), fields=fields)
+        assert dropped.templates == local.templates_set_aside[0] > 100
+        assert [t for _, t in dropped.template_examples] == [
+            t for _, t in local.templates_set_aside[1]
+        ]

@@ -117,8 +117,27 @@ def _finder_options(func: Any) -> Any:
         ),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
+    func = click.option(
+        "--template-min-docs",
+        type=click.IntRange(2),
+        default=None,
+        help="A passage is a template when most of its grams, digits masked, are in this many "
+        "earlier documents and it is short or a row of figures; higher sets fewer aside [10].",
+    )(func)
+    func = click.option(
+        "--templates",
+        type=click.Choice(["drop", "keep"]),
+        default=None,
+        help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
+        "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
+    )(func)
     return click.option(
-        "--min-score", type=click.FloatRange(0, 1), default=None, help="Drop passages below [0]."
+        "--min-score",
+        type=click.FloatRange(0, 1),
+        default=None,
+        help="Drop passages scoring below this. Start from 0: 0.3 already loses most heavy "
+        "rewrites (a quarter of the words edited), 0.5 keeps near-verbatim copies only "
+        "(docs/OVERLAP.md) [0].",
     )(func)
 
 
@@ -249,6 +268,7 @@ def overlap_command(
         click.echo(
             f"strip: {stripped:,} characters removed, texts written to {strip_out}", err=True
         )
+    _templates_note(*finder.templates_set_aside)
     _notes(read, notes, read.stats, read.ref_stats)
 
 
@@ -300,6 +320,21 @@ def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, 
     )
 
 
+def _templates_note(count: int, examples: list[tuple[Any, str]]) -> None:
+    """The passages set aside as templates, with a few of them (one line each)."""
+    if not count:
+        return
+    click.echo(
+        f"overlap: {count:,} passage pairs set aside as templates of the collection "
+        "(--templates keep reports them), e.g.:",
+        err=True,
+    )
+    for p, text in examples[:3]:
+        short = " ".join(text.split())
+        short = short if len(short) <= 70 else short[:67] + "..."
+        click.echo(f"  {p.id} <- {p.source_id}: {short!r}", err=True)
+
+
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
@@ -346,6 +381,7 @@ def _on_spark(
     secs = time.perf_counter() - start
     ref = f" against {result.references:,} reference documents" if refs else ""
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
+    _templates_note(result.templates, list(result.template_examples))
     _notes(read, notes, result.stats)
 
 

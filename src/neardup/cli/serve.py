@@ -165,13 +165,18 @@ def _overlap_params(items: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
+        number = value.strip()
         try:
-            number = value.strip()
             params[key.strip()] = int(number) if number.lstrip("-").isdigit() else float(number)
         except ValueError:
-            sep = ""
+            if number.isalpha():  # a word: templates=keep
+                params[key.strip()] = number
+            else:
+                sep = ""
         if not sep:
-            raise usage_error(f"--overlap {item!r}: expected KEY=NUMBER, e.g. min_length=12")
+            raise usage_error(
+                f"--overlap {item!r}: expected KEY=VALUE, e.g. min_length=12 or templates=keep"
+            )
     try:
         OverlapFinder(**params)
     except (TypeError, ValueError) as exc:

@@ -24,7 +24,7 @@ import json
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -43,9 +43,11 @@ from neardup.overlap.pairs import (
     pair_passages,
     prepare,
     prepare_packed,
+    token_arrays,
     unpack,
 )
 from neardup.overlap.persist import ReferenceMixin
+from neardup.overlap.templates import TemplateBatch, TemplateCounts, template_flags
 from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
@@ -59,13 +61,19 @@ TOKENIZER_VERSION = 3
 # 5: a query looks up only the grams winnowing with query_window keeps (1.5x fewer probes);
 # 6: max_df counts the documents posting a gram, not its postings (a text repeating a
 # sentence 60 times was all boilerplate to its own copy)
-ALIGNER_VERSION = 6
+# 7: the template rule (overlap.templates) flags, and by default sets aside, templates
+ALIGNER_VERSION = 7
+TEMPLATE_MODES = ("drop", "keep")
+EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
 # on the PAN sets (zh heavy rewrites 0.870-0.908, seeds 1-4), 4 keeps 2/5 but loses 0.01-0.03
 # there (0.854-0.890); benchmarks/README.md "Overlap", Cost
 QUERY_WINDOW = 2
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
+# the template keys of a run of texts and their counts in the documents before each
+_Templates = tuple[TemplateBatch, npt.NDArray[np.int64]]
+_Texts = tuple[list[str], list[Prepared | bytes]]  # a run of texts and their prepared arrays
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,9 @@ class Passage:
 
     Spans are ``[start, end)`` in code points of the texts as given. ``score`` is the share of
     the passage's word grams also found in the source passage (1.0: copied verbatim).
-    ``position``/``source_position`` are the documents' places in the finder.
+    ``position``/``source_position`` are the documents' places in the finder. ``template``:
+    the passage is a template of the collection (:mod:`neardup.overlap.templates`); such
+    passages are only reported with ``templates="keep"``.
     """
 
     id: Any
@@ -84,6 +94,7 @@ class Passage:
     score: float
     position: int
     source_position: int
+    template: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The passage as a JSON-ready dict (spans as lists)."""
@@ -107,6 +118,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     smaller; 1 looks up every gram, as before aligner 5: 1.5x the probes of 2, and a cost per
     document that grows more with the index; 4 looks up 0.6x the grams of 2 and misses more
     of the heavy rewrites; docs/OVERLAP.md "Cost"). Resolved: ``query_window_``.
+    ``templates`` ``"drop"`` (default): passages that are templates of the indexed collection
+    (bylines, datelines, quote headers, signatures, rows of figures:
+    :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
+    ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
+    that must hold most of a passage's masked grams for it to be a template (10; higher sets
+    fewer aside).
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
     of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
@@ -124,6 +141,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         max_df: int = 50,
         min_score: float = 0.0,
         query_window: int | None = None,
+        templates: str = "drop",
+        template_min_docs: int = 10,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:
@@ -141,6 +160,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                 f"query_window must be an integer in [1, window={window}] (a shared window of "
                 f"grams must hold a looked-up gram the source posted), got {query_window!r}"
             )
+        if templates not in TEMPLATE_MODES:
+            raise ValueError(f"templates must be one of {TEMPLATE_MODES}, got {templates!r}")
+        if not isinstance(template_min_docs, int) or template_min_docs < 2:
+            raise ValueError(
+                "template_min_docs must be an integer >= 2 (a passage held by one other "
+                f"document is a copy, not a template), got {template_min_docs!r}"
+            )
         self.ngram = ngram
         self.window = window
         self.min_length = min_length
@@ -148,12 +174,17 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.max_df = max_df
         self.min_score = float(min_score)
         self.query_window = query_window
+        self.templates = templates
+        self.template_min_docs = template_min_docs
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
         # Prepared (Python path) or packed bytes (C kernel) of recent documents
         self._cache: OrderedDict[int, Prepared | bytes] = OrderedDict()
+        self._template_counts = TemplateCounts()
+        self._aside = 0
+        self._aside_examples: list[tuple[Passage, str]] = []
         self._freeze()
 
     @property
@@ -171,6 +202,33 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     def __len__(self) -> int:
         """Documents indexed."""
         return len(self._texts)
+
+    @property
+    def templates_set_aside(self) -> tuple[int, list[tuple[Passage, str]]]:
+        """Passages set aside as templates so far (``templates="drop"``) and the first few
+        of them with their query text."""
+        return self._aside, list(self._aside_examples)
+
+    def _templates_of(
+        self, texts: list[str], prepared: list[Prepared | bytes], add: bool
+    ) -> _Templates:
+        """The template keys of a run of texts, with their counts in the documents indexed
+        before each text; with ``add`` the texts' keys are then counted."""
+        batch = TemplateBatch(texts, [token_arrays(p) for p in prepared], self.ngram)
+        return batch, self._template_counts.count(batch, add=add)
+
+    def _set_aside(self, found: list[list[Passage]], templates: _Templates) -> list[list[Passage]]:
+        """The passages of a run of texts (``found[i]``: text ``i`` of ``templates``) with the
+        template rule applied (:func:`apply_templates`); those set aside are counted, the
+        first few kept as examples."""
+        kept, aside = apply_templates(
+            found, *templates, self._source_text, self.template_min_docs, self.templates
+        )
+        self._aside += len(aside)
+        for i, p in aside[: EXAMPLES - len(self._aside_examples)]:
+            text = templates[0].texts[i][p.span[0] : p.span[1]]
+            self._aside_examples.append((replace(p, template=True), text))
+        return kept
 
     @property
     def _pair_params(self) -> PairParams:
@@ -202,6 +260,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             self._cache.move_to_end(position)
         return hit
 
+    def _source_text(self, p: Passage) -> str:
+        return self._texts[p.source_position][p.source_span[0] : p.source_span[1]]
+
     def text(self, position: int) -> str:
         """The text of the indexed document at ``position``."""
         return self._texts[position]
@@ -216,7 +277,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         ``id`` names the text in the passages (default: the position it would get).
         """
         prepared = self._prepare_any(text)
-        return self._query(prepared, len(self._texts) if id is None else id, len(self._texts))
+        ident = len(self._texts) if id is None else id
+        templates = self._templates_of([text], [prepared], False)
+        return self._set_aside([self._query(prepared, ident, len(self._texts))], templates)[0]
 
     def add(self, text: str, id: Any = None) -> list[Passage]:
         """Query ``text`` against the documents before it, then index it; returns the passages.
@@ -226,9 +289,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         prepared = self._prepare_any(text)
         position = len(self._texts)
         ident = position if id is None else id
+        templates = self._templates_of([text], [prepared], True)
         found = self._query(prepared, ident, position)
         self._keep(position, prepared, text, ident)
-        return found
+        return self._set_aside([found], templates)[0]
 
     def _keep(self, position: int, prepared: Prepared | bytes, text: str, ident: Any) -> None:
         """Index document ``position`` (its winnowed grams) and keep its text and id."""
@@ -295,26 +359,41 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                 yield self.add(text, ident) if add else self.query(text, ident)
             return
         run, params, pack_one = k.pairs_many, self._kernel_params, packer(self._pair_params)
+
+        def job(jobs: list[Any], texts: _Texts) -> tuple[list[Any], _Templates]:
+            # one worker: the batches' template keys are counted in stream order
+            return run(jobs, *params) if jobs else [], self._templates_of(*texts, add)
+
         with ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap") as pool:
-            pending: deque[tuple[Future[list[Any]] | None, list[_Meta]]] = deque()
+            pending: deque[tuple[Future[tuple[list[Any], _Templates]], list[_Meta]]] = deque()
             jobs: list[tuple[bytes, list[bytes], Any, Any]] = []
             metas: list[_Meta] = []
+            texts: _Texts = ([], [])
             for text, ident in items:
-                metas.append(self._stream_one(text, ident, add, jobs, pack_one))
+                metas.append(self._stream_one(text, ident, add, jobs, pack_one, texts))
                 if len(metas) >= batch:
-                    pending.append((pool.submit(run, jobs, *params) if jobs else None, metas))
-                    jobs, metas = [], []
-                    while len(pending) > 1 or (pending and _done(pending[0][0])):
+                    pending.append((pool.submit(job, jobs, texts), metas))
+                    jobs, metas, texts = [], [], ([], [])
+                    while len(pending) > 1 or (pending and pending[0][0].done()):
                         yield from self._stream_out(*pending.popleft())
-            pending.append((pool.submit(run, jobs, *params) if jobs else None, metas))
+            pending.append((pool.submit(job, jobs, texts), metas))
             while pending:
                 yield from self._stream_out(*pending.popleft())
 
     def _stream_one(
-        self, text: str, ident: Any, add: bool, jobs: list[Any], pack_one: Callable[[str], bytes]
+        self,
+        text: str,
+        ident: Any,
+        add: bool,
+        jobs: list[Any],
+        pack_one: Callable[[str], bytes],
+        texts: _Texts,
     ) -> _Meta:
-        """:meth:`add` (or :meth:`query`) of one text, its per-pair step appended to ``jobs``."""
+        """:meth:`add` (or :meth:`query`) of one text, its per-pair step appended to ``jobs``,
+        the text and its arrays to ``texts`` (for :meth:`_with_templates`)."""
         prepared = pack_one(text) if type(text) is str else prepare_packed(text, self._pair_params)
+        texts[0].append(text)
+        texts[1].append(prepared)
         position = len(self._texts)
         ident = position if ident is None else ident
         d, bounds, seeds = self._index.seeds_raw(prepared, self.max_df, 2, self.query_window_)
@@ -326,11 +405,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         return ident, position, docs
 
     def _stream_out(
-        self, future: Future[list[Any]] | None, metas: list[_Meta]
+        self, future: Future[tuple[list[Any], _Templates]], metas: list[_Meta]
     ) -> Iterator[list[Passage]]:
-        found = iter(future.result() if future is not None else ())
-        for ident, position, docs in metas:
-            yield self._passages(next(found), docs, ident, position) if docs else []
+        rows, templates = future.result()
+        found = iter(rows)
+        got = [self._passages(next(found), d, i, p) if d else [] for i, p, d in metas]
+        yield from self._set_aside(got, templates)
 
     def _query(self, prepared: Prepared | bytes, ident: Any, position: int) -> list[Passage]:
         # a source needs 2 seeds: one gram is shorter than any passage we report. Only the
@@ -379,7 +459,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             if s >= min_score:
                 doc = docs[j]
                 out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
-        return _reported(out)
+        return cross_sourced(out)
 
     def _query_reference(
         self,
@@ -401,12 +481,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                             ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
                         )
                     )
-        return _reported(out)
+        return cross_sourced(out)
 
 
-def _reported(found: list[Passage]) -> list[Passage]:
-    """One query's passages as reported: :func:`~neardup.overlap.pairs.cross_source_keep`,
-    in span order."""
+def cross_sourced(found: list[Passage]) -> list[Passage]:
+    """One query's passages after :func:`~neardup.overlap.pairs.cross_source_keep`, in span
+    order (before the template rule)."""
     if len(found) > 1:
         rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
         found = [p for p, k in zip(found, cross_source_keep(rows), strict=True) if k]
@@ -414,9 +494,35 @@ def _reported(found: list[Passage]) -> list[Passage]:
     return found
 
 
+def apply_templates(
+    found: list[list[Passage]],
+    batch: TemplateBatch,
+    df: npt.NDArray[np.int64],
+    source_text: Callable[[Passage], str],
+    min_docs: int,
+    templates: str,
+) -> tuple[list[list[Passage]], list[tuple[int, Passage]]]:
+    """The template rule on the passages of a run of texts (``found[i]``: those of text
+    ``i`` of ``batch``; ``df``: the counts of its keys; ``source_text``: a passage's source
+    passage; :func:`~neardup.overlap.templates.template_flags`): the passages as reported
+    (templates flagged with ``templates="keep"``, left out with ``"drop"``) and those set
+    aside, with their text's index."""
+    rows = [(i, *p.span, source_text(p)) for i, got in enumerate(found) for p in got]
+    flags = iter(template_flags(batch, df, rows, min_docs))
+    kept: list[list[Passage]] = []
+    aside: list[tuple[int, Passage]] = []
+    for i, got in enumerate(found):
+        out = []
+        for p in got:
+            if not next(flags):
+                out.append(p)
+            elif templates == "keep":
+                out.append(replace(p, template=True))
+            else:
+                aside.append((i, p))
+        kept.append(out)
+    return kept, aside
+
+
 def _passage_order(p: Passage) -> tuple[tuple[int, int], int, tuple[int, int]]:
     return (p.span, p.source_position, p.source_span)
-
-
-def _done(future: Future[list[Any]] | None) -> bool:
-    return future is None or future.done()

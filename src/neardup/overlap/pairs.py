@@ -47,6 +47,7 @@ __all__ = [
     "prepare",
     "prepare_packed",
     "shared_seeds",
+    "token_arrays",
     "unpack",
 ]
 
@@ -168,6 +169,26 @@ def unpack(text: str, packed: bytes) -> Prepared:
     toks = Tokens(text, v[0], v[1], v[2], v[3].view(np.uint64))
     g, f = Grams(v[4], v[5], v[6].view(np.uint64)), Grams(v[7], v[8], v[9].view(np.uint64))
     return Prepared(toks, g, f, packed)
+
+
+def token_arrays(
+    prepared: Prepared | bytes,
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint64]
+]:
+    """The tokens' ``starts``, ``ends``, cumulative ``units`` and ``hashes`` of a prepared
+    text (views of the packed bytes: no other array is made)."""
+    if isinstance(prepared, Prepared):
+        t = prepared.tokens
+        return t.starts, t.ends, t.units, t.hashes
+    a = np.frombuffer(prepared, dtype=np.int64)
+    n = int(a[0])
+    return (
+        a[3 : 3 + n],
+        a[3 + n : 3 + 2 * n],
+        a[3 + 2 * n : 4 + 3 * n],
+        a[4 + 3 * n : 4 + 4 * n].view(np.uint64),
+    )
 
 
 def pack(p: Prepared) -> bytes:

@@ -1,4 +1,5 @@
-"""A saved reference collection: the texts, ids and gram index of an :class:`OverlapFinder`.
+"""A saved reference collection: the texts, ids, gram index and template counts of an
+:class:`OverlapFinder`.
 
 The directory is written through :func:`neardup._atomic.atomic_directory` (a writer lock;
 a writer killed at any instant leaves the previous version loadable) as a checksummed bundle of
@@ -33,6 +34,7 @@ from neardup._atomic import atomic_directory, current_version
 from neardup._params import config_difference
 from neardup._persist import JsonColumn, read_bundle, write_bundle
 from neardup.errors import ConfigMismatchError, DamagedFileError
+from neardup.overlap.templates import TemplateCounts
 
 __all__ = ["ReferenceConfigError", "ReferenceFormatError", "ReferenceMixin"]
 
@@ -54,6 +56,7 @@ class ReferenceMixin:
     _texts: list[str]
     _ids: list[Any]
     _index: Any
+    _template_counts: TemplateCounts
 
     if TYPE_CHECKING:  # provided by OverlapFinder and FrozenParams
 
@@ -69,7 +72,10 @@ class ReferenceMixin:
         hashes, posts = self._index.arrays()
         texts = JsonColumn.of(self._texts).arrays()
         ids = JsonColumn.of(self._ids).arrays()
+        keys, counts = self._template_counts.arrays()
         arrays = {
+            "template_keys": keys,
+            "template_docs": counts,
             "hashes": hashes,
             "postings": posts,
             "texts_data": texts[0],
@@ -125,5 +131,12 @@ class ReferenceMixin:
             raise ReferenceFormatError(f"{root}: inconsistent arrays; restore or rebuild")
         finder._index = type(finder._index).from_arrays(
             arrays["hashes"], np.asarray(arrays["postings"])
+        )
+        if "template_keys" not in arrays or arrays["template_keys"].shape != (
+            arrays["template_docs"].shape
+        ):
+            raise ReferenceFormatError(f"{root}: no template counts; rebuild the reference")
+        finder._template_counts = TemplateCounts.from_arrays(
+            np.asarray(arrays["template_keys"]), np.asarray(arrays["template_docs"])
         )
         return finder

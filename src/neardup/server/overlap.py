@@ -43,7 +43,8 @@ MAX_TEXT = 1 << 20  # code points per text: the aligner's time grows with the te
 class PassageOut(BaseModel):
     """A passage ``span`` of the text (code points, ``[start, end)``) also found at
     ``source_span`` of the stored document ``source_id``; ``score``: share of its word grams
-    found in the source passage; ``position``/``source_position``: places in the finder."""
+    found in the source passage; ``position``/``source_position``: places in the finder;
+    ``template``: a template of the store (only reported with ``--overlap templates=keep``)."""
 
     id: str | None
     span: list[int]
@@ -52,6 +53,7 @@ class PassageOut(BaseModel):
     score: float
     position: int
     source_position: int
+    template: bool = False
 
 
 class OverlapOut(BaseModel):

@@ -17,6 +17,10 @@ before it, then indexed. The same on Spark (each stage a DataFrame):
    dropped.
 5. **Pairs** (Python workers): :func:`neardup.overlap.pairs.pair_passages` with both prepared
    texts and the seeds in the local order (query gram, then source gram), ``min_score``.
+6. **Templates**: each document's template keys (:class:`~neardup.overlap.templates.TemplateBatch`
+   on the Python workers), counted for a query among the indexed documents before it (a window
+   over the key, by ``ord``, as the local counts grow); on the driver, for the queries with
+   passages, the local rule (:func:`neardup.overlap.finder.apply_templates`).
 
 The passages come back to the driver ordered as the local engine writes them (document order,
 then span, source order, source span). Limits: a hash's postings go through one window
@@ -40,14 +44,17 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
 from neardup.io import ReadStats
-from neardup.overlap import OverlapFinder
-from neardup.overlap.pairs import PairParams, cross_source_keep, pair_passages, prepare
+from neardup.overlap import OverlapFinder, Passage
+from neardup.overlap.finder import apply_templates, cross_sourced
+from neardup.overlap.pairs import PairParams, pair_passages, prepare, token_arrays
+from neardup.overlap.templates import TemplateBatch
 from neardup.overlap.tokens import winnow
 from neardup.spark.reader import Fields, read_documents
 
 __all__ = ["OverlapResult", "find_overlaps"]
 
 GRAMS = "ord long, i int, h long, post boolean, ask boolean"
+KEYS = "ord long, h long, post boolean, ask boolean"
 _SOURCES = 1024  # prepared source documents kept per Python worker (~10 KB each)
 FOUND = "qord long, src long, s0 int, s1 int, d0 int, d1 int, score double"
 
@@ -63,6 +70,8 @@ class OverlapResult:
     copied: int  # characters of the documents inside a passage
     with_copies: int
     references: int = 0  # reference documents (--against)
+    templates: int = 0  # passages set aside as templates
+    template_examples: tuple[tuple[Passage, str], ...] = ()  # the first few, with their text
 
 
 def _params(finder: OverlapFinder) -> tuple[PairParams, tuple[int, int], int, float]:
@@ -141,6 +150,49 @@ def _pairs(params: PairParams, min_score: float) -> Any:
     return run
 
 
+def _keys(params: PairParams) -> Any:
+    """A ``mapInPandas`` function: (ord, text, index, ask) -> the template keys of each text
+    (ord, hash; post: an indexed document, ask: a query), as the local finder counts them."""
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for pdf in batches:
+            texts = pdf["text"].tolist()
+            toks = [token_arrays(prepare(t, params)) for t in texts]
+            b = TemplateBatch(texts, toks, params.ngram)
+            n = np.diff(b.gram_off)
+            yield pd.DataFrame(
+                {
+                    "ord": np.repeat(pdf["ord"].to_numpy(), n),
+                    "h": b.hashes.view(np.int64),
+                    "post": np.repeat(pdf["index"].to_numpy(), n),
+                    "ask": np.repeat(pdf["ask"].to_numpy(), n),
+                }
+            )
+
+    return run
+
+
+def _template_df(docs: DataFrame, params: PairParams, qords: list[int]) -> dict[int, Any]:
+    """For the queries ``qords``: their template keys' counts among the indexed documents
+    before them (key hash -> count, per query)."""
+    if not qords:
+        return {}
+    keys = docs.select("ord", "text", "index", "ask").mapInPandas(_keys(params), KEYS)
+    keys = keys.distinct()
+    posted = keys.where("post").select("h", "ord", F.lit(1).alias("c"), F.lit(False).alias("q"))
+    asked = keys.where("ask").select("h", "ord", F.lit(0).alias("c"), F.lit(True).alias("q"))
+    before = Window.partitionBy("h").orderBy("ord").rangeBetween(Window.unboundedPreceding, -1)
+    counted = posted.unionByName(asked).withColumn(
+        "df", F.coalesce(F.sum("c").over(before), F.lit(0))
+    )
+    spark = docs.sparkSession
+    wanted = spark.createDataFrame([(q,) for q in qords], "ord long")
+    out: dict[int, dict[int, int]] = {}
+    for r in counted.where("q").join(F.broadcast(wanted), "ord").collect():
+        out.setdefault(r["ord"], {})[r["h"]] = int(r["df"])
+    return out
+
+
 def _ordered(spark: SparkSession, docs: DataFrame, timed: bool) -> DataFrame:
     """``docs`` with ``ord``: the local engine's processing order."""
     if not timed:
@@ -208,10 +260,14 @@ def find_overlaps(
     try:
         rows = _found(docs, params, windows, max_df, min_score)
         totals = docs.where("ask").agg(F.count("*"), F.sum(F.length("text"))).first()
+        found, aside = _templated(docs, rows, finder, params)
     finally:
         docs.unpersist()
     stats.documents = int(totals[0] or 0) if totals else 0
-    return _result(rows, stats, int(totals[1] or 0) if totals else 0, columns, refs)
+    result = _result(
+        [r for r, _ in found], stats, int(totals[1] or 0) if totals else 0, columns, refs
+    )
+    return replace(result, templates=len(aside), template_examples=tuple(aside[:5]))
 
 
 def _documents(
@@ -248,23 +304,71 @@ def _found(
     return named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
 
 
-def _reported(rows: list[Any]) -> list[Any]:
-    """The rows (sorted by query) each query reports, as the local finder does
-    (:func:`neardup.overlap.pairs.cross_source_keep`)."""
-    out: list[Any] = []
+def _templated(
+    docs: DataFrame, rows: list[Any], finder: OverlapFinder, params: PairParams
+) -> tuple[list[tuple[Any, Passage]], list[tuple[Passage, str]]]:
+    """The rows (sorted by query) each query reports, as the local finder reports them (the
+    cross-source rule, then the template rule), each with its passage; and the passages set
+    aside as templates, with their text."""
+    queries: list[list[Passage]] = []
+    by_key: dict[tuple[Any, ...], Any] = {}
     for _, group in groupby(rows, key=lambda r: r["qord"]):
-        got = list(group)
-        keep = cross_source_keep([(r["s0"], r["s1"], r["src"], r["score"]) for r in got])
-        out += [r for r, k in zip(got, keep, strict=True) if k]
-    return out
+        got = []
+        for r in group:
+            span, source_span = (r["s0"], r["s1"]), (r["d0"], r["d1"])
+            qid, sid = json.loads(r["qid"]), json.loads(r["sid"])
+            got.append(Passage(qid, span, sid, source_span, r["score"], r["qord"], r["src"]))
+            by_key[(r["qord"], span, r["src"], source_span)] = r
+        queries.append(cross_sourced(got))
+    queries = [got for got in queries if got]
+    if not queries:
+        return [], []
+    qords = [got[0].position for got in queries]
+    wanted = sorted({p.source_position for got in queries for p in got} | set(qords))
+    texts: dict[int, str] = {
+        r["ord"]: r["text"]
+        for r in docs.where(F.col("ord").isin(wanted)).select("ord", "text").collect()
+    }
+    batch = TemplateBatch(
+        [texts[q] for q in qords],
+        [token_arrays(prepare(texts[q], params)) for q in qords],
+        params.ngram,
+    )
+    counts = _template_df(docs, params, qords)
+    keys = batch.hashes.view(np.int64).tolist()
+    at = batch.gram_off.tolist()
+    df = np.array(
+        [counts.get(q, {}).get(h, 0) for i, q in enumerate(qords) for h in keys[at[i] : at[i + 1]]],
+        dtype=np.int64,
+    )
+
+    def source_text(p: Passage) -> str:
+        return texts[p.source_position][p.source_span[0] : p.source_span[1]]
+
+    kept, aside = apply_templates(
+        queries, batch, df, source_text, finder.template_min_docs, finder.templates
+    )
+    out = [
+        (by_key[(p.position, p.span, p.source_position, p.source_span)], p)
+        for got in kept
+        for p in got
+    ]
+    examples = [
+        (replace(p, template=True), batch.texts[i][p.span[0] : p.span[1]]) for i, p in aside
+    ]
+    return out, examples
 
 
 def _result(
-    rows: list[Any], stats: ReadStats, chars: int, columns: tuple[str, ...], refs: int
+    rows: list[Any],
+    stats: ReadStats,
+    chars: int,
+    columns: tuple[str, ...],
+    refs: int,
 ) -> OverlapResult:
     out: list[dict[str, Any]] = []
     spans: dict[int, list[tuple[int, int]]] = {}
-    for r in _reported(rows):
+    for r in rows:
         out.append(
             {
                 "id": json.loads(r["qid"]),

@@ -1,0 +1,272 @@
+"""The template rule: shared text that the collection repeats as a formula is not a copy.
+
+Collections repeat their own templates: bylines and datelines (``新华社华盛顿１月２９日电（记者…``),
+quote headers (``In article <…> writes:``), signatures, legal notices, rows of figures. They are
+learned from the indexed documents themselves: each document's tokens with a digit are masked
+(a date or a figure is a variable slot), its grams of ``ngram`` words are hashed on the masked
+tokens and half of them, chosen by hash, are its *template keys*; every key counts the indexed
+documents that hold it. A reported passage is a **template** when it is
+
+- short (at most :data:`MAX_WORDS` words; a Han character counts 2/3) and either recurs (at
+  least half of the query's template keys inside it are held by ``min_docs`` or more earlier
+  indexed documents) or has its slots changed (the two sides are the same text but for their
+  numbers, which differ: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's
+  ``１月２５日``), or
+- a row of figures (a quarter of its tokens hold a digit) that recurs.
+
+A viral story copied into fifty articles recurs as much, but it is content: longer than a
+formula, not made of numbers, its numbers copied as they were.
+
+:func:`template_flags` is the rule, the one place it is written; the finder (library, CLI,
+service) and the Spark engine call it with the :class:`TemplateBatch` of the queries and the
+counts of their keys.
+
+>>> from neardup.overlap.tokens import tokenize
+>>> texts = [f"Reuters {d} Jan {d + 1} staff writer Smith said the council met" for d in range(6)]
+>>> toks = [tokenize(t) for t in texts]
+>>> batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 4)
+>>> df = TemplateCounts().count(batch, add=True)  # each text's keys: the texts before it
+>>> copied = [(5, 0, 40, texts[5][:40])]  # its numbers copied: only the counts tell
+>>> template_flags(batch, df, copied, 5), template_flags(batch, df, copied, 6)
+([True], [False])
+>>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6)  # 5 Jan 6 against 4 Jan 5
+[True]
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.overlap.tokens import Tokens, grams
+
+__all__ = [
+    "MAX_WORDS",
+    "TemplateBatch",
+    "TemplateCounts",
+    "template_flags",
+]
+
+# a template is short: a byline, a quote header, a signature; 40 words (60 Han characters)
+# holds them, and a copied story of that length is rarely repeated in many documents
+MAX_WORDS = 40
+DIGIT_SHARE = 0.25  # a passage a quarter of whose tokens hold a digit is a row of figures
+HIGH_SHARE = 0.5  # share of a passage's template keys that must recur across documents
+SAMPLE = 2  # one gram in SAMPLE (by hash) is a template key: half the counting work
+_MASK = np.uint64(0x9E3779B97F4A7C15)  # the hash every token with a digit is masked to
+_GRAM_WORD = 3  # gram units per word (tokens.gram_units; pairs.GRAM_WORD)
+
+
+_TokenArrays = tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint64]
+]
+
+
+class TemplateBatch:
+    """The template keys of a batch of texts, computed at once (a few numpy passes over the
+    whole batch rather than per text). ``tokens``: each text's token ``starts``, ``ends``,
+    cumulative ``units`` and ``hashes`` (:class:`~neardup.overlap.tokens.Tokens`' arrays).
+
+    A template key is a gram of ``ngram`` words over the masked tokens; a key is kept when its
+    hash falls in the sampled half (:data:`SAMPLE`): the same gram is kept in every text,
+    whatever surrounds it, so a passage's keys are found in any other text holding it.
+    """
+
+    def __init__(self, texts: list[str], tokens: list[_TokenArrays], ngram: int) -> None:
+        sizes = np.array([t[0].size for t in tokens], dtype=np.int64)
+        self.texts = texts
+        self.tok_off = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.tok_off[1:])
+        self.char_off = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(t) + 1 for t in texts], out=self.char_off[1:])
+        shift = np.repeat(self.char_off[:-1], sizes)
+        cat = np.concatenate
+        empty = np.zeros(0, dtype=np.int64)
+        self.starts = cat([empty, *(t[0] for t in tokens)]) + shift
+        self.ends = cat([empty, *(t[1] for t in tokens)]) + shift
+        # surrogatepass: a lone surrogate (JSON allows one) is one code point, as in the tokens
+        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), np.uint32)
+        is_digit = ((cps - 0x30) < 10) | ((cps - 0xFF10) < 10)  # ASCII, full-width (unsigned)
+        # a digit is a word character, never between tokens: a token's run reaches the next
+        self.digit = (
+            np.logical_or.reduceat(is_digit, self.starts)
+            if self.starts.size
+            else np.zeros(0, dtype=np.bool_)
+        )
+        # gram units (tokens.gram_units) of every token, cumulated over the whole batch: the
+        # steps of the texts' cumulative units, less the step from one text to the next
+        steps = np.diff(cat([empty, *(t[2] for t in tokens)]))
+        weights = np.delete(steps, self.tok_off[1:-1] + np.arange(len(texts) - 1)) + 1
+        self.units = np.zeros(weights.size + 1, dtype=np.int64)
+        np.cumsum(weights, out=self.units[1:])
+        hashes = cat([np.zeros(0, dtype=np.uint64), *(t[3] for t in tokens)])
+        masked = Tokens("", self.starts, self.ends, self.units, np.where(self.digit, _MASK, hashes))
+        g = grams(masked, ngram * _GRAM_WORD, self.units)
+        doc = np.searchsorted(self.tok_off, g.first, "right") - 1
+        # a gram that runs into the next text is not one of either
+        ok = (g.last <= self.tok_off[doc + 1]) & (g.hashes % np.uint64(SAMPLE) == 0)
+        self.first, self.last, self.hashes = g.first[ok], g.last[ok], g.hashes[ok]
+        self.gram_off = np.searchsorted(self.first, self.tok_off, "left")
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def keys(self, i: int) -> list[int]:
+        """Text ``i``'s template keys, in token order (repeats kept)."""
+        result: list[int] = self.hashes[self.gram_off[i] : self.gram_off[i + 1]].tolist()
+        return result
+
+
+class TemplateCounts:
+    """Template key -> number of indexed documents holding it, in sorted segments merged as
+    they grow (as :class:`~neardup.overlap.index.GramIndex` keeps its postings without the C
+    kernel): a batch of texts is counted and looked up with a few numpy passes.
+
+    >>> from neardup.overlap.tokens import tokenize
+    >>> texts = ["one two three four five six", "so one two three four five six"]
+    >>> toks = [tokenize(t) for t in texts]
+    >>> b = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 2)
+    >>> c = TemplateCounts()
+    >>> first = len(b.keys(0))
+    >>> df = c.count(b, add=True).tolist()  # per key of a text: the texts before it with it
+    >>> df[:first] == [0] * first, df[first:].count(1) == first
+    (True, True)
+    >>> bool((c.count(b, add=False) >= 1).all())  # both texts counted now
+    True
+    """
+
+    def __init__(self) -> None:
+        self._keys: list[npt.NDArray[np.uint64]] = []
+        self._docs: list[npt.NDArray[np.int64]] = []
+
+    def __len__(self) -> int:
+        return sum(k.size for k in self._keys)
+
+    def _lookup(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        out = np.zeros(keys.size, dtype=np.int64)
+        for seg, docs in zip(self._keys, self._docs, strict=True):
+            at = np.minimum(np.searchsorted(seg, keys), seg.size - 1)
+            out += np.where(seg[at] == keys, docs[at], 0)
+        return out
+
+    def count(self, batch: TemplateBatch, *, add: bool) -> npt.NDArray[np.int64]:
+        """For every key of ``batch`` (aligned with ``batch.hashes``): the documents counted
+        before its text; with ``add`` the batch's texts are counted in turn (each key once
+        per text), so a text's counts include the texts before it in the batch."""
+        h = batch.hashes
+        doc = np.repeat(np.arange(len(batch)), np.diff(batch.gram_off))
+        order = np.lexsort((doc, h))
+        hs, ds = h[order], doc[order]
+        new_key = np.ones(hs.size, dtype=np.bool_)
+        new_key[1:] = hs[1:] != hs[:-1]
+        new_pair = new_key.copy()
+        new_pair[1:] |= ds[1:] != ds[:-1]
+        pair = np.cumsum(new_pair) - 1  # the (key, text) pair of each key, in key order
+        group = np.cumsum(new_key) - 1
+        first_pair = pair[new_key]
+        df = self._lookup(hs)
+        if add:
+            df += pair - first_pair[group]  # the batch's earlier texts holding the key
+            ends = np.append(first_pair[1:], pair[-1] + 1) if hs.size else first_pair
+            self._append(hs[new_key], ends - first_pair)
+        out = np.empty_like(df)
+        out[order] = df
+        return out
+
+    def _append(self, keys: npt.NDArray[np.uint64], docs: npt.NDArray[np.int64]) -> None:
+        if not keys.size:
+            return
+        self._keys.append(keys)
+        self._docs.append(docs)
+        while len(self._keys) > 1 and 2 * self._keys[-1].size >= self._keys[-2].size:
+            k = np.concatenate([self._keys.pop(), self._keys.pop()])
+            d = np.concatenate([self._docs.pop(), self._docs.pop()])
+            merged, inverse = np.unique(k, return_inverse=True)
+            self._keys.append(merged)
+            self._docs.append(np.bincount(inverse, weights=d).astype(np.int64))
+
+    def arrays(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+        """Keys and counts, sorted by key (a saved reference's form)."""
+        if not self._keys:
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        k, d = np.concatenate(self._keys), np.concatenate(self._docs)
+        merged, inverse = np.unique(k, return_inverse=True)
+        return merged, np.bincount(inverse, weights=d).astype(np.int64)
+
+    @classmethod
+    def from_arrays(
+        cls, keys: npt.NDArray[np.uint64], counts: npt.NDArray[np.int64]
+    ) -> TemplateCounts:
+        """The counts saved by :meth:`arrays`."""
+        out = cls()
+        out._append(np.asarray(keys, dtype=np.uint64), np.asarray(counts, dtype=np.int64))
+        return out
+
+
+def template_flags(
+    batch: TemplateBatch,
+    df: npt.NDArray[np.int64],
+    rows: list[tuple[int, int, int, str]],
+    min_docs: int,
+) -> list[bool]:
+    """For each passage ``(text, start, end, source)`` (a text of ``batch``, a code-point span
+    of it, the source passage's text): is it a template (module docstring)? ``df``: the counts
+    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`)."""
+    if not rows:
+        return []
+    doc, a, b = np.array([r[:3] for r in rows], dtype=np.int64).reshape(-1, 3).T
+    shift = batch.char_off[doc]
+    t0 = np.searchsorted(batch.starts, a + shift, "left")
+    t1 = np.maximum(np.searchsorted(batch.ends, b + shift, "right"), t0)
+    # keys are grams in token order and a gram's end grows with its start: the keys inside a
+    # span are a run
+    g0 = np.searchsorted(batch.first, t0, "left")
+    g1 = np.maximum(np.searchsorted(batch.last, t1, "right"), g0)
+    common = np.zeros(df.size + 1, dtype=np.int64)
+    np.cumsum(df >= min_docs, out=common[1:])
+    digits = np.zeros(batch.digit.size + 1, dtype=np.int64)
+    np.cumsum(batch.digit, out=digits[1:])
+    n = g1 - g0
+    recurs = (n > 0) & (common[g1] - common[g0] >= HIGH_SHARE * n)
+    short = batch.units[t1] - batch.units[t0] <= MAX_WORDS * _GRAM_WORD
+    figures = (t1 > t0) & (digits[t1] - digits[t0] >= DIGIT_SHARE * (t1 - t0))
+    texts = batch.texts
+    slots = np.zeros(len(rows), dtype=np.bool_)
+    for k in np.flatnonzero(short & ~recurs).tolist():  # only where it can decide
+        r = rows[k]
+        slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
+    flags: list[bool] = ((short & (recurs | slots)) | (figures & recurs)).tolist()
+    return flags
+
+
+# a number: digits, or Han numerals before 年/月/日 (a date written 一月四日)
+_NUMBER = re.compile(
+    "[0-9\uff10-\uff19]+|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
+)
+_ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19", "0123456789")
+
+
+def _slots_changed(query: str, source: str) -> bool:
+    """The two sides of a passage are the same text but for their numbers, which differ.
+
+    >>> _slots_changed("本报北京１月４日讯记者", "本报北京1月15日讯 记者")
+    True
+    >>> _slots_changed("本报北京一月四日讯记者", "本报北京１月２３日讯记者")
+    True
+    >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
+    (False, False)
+    """
+    q, s = _NUMBER.findall(query), _NUMBER.findall(source)
+    if q == s or [n.translate(_ASCII) for n in q] == [n.translate(_ASCII) for n in s]:
+        return False
+    return _frame(query) == _frame(source)
+
+
+def _frame(text: str) -> str:
+    """``text`` without its numbers, spaces and punctuation, case folded."""
+    return _NOT_WORD.sub("", _NUMBER.sub("#", text).casefold())
+
+
+_NOT_WORD = re.compile("[^\\w#]|_")

@@ -1,0 +1,183 @@
+"""The template rule (``overlap/templates.py``): bylines, datelines and signatures that the
+collection repeats with their slots changed are set aside; a viral story copied into fifty
+texts and a passage copied once are still reported; the counts behind the rule against brute
+force; the same passages from ``add``, ``stream``, ``query`` and a saved reference."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.cli import cli
+from neardup.overlap import OverlapFinder, Passage
+from neardup.overlap.templates import TemplateBatch, TemplateCounts, template_flags
+from neardup.overlap.tokens import tokenize
+
+from tests.overlap_texts import PLANTED, VIRAL, templated
+
+DOCS = templated()
+TEXTS = [t for _, t in DOCS]
+IDS = [i for i, _ in DOCS]
+[STORY] = set(TEXTS[VIRAL[0]].split("\n")) & set(TEXTS[VIRAL[1]].split("\n"))
+
+
+def _copied(p: Passage) -> bool:
+    """``p`` is the viral story or the planted passage (what a person calls copied; a
+    passage may run on over a template within ``gap`` words of the story)."""
+    k, text = IDS.index(p.id), TEXTS[IDS.index(p.id)][slice(*p.span)]
+    if k == PLANTED[1] and p.source_id == IDS[PLANTED[0]]:
+        return text in TEXTS[PLANTED[0]]
+    return k in VIRAL and IDS.index(p.source_id) in VIRAL and STORY[:-1] in text
+
+
+def test_templates_are_set_aside_and_copies_reported() -> None:
+    f = OverlapFinder()
+    found = f.find(TEXTS, IDS)
+    assert found and all(_copied(p) for p in found)
+    assert {p.id for p in found} == {IDS[k] for k in [*VIRAL[1:], PLANTED[1]]}
+    # the viral story is reported whole, against every earlier copy
+    story = [p for p in found if IDS.index(p.id) in VIRAL]
+    assert len(story) == len(VIRAL) * (len(VIRAL) - 1) // 2
+    assert sum(p.span[1] - p.span[0] == len(STORY) - 1 for p in story) > 0.8 * len(story)
+    count, examples = f.templates_set_aside
+    assert count > 1000 and len(examples) == 5
+    assert all(p.template and ("staff writer" in t or "city desk" in t) for p, t in examples)
+    keep = OverlapFinder(templates="keep").find(TEXTS, IDS)
+    assert [p for p in keep if not p.template] == found  # "keep" flags what "drop" sets aside
+    assert sum(p.template for p in keep) == count
+
+
+def test_add_stream_query_and_a_saved_reference_agree(tmp_path: Path) -> None:
+    whole = OverlapFinder().find(TEXTS, IDS)
+    one = OverlapFinder()
+    assert [p for i, t in DOCS for p in one.add(t, i)] == whole
+    items = [(t, i) for i, t in DOCS]
+    assert [p for got in OverlapFinder().stream(items, batch=7) for p in got] == whole
+    ref = OverlapFinder()
+    for _ in ref.stream(items[:100]):
+        pass
+    ref.save(tmp_path / "ref")
+    loaded = OverlapFinder.load(tmp_path / "ref")
+    asked = [ref.query(t, i) for t, i in items[100:]]
+    assert any(asked) and not any(p.template for got in asked for p in got)
+    assert [loaded.query(t, i) for t, i in items[100:]] == asked
+    assert list(loaded.stream(items[100:], add=False)) == asked
+    assert loaded.templates_set_aside[0] > 0  # the templates of the queries
+
+
+def test_bad_settings_are_refused_naming_the_fix() -> None:
+    for bad, word in (({"templates": "maybe"}, "templates"), ({"template_min_docs": 1}, ">= 2")):
+        try:
+            OverlapFinder(**bad)  # type: ignore[arg-type]
+        except ValueError as e:
+            assert word in str(e)
+        else:
+            raise AssertionError(f"{bad} accepted")
+
+
+def test_config_id_names_the_rule() -> None:
+    base = OverlapFinder().config_id
+    assert OverlapFinder(templates="keep").config_id != base
+    assert OverlapFinder(template_min_docs=20).config_id != base
+
+
+def test_cli_summary_counts_and_shows_templates(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in DOCS))
+    rows = {}
+    library = OverlapFinder()
+    library.find(TEXTS, IDS)
+    aside = f"{library.templates_set_aside[0]:,} passage pairs set aside as templates"
+    for mode in ("drop", "keep"):
+        out = tmp_path / f"{mode}.jsonl"
+        r = CliRunner().invoke(cli, ["overlap", str(src), "--out", str(out), "--templates", mode])
+        assert r.exit_code == 0, r.output
+        rows[mode] = out.read_text().splitlines()
+        if mode == "drop":
+            assert aside in r.output
+            assert "city desk" in r.output  # examples
+        else:
+            assert "set aside" not in r.output
+    assert len(rows["keep"]) > len(rows["drop"]) == len(OverlapFinder().find(TEXTS, IDS))
+    r = CliRunner().invoke(cli, ["overlap", str(src), "--out", "-", "--template-min-docs", "1"])
+    assert r.exit_code == 2 and "--template-min-docs" in r.output
+
+
+WORDS = st.lists(st.sampled_from(["a", "b", "c", "7", "d9", "e"]), min_size=0, max_size=30)
+
+
+def _batch(texts: list[str]) -> TemplateBatch:
+    toks = [tokenize(t) for t in texts]
+    return TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=8), st.data())
+def test_counts_equal_brute_force_in_any_batches(
+    docs: list[list[str]], data: st.DataObject
+) -> None:
+    texts = [" ".join(w) for w in docs]
+    whole = _batch(texts)
+    keys = [whole.keys(i) for i in range(len(texts))]
+    # a text's keys do not depend on the texts batched with it
+    assert keys == [_batch([t]).keys(0) for t in texts]
+    want = [[sum(h in set(keys[j]) for j in range(i)) for h in keys[i]] for i in range(len(texts))]
+    cut = data.draw(st.integers(0, len(texts)))
+    counts = TemplateCounts()
+    got = [
+        *counts.count(_batch(texts[:cut]), add=True),
+        *counts.count(_batch(texts[cut:]), add=True),
+    ]
+    assert got == [x for w in want for x in w]
+    keys_, docs_ = counts.arrays()
+    again = TemplateCounts.from_arrays(keys_, docs_).count(whole, add=False)
+    assert again.tolist() == [sum(h in set(k) for k in keys) for k in keys for h in k]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(WORDS, min_size=2, max_size=6), st.data())
+def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.DataObject) -> None:
+    texts = [" ".join(w) for w in docs]
+    b = _batch(texts)
+    df = TemplateCounts().count(b, add=True)
+    min_docs = data.draw(st.integers(2, 4))
+    i = data.draw(st.integers(0, len(texts) - 1))
+    a = data.draw(st.integers(0, len(texts[i])))
+    e = data.draw(st.integers(a, len(texts[i])))
+    source = data.draw(st.sampled_from(texts))
+    [got] = template_flags(b, df, [(i, a, e, source)], min_docs)
+    t = tokenize(texts[i])
+    inside = [k for k in range(len(t)) if t.starts[k] >= a and t.ends[k] <= e]
+    lo, hi = (inside[0], inside[-1] + 1) if inside else (0, 0)
+    at = range(int(b.gram_off[i]), int(b.gram_off[i + 1]))
+    keys = [g for g in at if b.first[g] - b.tok_off[i] >= lo and b.last[g] - b.tok_off[i] <= hi]
+    recurs = bool(keys) and 2 * sum(int(df[g]) >= min_docs for g in keys) >= len(keys)
+    words = [texts[i][t.starts[k] : t.ends[k]] for k in range(lo, hi)]
+    short = 3 * len(words) <= 120  # gram units: 3 a word (40 words)
+    digits = sum(any(c.isdigit() for c in w) for w in words)
+    figures = bool(words) and 4 * digits >= len(words)
+
+    def numbers(text: str) -> list[str]:
+        return "".join(c if c.isdigit() else " " for c in text).split()
+
+    def frame(text: str) -> str:
+        return "".join(c for c in re.sub(r"\d+", "#", text) if c.isalnum() or c == "#")
+
+    query = texts[i][a:e]
+    slots = numbers(query) != numbers(source) and frame(query) == frame(source)
+    assert got == ((short and (recurs or slots)) or (figures and recurs))
+
+
+def test_odd_texts_do_not_break_the_rule() -> None:
+    # an empty text, a lone surrogate (JSON allows one: it raised UnicodeEncodeError), digits
+    # of another script
+    copied = "the quick brown fox jumps over the lazy dog near the river bank today"
+    texts = ["", f"so \ud800 {copied} end", f"٣ then {copied} \ud800 7", copied]
+    found = OverlapFinder().find(texts)
+    assert [(p.id, p.source_id) for p in found] == [(2, 1), (3, 1), (3, 2)]
+    assert not any(p.template for p in found)
