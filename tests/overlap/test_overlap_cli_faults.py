@@ -32,7 +32,11 @@ def _limit(size: int) -> Any:
 def _corpus(path: Path) -> Path:
     """200 texts, each half a copy of one of 100 others: ~10 kB of rows, a ~300 kB reference."""
     rng = random.Random(1)
-    words = [f"w{i}" for i in range(3000)]
+    # letters only: words holding digits are figures, and rows of figures are templates
+    words = [
+        "".join("abcdefghijklmnopqrstuvwxyz"[i // 26**k % 26] for k in range(3))
+        for i in range(3000)
+    ]
     base = [" ".join(rng.choices(words, k=300)) for _ in range(100)]
     rows = [
         {"id": i, "text": base[i % 100] + " " + " ".join(rng.choices(words, k=50))}
