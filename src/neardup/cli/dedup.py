@@ -43,6 +43,7 @@ from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
+from neardup.dedup.disorder import DEFAULT_MAX_DISORDER, DisorderBuffer, in_input_order
 from neardup.io import (
     Document,
     InputError,
@@ -100,6 +101,8 @@ class _Run:
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
     max_time: float | None = None  # --max-future: later timestamps are bad rows
     order: PartOrder = field(default_factory=PartOrder)  # are the parts in time order?
+    buffer: DisorderBuffer[tuple[Document, Record]] | None = None  # --max-disorder
+    fed: list[int] = field(default_factory=list)  # input positions in decision order (buffer)
     _spooled: bool = False
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
@@ -146,6 +149,14 @@ class _Run:
 )
 @epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
+@click.option(
+    "--max-disorder",
+    default=f"{DEFAULT_MAX_DISORDER / 3600:g}h",
+    show_default=True,
+    help="With --window: rows up to this far behind a newer row are decided in time order "
+    "(held in a buffer of that much time); later ones are decided on arrival and named in the "
+    "summary. 0: decide in input order.",
+)
 @click.option(
     "--max-future",
     default="1d",
@@ -205,6 +216,7 @@ def dedup_command(
     time_field: str | None,
     epoch_unit: str,
     window: str | None,
+    max_disorder: str,
     max_future: str,
     decision: Decision,
     keep: str,
@@ -232,6 +244,7 @@ def dedup_command(
     files = check_inputs(inputs, fmt)
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
+    disorder = _disorder_buffer(max_disorder, seconds, keep)
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
@@ -244,7 +257,7 @@ def dedup_command(
             _write_engine_outputs(result, extra)
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
-                   roots=inputs, max_time=max_time)  # fmt: skip
+                   roots=inputs, max_time=max_time, buffer=disorder)  # fmt: skip
         decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)
@@ -294,10 +307,19 @@ def _run_local(
         if state is not None:
             decisions = state.this_run()  # positions of this run, earlier ids known
             run.notes += state.notes()
+        if run.buffer is not None:  # decided in time order: back to input order
+            decisions = in_input_order(decisions, run.fed)
+            run.notes += _disorder_note(run.buffer)
+        if state is not None:
             state.stage()  # the state's files before the outputs (committed at the end)
         elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
             run.notes.append(late_note(late))
-        if (dd.window is not None or state is not None) and (note := run.order.note()):
+        in_order = run.buffer is not None and not run.buffer.late  # (the buffer sorted them)
+        if (
+            (dd.window is not None or state is not None)
+            and not in_order
+            and (note := run.order.note())
+        ):
             run.notes.append(note)
         if run.stats.documents == 0 and run.stats.skipped:
             raise nothing_read_error(run.stats)
@@ -306,7 +328,9 @@ def _run_local(
         if state is not None:
             plan.ids.update(state.earlier_ids)
         write = write_fast if fast else write_generic
-        write(run, plan, out, drop_duplicates, dd.keep != "first")
+        # kept documents may come after their duplicates in the input: collect ids first
+        lookahead = dd.keep != "first" or run.buffer is not None
+        write(run, plan, out, drop_duplicates, lookahead)
     except InputError as exc:
         raise DataError(str(exc)) from None
     return decisions, plan
@@ -360,6 +384,33 @@ def _check_options(
     return seconds, None if future is None else time.time() + future
 
 
+def _disorder_buffer(
+    value: str, window: float | None, keep: str
+) -> DisorderBuffer[tuple[Document, Record]] | None:
+    """The ``--max-disorder`` buffer (None without a window, or with keep other than first,
+    where run() orders the whole input)."""
+    try:  # 0: input order, the rows behind a newer one still counted and named
+        seconds = 0.0 if value.strip() == "0" else parse_window(value)
+    except ValueError as exc:
+        raise usage_error(f"--max-disorder: {exc}") from None
+    if window is None or keep != "first":
+        return None
+    return DisorderBuffer(seconds)
+
+
+def _disorder_note(buffer: DisorderBuffer[tuple[Document, Record]]) -> list[str]:
+    """The summary line naming the rows the buffer could not put in time order."""
+    if not buffer.late:
+        return []
+    some = ", ".join(repr(d.id) for d, _ in buffer.late_items)
+    hours = f"{buffer.max_disorder / 3600:g}h"
+    return [
+        f"out of order: {buffer.late:,} documents came more than --max-disorder ({hours}) after "
+        f"a newer one (e.g. {some}) and were decided on arrival, not in time order: they may "
+        "miss matches that sorted input finds; raise --max-disorder or sort the input by time"
+    ]
+
+
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:
     """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
     chunks = _chunks(run, chunk_size)
@@ -383,9 +434,17 @@ def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | N
     records holding a field of ours are noted for the generic writer as they are read."""
     docs = run.documents()
     timed = run.time_field is not None
+    if run.buffer is not None:  # time order within --max-disorder (dedup/disorder.py)
+        docs = run.buffer.reorder(docs, _time_of)
     spool = run.spool
     while chunk := list(islice(docs, chunk_size)):
         if spool is not None:
             spool.settle()
             spool.conflicts.update(d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec))
+        if run.buffer is not None:
+            run.fed += [d.position for d, _ in chunk]
         yield chunk, [d.timestamp for d, _ in chunk] if timed else None  # type: ignore[misc]
+
+
+def _time_of(item: tuple[Document, Record]) -> float:
+    return item[0].timestamp  # type: ignore[return-value]  # (set: a time field is given)
