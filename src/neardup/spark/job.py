@@ -175,7 +175,16 @@ def run_job(
     partitions = pick_shuffle_partitions(spark, inputs)
     docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
     docs = docs.persist()
-    decisions, info = decide(docs, dd)
+    if dd.window is not None and dd.keep == "first":  # time order, as the local buffer's
+        order = _time_order(docs).persist()
+        decided, info = decide(_renumbered(docs, order, "pos"), dd)
+        decisions = _renumbered(decided, order, "pos", back=True)
+        decisions = _renumbered(decisions, order, "rep", back=True)
+        decisions = decisions.persist()
+        decided.unpersist()
+        order.unpersist()
+    else:
+        decisions, info = decide(docs, dd)
     info["shuffle_partitions"] = int(spark.conf.get("spark.sql.shuffle.partitions") or partitions)
     counted = decisions.groupBy("status").count().collect()
     counts = {name: 0 for name in STATUS_NAMES}
@@ -189,6 +198,23 @@ def run_job(
     decisions.unpersist()
     docs.unpersist()
     return JobResult(counts, stats, time.perf_counter() - start, info, clusters, rows)
+
+
+def _time_order(docs: DataFrame) -> DataFrame:
+    """``(pos, at)``: ``at`` is the document's place in (timestamp, position) order. The Spark
+    engine sees the whole input, so it decides a window in time order: the local engine's
+    order whenever its ``--max-disorder`` buffer put every row in time order (it names the
+    rows it could not; for those the engines may differ, Spark deciding them in time order)."""
+    ranked = docs.select("ts", "pos").orderBy("ts", "pos").rdd.zipWithIndex()
+    rows = ranked.map(lambda r: (int(r[0]["pos"]), int(r[1])))
+    return docs.sparkSession.createDataFrame(rows, "pos long, at long")
+
+
+def _renumbered(df: DataFrame, order: DataFrame, column: str, back: bool = False) -> DataFrame:
+    """``df`` with ``column`` (a position) moved to time order (``back``: the reverse)."""
+    old, new = ("at", "pos") if back else ("pos", "at")
+    pairs = order.select(F.col(old).alias(column), F.col(new).alias("_to"))
+    return df.join(pairs, column).drop(column).withColumnRenamed("_to", column)
 
 
 def _cluster_counts(decisions: DataFrame) -> dict[str, Any]:
