@@ -44,6 +44,7 @@ from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
 from neardup.dedup.disorder import DEFAULT_MAX_DISORDER, DisorderBuffer, in_input_order
+from neardup.dedup.state import concat_decisions
 from neardup.io import (
     Document,
     InputError,
@@ -305,8 +306,8 @@ def _run_local(
         dd = state.dd if state is not None else dd  # the same configuration (checked)
         decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
         if state is not None:
-            decisions = state.this_run()  # positions of this run, earlier ids known
-            run.notes += state.notes()
+            decisions = state.this_run(decisions)  # rows of this run, earlier ids known
+            run.notes += state.notes(len(decisions))
         if run.buffer is not None:  # decided in time order: back to input order
             decisions = in_input_order(decisions, run.fed)
             run.notes += _disorder_note(run.buffer)
@@ -416,17 +417,17 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
     chunks = _chunks(run, chunk_size)
     with progress("fingerprinting") as advance:
         if dd.keep == "first" and dd.n_jobs == 1:
-            feed_ahead(dd, chunks, with_ids, advance)
-            return dd.decisions()
+            return concat_decisions(feed_ahead(dd, chunks, with_ids, advance))
+        parts = []
         for chunk, ts in chunks:
             texts = [d.text for d, _ in chunk]
             if dd.keep == "first":
                 ids = [d.id for d, _ in chunk] if with_ids else None
-                dd.feed(texts, ts, ids=ids)
+                parts.append(dd.feed(texts, ts, ids=ids))
             else:
                 dd.collect(texts, ts)
             advance(len(chunk))
-    return dd.decisions() if dd.keep == "first" else dd.resolve()
+    return concat_decisions(parts) if dd.keep == "first" else dd.resolve()
 
 
 def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | None]]:

@@ -294,8 +294,10 @@ class StateColumns:
         rows = self.status.size
         if self.verifier is not None:
             self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
-        # the similarity that decided is derived, not saved: unknown for loaded rows
-        self.sim.data, self.sim.size = np.full(rows, np.nan), rows
+        # the similarity that decided (saved since issue 38; NaN: unknown, older states)
+        sim = arrays.get("similarity")
+        self.sim.data = np.full(rows, np.nan) if sim is None else np.asarray(sim, np.float64)
+        self.sim.size = rows
         self.n_clusters = int(meta["clusters"])
         self.max_ts = _number(meta.get("max_timestamp"))
         self.horizon = _number(meta.get("horizon"))

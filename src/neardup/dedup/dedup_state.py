@@ -29,11 +29,20 @@ from neardup._growable import Growable
 from neardup._persist import JsonColumn
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
-from neardup.dedup.columns import SEARCHED, ExactMap, StateColumns, StateFormatError
+from neardup.dedup.columns import FORGOTTEN, SEARCHED, ExactMap, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
 from neardup.dedup.greedy import Ledger, horizons
+from neardup.dedup.rerun import NEW, IdPositions, merge_repeats, repeats
 from neardup.dedup.similarity import decided_similarity
-from neardup.dedup.state import DUPLICATE, STATUS_NAMES, UNIQUE, Chunk, Decisions, slice_chunk
+from neardup.dedup.state import (
+    DUPLICATE,
+    STATUS_NAMES,
+    UNIQUE,
+    Chunk,
+    Decisions,
+    slice_chunk,
+    take_chunk,
+)
 
 __all__ = ["DedupState"]
 
@@ -66,7 +75,7 @@ class DedupState(StateColumns):
         self.key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
         self.key_lo = Growable(np.uint64)
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
-        self.sim = Growable(np.float64)  # the similarity that decided (not saved: derived)
+        self.sim = Growable(np.float64)  # the similarity that decided (saved; NaN: unknown)
         # per kept document the lowest similarity of a member (the cluster_similarity rule)
         self.floor = Growable(np.float32)  # float32 everywhere: the same floors in every engine
         self.exact = ExactMap()
@@ -78,6 +87,8 @@ class DedupState(StateColumns):
         self.late = 0  # documents decided after the kept ones they could match expired
         self.pruned_at = 0  # exact-map size after the last pruning
         self.unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
+        self.id_positions = IdPositions()  # the rerun rule's id look-up (dedup/rerun.py)
+        self.already = 0  # documents fed again (same id and text): not added (not saved)
 
     @property
     def n_documents(self) -> int:
@@ -88,11 +99,35 @@ class DedupState(StateColumns):
         self, chunk: Chunk, ids: Sequence[Any] | None = None, *, commit: bool = True
     ) -> Decisions:
         """Decide ``chunk`` against this state (streaming order); ``commit=False`` leaves the
-        state exactly as it was (a dry run)."""
+        state exactly as it was (a dry run). With ``ids``, documents already decided (same id
+        and text) get their stored decision and are not added (:mod:`neardup.dedup.rerun`)."""
+        if ids is not None and len(ids):
+            rep = repeats(ids, chunk.keys, self.held)
+            if (rep != NEW).any():
+                new = np.flatnonzero(rep == NEW).tolist()
+                decided = self.decide_new(take_chunk(chunk, new), [ids[i] for i in new], commit)
+                self.already += int((rep != NEW).sum()) if commit else 0
+                return merge_repeats(rep, decided, lambda p: self.decisions(p, p + 1))
+        return self.decide_new(chunk, ids, commit)
+
+    def held(self, ids: list[Any]) -> list[tuple[int, int]]:
+        """Per id, the last held (not forgotten) position with it and its exact key (-1, 0)."""
+        out = []
+        for p in self.id_positions.lookup(self.ids, self.origin, ids):
+            row = p - self.origin
+            if p < 0 or self.flags.view()[row] & FORGOTTEN:
+                out.append((-1, 0))
+            else:
+                hi, lo = int(self.key_hi.view()[row]), int(self.key_lo.view()[row])
+                out.append((p, (hi << 64) | lo))
+        return out
+
+    def decide_new(self, chunk: Chunk, ids: Sequence[Any] | None, commit: bool) -> Decisions:
+        """:meth:`decide_chunk` of documents not decided before."""
         if commit and (cuts := self.budget_cuts(chunk)):  # hot keys: in parts, same decisions
             base, n = self.n_documents, len(chunk.fps)
             for a, b in pairwise([0, *cuts, n]):
-                self.decide_chunk(slice_chunk(chunk, a, b), None if ids is None else ids[a:b])
+                self.decide_new(slice_chunk(chunk, a, b), None if ids is None else ids[a:b], True)
             return self.decisions(base, base + n)
         self.index_unindexed()
         base, n = self.n_documents, len(chunk.fps)
@@ -186,6 +221,8 @@ class DedupState(StateColumns):
         arrays: dict[str, npt.NDArray[Any]] = {
             name: g.view()[cut:] for name, g in self.named_columns().items()
         }
+        # the similarity that decided: a document fed again gets it back (dedup/rerun.py)
+        arrays["similarity"] = self.sim.view()[cut:]
         arrays.update(self.exact.arrays())
         arrays.update({f"cand_{k}": v for k, v in cand.items()})
         if self.sketches is not None:
@@ -393,6 +430,12 @@ class DedupState(StateColumns):
                     f"{where}: {name}.npy has shape {arrays[name].shape}, the state holds rows "
                     f"{o}..{n - 1}; restore it or start a new state"
                 )
+        sim = arrays.get("similarity")  # (states written before it: unknown, NaN)
+        if sim is not None and sim.shape != (n - o,):
+            raise StateFormatError(
+                f"{where}: similarity.npy has shape {sim.shape}, the state holds rows "
+                f"{o}..{n - 1}; restore it or start a new state"
+            )
         self.fill(arrays, meta)
         exact_pos = arrays["exact_pos"]
         cand = {k[5:]: v for k, v in arrays.items() if k.startswith("cand_")}

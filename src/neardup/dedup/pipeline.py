@@ -242,9 +242,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         'a'
         """
         ts = None if timestamp is None else [timestamp]
-        pos = self.n_documents
-        d = self.feed([text], ts, ids=[pos if id is None else id])
-        dup = int(d.duplicate_of[0])
+        d = self.feed([text], ts, ids=[self.n_documents if id is None else id])
+        pos, dup = int(d.position[0]), int(d.duplicate_of[0])  # (a known document: its own)
         return Decision(
             self.external_id(pos),
             int(d.fingerprint[0]),
@@ -266,8 +265,10 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Decide a chunk of documents in order, against everything fed before (streaming).
 
         ``ids``: external ids stored with the state (``duplicate_of`` ids after a reload).
-        ``commit=False`` (dry run): the decisions these documents would get, leaving the state
-        exactly as it was.
+        A document whose id and text were already fed gets its stored decision (its
+        ``position`` is the earlier one) and is not added again (:mod:`neardup.dedup.rerun`);
+        a known id with another text is a new document. ``commit=False`` (dry run): the
+        decisions these documents would get, leaving the state exactly as it was.
 
         >>> dd = Deduplicator()
         >>> _ = dd.feed(["the cat sat on the mat today"])
@@ -376,6 +377,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             "config_id": self.config_id,
             "fingerprinter_config_id": self.fingerprinter.config_id,
             "late_documents": st.late,
+            "already_decided": st.already,
         }
 
     # ------------------------------------------------------------------ identity

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from neardup.dedup import Deduplicator
-from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
+from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions, take_chunk
 from neardup.server.metrics import Histogram
-from neardup.server.rows import answers, result, state_rows, take
+from neardup.server.rows import answers, result, state_rows
 from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
 from neardup.server.store import Store
 from neardup.server.validate import Item
@@ -207,7 +207,7 @@ class Service:
             new = [items[i] for i in rows]
             decided = batch = None
             if new:
-                chunk = prepared if len(rows) == len(items) else take(prepared, rows)
+                chunk = prepared if len(rows) == len(items) else take_chunk(prepared, rows)
                 decided = self.dd.feed_prepared(chunk, commit=not dry_run)
                 if not dry_run:
                     batch = self._submit(new, decided, len(segment))

@@ -1,0 +1,143 @@
+"""Idempotent re-runs (issue 38): a document already decided is not decided, nor added, again.
+
+The rule, written once for every surface: a document fed with an external id is *already
+decided* when a document the state still holds (from an earlier call, or earlier in the same
+call) has the same id and the same exact-text key (its normalised text's xxh3_128, the key of
+the exact fast path). It gets that document's stored decision (status, ``duplicate_of``,
+distance, cluster, similarity, and its position) and adds nothing to the state, so feeding a
+day again, or re-running a failed shard on a ``--state``, changes nothing. A known id with
+another text is decided afresh as a new document (the id is then repeated: the CLI warns).
+Without ids the rule does not apply. Rows that left the state (expired by a window) are not
+held, so their documents are decided again.
+
+>>> from neardup import Deduplicator
+>>> dd = Deduplicator()
+>>> first = dd.feed(["storm hits the coast", "cats and dogs"], ids=["a", "b"])
+>>> again = dd.feed(["storm hits the coast", "cats and dogs", "storm hits the coast"],
+...                 ids=["a", "b2", "c"])
+>>> again.position.tolist(), again.statuses, dd.n_documents
+([0, 2, 3], ['unique', 'exact_duplicate', 'exact_duplicate'], 4)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup._persist import JsonColumn
+from neardup.dedup.state import Decisions, concat_decisions
+
+__all__ = ["IdPositions", "merge_repeats", "repeats", "run_positions"]
+
+NEW = -1  # repeats(): a row to decide
+
+
+def _id_key(value: Any) -> bytes:
+    return json.dumps(value).encode()  # as JsonColumn.arrays() encodes ids
+
+
+class IdPositions:
+    """The last position of each external id in a state's id column, kept up to date as the
+    column grows (rebuilt when the state loads another column)."""
+
+    def __init__(self) -> None:
+        self._col: JsonColumn | None = None
+        self._seen = 0
+        self._at: dict[bytes, int] = {}
+
+    def lookup(self, col: JsonColumn | None, origin: int, ids: list[Any]) -> list[int]:
+        """Per id, the last position holding it (-1: none)."""
+        if col is None:
+            return [-1] * len(ids)
+        if col is not self._col or len(col) < self._seen:
+            self._col, self._seen, self._at = col, 0, {}
+        if len(col) > self._seen:
+            data, off = col.arrays()
+            for row in range(self._seen, len(col)):
+                self._at[bytes(data[off[row] : off[row + 1]])] = origin + row
+            self._seen = len(col)
+        return [self._at.get(_id_key(v), -1) for v in ids]
+
+
+def repeats(
+    ids: Sequence[Any], keys: Sequence[int], held: Callable[[list[Any]], list[tuple[int, int]]]
+) -> npt.NDArray[np.int64]:
+    """Per row: the position of the held document with the same id and exact key (>= 0),
+    ``-2 - j`` when row ``j`` earlier in this batch has them, else ``NEW`` (-1). ``held(ids)``
+    gives per id the last held position with it and that document's exact key (-1, 0: none).
+
+    >>> held = lambda ids: [(7, 11) if i == "a" else (-1, 0) for i in ids]
+    >>> repeats(["a", "a", "b", "b", "a"], [11, 12, 5, 5, 12], held).tolist()
+    [7, -1, -1, -4, -3]
+    """
+    out = np.full(len(ids), NEW, np.int64)
+    first: dict[tuple[bytes, int], int] = {}
+    for i, ((pos, key), v, k) in enumerate(zip(held(list(ids)), ids, keys, strict=True)):
+        mine = (_id_key(v), k)
+        if mine in first:
+            out[i] = -2 - first[mine]
+        elif pos >= 0 and key == k:
+            out[i] = pos
+        else:
+            first[mine] = i
+    return out
+
+
+def merge_repeats(
+    rep: npt.NDArray[np.int64], decided: Decisions, stored: Callable[[int], Decisions]
+) -> Decisions:
+    """One decision per row of the batch: ``decided`` for the ``NEW`` rows (in order), the
+    stored decision (``stored(position)``: one row) or the earlier row's for the others."""
+    rows: list[Decisions] = []
+    fresh = 0
+    for r in rep.tolist():
+        if r == NEW:
+            rows.append(_row(decided, fresh))
+            fresh += 1
+        else:
+            rows.append(stored(r) if r >= 0 else rows[-2 - r])
+    return concat_decisions(rows) if rows else decided
+
+
+def _row(d: Decisions, i: int) -> Decisions:
+    return Decisions(*(getattr(d, f.name)[i : i + 1] for f in fields(Decisions)))
+
+
+def run_positions(d: Decisions, base: int) -> tuple[Decisions, list[int]]:
+    """A run's decisions (one per input row, from position ``base`` on in the state) with row
+    numbers for positions: ``position`` 0..n-1, ``duplicate_of`` the row of the run that holds
+    the kept document (its first row), or ``n + p`` for a document ``p`` of an earlier run;
+    also those earlier positions.
+
+    >>> d = Decisions(*(np.asarray(x) for x in ([5, 6, 5, 2], [0] * 4, [0, 1, 0, 0],
+    ...                                         [-1, 5, -1, -1], [-1, 1, -1, -1], [0, 0, 0, 1],
+    ...                                         [np.nan] * 4)))
+    >>> view, earlier = run_positions(d, base=5)
+    >>> view.position.tolist(), view.duplicate_of.tolist(), earlier
+    ([0, 1, 2, 3], [-1, 0, -1, -1], [])
+    >>> run_positions(Decisions(*(np.asarray(x) for x in ([5], [0], [1], [2], [1], [0],
+    ...                                                   [0.9]))), base=5)[0].duplicate_of
+    array([3])
+    """
+    n = len(d)
+    holder: dict[int, int] = {}
+    for row, p in enumerate(d.position.tolist()):
+        holder.setdefault(p, row)
+    dup = d.duplicate_of.tolist()
+    earlier = sorted({p for p in dup if 0 <= p < base})
+    local = [p if p < 0 else holder[p] if p >= base else n + p for p in dup]
+    out = Decisions(
+        np.arange(n, dtype=np.int64),
+        d.fingerprint,
+        d.status,
+        np.asarray(local, np.int64),
+        d.distance,
+        d.cluster_id,
+        d.similarity,
+    )
+    return out, earlier
