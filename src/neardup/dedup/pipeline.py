@@ -232,7 +232,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Documents decided so far."""
         return self._state.n_documents
 
-    def add(self, text: str, *, id: Any = None, timestamp: float | None = None) -> Decision:
+    def add(self, text: str, *, id: Any = None, timestamp: float | str | None = None) -> Decision:
         """Decide one document (streaming); ``duplicate_of`` is the kept document's id.
 
         >>> dd = Deduplicator()
@@ -257,13 +257,15 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     def feed(
         self,
         texts: Sequence[str],
-        timestamps: Sequence[float] | None = None,
+        timestamps: Sequence[Any] | None = None,
         *,
         ids: Sequence[Any] | None = None,
         commit: bool = True,
     ) -> Decisions:
         """Decide a chunk of documents in order, against everything fed before (streaming).
 
+        ``timestamps``: epoch seconds, or dates as the CLI reads them (ISO 8601 strings,
+        ``datetime``; see :func:`~neardup.dedup.prepare.epoch_seconds`).
         ``ids``: external ids stored with the state (``duplicate_of`` ids after a reload).
         A document whose id and text were already fed gets its stored decision (its
         ``position`` is the earlier one) and is not added again (:mod:`neardup.dedup.rerun`);
@@ -466,7 +468,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         return dd
 
     # ------------------------------------------------------------------ internals
-    def prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Chunk:
+    def prepare(self, texts: Sequence[str], timestamps: Sequence[Any] | None = None) -> Chunk:
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
         keys, timestamps, lengths and verifier sketches (what every engine decides on; see
         :func:`~neardup.dedup.prepare.prepare_chunk`)."""
