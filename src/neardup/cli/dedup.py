@@ -263,6 +263,7 @@ def dedup_command(
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)
         record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
+        record["outputs"] = extra.written(out)
         # before the state commits: an output that cannot be written leaves the state as it was
         report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
         extra.write(record, decisions, plan.ids, report)
