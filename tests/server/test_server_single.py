@@ -39,3 +39,18 @@ def test_startup_block_names_address_data_config_auth_and_documents(tmp_path: Pa
     assert "auth:       off" in block and "documents:  2 loaded" in block
     assert config_id is None or config_id in block
     assert "config id:  dd1-" in block
+
+
+def test_the_rerun_rule_of_the_core_a_known_id_and_text_is_not_stored_again(
+    server: Server,
+) -> None:
+    """The service applies dedup/rerun.py: the same id and text get the stored decision (not
+    stored again); a stored id with another text is refused naming it (ids are keys here)."""
+    first = server.decide([{"id": "a", "text": TEXT}, {"id": "b", "text": TEXT.upper()}])
+    again = server.decide([{"id": "b", "text": TEXT.upper()}, {"id": "c", "text": "new text"}])
+    assert again[0] == first[1]
+    other = server.post([{"id": "a", "text": TEXT + " Corrected."}])
+    assert other.status_code == 409
+    assert "documents[0].id 'a' is stored with another text" in other.json()["error"]
+    counts = httpx.get(server.url + "/healthz", timeout=10).json()
+    assert counts["documents"] == 3

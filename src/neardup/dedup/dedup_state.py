@@ -113,13 +113,21 @@ class DedupState(StateColumns):
     def held(self, ids: list[Any]) -> list[tuple[int, int]]:
         """Per id, the last held (not forgotten) position with it and its exact key (-1, 0)."""
         out = []
-        for p in self.id_positions.lookup(self.ids, self.origin, ids):
+        positions = self.id_positions.lookup(self.ids, self.origin, ids)
+        for p, key in zip(positions, self.exact_keys(positions), strict=True):
+            forgotten = key is not None and self.flags.view()[p - self.origin] & FORGOTTEN
+            out.append((-1, 0) if key is None or forgotten else (p, key))
+        return out
+
+    def exact_keys(self, positions: Sequence[int]) -> list[int | None]:
+        """The exact key of each position (None: not held)."""
+        out: list[int | None] = []
+        for p in positions:
             row = p - self.origin
-            if p < 0 or self.flags.view()[row] & FORGOTTEN:
-                out.append((-1, 0))
+            if 0 <= row < self.status.size:
+                out.append((int(self.key_hi.view()[row]) << 64) | int(self.key_lo.view()[row]))
             else:
-                hi, lo = int(self.key_hi.view()[row]), int(self.key_lo.view()[row])
-                out.append((p, (hi << 64) | lo))
+                out.append(None)
         return out
 
     def decide_new(self, chunk: Chunk, ids: Sequence[Any] | None, commit: bool) -> Decisions:

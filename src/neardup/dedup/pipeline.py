@@ -432,6 +432,18 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """
         return self._state.shared_ids(ids, before)
 
+    def exact_keys(self, positions: Sequence[int]) -> list[int | None]:
+        """The exact-text key (xxh3_128 of the normalised text, as an int) of the documents at
+        ``positions``; None for one this state no longer holds (what the rerun rule compares:
+        :mod:`neardup.dedup.rerun`).
+
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["Storm hits the coast", "storm  hits the coast"])
+        >>> a, b = dd.exact_keys([0, 1]); a == b, dd.exact_keys([5])
+        (True, [None])
+        """
+        return self._state.exact_keys(positions)
+
     def forget(self, positions: npt.ArrayLike) -> int:
         """Deleted documents stop attracting duplicates (dedup/columns.py); returns how many
         left the candidate index.
