@@ -100,3 +100,23 @@ def test_a_duration_without_unit_is_refused(tmp_path: Path, option: str) -> None
     r = CliRunner().invoke(cli, [*args, option, "7"])
     assert r.exit_code == 2
     assert "give a unit" in r.output and "7d for days? 7s for seconds?" in r.output
+
+
+@pytest.mark.corpus
+def test_reuters_in_file_order_gets_the_sorted_decisions(tmp_path: Path) -> None:
+    """Real news timestamps: Reuters in file order (its last rows come up to ~47 h behind a
+    newer one) decides as sorted by date under the default --max-disorder, and not with 0."""
+    from neardup.io import parse_timestamp
+
+    from tests.conftest import corpus_records
+
+    tail = [r for r in corpus_records("reuters", 21578)[-1500:] if r.get("date")]
+    rows = [{"id": r["id"], "text": r["text"], "ts": r["date"]} for r in tail]
+    when = [parse_timestamp(r["ts"]) for r in rows]
+    ordered = [rows[i] for i in sorted(range(len(rows)), key=when.__getitem__)]
+    assert ordered != rows
+    want, _ = _dedup(_write(tmp_path / "sorted.jsonl", ordered), tmp_path / "a.jsonl")
+    got, summary = _dedup(_write(tmp_path / "file.jsonl", rows), tmp_path / "b.jsonl")
+    assert got == want and "out of order" not in summary
+    _, summary = _dedup(tmp_path / "file.jsonl", tmp_path / "c.jsonl", "--max-disorder", "0")
+    assert "out of order: " in summary
