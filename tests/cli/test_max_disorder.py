@@ -83,14 +83,19 @@ def test_state_runs_flush_the_buffer_and_equal_one_sorted_run(
     assert got == want
 
 
-def test_spark_engine_decides_in_time_order_like_the_buffer(
+def test_spark_engine_decides_in_the_buffers_order(
     tmp_path: Path, docs: list[dict[str, Any]]
 ) -> None:
+    """Within the bound (a distributed sort) and beyond it (the buffer on the driver)."""
     pytest.importorskip("pyspark")
-    src = _write(tmp_path / "cycled.jsonl", _hour_cycled(docs, 24))
-    want, _ = _dedup(src, tmp_path / "a.jsonl")
-    got, _ = _dedup(src, tmp_path / "b.jsonl", "--engine", "spark")
-    assert got == want
+    for name, rows in (("cycled", _hour_cycled(docs, 24)), ("late", [*docs[5:], *docs[:5]])):
+        src = _write(tmp_path / f"{name}.jsonl", rows)
+        want, local = _dedup(src, tmp_path / f"{name}-a.jsonl")
+        got, spark = _dedup(src, tmp_path / f"{name}-b.jsonl", "--engine", "spark")
+        assert got == want, name
+        named = [line for line in local.splitlines() if line.startswith("out of order")]
+        assert named == [line for line in spark.splitlines() if line.startswith("out of order")]
+        assert bool(named) == (name == "late")
 
 
 @pytest.mark.parametrize("option", ["--window", "--max-disorder"])

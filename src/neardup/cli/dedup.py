@@ -43,7 +43,12 @@ from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
-from neardup.dedup.disorder import DEFAULT_MAX_DISORDER, DisorderBuffer, in_input_order
+from neardup.dedup.disorder import (
+    DEFAULT_MAX_DISORDER,
+    DisorderBuffer,
+    disorder_note,
+    in_input_order,
+)
 from neardup.dedup.state import concat_decisions
 from neardup.io import (
     Document,
@@ -246,6 +251,7 @@ def dedup_command(
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
     disorder = _disorder_buffer(max_disorder, seconds, keep)
+    bound = None if disorder is None else disorder.max_disorder
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
@@ -253,7 +259,8 @@ def dedup_command(
         opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
                             drop_duplicates, report_dir, spark_master, spark_conf,
                             roots=inputs, max_time=max_time,
-                            cluster_members=clusters_path is not None)  # fmt: skip
+                            cluster_members=clusters_path is not None,
+                            max_disorder=bound)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
             _write_engine_outputs(result, extra)
             return
@@ -404,13 +411,7 @@ def _disorder_note(buffer: DisorderBuffer[tuple[Document, Record]]) -> list[str]
     """The summary line naming the rows the buffer could not put in time order."""
     if not buffer.late:
         return []
-    some = ", ".join(repr(d.id) for d, _ in buffer.late_items)
-    hours = f"{buffer.max_disorder / 3600:g}h"
-    return [
-        f"out of order: {buffer.late:,} documents came more than --max-disorder ({hours}) after "
-        f"a newer one (e.g. {some}) and were decided on arrival, not in time order: they may "
-        "miss matches that sorted input finds; raise --max-disorder or sort the input by time"
-    ]
+    return [disorder_note(buffer.late, buffer.max_disorder, [d.id for d, _ in buffer.late_items])]
 
 
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:

@@ -24,14 +24,20 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.dedup.state import Decisions
 
-__all__ = ["DEFAULT_MAX_DISORDER", "DisorderBuffer", "in_input_order", "release_order"]
+__all__ = [
+    "DEFAULT_MAX_DISORDER",
+    "DisorderBuffer",
+    "disorder_note",
+    "in_input_order",
+    "release_order",
+]
 
 T = TypeVar("T")
 
@@ -138,4 +144,19 @@ def in_input_order(d: Decisions, order: npt.ArrayLike) -> Decisions:
         d.distance[inv],
         d.cluster_id[inv],
         d.similarity[inv],
+    )
+
+
+def disorder_note(late: int, max_disorder: float, examples: list[Any]) -> str:
+    """The summary line naming the rows a buffer could not put in time order (both engines).
+
+    >>> disorder_note(2, 7200, ["a", 3])[:60]
+    'out of order: 2 documents came more than --max-disorder (2h)'
+    """
+    some = ", ".join(repr(v) for v in examples)
+    return (
+        f"out of order: {late:,} documents came more than --max-disorder "
+        f"({max_disorder / 3600:g}h) after a newer one (e.g. {some}) and were decided on "
+        "arrival, not in time order: they may miss matches that sorted input finds; raise "
+        "--max-disorder or sort the input by time"
     )

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from neardup.dedup import Deduplicator
+from neardup.dedup.disorder import disorder_note
 from neardup.io import ReadStats
 
 
@@ -46,6 +47,7 @@ class SparkOptions:
     roots: tuple[str, ...] = ()  # the inputs as given (folders: Hive partition columns)
     max_time: float | None = None  # --max-future as an epoch limit (the driver's clock)
     cluster_members: bool = False  # --clusters: collect the members of clusters with duplicates
+    max_disorder: float | None = None  # --max-disorder in seconds (with a window)
 
 
 def parse_spark_conf(items: tuple[str, ...]) -> dict[str, str]:
@@ -117,16 +119,17 @@ def dedup_on_engine(
             on_error=o.on_error,
             drop_duplicates=o.drop_duplicates,
             members=o.cluster_members,
+            max_disorder=o.max_disorder,
         )
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise _nothing_read(result.stats)
-    _summary(result)
+    _summary(result, o.max_disorder)
     return result
 
 
-def _summary(result: Any) -> None:
+def _summary(result: Any, max_disorder: float | None) -> None:
     c, s, info = result.counts, result.stats, result.info
     lines = [
         f"documents: {s.documents:,}  unique: {c['unique']:,}  duplicates: {c['duplicate']:,}  "
@@ -144,4 +147,6 @@ def _summary(result: Any) -> None:
     lines += [f"skipped: {e}" for e in s.errors[:5]]
     if info.get("late_documents"):
         lines.append(late_note(int(info["late_documents"])))
+    if (late := info.get("out_of_order", {})).get("count") and max_disorder is not None:
+        lines.append(disorder_note(late["count"], max_disorder, late["examples"]))
     click.echo("\n".join(lines), err=True)

@@ -17,13 +17,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from neardup.dedup.disorder import release_order
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.state import STATUS_NAMES
 from neardup.io import ReadStats, open_writer
-from neardup.spark.engine import decide
+from neardup.spark.engine import decide, with_horizons
 from neardup.spark.reader import Fields, read_documents
 
 
@@ -168,16 +170,21 @@ def run_job(
     on_error: str = "fail",
     drop_duplicates: bool = False,
     members: bool = False,
+    max_disorder: float | None = None,
 ) -> JobResult:
     """Read ``inputs``, decide with ``dd``'s configuration, write ``out``; raises InputError.
-    ``members``: also collect the members of every cluster with duplicates (``--clusters``)."""
+    ``members``: also collect the members of every cluster with duplicates (``--clusters``).
+    ``max_disorder`` (seconds, with a window): decide in the order of the local engine's
+    buffer (:mod:`neardup.dedup.disorder`); ``info["out_of_order"]`` names its late rows."""
     start = time.perf_counter()
     partitions = pick_shuffle_partitions(spark, inputs)
     docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
     docs = docs.persist()
-    if dd.window is not None and dd.keep == "first":  # time order, as the local buffer's
-        order = _time_order(docs).persist()
+    if max_disorder is not None and dd.window is not None and dd.keep == "first":
+        order, late = _buffer_order(docs, max_disorder)  # the local --max-disorder buffer's
+        order = order.persist()
         decided, info = decide(_renumbered(docs, order, "pos"), dd)
+        info["out_of_order"] = late
         decisions = _renumbered(decided, order, "pos", back=True)
         decisions = _renumbered(decisions, order, "rep", back=True)
         decisions = decisions.persist()
@@ -200,14 +207,27 @@ def run_job(
     return JobResult(counts, stats, time.perf_counter() - start, info, clusters, rows)
 
 
-def _time_order(docs: DataFrame) -> DataFrame:
-    """``(pos, at)``: ``at`` is the document's place in (timestamp, position) order. The Spark
-    engine sees the whole input, so it decides a window in time order: the local engine's
-    order whenever its ``--max-disorder`` buffer put every row in time order (it names the
-    rows it could not; for those the engines may differ, Spark deciding them in time order)."""
-    ranked = docs.select("ts", "pos").orderBy("ts", "pos").rdd.zipWithIndex()
-    rows = ranked.map(lambda r: (int(r[0]["pos"]), int(r[1])))
-    return docs.sparkSession.createDataFrame(rows, "pos long, at long")
+def _buffer_order(docs: DataFrame, bound: float) -> tuple[DataFrame, dict[str, Any]]:
+    """``(pos, at)``: ``at`` is the document's place in the order the local ``--max-disorder``
+    buffer decides it, and the buffer's late rows (count, first ids). When no row is more than
+    ``bound`` behind the newest one before it (the running maximum of :func:`with_horizons`),
+    that order is (timestamp, position): a distributed sort. Otherwise the buffer itself runs
+    on the driver over (position, timestamp) (16 bytes a document), the same code as local."""
+    timed = docs.select("pos", "ts")
+    behind = with_horizons(timed, timed, bound).where(F.col("ts") < F.col("hz") + 1)
+    if behind.limit(1).count() == 0:  # (floored horizon: + 1 keeps the test conservative)
+        ranked = timed.orderBy("ts", "pos").rdd.zipWithIndex()
+        rows = ranked.map(lambda r: (int(r[0]["pos"]), int(r[1])))
+        return docs.sparkSession.createDataFrame(rows, "pos long, at long"), {"count": 0}
+    table = timed.orderBy("pos").collect()
+    pos = np.fromiter((r[0] for r in table), np.int64, len(table))
+    order, late = release_order([r[1] for r in table], bound)
+    pairs = list(zip(pos[order].tolist(), range(len(order)), strict=True))
+    first = pos[late[:3]].tolist()
+    ids: dict[int, str] = dict(docs.where(F.col("pos").isin(first)).select("pos", "id").collect())
+    examples = [json.loads(ids[p]) for p in first]
+    frame = docs.sparkSession.createDataFrame(pairs, "pos long, at long")
+    return frame, {"count": int(late.size), "examples": examples}
 
 
 def _renumbered(df: DataFrame, order: DataFrame, column: str, back: bool = False) -> DataFrame:
