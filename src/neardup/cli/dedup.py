@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -108,7 +109,7 @@ class _Run:
     max_time: float | None = None  # --max-future: later timestamps are bad rows
     order: PartOrder = field(default_factory=PartOrder)  # are the parts in time order?
     buffer: DisorderBuffer[tuple[Document, Record]] | None = None  # --max-disorder
-    fed: list[int] = field(default_factory=list)  # input positions in decision order (buffer)
+    fed: array[int] = field(default_factory=lambda: array("q"))  # input positions, as decided
     _spooled: bool = False
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
@@ -445,7 +446,7 @@ def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | N
             spool.settle()
             spool.conflicts.update(d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec))
         if run.buffer is not None:
-            run.fed += [d.position for d, _ in chunk]
+            run.fed.extend(d.position for d, _ in chunk)
         yield chunk, [d.timestamp for d, _ in chunk] if timed else None  # type: ignore[misc]
 
 

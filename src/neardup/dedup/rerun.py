@@ -43,25 +43,62 @@ def _id_key(value: Any) -> bytes:
 
 class IdPositions:
     """The last position of each external id in a state's id column, kept up to date as the
-    column grows (rebuilt when the state loads another column)."""
+    column grows (rebuilt when the state loads another column). The rows present when it was
+    (re)built are held as sorted 64-bit hashes of their ids' JSON (16 bytes a row, checked
+    against the column on a hit); rows added since, in a dict, merged in once it outgrows them.
 
-    def __init__(self) -> None:
+    >>> col = JsonColumn.of(["a", "b", "a"])
+    >>> ix = IdPositions()
+    >>> ix.lookup(col, 10, ["a", "z"])
+    [12, -1]
+    >>> col.extend(["z"]); ix.lookup(col, 10, ["a", "z"])
+    [12, 13]
+    """
+
+    def __init__(self, merge_at: int = 65536) -> None:
+        self._merge_at = merge_at  # recent rows that trigger a new base (at least the base's)
         self._col: JsonColumn | None = None
-        self._seen = 0
-        self._at: dict[bytes, int] = {}
+        self._seen = 0  # rows of the column taken in (base + recent)
+        self._hash = np.zeros(0, np.int64)  # base rows: hashes, sorted, and their rows
+        self._rows = np.zeros(0, np.int64)
+        self._recent: dict[bytes, int] = {}  # rows added since the base was built -> row
 
     def lookup(self, col: JsonColumn | None, origin: int, ids: list[Any]) -> list[int]:
         """Per id, the last position holding it (-1: none)."""
         if col is None:
             return [-1] * len(ids)
+        self._sync(col)
+        data, off = col.arrays()
+        out = []
+        for v in ids:
+            key = _id_key(v)
+            row = self._recent.get(key, -1)
+            if row < 0:
+                h = np.int64(hash(key))
+                a = np.searchsorted(self._hash, h, "left")
+                b = np.searchsorted(self._hash, h, "right")
+                hits = [int(r) for r in self._rows[a:b] if bytes(data[off[r] : off[r + 1]]) == key]
+                row = max(hits, default=-1)
+            out.append(-1 if row < 0 else origin + row)
+        return out
+
+    def _sync(self, col: JsonColumn) -> None:
         if col is not self._col or len(col) < self._seen:
-            self._col, self._seen, self._at = col, 0, {}
-        if len(col) > self._seen:
-            data, off = col.arrays()
-            for row in range(self._seen, len(col)):
-                self._at[bytes(data[off[row] : off[row + 1]])] = origin + row
-            self._seen = len(col)
-        return [self._at.get(_id_key(v), -1) for v in ids]
+            self._col, self._seen, self._recent = col, 0, {}
+            self._hash, self._rows = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        n = len(col)
+        if n == self._seen:
+            return
+        data, off = col.arrays()
+        if len(self._recent) + n - self._seen > max(self._merge_at, self._rows.size):
+            hashes = [hash(bytes(data[off[r] : off[r + 1]])) for r in range(n)]
+            h = np.asarray(hashes, np.int64)
+            self._rows = np.argsort(h, kind="stable").astype(np.int64)
+            self._hash, self._recent = h[self._rows], {}
+        else:
+            for r in range(self._seen, n):
+                self._recent[bytes(data[off[r] : off[r + 1]])] = r
+        self._seen = n
 
 
 def repeats(
