@@ -107,7 +107,7 @@ class DedupState(StateColumns):
                 new = np.flatnonzero(rep == NEW).tolist()
                 decided = self.decide_new(take_chunk(chunk, new), [ids[i] for i in new], commit)
                 self.already += int((rep != NEW).sum()) if commit else 0
-                return merge_repeats(rep, decided, lambda p: self.decisions(p, p + 1))
+                return merge_repeats(rep, decided, self.decisions_at)
         return self.decide_new(chunk, ids, commit)
 
     def held(self, ids: list[Any]) -> list[tuple[int, int]]:
@@ -385,18 +385,20 @@ class DedupState(StateColumns):
                 self.prune_exact()
 
     def decisions(self, start: int, stop: int) -> Decisions:
-        a, b = start - self.origin, stop - self.origin
-        rep = self.rep.view()[a:b]
-        positions = np.arange(start, stop, dtype=np.int64)
-        kept = rep == positions
+        return self.decisions_at(np.arange(start, stop, dtype=np.int64))
+
+    def decisions_at(self, positions: npt.NDArray[np.int64]) -> Decisions:
+        """The decisions of held documents at ``positions`` (copies)."""
+        rows = positions - self.origin
+        rep = self.rep.view()[rows]
         return Decisions(
             positions,
-            self.fps.view()[a:b].copy(),
-            self.status.view()[a:b].copy(),
-            np.where(kept, -1, rep),
-            self.dist.view()[a:b].copy(),
-            self.cluster.view()[a:b].copy(),
-            self.sim.view()[a:b].astype(np.float64),
+            self.fps.view()[rows],
+            self.status.view()[rows],
+            np.where(rep == positions, -1, rep),
+            self.dist.view()[rows],
+            self.cluster.view()[rows],
+            self.sim.view()[rows].astype(np.float64),
         )
 
     def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:

@@ -126,23 +126,26 @@ def repeats(
 
 
 def merge_repeats(
-    rep: npt.NDArray[np.int64], decided: Decisions, stored: Callable[[int], Decisions]
+    rep: npt.NDArray[np.int64],
+    decided: Decisions,
+    stored: Callable[[npt.NDArray[np.int64]], Decisions],
 ) -> Decisions:
     """One decision per row of the batch: ``decided`` for the ``NEW`` rows (in order), the
-    stored decision (``stored(position)``: one row) or the earlier row's for the others."""
-    rows: list[Decisions] = []
-    fresh = 0
-    for r in rep.tolist():
-        if r == NEW:
-            rows.append(_row(decided, fresh))
-            fresh += 1
-        else:
-            rows.append(stored(r) if r >= 0 else rows[-2 - r])
-    return concat_decisions(rows) if rows else decided
+    stored decisions (``stored(positions)``) or the earlier row's for the others.
 
-
-def _row(d: Decisions, i: int) -> Decisions:
-    return Decisions(*(getattr(d, f.name)[i : i + 1] for f in fields(Decisions)))
+    >>> d = Decisions(*(np.asarray(x) for x in ([9], [1], [0], [-1], [-1], [4], [np.nan])))
+    >>> s = lambda p: Decisions(*(np.asarray(x) for x in (p, [2], [2], [0], [0], [0], [1.0])))
+    >>> merge_repeats(np.asarray([3, -1, -3]), d, s).position.tolist()
+    [3, 9, 9]
+    """
+    fresh, known = np.flatnonzero(rep == NEW), np.flatnonzero(rep >= 0)
+    both = concat_decisions([decided, stored(rep[known])])
+    take = np.empty(rep.size, np.int64)
+    take[fresh] = np.arange(fresh.size)
+    take[known] = fresh.size + np.arange(known.size)
+    inner = np.flatnonzero(rep <= -2)  # an earlier row of the batch, always a NEW one
+    take[inner] = take[-2 - rep[inner]]
+    return Decisions(*(getattr(both, f.name)[take] for f in fields(Decisions)))
 
 
 def run_positions(d: Decisions, base: int) -> tuple[Decisions, list[int]]:
