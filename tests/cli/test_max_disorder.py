@@ -96,6 +96,7 @@ def test_spark_engine_decides_in_the_buffers_order(
         named = [line for line in local.splitlines() if line.startswith("out of order")]
         assert named == [line for line in spark.splitlines() if line.startswith("out of order")]
         assert bool(named) == (name == "late")
+        assert f"{tmp_path / f'{name}-b.jsonl'} (--out)" in spark
 
 
 @pytest.mark.parametrize("option", ["--window", "--max-disorder"])

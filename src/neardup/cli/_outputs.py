@@ -187,8 +187,13 @@ def print_summary(record: dict[str, Any]) -> None:
     ]
     lines += [f"skipped: {e}" for e in r["errors"]]
     if r.get("outputs"):
-        lines.append("written: " + ", ".join(f"{p} ({o})" for o, p in r["outputs"].items()))
+        lines.append(written_line(r["outputs"]))
     click.echo("\n".join(lines), err=True)
+
+
+def written_line(outputs: dict[str, str]) -> str:
+    """The summary line naming where each output went (:meth:`ExtraOutputs.written`)."""
+    return "written: " + ", ".join(f"{path} ({option})" for option, path in outputs.items())
 
 
 def _size(nbytes: float) -> str:

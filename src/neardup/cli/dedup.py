@@ -40,7 +40,13 @@ from neardup.cli._dedup_write import (
     write_fast,
     write_generic,
 )
-from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary_record
+from neardup.cli._outputs import (
+    ExtraOutputs,
+    print_summary,
+    record_of,
+    summary_record,
+    written_line,
+)
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
@@ -263,7 +269,7 @@ def dedup_command(
                             cluster_members=clusters_path is not None,
                             max_disorder=bound)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
-            _write_engine_outputs(result, extra)
+            _write_engine_outputs(result, extra, out, bound)
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
                    roots=inputs, max_time=max_time, buffer=disorder)  # fmt: skip
@@ -290,12 +296,19 @@ def _checked_outputs(
     return extra
 
 
-def _write_engine_outputs(result: Any, extra: ExtraOutputs) -> None:
-    """``--summary`` and ``--clusters`` of a Spark run (it printed its summary)."""
+def _write_engine_outputs(
+    result: Any, extra: ExtraOutputs, out: str, max_disorder: float | None
+) -> None:
+    """``--summary`` and ``--clusters`` of a Spark run (it printed its summary), and where
+    the outputs went."""
     record = record_of(result.stats, result.counts, result.clusters, result.seconds)
     late = int(result.info.get("late_documents", 0))
     record["notes"] = [late_note(late)] if late else []
+    if (behind := result.info.get("out_of_order", {})).get("count") and max_disorder is not None:
+        record["notes"].append(disorder_note(behind["count"], max_disorder, behind["examples"]))
+    record["outputs"] = extra.written(out)
     extra.write_engine(record, result.members)
+    click.echo(written_line(record["outputs"]), err=True)
 
 
 def _run_local(
