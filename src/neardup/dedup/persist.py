@@ -64,6 +64,7 @@ LOCKED_METHODS = (
     "state_meta",
     "external_id",
     "shared_ids",
+    "exact_keys",
 )
 
 FORMAT = "neardup-dedup-state"
