@@ -18,7 +18,9 @@ stars, ``cluster_id`` is the cluster's number in order of creation.
 
 Time window: with ``window`` (seconds), a match needs ``|t_doc - t_kept| <= window``; in
 streaming, kept documents older than ``newest timestamp - window`` are expired from the index, so
-input should be roughly in time order (a late document cannot match an expired one).
+input should be roughly in time order (a late document cannot match an expired one);
+:class:`~neardup.dedup.disorder.DisorderBuffer` puts rows in time order within a bound first
+(what ``neardup dedup --max-disorder`` does).
 
 Keep policy: ``first`` keeps the earliest document of each group and works in streaming.
 ``longest`` and ``newest`` need the whole input: :meth:`Deduplicator.run` processes documents in
