@@ -51,7 +51,7 @@ class Decisions:
 def concat_decisions(parts: list[Decisions]) -> Decisions:
     """The rows of ``parts`` one after the other (an empty Decisions for none).
 
-    >>> one = Decisions(*(np.zeros(1, t) for t in "iuiiiif"))
+    >>> one = Decisions(*(np.zeros(1, t) for t in "i8 u8 i1 i8 i2 i8 f8".split()))
     >>> len(concat_decisions([one, one])), len(concat_decisions([]))
     (2, 0)
     """
