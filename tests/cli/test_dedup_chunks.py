@@ -93,7 +93,11 @@ def test_look_ahead_raises_the_earlier_chunks_error_first(depth: int) -> None:
     with pytest.raises(TypeError, match=r"texts\[0\] is int"):
         feed_ahead(Deduplicator(), chunks(), False, lambda n: None, depth)
     fed: list[int] = []
-    ok = [[(SimpleNamespace(text=f"a b c d {i}", id=i), {})] * (i + 1) for i in range(5)]
+    # copies under ids of their own (a repeated id and text is not fed again: dedup/rerun.py)
+    ok = [
+        [(SimpleNamespace(text=f"a b c d {i}", id=f"{i}.{j}"), {}) for j in range(i + 1)]
+        for i in range(5)
+    ]
     dd = Deduplicator()
     feed_ahead(dd, iter([(c, None) for c in ok]), True, fed.append, depth)
     assert fed == [1, 2, 3, 4, 5]

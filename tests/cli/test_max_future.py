@@ -43,10 +43,14 @@ def test_far_future_timestamp_is_a_bad_row_not_a_window_move(tmp_path: Path) -> 
     assert res.exit_code == 0 and "skipped: 1" in res.stderr
     a, b = _statuses(tmp_path / "a.jsonl"), _statuses(tmp_path / "b.jsonl")
     assert a == b and sum(s == "duplicate" for s, _ in a.values()) > 5
-    # accepted on request: then it moves the window, as documented
+    # accepted on request: decided in time order (last) by the --max-disorder buffer, so it
+    # moves no window; in input order (--max-disorder 0) it moves the window, as documented
     res = _run([dirty, "--out", str(tmp_path / "c.jsonl"), *opts, "--max-future", "none"])
     assert res.exit_code == 0
-    assert _statuses(tmp_path / "c.jsonl") != {**a, "typo": ("unique", None)}
+    assert _statuses(tmp_path / "c.jsonl") == {**a, "typo": ("unique", None)}
+    no_buffer = [*opts, "--max-future", "none", "--max-disorder", "0"]
+    assert _run([dirty, "--out", str(tmp_path / "d.jsonl"), *no_buffer]).exit_code == 0
+    assert _statuses(tmp_path / "d.jsonl") != {**a, "typo": ("unique", None)}
 
 
 def test_max_future_only_matters_with_a_window(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from neardup import Deduplicator
+from neardup.io import parse_timestamp
 
 TEXTS = ["storm hits the coast tonight, thousands without power", "cats and dogs play outside"]
 
@@ -29,3 +30,15 @@ def test_infinity_refused_even_without_a_window() -> None:
 def test_nan_means_no_timestamp_without_a_window() -> None:
     d = Deduplicator().run(TEXTS + TEXTS[:1], [math.nan, 1.0, math.nan])
     assert d.statuses == ["unique", "unique", "exact_duplicate"]
+
+
+def test_feed_reads_date_strings_as_the_cli_does() -> None:
+    """Issue 38: ISO dates (what the CLI's --time-field reads) gave a raw numpy error."""
+    texts = ["storm hits the coast tonight again", "storm hits the coast tonight again"]
+    dates = ["2026-11-02T09:00:00Z", "2026-11-10"]
+    got = Deduplicator(window=86400.0).feed(texts, dates)
+    seconds = [parse_timestamp(d) for d in dates]
+    assert got.statuses == Deduplicator(window=86400.0).feed(texts, seconds).statuses
+    assert got.statuses == ["unique", "unique"]  # eight days apart: outside the window
+    with pytest.raises(ValueError, match=r"timestamps\[1\]: cannot read timestamp 'soon'"):
+        Deduplicator(window=86400.0).feed(texts, [dates[0], "soon"])

@@ -88,7 +88,9 @@ def test_against_a_saved_reference(tmp_path: Path) -> None:
     # so is one whose look-ups differ (every gram against the winnowed ones)
     res = _invoke(["overlap", str(query), "--against", str(ref), "--query-window", "1",
                    "--out", str(out2)])  # fmt: skip
-    assert res.exit_code == 2 and "'query_window': None" in res.stderr
+    # the saved value as it runs (issue 38: it printed None where the docs say 2)
+    assert res.exit_code == 2 and "'query_window': 2" in res.stderr
+    assert "query_window: 2 -> 1" in res.stderr and "'query_window': None" not in res.stderr
 
 
 def test_bad_input_is_one_line_with_exit_codes(tmp_path: Path) -> None:

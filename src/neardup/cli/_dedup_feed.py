@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from neardup.dedup import Deduplicator
+from neardup.dedup import Decisions, Deduplicator
 from neardup.io import Document, Record
 
 Chunk = list[tuple[Document, Record]]
@@ -23,12 +23,13 @@ def feed_ahead(
     with_ids: bool,
     advance: Callable[[int], None],
     depth: int = AHEAD,
-) -> None:
+) -> list[Decisions]:
     """``dd.feed`` of every chunk, with the :meth:`~Deduplicator.prepare` of the next
     ``depth`` chunks (C kernels that release the GIL) on a thread while this one reads and
     parses the chunks after them: prepare keeps no state, and the chunks are decided in input
     order, so the decisions are those of feeding one by one. An error of chunk i's prepare
-    is raised before one of reading a later chunk, as in the serial loop."""
+    is raised before one of reading a later chunk, as in the serial loop. Returns each
+    chunk's decisions."""
 
     def submit(item: tuple[Chunk, list[float] | None]) -> tuple[int, Any, Future[Any]]:
         # only the texts (in the prepare call) and ids stay: the records are let go now, so
@@ -37,6 +38,7 @@ def feed_ahead(
         ids = [d.id for d, _ in chunk] if with_ids else None
         return len(chunk), ids, pool.submit(dd.prepare, [d.text for d, _ in chunk], ts)
 
+    out: list[Decisions] = []
     with ThreadPoolExecutor(1) as pool:
         pending: deque[tuple[int, Any, Future[Any]]] = deque()
         while True:
@@ -52,7 +54,7 @@ def feed_ahead(
             item = None  # (the chunk's records: not kept while deciding)
             if pending and (done or len(pending) > depth):
                 size, ids, prepared = pending.popleft()
-                dd.feed_prepared(prepared.result(), ids=ids)
+                out.append(dd.feed_prepared(prepared.result(), ids=ids))
                 advance(size)
             if done and not pending:
-                return
+                return out

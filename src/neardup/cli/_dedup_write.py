@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from neardup.cli._common import progress
-from neardup.dedup import STATUS_NAMES, Decisions, largest_clusters
+from neardup.cli.report import largest_of
+from neardup.dedup import STATUS_NAMES, Decisions
 from neardup.io import (
     Document,
     ReadStats,
@@ -100,7 +101,7 @@ class Plan:
     @classmethod
     def of(cls, d: Decisions) -> Plan:
         dup = d.duplicate_of
-        show: dict[int, list[str]] = {c: [] for c, _ in largest_clusters(d.cluster_id, top=5)}
+        show: dict[int, list[str]] = {c: [] for c, _ in largest_of(d)}  # the report's
         return cls(
             d.statuses,
             d.distance.tolist(),

@@ -20,17 +20,18 @@ import numpy as np
 from neardup import _fs
 from neardup._atomic import atomic_write
 from neardup.cli._common import output_path_or_usage_error, usage_error
-from neardup.dedup import Decisions, largest_clusters
+from neardup.cli.report import cluster_sizes_of, largest_of
+from neardup.dedup import Decisions
 from neardup.io import ReadStats, open_writer
 
 
 def summary_record(stats: ReadStats, d: Decisions, seconds: float) -> dict[str, Any]:
     """The run's summary as a JSON-able dict (what stderr shows, and more)."""
-    sizes = np.bincount(d.cluster_id) if len(d) else np.zeros(0, np.int64)
+    _, sizes = cluster_sizes_of(d)
     clusters = {
         "clusters": int(sizes.size),
         "clusters_with_duplicates": int((sizes > 1).sum()),
-        "largest_clusters": [s for _, s in largest_clusters(d.cluster_id, top=5)],
+        "largest_clusters": [s for _, s in largest_of(d)],
     }
     return record_of(stats, d.counts(), clusters, seconds)
 
@@ -73,6 +74,16 @@ class ExtraOutputs:
             if _fs.exists(self.report) and not _fs.isdir(self.report):
                 raise usage_error(f"--report {self.report!r} is a file; give a directory")
             _check_parent("--report", self.report.rstrip("/") or "/")
+
+    def written(self, out: str) -> dict[str, str]:
+        """Where this run writes, by option (``--out -``: stdout; the report's Markdown)."""
+        where = {"--out": "stdout" if out == "-" else out}
+        for option, path in (("--summary", self.summary), ("--clusters", self.clusters)):
+            if path is not None:
+                where[option] = path
+        if self.report is not None:
+            where["--report"] = os.path.join(self.report, "report.md")
+        return where
 
     def want_ids(self, needed: set[int], d: Decisions) -> None:
         """With ``--clusters``: the ids of every member of a cluster with duplicates."""
@@ -198,7 +209,14 @@ def print_summary(record: dict[str, Any]) -> None:
         f"({_size(r['bytes'] / max(r['seconds'], 1e-9))}/s, {r['docs_per_second']:,.0f} docs/s)",
     ]
     lines += [f"skipped: {e}" for e in r["errors"]]
+    if r.get("outputs"):
+        lines.append(written_line(r["outputs"]))
     click.echo("\n".join(lines), err=True)
+
+
+def written_line(outputs: dict[str, str]) -> str:
+    """The summary line naming where each output went (:meth:`ExtraOutputs.written`)."""
+    return "written: " + ", ".join(f"{path} ({option})" for option, path in outputs.items())
 
 
 def _size(nbytes: float) -> str:

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from neardup import _fs
 from neardup._atomic import (
     CURRENT,
@@ -36,6 +34,7 @@ from neardup._atomic import (
 from neardup.cli._common import DataError, usage_error
 from neardup.dedup import Decisions, Deduplicator
 from neardup.dedup.persist import StateConfigError, StateFormatError
+from neardup.dedup.rerun import run_positions
 
 
 @dataclass
@@ -65,31 +64,23 @@ class RunState:
             ) from None
         self.staged = True
 
-    def this_run(self) -> Decisions:
-        """This run's decisions with run positions; an earlier document ``r`` that is
-        ``duplicate_of`` appears as ``n + r`` (its id in :attr:`earlier_ids`)."""
-        d, b = self.dd.decisions(), self.base
-        n = self.dd.n_documents - b
-        rows = slice(len(d) - n, None)  # decisions() starts at the state's origin
-        dup = d.duplicate_of[rows]
-        old = (dup >= 0) & (dup < b)
-        local = np.where(dup >= b, dup - b, dup)
-        local[old] = n + dup[old]
-        self.earlier_ids = {n + r: self.dd.external_id(r) for r in np.unique(dup[old]).tolist()}
-        return Decisions(
-            d.position[rows] - b,
-            d.fingerprint[rows],
-            d.status[rows],
-            local,
-            d.distance[rows],
-            d.cluster_id[rows],
-            d.similarity[rows],
-            d.threshold[rows],
-        )
+    def this_run(self, decided: Decisions) -> Decisions:
+        """This run's decisions (one per input row, as fed) with row numbers for positions;
+        an earlier document ``r`` that is ``duplicate_of`` appears as ``n + r`` (its id in
+        :attr:`earlier_ids`); see :func:`~neardup.dedup.rerun.run_positions`."""
+        out, earlier = run_positions(decided, self.base)
+        self.earlier_ids = {len(out) + r: self.dd.external_id(r) for r in earlier}
+        return out
 
-    def notes(self) -> list[str]:
+    def notes(self, rows: int) -> list[str]:
+        """The summary's lines about the state (``rows``: documents read by this run)."""
         n = self.dd.n_documents
         out = [f"state: {self.base:,} documents before this run, {n:,} after -> {self.path}"]
+        if again := rows - (n - self.base):
+            out.append(
+                f"already decided: {again:,} documents (same id and text as a document of the "
+                "state: its stored decision, not added again)"
+            )
         out += self._shared_ids_note()
         late = int(self.dd.describe()["late_documents"]) - self.late_before
         if late:

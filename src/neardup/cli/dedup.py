@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -39,11 +40,24 @@ from neardup.cli._dedup_write import (
     write_fast,
     write_generic,
 )
-from neardup.cli._outputs import ExtraOutputs, print_summary, record_of, summary_record
+from neardup.cli._outputs import (
+    ExtraOutputs,
+    print_summary,
+    record_of,
+    summary_record,
+    written_line,
+)
 from neardup.cli._pairs import write_pairs
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
+from neardup.dedup.disorder import (
+    DEFAULT_MAX_DISORDER,
+    DisorderBuffer,
+    disorder_note,
+    in_input_order,
+)
+from neardup.dedup.state import concat_decisions
 from neardup.io import (
     Document,
     InputError,
@@ -103,6 +117,8 @@ class _Run:
     roots: tuple[str, ...] = ()  # the inputs as given: folders whose parts these are
     max_time: float | None = None  # --max-future: later timestamps are bad rows
     order: PartOrder = field(default_factory=PartOrder)  # are the parts in time order?
+    buffer: DisorderBuffer[tuple[Document, Record]] | None = None  # --max-disorder
+    fed: array[int] = field(default_factory=lambda: array("q"))  # input positions, as decided
     _spooled: bool = False
 
     def documents(self, stats: ReadStats | None = None) -> Iterator[tuple[Document, Record]]:
@@ -149,6 +165,14 @@ class _Run:
 )
 @epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
+@click.option(
+    "--max-disorder",
+    default=f"{DEFAULT_MAX_DISORDER / 3600:g}h",
+    show_default=True,
+    help="With --window: rows up to this far behind a newer row are decided in time order "
+    "(held in a buffer of that much time); later ones are decided on arrival and named in the "
+    "summary. 0: decide in input order.",
+)
 @click.option(
     "--max-future",
     default="1d",
@@ -215,6 +239,7 @@ def dedup_command(
     time_field: str | None,
     epoch_unit: str,
     window: str | None,
+    max_disorder: str,
     max_future: str,
     decision: Decision,
     keep: str,
@@ -245,6 +270,8 @@ def dedup_command(
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
     _check_pairs(pairs_path, window, state_dir, inputs + files, out)
+    disorder = _disorder_buffer(max_disorder, seconds, keep)
+    bound = None if disorder is None else disorder.max_disorder
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
@@ -253,12 +280,14 @@ def dedup_command(
                             drop_duplicates, report_dir, spark_master, spark_conf,
                             roots=inputs, max_time=max_time,
                             cluster_members=clusters_path is not None,
-                            pairs=pairs_path)  # fmt: skip
+                            pairs=pairs_path,
+                            max_disorder=bound)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
-            _write_engine_outputs(result, extra)
+            _write_engine_outputs(result, extra, out, bound)
             return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
-                   utf8_ids=needs_utf8(out), roots=inputs, max_time=max_time)  # fmt: skip
+                   utf8_ids=needs_utf8(out), roots=inputs, max_time=max_time,
+                   buffer=disorder)  # fmt: skip
         decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
         seconds_taken = time.perf_counter() - start
         record = summary_record(run.stats, decisions, seconds_taken)
@@ -266,6 +295,7 @@ def dedup_command(
         if pairs_path is not None:
             docs = (doc for doc, _ in run.documents(ReadStats()))
             record["notes"].append(write_pairs(pairs_path, dd, docs))
+        record["outputs"] = extra.written(out)
         # before the state commits: an output that cannot be written leaves the state as it was
         report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
         extra.write(record, decisions, plan.ids, report)
@@ -284,12 +314,19 @@ def _checked_outputs(
     return extra
 
 
-def _write_engine_outputs(result: Any, extra: ExtraOutputs) -> None:
-    """``--summary`` and ``--clusters`` of a Spark run (it printed its summary)."""
+def _write_engine_outputs(
+    result: Any, extra: ExtraOutputs, out: str, max_disorder: float | None
+) -> None:
+    """``--summary`` and ``--clusters`` of a Spark run (it printed its summary), and where
+    the outputs went."""
     record = record_of(result.stats, result.counts, result.clusters, result.seconds)
     late = int(result.info.get("late_documents", 0))
     record["notes"] = [late_note(late)] if late else []
+    if (behind := result.info.get("out_of_order", {})).get("count") and max_disorder is not None:
+        record["notes"].append(disorder_note(behind["count"], max_disorder, behind["examples"]))
+    record["outputs"] = extra.written(out)
     extra.write_engine(record, result.members)
+    click.echo(written_line(record["outputs"]), err=True)
 
 
 def _run_local(
@@ -309,12 +346,21 @@ def _run_local(
         dd = state.dd if state is not None else dd  # the same configuration (checked)
         decisions = _decide(run, dd, chunk_size, with_ids=state is not None)
         if state is not None:
-            decisions = state.this_run()  # positions of this run, earlier ids known
-            run.notes += state.notes()
+            decisions = state.this_run(decisions)  # rows of this run, earlier ids known
+            run.notes += state.notes(len(decisions))
+        if run.buffer is not None:  # decided in time order: back to input order
+            decisions = in_input_order(decisions, run.fed)
+            run.notes += _disorder_note(run.buffer)
+        if state is not None:
             state.stage()  # the state's files before the outputs (committed at the end)
         elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
             run.notes.append(late_note(late))
-        if (dd.window is not None or state is not None) and (note := run.order.note()):
+        in_order = run.buffer is not None and not run.buffer.late  # (the buffer sorted them)
+        if (
+            (dd.window is not None or state is not None)
+            and not in_order
+            and (note := run.order.note())
+        ):
             run.notes.append(note)
         if run.stats.documents == 0 and run.stats.skipped:
             raise nothing_read_error(run.stats)
@@ -323,7 +369,9 @@ def _run_local(
         if state is not None:
             plan.ids.update(state.earlier_ids)
         write = write_fast if fast else write_generic
-        write(run, plan, out, drop_duplicates, dd.keep != "first")
+        # kept documents may come after their duplicates in the input: collect ids first
+        lookahead = dd.keep != "first" or run.buffer is not None
+        write(run, plan, out, drop_duplicates, lookahead)
     except InputError as exc:
         raise DataError(str(exc)) from None
     return decisions, plan
@@ -397,22 +445,43 @@ def _check_options(
     return seconds, None if future is None else time.time() + future
 
 
+def _disorder_buffer(
+    value: str, window: float | None, keep: str
+) -> DisorderBuffer[tuple[Document, Record]] | None:
+    """The ``--max-disorder`` buffer (None without a window, or with keep other than first,
+    where run() orders the whole input)."""
+    try:  # 0: input order, the rows behind a newer one still counted and named
+        seconds = 0.0 if value.strip() == "0" else parse_window(value)
+    except ValueError as exc:
+        raise usage_error(f"--max-disorder: {exc}") from None
+    if window is None or keep != "first":
+        return None
+    return DisorderBuffer(seconds)
+
+
+def _disorder_note(buffer: DisorderBuffer[tuple[Document, Record]]) -> list[str]:
+    """The summary line naming the rows the buffer could not put in time order."""
+    if not buffer.late:
+        return []
+    return [disorder_note(buffer.late, buffer.max_disorder, [d.id for d, _ in buffer.late_items])]
+
+
 def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False) -> Decisions:
     """Pass 1: fingerprint and decide, chunk by chunk (texts never all in memory)."""
     chunks = _chunks(run, chunk_size)
     with progress("fingerprinting") as advance:
         if dd.keep == "first" and dd.n_jobs == 1:
-            feed_ahead(dd, chunks, with_ids, advance)
-            return dd.decisions()
+            return concat_decisions(feed_ahead(dd, chunks, with_ids, advance))
+        parts = []
         for chunk, ts in chunks:
             texts = [d.text for d, _ in chunk]
             if dd.keep == "first":
                 ids = [d.id for d, _ in chunk] if with_ids else None
-                dd.feed(texts, ts, ids=ids)
+                parts.append(dd.feed(texts, ts, ids=ids))
             else:
                 dd.collect(texts, ts)
             advance(len(chunk))
-    return dd.decisions() if dd.keep == "first" else dd.resolve()
+    return concat_decisions(parts) if dd.keep == "first" else dd.resolve()
 
 
 def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | None]]:
@@ -420,9 +489,17 @@ def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | N
     records holding a field of ours are noted for the generic writer as they are read."""
     docs = run.documents()
     timed = run.time_field is not None
+    if run.buffer is not None:  # time order within --max-disorder (dedup/disorder.py)
+        docs = run.buffer.reorder(docs, _time_of)
     spool = run.spool
     while chunk := list(islice(docs, chunk_size)):
         if spool is not None:
             spool.settle()
             spool.conflicts.update(d.position for d, rec in chunk if not OUR_FIELDS.isdisjoint(rec))
+        if run.buffer is not None:
+            run.fed.extend(d.position for d, _ in chunk)
         yield chunk, [d.timestamp for d, _ in chunk] if timed else None  # type: ignore[misc]
+
+
+def _time_of(item: tuple[Document, Record]) -> float:
+    return item[0].timestamp  # type: ignore[return-value]  # (set: a time field is given)

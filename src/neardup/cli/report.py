@@ -10,7 +10,8 @@ import numpy as np
 
 from neardup._atomic import atomic_write
 from neardup._extras import MissingExtraError, require
-from neardup.dedup import Decisions, largest_clusters
+from neardup.dedup import Decisions
+from neardup.dedup.clusters import run_cluster_sizes
 from neardup.dedup.core import DecideConfig
 from neardup.io import ReadStats
 
@@ -70,6 +71,44 @@ def deciding_figure(d: Decisions, threshold: float | None, radius: int | None) -
     return fig, name
 
 
+def cluster_sizes_of(d: Decisions) -> tuple[np.ndarray, np.ndarray]:
+    """``(cluster ids, sizes)`` of a run's clusters (the summary's and the plot's); with
+    ``--state`` a kept document of an earlier run (``duplicate_of >= len(d)``, see
+    RunState.this_run) counts in its cluster."""
+    return run_cluster_sizes(d.cluster_id, d.duplicate_of >= len(d))
+
+
+def largest_of(d: Decisions, top: int = 5) -> list[tuple[int, int]]:
+    """``(cluster id, size)`` of the ``top`` largest clusters with duplicates of a run (sizes
+    as :func:`cluster_sizes_of`; ties: the older cluster first)."""
+    labels, sizes = cluster_sizes_of(d)
+    order = np.lexsort((labels, -sizes))[:top]
+    return [(int(labels[i]), int(sizes[i])) for i in order if sizes[i] > 1]
+
+
+def cluster_figure(d: Decisions) -> Any:
+    """Clusters with duplicates per size (log scale whose bottom shows a bar of one), titled
+    with the summary's count of clusters with duplicates."""
+    import matplotlib.pyplot as plt
+
+    _, sizes = cluster_sizes_of(d)
+    counts = np.bincount(sizes[sizes > 1]) if (sizes > 1).any() else np.zeros(0, np.int64)
+    xs = np.flatnonzero(counts)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(xs.astype(str), counts[xs], color="#aa7744")
+    ax.set_yscale("log")
+    ax.set_ylim(0.5, max(2.0, float(counts.max(initial=1)) * 2))  # a bar of 1 has a height
+    alone = int((sizes == 1).sum())
+    ax.set(
+        xlabel="cluster size (documents)",
+        ylabel="clusters (log scale)",
+        title=f"Cluster sizes: {int((sizes > 1).sum()):,} clusters with duplicates\n"
+        f"({alone:,} documents alone, not shown)",
+    )
+    fig.tight_layout()
+    return fig
+
+
 def _plots(
     out_dir: str, d: Decisions, threshold: float | None = None, radius: int | None = None
 ) -> list[str]:
@@ -83,18 +122,7 @@ def _plots(
     plt.close(fig)
     written.append(name)
 
-    sizes = np.bincount(d.cluster_id) if len(d) else np.zeros(0, np.int64)
-    counts = np.bincount(sizes) if sizes.size else np.zeros(1, np.int64)
-    xs = np.flatnonzero(counts)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.bar(xs.astype(str), counts[xs], color="#aa7744")
-    ax.set_yscale("log")
-    ax.set(
-        xlabel="cluster size (documents)",
-        ylabel="clusters (log scale)",
-        title=f"Cluster sizes ({sizes.size:,} clusters)",
-    )
-    fig.tight_layout()
+    fig = cluster_figure(d)
     fig.savefig(os.path.join(out_dir, "cluster_sizes.png"), dpi=110)
     plt.close(fig)
     written.append("cluster_sizes.png")
@@ -128,7 +156,7 @@ def write_report(
     ]
     lines += [f"![{name}]({name})\n" for name in images]
     lines += ["## Largest clusters", ""]
-    for cluster, size in largest_clusters(d.cluster_id, top=5):
+    for cluster, size in largest_of(d):
         lines.append(f"### cluster {cluster} ({size} documents)")
         lines += [f"- {text.replace(chr(10), ' ')}" for text in examples.get(cluster, [])]
         lines.append("")

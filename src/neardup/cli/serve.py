@@ -145,7 +145,24 @@ def serve_command(
         service = Service(dd, settings)  # loads the state before the port opens
     except (ConfigMismatch, ValueError) as exc:
         raise usage_error(str(exc)) from None
+    click.echo(_startup_block(service, host, port), err=True)
     _run(lambda: service, host, port, log_level)
+
+
+def _startup_block(service: Any, host: str, port: int) -> str:
+    """What a person starting the service needs to see at any log level (issue 38)."""
+    where = f"[{host}]" if ":" in host else host
+    stored = sum(service.counts().values())
+    auth = "on (bearer token)" if service.settings.token else "off (no --token: local use only)"
+    return "\n".join(
+        [
+            f"neardup serve: http://{where}:{port}  (API docs: /docs, health: /healthz)",
+            f"  data:       {service.settings.data}",
+            f"  config id:  {service.dd.config_id}",
+            f"  auth:       {auth}",
+            f"  documents:  {stored:,} loaded",
+        ]
+    )
 
 
 def _token(token: str | None, token_file: str | None) -> str | None:

@@ -81,3 +81,19 @@ def largest_clusters(labels: npt.ArrayLike, top: int = 5) -> list[tuple[int, int
     sizes = cluster_sizes(labels)
     order = np.lexsort((np.arange(len(sizes)), -sizes))[:top]
     return [(int(c), int(sizes[c])) for c in order if sizes[c] > 1]
+
+
+def run_cluster_sizes(
+    labels: npt.ArrayLike, kept_elsewhere: npt.ArrayLike
+) -> tuple[IntArray, IntArray]:
+    """``(labels, sizes)`` of the clusters of some documents (e.g. one ``--state`` run), a
+    cluster whose kept document is not among them (``kept_elsewhere``: per document, its
+    kept document is another run's) counting that document too.
+
+    >>> run_cluster_sizes([7, 9, 9, 4], [False, False, False, True])
+    (array([4, 7, 9]), array([2, 1, 2]))
+    """
+    ids, inverse, sizes = np.unique(np.asarray(labels), return_inverse=True, return_counts=True)
+    outside = np.zeros(ids.size, np.int64)
+    outside[inverse[np.asarray(kept_elsewhere, bool)]] = 1
+    return ids.astype(np.int64), (sizes + outside).astype(np.int64)

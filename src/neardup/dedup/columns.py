@@ -297,10 +297,12 @@ class StateColumns:
         rows = self.status.size
         if self.verifier is not None:
             self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
-        # the similarity that decided and its threshold are derived, not saved: unknown for
-        # loaded rows
-        self.sim.data, self.sim.size = np.full(rows, np.nan), rows
-        self.need.data, self.need.size = np.full(rows, np.nan), rows
+        # the similarity that decided and its threshold (saved since issue 38; NaN: unknown,
+        # older states)
+        for column, name in ((self.sim, "similarity"), (self.need, "threshold")):
+            got = arrays.get(name)
+            column.data = np.full(rows, np.nan) if got is None else np.asarray(got, np.float64)
+            column.size = rows
         self.n_clusters = int(meta["clusters"])
         self.max_ts = _number(meta.get("max_timestamp"))
         self.horizon = _number(meta.get("horizon"))

@@ -29,11 +29,20 @@ from neardup._growable import Growable
 from neardup._persist import JsonColumn
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
-from neardup.dedup.columns import SEARCHED, ExactMap, StateColumns, StateFormatError
+from neardup.dedup.columns import FORGOTTEN, SEARCHED, ExactMap, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
 from neardup.dedup.greedy import Considered, Ledger, horizons
+from neardup.dedup.rerun import NEW, IdPositions, merge_repeats, repeats
 from neardup.dedup.similarity import decided_evidence
-from neardup.dedup.state import DUPLICATE, STATUS_NAMES, UNIQUE, Chunk, Decisions, slice_chunk
+from neardup.dedup.state import (
+    DUPLICATE,
+    STATUS_NAMES,
+    UNIQUE,
+    Chunk,
+    Decisions,
+    slice_chunk,
+    take_chunk,
+)
 
 __all__ = ["DedupState"]
 
@@ -66,8 +75,8 @@ class DedupState(StateColumns):
         self.key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
         self.key_lo = Growable(np.uint64)
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
-        self.sim = Growable(np.float64)  # the similarity that decided (not saved: derived)
-        self.need = Growable(np.float64)  # the threshold it was compared with (derived too)
+        self.sim = Growable(np.float64)  # the similarity that decided (saved; NaN: unknown)
+        self.need = Growable(np.float64)  # the threshold it was compared with (saved too)
         self.trace: dict[int, list[Considered]] | None = None  # see greedy.Ledger.trace
         # per kept document the lowest similarity of a member (the cluster_similarity rule)
         self.floor = Growable(np.float32)  # float32 everywhere: the same floors in every engine
@@ -80,6 +89,8 @@ class DedupState(StateColumns):
         self.late = 0  # documents decided after the kept ones they could match expired
         self.pruned_at = 0  # exact-map size after the last pruning
         self.unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
+        self.id_positions = IdPositions()  # the rerun rule's id look-up (dedup/rerun.py)
+        self.already = 0  # documents fed again (same id and text): not added (not saved)
 
     @property
     def n_documents(self) -> int:
@@ -90,11 +101,43 @@ class DedupState(StateColumns):
         self, chunk: Chunk, ids: Sequence[Any] | None = None, *, commit: bool = True
     ) -> Decisions:
         """Decide ``chunk`` against this state (streaming order); ``commit=False`` leaves the
-        state exactly as it was (a dry run)."""
+        state exactly as it was (a dry run). With ``ids``, documents already decided (same id
+        and text) get their stored decision and are not added (:mod:`neardup.dedup.rerun`)."""
+        if ids is not None and len(ids):
+            rep = repeats(ids, chunk.keys, self.held)
+            if (rep != NEW).any():
+                new = np.flatnonzero(rep == NEW).tolist()
+                decided = self.decide_new(take_chunk(chunk, new), [ids[i] for i in new], commit)
+                self.already += int((rep != NEW).sum()) if commit else 0
+                return merge_repeats(rep, decided, self.decisions_at)
+        return self.decide_new(chunk, ids, commit)
+
+    def held(self, ids: list[Any]) -> list[tuple[int, int]]:
+        """Per id, the last held (not forgotten) position with it and its exact key (-1, 0)."""
+        out = []
+        positions = self.id_positions.lookup(self.ids, self.origin, ids)
+        for p, key in zip(positions, self.exact_keys(positions), strict=True):
+            forgotten = key is not None and self.flags.view()[p - self.origin] & FORGOTTEN
+            out.append((-1, 0) if key is None or forgotten else (p, key))
+        return out
+
+    def exact_keys(self, positions: Sequence[int]) -> list[int | None]:
+        """The exact key of each position (None: not held)."""
+        out: list[int | None] = []
+        for p in positions:
+            row = p - self.origin
+            if 0 <= row < self.status.size:
+                out.append((int(self.key_hi.view()[row]) << 64) | int(self.key_lo.view()[row]))
+            else:
+                out.append(None)
+        return out
+
+    def decide_new(self, chunk: Chunk, ids: Sequence[Any] | None, commit: bool) -> Decisions:
+        """:meth:`decide_chunk` of documents not decided before."""
         if commit and (cuts := self.budget_cuts(chunk)):  # hot keys: in parts, same decisions
             base, n = self.n_documents, len(chunk.fps)
             for a, b in pairwise([0, *cuts, n]):
-                self.decide_chunk(slice_chunk(chunk, a, b), None if ids is None else ids[a:b])
+                self.decide_new(slice_chunk(chunk, a, b), None if ids is None else ids[a:b], True)
             return self.decisions(base, base + n)
         self.index_unindexed()
         base, n = self.n_documents, len(chunk.fps)
@@ -188,6 +231,10 @@ class DedupState(StateColumns):
         arrays: dict[str, npt.NDArray[Any]] = {
             name: g.view()[cut:] for name, g in self.named_columns().items()
         }
+        # the similarity that decided and its threshold: a document fed again gets them back
+        # (dedup/rerun.py)
+        arrays["similarity"] = self.sim.view()[cut:]
+        arrays["threshold"] = self.need.view()[cut:]
         arrays.update(self.exact.arrays())
         arrays.update({f"cand_{k}": v for k, v in cand.items()})
         if self.sketches is not None:
@@ -346,19 +393,21 @@ class DedupState(StateColumns):
                 self.prune_exact()
 
     def decisions(self, start: int, stop: int) -> Decisions:
-        a, b = start - self.origin, stop - self.origin
-        rep = self.rep.view()[a:b]
-        positions = np.arange(start, stop, dtype=np.int64)
-        kept = rep == positions
+        return self.decisions_at(np.arange(start, stop, dtype=np.int64))
+
+    def decisions_at(self, positions: npt.NDArray[np.int64]) -> Decisions:
+        """The decisions of held documents at ``positions`` (copies)."""
+        rows = positions - self.origin
+        rep = self.rep.view()[rows]
         return Decisions(
             positions,
-            self.fps.view()[a:b].copy(),
-            self.status.view()[a:b].copy(),
-            np.where(kept, -1, rep),
-            self.dist.view()[a:b].copy(),
-            self.cluster.view()[a:b].copy(),
-            self.sim.view()[a:b].astype(np.float64),
-            self.need.view()[a:b].astype(np.float64),
+            self.fps.view()[rows],
+            self.status.view()[rows],
+            np.where(rep == positions, -1, rep),
+            self.dist.view()[rows],
+            self.cluster.view()[rows],
+            self.sim.view()[rows].astype(np.float64),
+            self.need.view()[rows].astype(np.float64),
         )
 
     def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:
@@ -398,6 +447,13 @@ class DedupState(StateColumns):
             if not 0 <= o <= n or arrays[name].shape != (n - o,):
                 raise StateFormatError(
                     f"{where}: {name}.npy has shape {arrays[name].shape}, the state holds rows "
+                    f"{o}..{n - 1}; restore it or start a new state"
+                )
+        for name in ("similarity", "threshold"):  # (states written before: unknown, NaN)
+            got = arrays.get(name)
+            if got is not None and got.shape != (n - o,):
+                raise StateFormatError(
+                    f"{where}: {name}.npy has shape {got.shape}, the state holds rows "
                     f"{o}..{n - 1}; restore it or start a new state"
                 )
         self.fill(arrays, meta)

@@ -65,6 +65,7 @@ LOCKED_METHODS = (
     "state_meta",
     "external_id",
     "shared_ids",
+    "exact_keys",
 )
 
 FORMAT = "neardup-dedup-state"

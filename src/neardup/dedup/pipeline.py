@@ -18,7 +18,9 @@ stars, ``cluster_id`` is the cluster's number in order of creation.
 
 Time window: with ``window`` (seconds), a match needs ``|t_doc - t_kept| <= window``; in
 streaming, kept documents older than ``newest timestamp - window`` are expired from the index, so
-input should be roughly in time order (a late document cannot match an expired one).
+input should be roughly in time order (a late document cannot match an expired one);
+:class:`~neardup.dedup.disorder.DisorderBuffer` puts rows in time order within a bound first
+(what ``neardup dedup --max-disorder`` does).
 
 Keep policy: ``first`` keeps the earliest document of each group and works in streaming.
 ``longest`` and ``newest`` need the whole input: :meth:`Deduplicator.run` processes documents in
@@ -241,7 +243,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """Documents decided so far."""
         return self._state.n_documents
 
-    def add(self, text: str, *, id: Any = None, timestamp: float | None = None) -> Decision:
+    def add(self, text: str, *, id: Any = None, timestamp: float | str | None = None) -> Decision:
         """Decide one document (streaming); ``duplicate_of`` is the kept document's id.
 
         >>> dd = Deduplicator()
@@ -251,9 +253,8 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         'a'
         """
         ts = None if timestamp is None else [timestamp]
-        pos = self.n_documents
-        d = self.feed([text], ts, ids=[pos if id is None else id])
-        dup = int(d.duplicate_of[0])
+        d = self.feed([text], ts, ids=[self.n_documents if id is None else id])
+        pos, dup = int(d.position[0]), int(d.duplicate_of[0])  # (a known document: its own)
         return Decision(
             self.external_id(pos),
             int(d.fingerprint[0]),
@@ -268,16 +269,20 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
     def feed(
         self,
         texts: Sequence[str],
-        timestamps: Sequence[float] | None = None,
+        timestamps: Sequence[Any] | None = None,
         *,
         ids: Sequence[Any] | None = None,
         commit: bool = True,
     ) -> Decisions:
         """Decide a chunk of documents in order, against everything fed before (streaming).
 
+        ``timestamps``: epoch seconds, or dates as the CLI reads them (ISO 8601 strings,
+        ``datetime``; see :func:`~neardup.dedup.prepare.epoch_seconds`).
         ``ids``: external ids stored with the state (``duplicate_of`` ids after a reload).
-        ``commit=False`` (dry run): the decisions these documents would get, leaving the state
-        exactly as it was.
+        A document whose id and text were already fed gets its stored decision (its
+        ``position`` is the earlier one) and is not added again (:mod:`neardup.dedup.rerun`);
+        a known id with another text is a new document. ``commit=False`` (dry run): the
+        decisions these documents would get, leaving the state exactly as it was.
 
         >>> dd = Deduplicator()
         >>> _ = dd.feed(["the cat sat on the mat today"])
@@ -408,6 +413,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             "config_id": self.config_id,
             "fingerprinter_config_id": self.fingerprinter.config_id,
             "late_documents": st.late,
+            "already_decided": st.already,
         }
 
     # ------------------------------------------------------------------ identity
@@ -461,6 +467,18 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """
         return self._state.shared_ids(ids, before)
 
+    def exact_keys(self, positions: Sequence[int]) -> list[int | None]:
+        """The exact-text key (xxh3_128 of the normalised text, as an int) of the documents at
+        ``positions``; None for one this state no longer holds (what the rerun rule compares:
+        :mod:`neardup.dedup.rerun`).
+
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["Storm hits the coast", "storm  hits the coast"])
+        >>> a, b = dd.exact_keys([0, 1]); a == b, dd.exact_keys([5])
+        (True, [None])
+        """
+        return self._state.exact_keys(positions)
+
     def forget(self, positions: npt.ArrayLike) -> int:
         """Deleted documents stop attracting duplicates (dedup/columns.py); returns how many
         left the candidate index.
@@ -497,7 +515,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         return dd
 
     # ------------------------------------------------------------------ internals
-    def prepare(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> Chunk:
+    def prepare(self, texts: Sequence[str], timestamps: Sequence[Any] | None = None) -> Chunk:
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
         keys, timestamps, lengths and verifier sketches (what every engine decides on; see
         :func:`~neardup.dedup.prepare.prepare_chunk`)."""

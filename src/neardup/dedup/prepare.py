@@ -25,6 +25,7 @@ from neardup.dedup.state import Chunk
 from neardup.features.charclass import char_classes
 from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
+from neardup.io.documents import parse_timestamp
 from neardup.verify import _MODES as _SKETCH_MODES
 from neardup.verify import MinHashVerifier
 
@@ -37,7 +38,7 @@ def prepare_chunk(
     fingerprinter: Any,
     verifier: Any,
     texts: Sequence[str],
-    timestamps: Sequence[float] | None,
+    timestamps: Sequence[Any] | None,
     *,
     timed: bool,
     n_jobs: int,
@@ -144,12 +145,12 @@ def _keys(texts: list[str], empty: np.ndarray, packed: Packed | None) -> list[in
     return keys
 
 
-def _timestamps(timestamps: Sequence[float] | None, n: int, *, timed: bool) -> np.ndarray:
+def _timestamps(timestamps: Sequence[Any] | None, n: int, *, timed: bool) -> np.ndarray:
     if timestamps is None:
         if timed:
             raise ValueError("timestamps are required with window=... or keep='newest'")
         return np.full(n, np.nan)
-    ts = np.asarray(timestamps, dtype=np.float64)
+    ts = epoch_seconds(timestamps)
     if ts.shape != (n,):
         raise ValueError(f"got {len(ts)} timestamps for {n} texts")
     check_timestamps(ts, needed=timed)
@@ -175,6 +176,31 @@ def _sketches(verifier: Any, texts: list[str], empty: np.ndarray, every: Any) ->
 
 def _sketch_all(verifier: Any, packed: Any, texts: list[str]) -> Any:
     return verifier.sketch_packed(*packed, [len(t) for t in texts])
+
+
+def epoch_seconds(values: Sequence[Any]) -> np.ndarray:
+    """Timestamps as float64 epoch seconds: numbers as they are (None: NaN), dates (ISO 8601
+    strings, ``datetime``, Reuters-style dates) read by the CLI's parser
+    (:func:`~neardup.io.parse_timestamp`); one it cannot read is refused naming it.
+
+    >>> epoch_seconds([86400, "1970-01-02T00:00:01Z", None]).tolist()
+    [86400.0, 86401.0, nan]
+    >>> epoch_seconds([1.0, "yesterday"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: timestamps[1]: cannot read timestamp 'yesterday': use epoch seconds or ISO 8601...
+    """
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):  # dates: read one by one, as the CLI reads them
+        pass
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values):
+        try:
+            out[i] = np.nan if v is None else parse_timestamp(v)
+        except ValueError as exc:
+            raise ValueError(f"timestamps[{i}]: {exc}") from None
+    return out
 
 
 def check_timestamps(ts: np.ndarray, *, needed: bool) -> None:

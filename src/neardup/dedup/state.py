@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,22 @@ class Decisions:
         return {name: int(bc[i]) for i, name in enumerate(STATUS_NAMES)}
 
 
+def concat_decisions(parts: list[Decisions]) -> Decisions:
+    """The rows of ``parts`` one after the other (an empty Decisions for none).
+
+    >>> one = Decisions(*(np.zeros(1, t) for t in "i8 u8 i1 i8 i2 i8 f8".split()))
+    >>> len(concat_decisions([one, one])), len(concat_decisions([]))
+    (2, 0)
+    """
+    names = [f.name for f in fields(Decisions)]
+    if not parts:
+        types = (np.int64, np.uint64, np.int8, np.int64, np.int16, np.int64, np.float64)
+        empty: Any = (np.zeros(0, t) for t in types)
+        return Decisions(*empty)
+    columns: Any = (np.concatenate([getattr(p, k) for p in parts]) for k in names)
+    return Decisions(*columns)
+
+
 @dataclass(frozen=True)
 class Decision:
     """The decision for one document, with ids instead of positions (see ``Deduplicator.add``)."""
@@ -96,6 +112,20 @@ def slice_chunk(chunk: Chunk, a: int, b: int) -> Chunk:
         chunk.ts[a:b],
         chunk.lengths[a:b],
         None if sk is None else sk[a:b],
+    )
+
+
+def take_chunk(chunk: Chunk, rows: list[int]) -> Chunk:
+    """The rows ``rows`` of ``chunk``, in that order."""
+    r = np.asarray(rows, np.int64)
+    sk = chunk.sketches
+    return Chunk(
+        chunk.fps[r],
+        chunk.empty[r],
+        [chunk.keys[i] for i in rows],
+        chunk.ts[r],
+        chunk.lengths[r],
+        None if sk is None else sk[r],
     )
 
 

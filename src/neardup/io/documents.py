@@ -14,8 +14,8 @@ an int64 of microseconds.
 >>> rows = [("f:1", {"id": "a", "text": "hello"}), ("f:2", {"id": "b", "text": 3})]
 >>> [d.id for d in iter_documents(rows, on_error="skip", stats=stats)], stats.skipped
 (['a'], 1)
->>> parse_window("7d"), parse_window("90m"), parse_window("30")
-(604800.0, 5400.0, 30.0)
+>>> parse_window("7d"), parse_window("90m"), parse_window("30s"), parse_window(30)
+(604800.0, 5400.0, 30.0, 30.0)
 """
 
 from __future__ import annotations
@@ -121,10 +121,14 @@ class ReadStats:
 
 
 def parse_window(value: str | float | int) -> float:
-    """Parse a time window such as ``7d``, ``12h``, ``30m``, ``45s``, ``2w`` or seconds.
+    """Parse a time window such as ``7d``, ``12h``, ``30m``, ``45s``, ``2w``, or seconds given
+    as a number (not a string: ``"7"`` is refused, it might mean days as well as seconds).
 
     >>> parse_window("1.5h")
     5400.0
+    >>> parse_window("7")
+    Traceback (most recent call last):
+    ValueError: bad window '7': give a unit (s/m/h/d/w): 7d for days? 7s for seconds?
     """
     if isinstance(value, int | float):
         seconds = float(value)
@@ -132,7 +136,12 @@ def parse_window(value: str | float | int) -> float:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", value.lower())
         if m is None:
             raise ValueError(f"bad window {value!r}: use a number and a unit s/m/h/d/w, e.g. 7d")
-        seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+        if not m.group(2):
+            n = m.group(1)
+            raise ValueError(
+                f"bad window {value!r}: give a unit (s/m/h/d/w): {n}d for days? {n}s for seconds?"
+            )
+        seconds = float(m.group(1)) * _UNITS[m.group(2)]
     if not seconds > 0 or math.isinf(seconds):
         raise ValueError(f"window must be a positive duration, got {value!r}")
     return seconds

@@ -187,6 +187,15 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._aside_examples: list[tuple[Passage, str]] = []
         self._freeze()
 
+    def run_params(self) -> dict[str, Any]:
+        """:meth:`get_params` with the values that run (``query_window=None`` is its 2): what
+        the config id hashes and what a refusal shows.
+
+        >>> OverlapFinder().run_params()["query_window"]
+        2
+        """
+        return {**self.get_params(), "query_window": self.query_window_}
+
     @property
     def config_id(self) -> str:
         """Short stable id of what is computed; carried by a saved reference.
@@ -194,8 +203,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         >>> OverlapFinder().config_id == OverlapFinder().config_id != OverlapFinder(gap=3).config_id
         True
         """
-        body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.get_params()}
-        body["query_window"] = self.query_window_  # what runs: None and 2 are the same
+        body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.run_params()}
         blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 

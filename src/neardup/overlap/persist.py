@@ -65,6 +65,8 @@ class ReferenceMixin:
 
         def get_params(self) -> dict[str, Any]: ...
 
+        def run_params(self) -> dict[str, Any]: ...
+
         def replace(self, **changes: Any) -> Self: ...
 
     def save(self, path: str | os.PathLike[str], *, wait: bool = True) -> None:
@@ -108,10 +110,12 @@ class ReferenceMixin:
                 raise ReferenceFormatError(f"{root}: bad saved parameters ({e})") from None
         if meta.get("config_id") != config.config_id:
             saved: dict[str, Any] = meta["params"] if isinstance(meta.get("params"), dict) else {}
-            # parameters added since a reference was saved take their defaults
-            differ = config_difference({**cls().get_params(), **saved}, config.get_params())
+            # parameters added since a reference was saved take their defaults; both sides as
+            # they run (query_window None is 2)
+            shown = _run_params(cls, {**cls().get_params(), **saved})
+            differ = config_difference(shown, config.run_params())
             why = (
-                f"other overlap parameters: use the saved parameters ({meta.get('params')}) "
+                f"other overlap parameters: use the saved parameters ({shown}) "
                 f"or rebuild the reference with --save-reference; {differ}"
                 if differ
                 else "the same parameters in another neardup version (its tokenizer or aligner "
@@ -140,3 +144,13 @@ class ReferenceMixin:
             np.asarray(arrays["template_keys"]), np.asarray(arrays["template_docs"])
         )
         return finder
+
+
+def _run_params(cls: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """Saved parameters as they run (the finder's :meth:`run_params`); as saved when they do
+    not build a finder (the refusal still names them)."""
+    try:
+        resolved: dict[str, Any] = cls(**params).run_params()
+    except (TypeError, ValueError):
+        return params
+    return resolved

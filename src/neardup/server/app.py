@@ -146,7 +146,7 @@ def _document_routes(service: Callable[[], Service]) -> APIRouter:
 
     @router.post(
         "/v1/documents",
-        responses=sc.responses(sc.DocumentsOut, 400, 401, 413, 422),
+        responses=sc.responses(sc.DocumentsOut, 400, 401, 409, 413, 422),
         openapi_extra={"requestBody": POST_BODY},
     )
     async def post_documents(request: Request) -> Any:

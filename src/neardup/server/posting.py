@@ -23,11 +23,14 @@ from neardup.server.writer import Answer
 
 
 async def post(s: Service, body: bytes) -> dict[str, Any]:
-    """The answer to a ``POST /v1/documents`` body (``BadRequest`` for a client error)."""
-    items, dry_run = parse_documents(
+    """The answer to a ``POST /v1/documents`` body (``BadRequest`` for a client error): one
+    document object is answered with its result alone, as ``/v1/overlaps`` answers one."""
+    items, dry_run, single = parse_documents(
         body, s.settings.max_batch, s.dd.window is not None, s.latest_time()
     )
     results = await queued(lambda answer: s.submit(items, dry_run, answer))
+    if single:
+        return {**results[0], "dry_run": dry_run}
     return {"results": results, "dry_run": dry_run}
 
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from neardup.dedup import Deduplicator
-from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
+from neardup.dedup.state import STATUS_NAMES, Decisions
 from neardup.server.store import to_i64
 from neardup.server.validate import Item
 
@@ -72,20 +70,6 @@ def state_rows(
             )
         )
     return rows
-
-
-def take(chunk: Chunk, rows: list[int]) -> Chunk:
-    """The prepared rows of the documents that are new (known ids are not decided again)."""
-    r = np.asarray(rows, np.int64)
-    sk = None if chunk.sketches is None else chunk.sketches[r]
-    return Chunk(
-        chunk.fps[r],
-        chunk.empty[r],
-        [chunk.keys[i] for i in rows],
-        chunk.ts[r],
-        chunk.lengths[r],
-        sk,
-    )
 
 
 def answers(

@@ -35,12 +35,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from neardup.dedup import Deduplicator
-from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions
+from neardup.dedup.rerun import NEW, repeats
+from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions, take_chunk
 from neardup.server.metrics import Histogram
-from neardup.server.rows import answers, result, state_rows, take
+from neardup.server.rows import answers, result, state_rows
 from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
 from neardup.server.store import Store, opening
-from neardup.server.validate import Item
+from neardup.server.validate import BadRequest, Item
 from neardup.server.writer import (
     DECIDE_LIMIT,
     Answer,
@@ -194,22 +195,29 @@ class Service:
         except Exception:
             if len(segment) == 1:
                 raise
-            last = None  # one request's documents failed: each request on its own
-            for r in segment:
-                try:
-                    last = self._decide([r]) or last
-                except BaseException as exc:
-                    call(r.answer, None, exc)
-            return last
+            return self._one_by_one(segment)  # one request's documents failed
         with self.lock:
-            known = self._known([it.id for it in items])
+            ids = [it.id for it in items]
+            known = self._known(ids)
+            # the core's rerun rule (dedup/rerun.py): the same id and text get the stored
+            # decision; a stored id with another text cannot be a second document here
+            again = repeats(ids, prepared.keys, lambda i: self._held(i, known))
+            clash = next((i for i, d in enumerate(ids) if d in known and again[i] == NEW), None)
+            if clash is not None:
+                if len(segment) > 1:
+                    return self._one_by_one(segment)  # (the lock is re-entrant)
+                raise BadRequest(
+                    409,
+                    f"documents[{clash}].id {ids[clash]!r} is stored with another text: ids "
+                    "are unique here; delete it first (DELETE /v1/documents/{id}) or use a new id",
+                )
             # a re-post of ids still on their way to disk: answer once they are durable
             behind = self._last if any(i in self._undurable for i in known) else None
             rows = [i for i, it in enumerate(items) if it.id not in known]
             new = [items[i] for i in rows]
             decided = batch = None
             if new:
-                chunk = prepared if len(rows) == len(items) else take(prepared, rows)
+                chunk = prepared if len(rows) == len(items) else take_chunk(prepared, rows)
                 decided = self.dd.feed_prepared(chunk, commit=not dry_run)
                 if not dry_run:
                     batch = self._submit(new, decided, len(segment))
@@ -230,6 +238,23 @@ class Service:
         else:
             self.group.when_durable(waiting, finish)
         return batch
+
+    def _one_by_one(self, segment: list[Request]) -> Pending | None:
+        """Each request of ``segment`` decided on its own (one of them failed as a batch)."""
+        last = None
+        for r in segment:
+            try:
+                last = self._decide([r]) or last
+            except BaseException as exc:
+                call(r.answer, None, exc)
+        return last
+
+    def _held(self, ids: list[str], known: dict[str, tuple[Any, ...]]) -> list[tuple[int, int]]:
+        """Per id, its stored position and exact key ((-1, 0): not stored), for the rule."""
+        pos = [known[i][0] if i in known else -1 for i in ids]
+        keys = dict(zip(pos, self.dd.exact_keys(pos), strict=True))
+        keys.update(self.store.exact_keys(p for p, k in keys.items() if k is None and p >= 0))
+        return [(-1, 0) if p < 0 else (p, keys.get(p) or 0) for p in pos]
 
     def _snapshot_due(self, batch: Pending) -> None:
         """Every ``snapshot_every`` documents, once ``batch`` (the last one decided) is

@@ -275,6 +275,17 @@ class Store:
                 out[row[1]] = row
         return out
 
+    def exact_keys(self, positions: Iterable[int]) -> dict[int, int]:
+        """The exact-text key (as an unsigned 128-bit int) of stored documents by position."""
+        want = sorted(set(positions))
+        out: dict[int, int] = {}
+        for i in range(0, len(want), 500):
+            part = want[i : i + 500]
+            q = "SELECT position, exact_key_hi, exact_key_lo FROM documents WHERE position IN "
+            for pos, hi, lo in self.reader().execute(q + f"({','.join('?' * len(part))})", part):
+                out[pos] = ((hi & (2**64 - 1)) << 64) | (lo & (2**64 - 1))  # stored signed
+        return out
+
     def ids_of(self, positions: Iterable[int]) -> dict[int, str]:
         want = sorted(set(positions))
         out: dict[int, str] = {}

@@ -1,7 +1,7 @@
 """Request bodies: parse and check them, naming the item and the field that is wrong.
 
 >>> parse_documents(b'{"documents": [{"id": "a", "text": "x", "timestamp": 5}]}', 10, False)
-([Item(id='a', text='x', timestamp=5.0)], False)
+([Item(id='a', text='x', timestamp=5.0)], False, False)
 >>> try:
 ...     parse_documents(b'{"documents": [{"id": "a"}]}', 10, False)
 ... except BadRequest as e:
@@ -51,23 +51,35 @@ def document_list(data: dict[str, Any], max_batch: int) -> list[Any]:
 
 def parse_documents(
     body: bytes, max_batch: int, need_time: bool, max_time: float | None = None
-) -> tuple[list[Item], bool]:
-    """The documents of a ``POST /v1/documents`` body and its ``dry_run`` flag; timestamps
-    after ``max_time`` are refused (422)."""
+) -> tuple[list[Item], bool, bool]:
+    """The documents of a ``POST /v1/documents`` body, its ``dry_run`` flag and whether it was
+    one document object (``{"id", "text", "timestamp", "dry_run"}``, as ``/v1/overlaps`` takes
+    one; answered with its result alone); timestamps after ``max_time`` are refused (422).
+
+    >>> parse_documents(b'{"id": "a", "text": "x", "dry_run": true}', 10, False)
+    ([Item(id='a', text='x', timestamp=None)], True, True)
+    """
     try:  # strict RFC 8259: no NaN, no lone surrogates, no nesting deeper than 1024
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(400, f"malformed JSON: {exc}") from None
-    if not isinstance(data, dict) or "documents" not in data:
-        raise BadRequest(422, 'the body must be a JSON object {"documents": [...]}')
-    docs = document_list(data, max_batch)
-    dry_run = data.get("dry_run", False)
+    if not isinstance(data, dict) or ("documents" in data) == ("text" in data):
+        raise BadRequest(
+            422,
+            'the body must be a JSON object {"documents": [...]} or one document '
+            '{"id": ..., "text": ...}',
+        )
+    single = "text" in data
+    dry_run = data.pop("dry_run", False)
     if not isinstance(dry_run, bool):
         raise BadRequest(422, f"dry_run must be true or false, got {dry_run!r}")
-    unknown = set(data) - {"documents", "dry_run"}
+    if single:
+        return [_item("document", data, need_time, max_time)], dry_run, True
+    docs = document_list(data, max_batch)
+    unknown = set(data) - {"documents"}
     if unknown:
         raise BadRequest(422, f"unknown field(s) {sorted(unknown)}: expected documents, dry_run")
-    items = [_item(i, d, need_time, max_time) for i, d in enumerate(docs)]
+    items = [_item(f"documents[{i}]", d, need_time, max_time) for i, d in enumerate(docs)]
     seen: dict[str, int] = {}
     for i, it in enumerate(items):
         if it.id in seen:
@@ -77,7 +89,7 @@ def parse_documents(
                 "ids must be unique within a batch",
             )
         seen[it.id] = i
-    return items, dry_run
+    return items, dry_run, False
 
 
 def parse_ids(body: bytes, max_batch: int) -> list[str]:
@@ -97,8 +109,7 @@ def parse_ids(body: bytes, max_batch: int) -> list[str]:
     return ids
 
 
-def _item(i: int, d: Any, need_time: bool, max_time: float | None = None) -> Item:
-    where = f"documents[{i}]"
+def _item(where: str, d: Any, need_time: bool, max_time: float | None = None) -> Item:
     if not isinstance(d, dict):
         raise BadRequest(422, f"{where} must be an object with id and text")
     for name in ("id", "text"):

@@ -17,6 +17,7 @@ import click
 
 from neardup import _fs
 from neardup.dedup import Deduplicator
+from neardup.dedup.disorder import disorder_note
 from neardup.errors import NeardupError
 from neardup.io import ReadStats
 from neardup.io.writers import needs_utf8
@@ -52,6 +53,7 @@ class SparkOptions:
     max_time: float | None = None  # --max-future as an epoch limit (the driver's clock)
     cluster_members: bool = False  # --clusters: collect the members of clusters with duplicates
     pairs: str | None = None  # --pairs: the verified pairs file (written by the driver)
+    max_disorder: float | None = None  # --max-disorder in seconds (with a window)
 
 
 def parse_spark_conf(items: tuple[str, ...]) -> dict[str, str]:
@@ -137,16 +139,17 @@ def dedup_on_engine(
             drop_duplicates=o.drop_duplicates,
             members=o.cluster_members,
             pairs_out=o.pairs,
+            max_disorder=o.max_disorder,
         )
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise _nothing_read(result.stats)
-    _summary(result)
+    _summary(result, o.max_disorder)
     return result
 
 
-def _summary(result: Any) -> None:
+def _summary(result: Any, max_disorder: float | None) -> None:
     c, s, info = result.counts, result.stats, result.info
     lines = [
         f"documents: {s.documents:,}  unique: {c['unique']:,}  duplicates: {c['duplicate']:,}  "
@@ -166,4 +169,6 @@ def _summary(result: Any) -> None:
         lines.append(late_note(int(info["late_documents"])))
     if "pairs_note" in info:
         lines.append(info["pairs_note"])
+    if (late := info.get("out_of_order", {})).get("count") and max_disorder is not None:
+        lines.append(disorder_note(late["count"], max_disorder, late["examples"]))
     click.echo("\n".join(lines), err=True)

@@ -205,11 +205,11 @@ def _auto_partitions(spark: SparkSession, documents: int) -> None:
         spark.conf.set(key, str(parts))
 
 
-#: positions per block of the running maximum of timestamps (:func:`_with_horizons`)
+#: positions per block of the running maximum of timestamps (:func:`with_horizons`)
 HORIZON_BLOCK_BITS = 16
 
 
-def _with_horizons(prep: DataFrame, docs: DataFrame, window: float) -> DataFrame:
+def with_horizons(prep: DataFrame, docs: DataFrame, window: float) -> DataFrame:
     """``prep`` with ``hz`` = :func:`neardup.dedup.greedy.horizons` per document (the running
     maximum of timestamps in input order, minus the window): maxima of blocks of positions on
     the driver (a few numbers), the running maximum inside each block by a window function."""
@@ -331,7 +331,7 @@ def _prepare_all(docs: DataFrame, dd: Deduplicator, info: dict[str, Any]) -> tup
     prep = prepare(docs, dd)
     streaming = dd.window is not None and dd.keep == "first"
     if streaming:  # late documents: the streaming horizon of greedy.horizons
-        prep = _with_horizons(prep, docs, float(dd.window))  # type: ignore[arg-type]
+        prep = with_horizons(prep, docs, float(dd.window))  # type: ignore[arg-type]
     prep = prep.persist()
     info["documents"] = prep.count()
     if streaming:

@@ -22,11 +22,12 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from neardup.dedup.disorder import release_order
 from neardup.dedup.pairs import pair_records
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.state import STATUS_NAMES
 from neardup.io import ReadStats, open_writer
-from neardup.spark.engine import decide
+from neardup.spark.engine import decide, with_horizons
 from neardup.spark.reader import Fields, read_documents
 
 
@@ -178,18 +179,32 @@ def run_job(
     drop_duplicates: bool = False,
     members: bool = False,
     pairs_out: str | None = None,
+    max_disorder: float | None = None,
 ) -> JobResult:
     """Read ``inputs``, decide with ``dd``'s configuration, write ``out``; raises InputError.
     ``members``: also collect the members of every cluster with duplicates (``--clusters``);
     ``pairs_out``: write the verified pairs there (``--pairs``; rows of
-    :func:`~neardup.dedup.pairs.pair_records`, as the local engine writes them)."""
+    :func:`~neardup.dedup.pairs.pair_records`, as the local engine writes them).
+    ``max_disorder`` (seconds, with a window): decide in the order of the local engine's
+    buffer (:mod:`neardup.dedup.disorder`); ``info["out_of_order"]`` names its late rows."""
     start = time.perf_counter()
     partitions = pick_shuffle_partitions(spark, inputs)
     docs, stats = read_documents(spark, inputs, fmt, fields or Fields(), on_error)
     docs = docs.persist()
-    decisions, info = decide(docs, dd, pairs=pairs_out is not None)
-    if pairs_out is not None:
-        info["pairs_note"] = _write_pairs(docs, info.pop("pairs"), pairs_out)
+    if max_disorder is not None and dd.window is not None and dd.keep == "first":
+        order, late = _buffer_order(docs, max_disorder)  # the local --max-disorder buffer's
+        order = order.persist()
+        decided, info = decide(_renumbered(docs, order, "pos"), dd)
+        info["out_of_order"] = late
+        decisions = _renumbered(decided, order, "pos", back=True)
+        decisions = _renumbered(decisions, order, "rep", back=True)
+        decisions = decisions.persist()
+        decided.unpersist()
+        order.unpersist()
+    else:  # (--pairs is refused with --window: the pairs are of this branch only)
+        decisions, info = decide(docs, dd, pairs=pairs_out is not None)
+        if pairs_out is not None:
+            info["pairs_note"] = _write_pairs(docs, info.pop("pairs"), pairs_out)
     info["shuffle_partitions"] = int(spark.conf.get("spark.sql.shuffle.partitions") or partitions)
     counted = decisions.groupBy("status").count().collect()
     counts = {name: 0 for name in STATUS_NAMES}
@@ -220,6 +235,36 @@ def _write_pairs(docs: DataFrame, pairs: tuple[Any, ...], out: str) -> str:
         for row in rows:
             w.write(row)
     return f"pairs: {len(rows):,} verified candidate pairs -> {out}"
+
+
+def _buffer_order(docs: DataFrame, bound: float) -> tuple[DataFrame, dict[str, Any]]:
+    """``(pos, at)``: ``at`` is the document's place in the order the local ``--max-disorder``
+    buffer decides it, and the buffer's late rows (count, first ids). When no row is more than
+    ``bound`` behind the newest one before it (the running maximum of :func:`with_horizons`),
+    that order is (timestamp, position): a distributed sort. Otherwise the buffer itself runs
+    on the driver over (position, timestamp) (16 bytes a document), the same code as local."""
+    timed = docs.select("pos", "ts")
+    behind = with_horizons(timed, timed, bound).where(F.col("ts") < F.col("hz") + 1)
+    if behind.limit(1).count() == 0:  # (floored horizon: + 1 keeps the test conservative)
+        ranked = timed.orderBy("ts", "pos").rdd.zipWithIndex()
+        rows = ranked.map(lambda r: (int(r[0]["pos"]), int(r[1])))
+        return docs.sparkSession.createDataFrame(rows, "pos long, at long"), {"count": 0}
+    table = timed.orderBy("pos").collect()
+    pos = np.fromiter((r[0] for r in table), np.int64, len(table))
+    order, late = release_order([r[1] for r in table], bound)
+    pairs = list(zip(pos[order].tolist(), range(len(order)), strict=True))
+    first = pos[late[:3]].tolist()
+    ids: dict[int, str] = dict(docs.where(F.col("pos").isin(first)).select("pos", "id").collect())
+    examples = [json.loads(ids[p]) for p in first]
+    frame = docs.sparkSession.createDataFrame(pairs, "pos long, at long")
+    return frame, {"count": int(late.size), "examples": examples}
+
+
+def _renumbered(df: DataFrame, order: DataFrame, column: str, back: bool = False) -> DataFrame:
+    """``df`` with ``column`` (a position) moved to time order (``back``: the reverse)."""
+    old, new = ("at", "pos") if back else ("pos", "at")
+    pairs = order.select(F.col(old).alias(column), F.col(new).alias("_to"))
+    return df.join(pairs, column).drop(column).withColumnRenamed("_to", column)
 
 
 def _cluster_counts(decisions: DataFrame) -> dict[str, Any]:
