@@ -12,8 +12,10 @@
  * ifunc resolver (glibc only: musl has no ifunc, so it gets the plain build). The resolver
  * reads CPUID itself; tools/check_cpu_dispatch.py runs every clone under QEMU CPUs. */
 #define ND_CLONES __attribute__((target_clones("popcnt", "default")))
+#define ND_PERM_CLONES __attribute__((target_clones("arch=x86-64-v3", "popcnt", "default")))
 #else
 #define ND_CLONES
+#define ND_PERM_CLONES
 #endif
 
 /* Pair m into o unless o is full (0): the caller then stops at its resume point and drops
@@ -103,26 +105,62 @@ void nd_sort_u64(uint64_t *a, int64_t n) {
     insertion_u64(a, n);
 }
 
+/* Table t's blocks, copied out of the caller's arrays: the kernels store into uint64 outputs
+ * that the compiler must assume may alias those arrays (it reloaded every block per element).
+ * With `top` < 64 only the blocks that land in the top `top` bits are kept: the bucket of a
+ * key needs no other (for the join designs one block of four, so counting costs a shift). */
+typedef struct {
+    uint64_t r[64], m[64], l[64];
+    int64_t n;
+} nd_blockset;
+
+static void blocks_of(const nd_perm *pm, int64_t t, int64_t top, nd_blockset *bs) {
+    bs->n = 0;
+    for (int64_t i = 0; i < pm->blocks; i++) { /* blocks <= 64: get_perm checks it */
+        uint64_t r = pm->rsh[t * pm->blocks + i], m = pm->msk[t * pm->blocks + i],
+                 l = pm->lsh[t * pm->blocks + i];
+        if (m == 0 || (top < 64 && (int64_t)l + 64 - __builtin_clzll(m) <= 64 - top)) continue;
+        bs->r[bs->n] = r;
+        bs->m[bs->n] = m;
+        bs->l[bs->n] = l;
+        bs->n++;
+    }
+}
+
+static inline uint64_t permute_set(uint64_t x, const nd_blockset *bs) {
+    uint64_t out = 0;
+    for (int64_t i = 0; i < bs->n; i++) out |= ((x >> bs->r[i]) & bs->m[i]) << bs->l[i];
+    return out;
+}
+
+/* x86-64-v3: BMI2's shlx/shrx; a shift by a variable count is 3 uops on Intel cores without
+ * it (1 on AMD's), and the permutation is all variable shifts. */
+ND_PERM_CLONES
 void nd_top_counts(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
                    int64_t t, int64_t top, int64_t *counts) {
     int64_t ng = (int64_t)1 << top;
+    nd_blockset bs;
+    blocks_of(pm, t, top, &bs);
     for (int64_t g = 0; g <= ng; g++) counts[g] = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t x = fps[positions ? positions[i] : (uint64_t)i];
-        counts[top_bits(permute(x, pm, t), top) + 1]++;
+        counts[top_bits(permute_set(x, &bs), top) + 1]++;
     }
     for (int64_t g = 0; g < ng; g++) counts[g + 1] += counts[g];
 }
 
+ND_PERM_CLONES
 int nd_scatter_top(const uint64_t *fps, const uint32_t *positions, int64_t n, const nd_perm *pm,
                    int64_t t, int64_t top, const int64_t *starts, uint64_t *keys, uint32_t *pos) {
     int64_t ng = (int64_t)1 << top;
     int64_t *nxt = malloc(sizeof(int64_t) * (size_t)(ng + 1));
     if (!nxt) return -1;
+    nd_blockset bs;
+    blocks_of(pm, t, 64, &bs);
     memcpy(nxt, starts, sizeof(int64_t) * (size_t)(ng + 1));
     for (int64_t i = 0; i < n; i++) {
         uint32_t p = positions ? positions[i] : (uint32_t)i;
-        uint64_t key = permute(fps[p], pm, t);
+        uint64_t key = permute_set(fps[p], &bs);
         int64_t j = nxt[top_bits(key, top)]++;
         keys[j] = key;
         pos[j] = p;
