@@ -410,7 +410,7 @@ static int64_t bucket_pairs_r0(const uint64_t *keys, const uint32_t *pos, int64_
 /* bucket_pairs_r0 eight keys at a time (AVX-512 VPOPCNTDQ: xor, popcount and compare of eight
  * keys in three instructions, the tail masked); the hits come out in the same order. Chosen
  * at run time: the popcount clone alone left this CPU-dependent scan scalar. */
-__attribute__((target("avx512f,avx512vpopcntdq"))) static int64_t bucket_pairs_r0_avx512(
+__attribute__((target("popcnt,avx512f,avx512vpopcntdq"))) static int64_t bucket_pairs_r0_avx512(
     const uint64_t *keys, const uint32_t *pos, int64_t lo, int64_t hi, int64_t k,
     const uint64_t *dedup, int64_t ntab, int64_t t, nd_out *o, int64_t m) {
     const __m512i kk = _mm512_set1_epi64(k);
