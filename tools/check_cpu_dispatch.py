@@ -58,8 +58,9 @@ def workload() -> dict[str, str]:
     out["fingerprints"] = digest(fps)
     out["sketch"] = digest(MinHashVerifier().sketch_many(texts))
     rng = np.random.default_rng(7)
-    base = rng.integers(0, 2**63, size=20_000, dtype=np.uint64)
-    flips = np.uint64(1) << rng.integers(0, 64, size=20_000).astype(np.uint64)
+    # 2 x 40,000: above the 65,536 rows from which all_pairs groups with the C bucket sort
+    base = rng.integers(0, 2**63, size=40_000, dtype=np.uint64)
+    flips = np.uint64(1) << rng.integers(0, 64, size=40_000).astype(np.uint64)
     both = np.concatenate([base, base ^ flips])
     index = HammingIndex(k=3)
     index.add(np.arange(both.size), both)

@@ -82,3 +82,20 @@ def test_low_entropy_values_are_packed() -> None:
     for k in (2, 4):
         i, j, d = all_pairs(fps, k=k)
         assert list(zip(i.tolist(), j.tolist(), d.tolist(), strict=True)) == brute_pairs(fps, k)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pairs=st.sets(st.tuples(st.integers(0, 2**28 - 1), st.integers(0, 2**28 - 1)), max_size=80),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_sort_pairs_packed_equals_lexsort(pairs: set[tuple[int, int]], seed: int) -> None:
+    from neardup.index.join import sort_pairs
+
+    rng = np.random.default_rng(seed)
+    i, j = (np.array([p[x] for p in pairs], dtype=np.int64) for x in (0, 1))
+    d = np.asarray(rng.integers(0, 65, i.shape[0]), dtype=np.int64)
+    want = sorted(zip(i.tolist(), j.tolist(), d.tolist(), strict=True))
+    for n in (2**28, 2**28 + 1):  # packed into one int64, and the lexsort beyond it
+        got = sort_pairs(i, j, d, n)
+        assert list(zip(*(x.tolist() for x in got), strict=True)) == want

@@ -119,3 +119,11 @@ def test_table_by_table_search_equals_one_pass(
         qi, pi = np.nonzero((d <= k) & (alive[None, :] == 1))
         brute |= set(zip((qi + lo).tolist(), pi.tolist(), d[qi, pi].tolist(), strict=True))
     assert set(zip(*(x.tolist() for x in got), strict=True)) == brute
+
+
+def test_native_permutation_of_more_than_64_blocks_is_refused() -> None:
+    native = pytest.importorskip("neardup._native")
+    perm = [np.zeros((1, 65), np.uint64) for _ in range(3)]  # kernels copy at most 64 blocks
+    counts = np.zeros(3, np.int64)
+    with pytest.raises(ValueError, match="at most 64 blocks"):
+        native.top_counts(np.zeros(4, np.uint64), None, *perm, 0, 1, counts)

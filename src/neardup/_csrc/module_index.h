@@ -18,6 +18,10 @@ static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_pe
     pm->msk = m->buf;
     pm->lsh = l->buf;
     pm->blocks = DIM(r, 1);
+    if (pm->blocks > 64) {
+        PyErr_SetString(PyExc_ValueError, "a permutation has at most 64 blocks");
+        return -1;
+    }
     *ntab = DIM(r, 0);
     return 0;
 }

@@ -26,7 +26,8 @@ def expand_pairs(a: Any, b: Any, dist: Any, order: Any, starts: Any, counts: Any
     ``order[starts[g]:starts[g + 1]]`` are the input positions holding distinct value ``g``.
     """
     counts = np.ascontiguousarray(counts, dtype=np.int64)
-    total = int((counts[a] * counts[b]).sum()) + int((counts * (counts - 1) // 2).sum())
+    dup = counts[counts > 1]  # most values are unique: the group term over them only
+    total = int((counts[a] * counts[b]).sum()) + int((dup * (dup - 1) // 2).sum())
     out = tuple(np.empty(total, np.int64) for _ in range(3))
     _k.expand_pairs(a, b, dist, order, starts, counts, *out)
     return out

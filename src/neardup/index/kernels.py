@@ -80,14 +80,16 @@ def scatter_top_all(
     _k.scatter_top(fps, None, rsh, msk, lsh, t, top, starts, keys, pos)
 
 
-def collect(kernel: Any, total: int, *args: Any, capacity: int = 4096) -> tuple[Any, Any, Any]:
-    """Run a resumable kernel until done; concatenate its ``(a, b, distance)`` output.
+def collect(
+    kernel: Any, total: int, *args: Any, capacity: int = 4096, start: int = 0
+) -> tuple[Any, Any, Any]:
+    """Run a resumable kernel from unit ``start`` until done; concatenate its
+    ``(a, b, distance)`` output.
 
     A kernel fills caller-given int64 buffers and, when they are full, returns
     ``(rows written, unit to resume from)``: outputs never grow inside a hot loop.
     """
     parts: list[tuple[Any, Any, Any]] = []
-    start = 0
     while True:
         bufs = (
             np.empty(capacity, np.int64),

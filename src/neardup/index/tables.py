@@ -109,6 +109,37 @@ def _is_identity(rsh: U64, msk: U64, lsh: U64) -> bool:
     return bool((rsh[0] == lsh[0]).all())
 
 
+def fill_table(
+    design: TableDesign,
+    t: int,
+    fps: U64,
+    positions: npt.NDArray[np.uint32] | None,
+    q: int,
+    out: tuple[U64, npt.NDArray[np.uint32], npt.NDArray[np.uint32]],
+    presorted: bool = False,
+) -> None:
+    """Write table ``t`` of ``design`` over ``fps[positions]`` into ``out``: its keys and
+    positions (one row each) bucketed by their top ``q`` bits, and the bucket offsets.
+
+    ``presorted``: ``fps`` is ascending, so an identity-permutation table 0 is a copy.
+    """
+    keys, pos, offsets = out
+    rsh, msk, lsh = permutation_arrays(design)
+    if t == 0 and presorted and positions is None and _is_identity(rsh, msk, lsh):
+        keys[:] = fps  # already ordered by its top bits: no bucketing pass
+        pos[:] = np.arange(keys.shape[0], dtype=np.uint32)
+        kernels.offsets_from_sorted(keys, q, offsets)
+        return
+    top = min(q, 8)
+    if positions is None:
+        starts = kernels.top_counts_all(fps, rsh, msk, lsh, t, top)
+        kernels.scatter_top_all(fps, rsh, msk, lsh, t, top, starts, keys, pos)
+    else:
+        starts = kernels.top_counts(fps, positions, rsh, msk, lsh, t, top)
+        kernels.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys, pos)
+    kernels.bucket_segments(keys, pos, q, top, starts, offsets)
+
+
 @dataclass(frozen=True, eq=False)  # eq=False: identity, as arrays do not compare to one bool
 class StaticTables:
     """An immutable set of bucketed tables over some store positions."""
@@ -134,24 +165,11 @@ class StaticTables:
         """
         n = int(fps.shape[0] if positions is None else positions.shape[0])
         q = design.offset_bits(n) if q is None else q
-        rsh, msk, lsh = permutation_arrays(design)
         keys = np.empty((design.tables, n), np.uint64)
         pos = np.empty((design.tables, n), np.uint32)
         offsets = np.empty((design.tables, (1 << q) + 1), np.uint32)
         for t in range(design.tables):
-            if t == 0 and presorted and positions is None and _is_identity(rsh, msk, lsh):
-                keys[0] = fps  # already ordered by its top bits: no bucketing pass
-                pos[0] = np.arange(n, dtype=np.uint32)
-                kernels.offsets_from_sorted(keys[0], q, offsets[0])
-                continue
-            top = min(q, 8)
-            if positions is None:
-                starts = kernels.top_counts_all(fps, rsh, msk, lsh, t, top)
-                kernels.scatter_top_all(fps, rsh, msk, lsh, t, top, starts, keys[t], pos[t])
-            else:
-                starts = kernels.top_counts(fps, positions, rsh, msk, lsh, t, top)
-                kernels.scatter_top(fps, positions, rsh, msk, lsh, t, top, starts, keys[t], pos[t])
-            kernels.bucket_segments(keys[t], pos[t], q, top, starts, offsets[t])
+            fill_table(design, t, fps, positions, q, (keys[t], pos[t], offsets[t]), presorted)
         return cls(design, q, keys, pos, offsets)
 
     def __len__(self) -> int:
