@@ -1492,14 +1492,18 @@ static int over_df(IndexObject *self, uint32_t u, int64_t c, int64_t max_df) {
     return 0;
 }
 
-/* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
- * the postings of each query gram (skipping grams posted by more than max_df documents:
- * boilerplate; a text repeating a sentence posts its grams many times, once) grouped by
- * document (ascending), in query-gram then posting order, for the documents with at least
- * min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). */
+/* seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) as
+ * bytes of int64: the postings of each query gram (skipping grams posted by more than max_df
+ * documents: boilerplate; a text repeating a sentence posts its grams many times, once)
+ * grouped by document (ascending), in query-gram then posting order, for the documents with
+ * at least min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). With max_seeds
+ * > 0 and more postings than that, their count (an int) instead, before any is copied: a text
+ * of a few words repeated meets each of its grams' many postings once per occurrence, so its
+ * seeds grow with the square of its length (and the per-pair step's work with them). */
 /* Index.seeds on the query grams (h, f, l)[0..n). */
 static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
-                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
+                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds,
+                            int64_t max_seeds) {
     int64_t total = 0;
     uint32_t *found = malloc(sizeof(uint32_t) * (size_t)(n + 1));
     int64_t *at = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -1527,6 +1531,10 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
         if (found[i] != NIL) total += c;
     }
     free(at);
+    if (max_seeds > 0 && total > max_seeds) {
+        free(found);
+        return PyLong_FromLongLong((long long)total);
+    }
     hit_t *hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
     if (!hits) {
         free(found);
@@ -1547,13 +1555,14 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
 
 static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     PyObject *h_o, *f_o, *l_o;
-    Py_ssize_t max_df, min_seeds, n;
+    Py_ssize_t max_df, min_seeds, n, max_seeds = 0;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOnn|n", &h_o, &f_o, &l_o, &max_df, &min_seeds, &max_seeds))
+        return NULL;
     const uint64_t *h;
     const int64_t *f, *l;
     if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
-    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds);
+    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds, max_seeds);
     release(&bs);
     return out;
 fail:
@@ -1571,15 +1580,15 @@ static int packed_doc(PyObject *o, doc_t *d) {
     return 0;
 }
 
-/* seeds_packed(packed, max_df, min_seeds, window): Index.seeds on the coarse grams of a packed
+/* seeds_packed(packed, max_df, min_seeds, window[, max_seeds]): Index.seeds on the coarse grams of a packed
  * document that winnowing with `window` keeps (at most add_packed's window: a window of grams
  * shared with a posted document has its minimum kept on both sides, so no other gram needs a
  * probe; window 2: 1.5x fewer random probes than every gram, window 4: 2.5x). */
 static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
     PyObject *o;
-    Py_ssize_t max_df, min_seeds, window;
+    Py_ssize_t max_df, min_seeds, window, max_seeds = 0;
     doc_t d;
-    if (!PyArg_ParseTuple(args, "Onnn", &o, &max_df, &min_seeds, &window) ||
+    if (!PyArg_ParseTuple(args, "Onnn|n", &o, &max_df, &min_seeds, &window, &max_seeds) ||
         packed_doc(o, &d) < 0)
         return NULL;
     /* one block: the kept indices, then the kept grams' hash, first and last */
@@ -1593,7 +1602,7 @@ static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
         f[i] = d.cfirst[keep[i]];
         l[i] = d.clast[keep[i]];
     }
-    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds);
+    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds, max_seeds);
     free(keep);
     return out;
 }
@@ -1667,9 +1676,11 @@ static PyObject *index_len(IndexObject *self, PyObject *unused) {
 static PyMethodDef index_methods[] = {
     {"add", (PyCFunction)index_add, METH_VARARGS, "add(doc, hashes, first, last)"},
     {"seeds", (PyCFunction)index_seeds, METH_VARARGS,
-     "seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) bytes"},
+     "seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) "
+     "bytes, or the postings' count when over max_seeds > 0"},
     {"seeds_packed", (PyCFunction)index_seeds_packed, METH_VARARGS,
-     "seeds_packed(packed, max_df, min_seeds, window) -> (docs, bounds, seeds) bytes"},
+     "seeds_packed(packed, max_df, min_seeds, window[, max_seeds]) -> (docs, bounds, seeds) "
+     "bytes, or the postings' count when over max_seeds > 0"},
     {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
      "add_packed(doc, packed, window): post the winnowed coarse grams"},
     {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},

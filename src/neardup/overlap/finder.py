@@ -25,14 +25,14 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup._params import FrozenParams
 from neardup.overlap._kernel import kernel
-from neardup.overlap.index import GramIndex
+from neardup.overlap.index import GramIndex, SeedBudgetError
 from neardup.overlap.pairs import (
     PairParams,
     Prepared,
@@ -65,6 +65,12 @@ ALIGNER_VERSION = 6
 # there (0.854-0.890); benchmarks/README.md "Overlap", Cost
 QUERY_WINDOW = 2
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
+# a query may take max_seeds_per_gram seeds for each of its grams, and for at least this many
+# grams: 64 * 16384 ~ 10^6 seeds, ~0.5 s of the per-pair step. Ordinary texts take a few seeds
+# a gram (PAN sets under 5 with 4,000 background texts); 2 * 10^5 characters of five words
+# repeated at random take 19, one word repeated 10^3 (11 * 10^6 seeds for 2 * 10^4 characters)
+SEED_FLOOR = 1 << 14
+_T = TypeVar("_T")
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 
 
@@ -107,6 +113,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     smaller; 1 looks up every gram, as before aligner 5: 1.5x the probes of 2, and a cost per
     document that grows more with the index; 4 looks up 0.6x the grams of 2 and misses more
     of the heavy rewrites; docs/OVERLAP.md "Cost"). Resolved: ``query_window_``.
+    ``max_seeds_per_gram`` a text whose look-ups find more postings than this many per gram
+    (and per gram of at least ``SEED_FLOOR`` grams: ~10^6) is refused with
+    :class:`~neardup.overlap.index.SeedBudgetError` before its per-pair step, whose work grows
+    with them (64; a text of a few words repeated finds a number that grows with the square of
+    its length). A limit, not part of :attr:`config_id`: the passages found are the same.
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
     of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
@@ -124,6 +135,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         max_df: int = 50,
         min_score: float = 0.0,
         query_window: int | None = None,
+        max_seeds_per_gram: int = 64,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:
@@ -132,6 +144,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             raise ValueError(f"gap must be an integer >= 0, got {gap!r}")
         if not isinstance(max_df, int) or max_df < 1:
             raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
+        if not isinstance(max_seeds_per_gram, int) or max_seeds_per_gram < 1:
+            raise ValueError(
+                f"max_seeds_per_gram must be an integer >= 1, got {max_seeds_per_gram!r}"
+            )
         if not 0.0 <= float(min_score) <= 1.0:
             raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
         if query_window is not None and (
@@ -148,6 +164,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.max_df = max_df
         self.min_score = float(min_score)
         self.query_window = query_window
+        self.max_seeds_per_gram = max_seeds_per_gram
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._index = GramIndex()
         self._texts: list[str] = []
@@ -165,6 +182,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         """
         body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.get_params()}
         body["query_window"] = self.query_window_  # what runs: None and 2 are the same
+        del body["max_seeds_per_gram"]  # a limit: the passages are the same, or refused
         blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -315,9 +333,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ) -> _Meta:
         """:meth:`add` (or :meth:`query`) of one text, its per-pair step appended to ``jobs``."""
         prepared = pack_one(text) if type(text) is str else prepare_packed(text, self._pair_params)
+        look = (self.max_df, 2, self.query_window_)
         position = len(self._texts)
         ident = position if ident is None else ident
-        d, bounds, seeds = self._index.seeds_raw(prepared, self.max_df, 2, self.query_window_)
+        d, bounds, seeds = self._budgeted(
+            ident, prepared, lambda m: self._index.seeds_raw(prepared, *look, m)
+        )
         docs: list[int] = memoryview(d).cast("q").tolist() if d else []
         if docs:
             jobs.append((prepared, self._sources(docs), seeds, bounds))
@@ -337,14 +358,19 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         # query's winnowed grams are looked up: a window of grams it shares with a source has
         # its smallest hash kept (and indexed) on both sides
         if isinstance(prepared, bytes):
-            docs, bounds, seeds = self._index.seeds_packed(
-                prepared, self.max_df, 2, self.query_window_
+            look = (self.max_df, 2, self.query_window_)
+            docs, bounds, seeds = self._budgeted(
+                ident, prepared, lambda m: self._index.seeds_packed(prepared, *look, m)
             )
         else:
             g = prepared.grams
             ask = winnow(g.hashes, self.query_window_)
-            docs, bounds, seeds = self._index.seeds(
-                g.hashes[ask], g.first[ask], g.last[ask], self.max_df, 2
+            docs, bounds, seeds = self._budgeted(
+                ident,
+                prepared,
+                lambda m: self._index.seeds(
+                    g.hashes[ask], g.first[ask], g.last[ask], self.max_df, 2, m
+                ),
             )
         if not docs:
             return []
@@ -355,6 +381,28 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         query = prepared if isinstance(prepared, bytes) else pack(prepared)
         found = k.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
         return self._passages(found, docs, ident, position)
+
+    def _budgeted(self, ident: Any, prepared: Prepared | bytes, look: Callable[[int], _T]) -> _T:
+        """``look(max_seeds)`` with this text's seed budget; over it, a
+        :class:`SeedBudgetError` naming the text, the numbers and the parameter."""
+        grams = (
+            int(np.frombuffer(prepared, np.int64, 3)[1])  # the packed header: n, nc, nf
+            if isinstance(prepared, bytes)
+            else int(prepared.grams.hashes.size)
+        )
+        limit = self.max_seeds_per_gram * max(grams, SEED_FLOOR)
+        try:
+            return look(limit)
+        except SeedBudgetError as exc:
+            raise SeedBudgetError(
+                exc.seeds,
+                limit,
+                f"text {ident!r}: its {grams} grams find {exc.seeds} postings in the indexed "
+                f"texts, more than max_seeds_per_gram={self.max_seeds_per_gram} a gram allows "
+                f"({limit}; a text of a few words repeated finds a number that grows with the "
+                "square of its length, and so does the work): shorten the text or raise "
+                "max_seeds_per_gram",
+            ) from None
 
     @property
     def _kernel_params(self) -> tuple[int, int, int, int, int]:
