@@ -44,6 +44,8 @@ class SeedBudgetError(ValueError):
     words repeated meets each gram's many postings once per occurrence: seeds grow with the
     square of its length)."""
 
+    item: int | None = None  # the text's place in a batch, where a caller knows it
+
     def __init__(self, seeds: int, limit: int, message: str = "") -> None:
         self.seeds, self.limit = seeds, limit
         super().__init__(message or f"{seeds} seeds, more than the limit of {limit}")
