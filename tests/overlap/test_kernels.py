@@ -224,6 +224,38 @@ def test_seeds_on_many_diagonals(seed: int) -> None:
 
 
 @needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 6),
+    st.integers(40, 400),
+    st.integers(40, 400),
+    st.sampled_from([2, 3, 4]),
+    st.sampled_from([0, 2, 10, 30]),
+    st.integers(0, 2**32),
+)
+def test_clusters_of_repetitive_pairs_equal_the_reference(
+    vocabulary: int, n_src: int, n_query: int, ngram: int, gap: int, seed: int
+) -> None:
+    """A few words repeated: seeds on many diagonals, clusters opened and closed all along.
+    The kernel finds a seed's cluster through buckets of the clusters' last source starts
+    and merges boxes with a list of the ones still in reach; the reference scans every open
+    cluster and compares every pair of boxes: the same passages."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choices("abcd", k=rng.randint(1, 4))) for _ in range(vocabulary)]
+    src = " ".join(rng.choices(words, k=n_src))
+    toks = src.split(" ")
+    cut = rng.randrange(len(toks))
+    query = " ".join(rng.choices(words, k=n_query // 4) + toks[cut : cut + n_query])
+    params = PairParams(ngram=ngram, gap=gap, min_length=rng.choice([1, 4, 10]))
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    if seeds.shape[0] > 1 and rng.random() < 0.5:  # a subset, as winnowing leaves
+        seeds = seeds[np.sort(rng.sample(range(seeds.shape[0]), k=seeds.shape[0] // 3 or 1))]
+    if seeds.size:
+        assert pair_passages(q, d, seeds, params) == pair_passages_reference(q, d, seeds, params)
+
+
+@needs_kernel
 @pytest.mark.parametrize("batch", [1, 3, 512])
 def test_stream_equals_add_and_query_one_by_one(batch: int) -> None:
     # the per-pair step of a batch runs on a second thread: same passages, same order

@@ -126,7 +126,7 @@ def test_a_text_over_its_seed_budget_is_one_line_naming_the_option(tmp_path: Pat
     assert done.returncode == 1, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("neardup: error: text 'b': its ") and "Traceback" not in line
-    assert "more than max_seeds_per_gram=1 a gram allows (16384;" in line
+    assert "more than max_seeds_per_gram=1 a gram allows (65536;" in line
     assert line.endswith("(--max-seeds-per-gram N)")
     assert out.read_text() == "old\n"
     done = _overlap(src, "--out", out)

@@ -117,8 +117,8 @@ def _finder_options(func: Any) -> Any:
         (
             "max-seeds-per-gram",
             "Refuse a text whose grams find more postings than this many a gram (of at least "
-            "16,384 grams): a text of a few words repeated finds a number, and costs a time, "
-            "that grow with the square of its length [64].",
+            "65,536 grams): a text of a few words repeated finds a number, and costs a time, "
+            "that grow with the square of its length [16].",
         ),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)

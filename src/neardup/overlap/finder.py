@@ -66,10 +66,11 @@ ALIGNER_VERSION = 6
 QUERY_WINDOW = 2
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 # a query may take max_seeds_per_gram seeds for each of its grams, and for at least this many
-# grams: 64 * 16384 ~ 10^6 seeds, ~0.5 s of the per-pair step. Ordinary texts take a few seeds
-# a gram (PAN sets under 5 with 4,000 background texts); 2 * 10^5 characters of five words
-# repeated at random take 19, one word repeated 10^3 (11 * 10^6 seeds for 2 * 10^4 characters)
-SEED_FLOOR = 1 << 14
+# grams: 16 * 65536 ~ 10^6 seeds (the per-pair step's time and memory grow with its seeds,
+# ~1 us and ~370 bytes each). Ordinary texts take at most 1.5 a gram, 246 in all (PAN sets en
+# and zh, 1,000 hosts + 4,000 background texts, seed 1); 2 * 10^5 characters of five words
+# repeated at random take 19 a gram (831,000), one word repeated 4,000 times 4,000
+SEED_FLOOR = 1 << 16
 _T = TypeVar("_T")
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 
@@ -114,9 +115,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     document that grows more with the index; 4 looks up 0.6x the grams of 2 and misses more
     of the heavy rewrites; docs/OVERLAP.md "Cost"). Resolved: ``query_window_``.
     ``max_seeds_per_gram`` a text whose look-ups find more postings than this many per gram
-    (and per gram of at least ``SEED_FLOOR`` grams: ~10^6) is refused with
+    (and per gram of at least ``SEED_FLOOR`` grams: ~10^6 seeds) is refused with
     :class:`~neardup.overlap.index.SeedBudgetError` before its per-pair step, whose work grows
-    with them (64; a text of a few words repeated finds a number that grows with the square of
+    with them (16; a text of a few words repeated finds a number that grows with the square of
     its length). A limit, not part of :attr:`config_id`: the passages found are the same.
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
@@ -135,7 +136,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         max_df: int = 50,
         min_score: float = 0.0,
         query_window: int | None = None,
-        max_seeds_per_gram: int = 64,
+        max_seeds_per_gram: int = 16,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:

@@ -140,7 +140,7 @@ def too_much_work(exc: SeedBudgetError, finder: OverlapFinder, single: bool) -> 
     >>> e.item = 1
     >>> print(too_much_work(e, OverlapFinder(), single=False))  # doctest: +NORMALIZE_WHITESPACE
     documents[1].text finds 2,000,000 seeds in the stored documents, more than its limit of
-    1,048,576 (max_seeds_per_gram=64 per gram of the text, for 16,384 grams at least; a text
+    1,048,576 (max_seeds_per_gram=16 per gram of the text, for 65,536 grams at least; a text
     of a few words repeated finds a number that grows with the square of its length):
     shorten it, or start the server with --overlap max_seeds_per_gram=N
     """
