@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.overlap import OverlapFinder
+from neardup.overlap import OverlapFinder, SeedBudgetError
 from neardup.overlap._kernel import kernel
 from neardup.overlap.pairs import (
     PairParams,
@@ -154,6 +154,35 @@ def test_finder_with_kernel_equals_python_finder(
         monkeypatch.delenv("NEARDUP_KERNELS")
         kernel.cache_clear()
     assert fast and fast == slow
+
+
+@needs_kernel
+@pytest.mark.parametrize("words", [1, 2])
+def test_seed_budget_refuses_the_same_text_with_the_same_numbers(
+    words: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is counted on the index's postings before any is copied, by the C index and
+    by the numpy one alike: the same refusal (numbers and message) for a text of one or two
+    words repeated, and the same passages for a short piece of it, under the budget."""
+    rng = random.Random(words)
+    text = " ".join(rng.choices(["ab", "cde"][:words], k=3_000))
+
+    def run() -> tuple[str, list[dict[str, object]]]:
+        f = OverlapFinder(max_seeds_per_gram=1)
+        f.add(text, "src")
+        with pytest.raises(SeedBudgetError) as refused:
+            f.query(text, "q")
+        return str(refused.value), [p.to_dict() for p in f.query(text[:60], "piece")]
+
+    fast = run()
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    kernel.cache_clear()
+    try:
+        slow = run()
+    finally:
+        monkeypatch.delenv("NEARDUP_KERNELS")
+        kernel.cache_clear()
+    assert fast == slow and fast[1], fast
 
 
 def test_python_path_finds_a_copy(python_only: None) -> None:

@@ -114,10 +114,12 @@ class GramIndex:
             self._posts.append(p[order])
 
     def lookup(
-        self, hashes: npt.NDArray[np.uint64], max_df: int
+        self, hashes: npt.NDArray[np.uint64], max_df: int, max_seeds: int = 0
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(query_index, postings)``: one row per posting of each of ``hashes``, leaving out
-        grams posted by more than ``max_df`` documents (boilerplate); the numpy structure only."""
+        grams posted by more than ``max_df`` documents (boilerplate); the numpy structure only.
+        :class:`SeedBudgetError` when there are more than ``max_seeds`` rows (0: no limit),
+        before any is copied."""
         if self._c is not None:
             raise RuntimeError("lookup() is the reference path; use seeds()")
         self._flush()
@@ -129,6 +131,9 @@ class GramIndex:
         keep = postings <= max_df  # a gram with at most max_df postings has at most max_df docs
         for g in np.flatnonzero(~keep):
             keep[g] = self._documents(found, int(g)) <= max_df
+        total = int(postings[keep].sum())
+        if 0 < max_seeds < total:
+            raise SeedBudgetError(total, max_seeds)
         qs: list[npt.NDArray[np.int64]] = []
         ps: list[npt.NDArray[np.int64]] = []
         for (lo, hi), posts in zip(found, self._posts, strict=True):
@@ -193,9 +198,7 @@ class GramIndex:
             )
             seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
             return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
-        qi, posts = self.lookup(hashes, max_df)
-        if 0 < max_seeds < len(posts):
-            raise SeedBudgetError(len(posts), max_seeds)
+        qi, posts = self.lookup(hashes, max_df, max_seeds)
         by_doc = np.argsort(posts[:, 0], kind="stable")
         docs, counts = np.unique(posts[by_doc, 0], return_counts=True)
         many = counts >= min_seeds
