@@ -343,6 +343,8 @@ def _on_spark(
                                columns=partition_names(files, read.roots))  # fmt: skip
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
+    except SeedBudgetError as exc:  # the local engine's line, word for word
+        raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
     notes: list[str] = []

@@ -391,19 +391,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             if isinstance(prepared, bytes)
             else int(prepared.grams.hashes.size)
         )
-        limit = self.max_seeds_per_gram * max(grams, SEED_FLOOR)
         try:
-            return look(limit)
+            return look(seed_budget(self.max_seeds_per_gram, grams))
         except SeedBudgetError as exc:
-            raise SeedBudgetError(
-                exc.seeds,
-                limit,
-                f"text {ident!r}: its {grams} grams find {exc.seeds} postings in the indexed "
-                f"texts, more than max_seeds_per_gram={self.max_seeds_per_gram} a gram allows "
-                f"({limit}; a text of a few words repeated finds a number that grows with the "
-                "square of its length, and so does the work): shorten the text or raise "
-                "max_seeds_per_gram",
-            ) from None
+            raise over_budget(ident, grams, exc.seeds, self.max_seeds_per_gram) from None
 
     @property
     def _kernel_params(self) -> tuple[int, int, int, int, int]:
@@ -451,6 +442,29 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                         )
                     )
         return _reported(out)
+
+
+def seed_budget(per_gram: int, grams: int) -> int:
+    """The most seeds a text of ``grams`` grams may take (``max_seeds_per_gram``: ``per_gram``).
+
+    >>> seed_budget(16, 10), seed_budget(16, 10**5)
+    (1048576, 1600000)
+    """
+    return per_gram * max(grams, SEED_FLOOR)
+
+
+def over_budget(ident: Any, grams: int, seeds: int, per_gram: int) -> SeedBudgetError:
+    """The refusal of text ``ident`` (``grams`` grams) whose look-ups found ``seeds``
+    postings, over :func:`seed_budget` (the local and the Spark engine give the same)."""
+    limit = seed_budget(per_gram, grams)
+    return SeedBudgetError(
+        seeds,
+        limit,
+        f"text {ident!r}: its {grams} grams find {seeds} postings in the indexed texts, more "
+        f"than max_seeds_per_gram={per_gram} a gram allows ({limit}; a text of a few words "
+        "repeated finds a number that grows with the square of its length, and so does the "
+        "work): shorten the text or raise max_seeds_per_gram",
+    )
 
 
 def _reported(found: list[Passage]) -> list[Passage]:
