@@ -285,6 +285,23 @@ def test_clusters_of_repetitive_pairs_equal_the_reference(
 
 
 @needs_kernel
+@pytest.mark.parametrize("seed", range(4))
+def test_many_passages_of_one_pair_equal_the_reference(seed: int) -> None:
+    """A short text of five words repeated against a long one: dozens of passage boxes in one
+    pair, each of which the kernel reads only through the seeds in its query or source range
+    (past 8 boxes, as here); the reference scans every seed for every box: the same passages."""
+    rng = random.Random(seed)
+    words = ["ab", "cde", "fg", "hij", "kl"]
+    src = " ".join(rng.choices(words, k=1_500))
+    query = " ".join(rng.choices(words, k=120))
+    params = PairParams(ngram=4, gap=30, min_length=10)
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    found = pair_passages(q, d, seeds, params)
+    assert found and found == pair_passages_reference(q, d, seeds, params)
+
+
+@needs_kernel
 @pytest.mark.parametrize("batch", [1, 3, 512])
 def test_stream_equals_add_and_query_one_by_one(batch: int) -> None:
     # the per-pair step of a batch runs on a second thread: same passages, same order
