@@ -312,29 +312,48 @@ static int near_box(const int64_t *a, const int64_t *b, int64_t gap) {
     return a[0] <= b[1] + gap && b[0] <= a[1] + gap && a[2] <= b[3] + gap && b[2] <= a[3] + gap;
 }
 
+/* cmp_box on the source side first (v[2], v[3], then the rest) */
+static int cmp_box_d(const void *a, const void *b) {
+    const int64_t *x = ((const box_t *)a)->v, *y = ((const box_t *)b)->v;
+    static const int order[10] = {2, 3, 0, 1, 4, 5, 6, 7, 8, 9};
+    for (int k = 0; k < 10; k++)
+        if (x[order[k]] != y[order[k]]) return x[order[k]] < y[order[k]] ? -1 : 1;
+    return 0;
+}
+
 /* align._merge_boxes: keep boxes with count >= min_count and strong >= min_strong, then join
- * the boxes within `gap` (sorted passes until nothing joins). Returns the new count. A box
- * of a pass joins the first earlier one near it; `live` (n slots) lists the earlier ones that
- * still reach a box of the pass: one that ends more than `gap` before the box's start ends
- * before every later start too (sorted), and it grows only by a join. Without that list a
- * pass compared every pair (~n^2 / 2 for the 10^5 diagonal groups of a 2 * 10^5-character
- * text of five words: 6 s); the passes and their joins are the same. */
+ * the boxes within `gap` (passes until nothing joins), sorted as cmp_box. Returns the new
+ * count. What is left is the same whatever the order of the joins (a group only grows, and
+ * two boxes near each other stay near: the groups are those of the finest partition whose
+ * boxes are pairwise apart), so a pass goes along the side where the boxes spread wider (a
+ * short text against a long one: the source side), in start order, and a box joins an earlier
+ * one near it; `live` (n slots) lists the earlier ones that still reach a box of the pass: one
+ * that ends more than `gap` before the box's start ends before every later start too, and it
+ * grows only by a join. Without that list a pass compared every pair (~n^2 / 2 for the 10^5
+ * diagonal groups of a 2 * 10^5-character text of five words: 6 s). */
 static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
                            int64_t min_strong, int64_t *live) {
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (bx[i].v[4] >= min_count && bx[i].v[5] >= min_strong) bx[m++] = bx[i];
+    int64_t m = 0, lo[2] = {FAR, FAR}, hi[2] = {-FAR, -FAR};
+    for (int64_t i = 0; i < n; i++) {
+        if (bx[i].v[4] < min_count || bx[i].v[5] < min_strong) continue;
+        for (int s = 0; s < 2; s++) {
+            if (bx[i].v[2 * s] < lo[s]) lo[s] = bx[i].v[2 * s];
+            if (bx[i].v[2 * s + 1] > hi[s]) hi[s] = bx[i].v[2 * s + 1];
+        }
+        bx[m++] = bx[i];
+    }
     n = m;
+    int a = hi[1] - lo[1] > hi[0] - lo[0] ? 2 : 0; /* the side of the pass */
     int merged = 1;
     while (merged && n > 1) {
         merged = 0;
-        qsort(bx, (size_t)n, sizeof(box_t), cmp_box);
+        qsort(bx, (size_t)n, sizeof(box_t), a ? cmp_box_d : cmp_box);
         int64_t k = 0, nl = 0;
         for (int64_t i = 0; i < n; i++) {
             int64_t *b = bx[i].v, kept = 0, t = 0;
             for (; t < nl; t++) {
                 int64_t *c = bx[live[t]].v;
-                if (c[1] + gap < b[0]) continue; /* ends before this box and all later ones */
+                if (c[a + 1] + gap < b[a]) continue; /* ends before this box and later ones */
                 live[kept++] = live[t];
                 if (near_box(b, c, gap)) {
                     if (b[0] < c[0]) c[0] = b[0];
@@ -361,6 +380,7 @@ static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
         }
         n = k;
     }
+    if (a) qsort(bx, (size_t)n, sizeof(box_t), cmp_box);
     return n;
 }
 
