@@ -67,7 +67,7 @@ QUERY_WINDOW = 2
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
 # a query may take max_seeds_per_gram seeds for each of its grams, and for at least this many
 # grams: 16 * 65536 ~ 10^6 seeds (the per-pair step's time and memory grow with its seeds,
-# ~1 us and ~370 bytes each). Ordinary texts take at most 1.5 a gram, 246 in all (PAN sets en
+# 1-3 us and ~370 bytes each). Ordinary texts take at most 1.5 a gram, 246 in all (PAN sets en
 # and zh, 1,000 hosts + 4,000 background texts, seed 1); 2 * 10^5 characters of five words
 # repeated at random take 19 a gram (831,000), one word repeated 4,000 times 4,000
 SEED_FLOOR = 1 << 16
