@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.overlap import OverlapFinder
+from neardup.overlap import OverlapFinder, SeedBudgetError
 from neardup.overlap._kernel import kernel
 from neardup.overlap.pairs import (
     PairParams,
@@ -156,6 +156,35 @@ def test_finder_with_kernel_equals_python_finder(
     assert fast and fast == slow
 
 
+@needs_kernel
+@pytest.mark.parametrize("words", [1, 2])
+def test_seed_budget_refuses_the_same_text_with_the_same_numbers(
+    words: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is counted on the index's postings before any is copied, by the C index and
+    by the numpy one alike: the same refusal (numbers and message) for a text of one or two
+    words repeated, and the same passages for a short piece of it, under the budget."""
+    rng = random.Random(words)
+    text = " ".join(rng.choices(["ab", "cde"][:words], k=3_000))
+
+    def run() -> tuple[str, list[dict[str, object]]]:
+        f = OverlapFinder(max_seeds_per_gram=1)
+        f.add(text, "src")
+        with pytest.raises(SeedBudgetError) as refused:
+            f.query(text, "q")
+        return str(refused.value), [p.to_dict() for p in f.query(text[:60], "piece")]
+
+    fast = run()
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    kernel.cache_clear()
+    try:
+        slow = run()
+    finally:
+        monkeypatch.delenv("NEARDUP_KERNELS")
+        kernel.cache_clear()
+    assert fast == slow and fast[1], fast
+
+
 def test_python_path_finds_a_copy(python_only: None) -> None:
     assert kernel() is None
     src = "one two three four five six seven eight nine ten eleven twelve thirteen"
@@ -221,6 +250,55 @@ def test_seeds_on_many_diagonals(seed: int) -> None:
     expected = pair_passages_reference(q, d, seeds, params)
     if K is not None:
         assert pair_passages(q, d, seeds, params) == expected
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 6),
+    st.integers(40, 400),
+    st.integers(40, 400),
+    st.sampled_from([2, 3, 4]),
+    st.sampled_from([0, 2, 10, 30]),
+    st.integers(0, 2**32),
+)
+def test_clusters_of_repetitive_pairs_equal_the_reference(
+    vocabulary: int, n_src: int, n_query: int, ngram: int, gap: int, seed: int
+) -> None:
+    """A few words repeated: seeds on many diagonals, clusters opened and closed all along.
+    The kernel finds a seed's cluster through buckets of the clusters' last source starts
+    and merges boxes with a list of the ones still in reach; the reference scans every open
+    cluster and compares every pair of boxes: the same passages."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choices("abcd", k=rng.randint(1, 4))) for _ in range(vocabulary)]
+    src = " ".join(rng.choices(words, k=n_src))
+    toks = src.split(" ")
+    cut = rng.randrange(len(toks))
+    query = " ".join(rng.choices(words, k=n_query // 4) + toks[cut : cut + n_query])
+    params = PairParams(ngram=ngram, gap=gap, min_length=rng.choice([1, 4, 10]))
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    if seeds.shape[0] > 1 and rng.random() < 0.5:  # a subset, as winnowing leaves
+        seeds = seeds[np.sort(rng.sample(range(seeds.shape[0]), k=seeds.shape[0] // 3 or 1))]
+    if seeds.size:
+        assert pair_passages(q, d, seeds, params) == pair_passages_reference(q, d, seeds, params)
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(4))
+def test_many_passages_of_one_pair_equal_the_reference(seed: int) -> None:
+    """A short text of five words repeated against a long one: dozens of passage boxes in one
+    pair, each of which the kernel reads only through the seeds in its query or source range
+    (past 8 boxes, as here); the reference scans every seed for every box: the same passages."""
+    rng = random.Random(seed)
+    words = ["ab", "cde", "fg", "hij", "kl"]
+    src = " ".join(rng.choices(words, k=1_500))
+    query = " ".join(rng.choices(words, k=120))
+    params = PairParams(ngram=4, gap=30, min_length=10)
+    q, d = prepare(query, params), prepare(src, params)
+    seeds = shared_seeds(q, d)
+    found = pair_passages(q, d, seeds, params)
+    assert found and found == pair_passages_reference(q, d, seeds, params)
 
 
 @needs_kernel

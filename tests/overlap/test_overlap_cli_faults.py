@@ -113,3 +113,28 @@ def test_a_damaged_reference_is_refused_with_the_fix(tmp_path: Path, damage: str
     (ref / "CURRENT").write_text("v-1\n")  # the fix the message gives
     r = _overlap(data, "--against", ref, "--out", out)
     assert r.returncode == 0 and "against 200 reference documents" in r.stderr, r.stderr
+
+
+def test_a_text_over_its_seed_budget_is_one_line_naming_the_option(tmp_path: Path) -> None:
+    """Two words repeated at random, copied: each gram's many postings are met once per
+    occurrence. Past --max-seeds-per-gram the run stops with one line naming the text, the
+    numbers and the option, --out as it was; the default budget finds the copy whole."""
+    rng = random.Random(3)
+    text = " ".join(rng.choices(["ab", "cde"], k=5_000))
+    src = tmp_path / "in.jsonl"
+    rows = [{"id": "a", "text": text}, {"id": "b", "text": "Intro. " + text}]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+    done = _overlap(src, "--out", out, "--max-seeds-per-gram", "1")
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("neardup: error: text 'b': its ") and "Traceback" not in line
+    assert "more than max_seeds_per_gram=1 a gram allows (65536;" in line
+    assert line.endswith("(--max-seeds-per-gram N)")
+    assert out.read_text() == "old\n"
+    done = _overlap(src, "--out", out)
+    assert done.returncode == 0, done.stderr
+    [row] = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (row["id"], row["source_id"]) == ("b", "a")
+    assert row["span"] == [7, 7 + len(text)] and row["source_span"] == [0, len(text)]

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from neardup.overlap import OverlapFinder
+from neardup.overlap import OverlapFinder, SeedBudgetError
 
 from tests.overlap_texts import synthetic
 from tests.server.server_helpers import Server
@@ -326,3 +326,29 @@ def test_templates_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
         assert [g["passages"] for g in got] == want
         flagged = sum(p["template"] for w in want for p in w)
         assert (flagged > 100) if options else (flagged == 0 and any(want))
+
+
+def test_a_text_over_its_seed_budget_is_a_413_naming_the_limit(tmp_path: Path) -> None:
+    """A text of two words repeated meets each stored gram's many postings once per
+    occurrence (seeds grow with the square of its length): past max_seeds_per_gram it is
+    refused with the library's numbers, the limit and the option, before any work; the
+    service goes on and a refused batch stores nothing."""
+    text, other = _few_words(20_000, 2, seed=3), synthetic(seed=5, n=1)[0][1]
+    f = OverlapFinder(max_seeds_per_gram=1)
+    f.add(text, "rep")
+    with pytest.raises(SeedBudgetError) as lib:
+        f.query(text, "q")
+    with Server(tmp_path / "data", "--overlap", "max_seeds_per_gram=1", "--token", TOKEN) as s:
+        assert answer(s, {"text": text, "id": "rep", "store": True})["stored"]
+        r = post(s, {"text": text, "id": "q"})
+        assert r.status_code == 413, r.text
+        error = r.json()["error"]
+        assert f"text finds {lib.value.seeds:,} seeds" in error
+        assert f"limit of {lib.value.limit:,} (max_seeds_per_gram=1 " in error
+        assert error.endswith("start the server with --overlap max_seeds_per_gram=N")
+        batch = {"documents": [{"id": "ok", "text": other}, {"id": "bad", "text": text}]}
+        r = post(s, {**batch, "store": True})
+        assert r.status_code == 413 and r.json()["error"].startswith("documents[1].text finds")
+        assert httpx.get(s.url + "/healthz", timeout=60).json()["status"] == "ok"
+        again = answer(s, {"text": other, "id": "ok", "store": True})
+        assert again["stored"] and not again["known"]  # the refused batch stored nothing

@@ -296,6 +296,7 @@ typedef struct {
  * (sqlo, sqhi, sdlo, sdhi; empty without one); for an open cluster also its last seed's qhi,
  * dlo, dhi (not compared) */
 #define FAR ((int64_t)1 << 62)
+#define BOX_SCAN 8 /* passage boxes of one pair that each scan every seed (by_range) */
 typedef struct {
     int64_t v[13];
 } box_t;
@@ -311,24 +312,49 @@ static int near_box(const int64_t *a, const int64_t *b, int64_t gap) {
     return a[0] <= b[1] + gap && b[0] <= a[1] + gap && a[2] <= b[3] + gap && b[2] <= a[3] + gap;
 }
 
+/* cmp_box on the source side first (v[2], v[3], then the rest) */
+static int cmp_box_d(const void *a, const void *b) {
+    const int64_t *x = ((const box_t *)a)->v, *y = ((const box_t *)b)->v;
+    static const int order[10] = {2, 3, 0, 1, 4, 5, 6, 7, 8, 9};
+    for (int k = 0; k < 10; k++)
+        if (x[order[k]] != y[order[k]]) return x[order[k]] < y[order[k]] ? -1 : 1;
+    return 0;
+}
+
 /* align._merge_boxes: keep boxes with count >= min_count and strong >= min_strong, then join
- * the boxes within `gap` (sorted passes until nothing joins). Returns the new count. */
+ * the boxes within `gap` (passes until nothing joins), sorted as cmp_box. Returns the new
+ * count. What is left is the same whatever the order of the joins (a group only grows, and
+ * two boxes near each other stay near: the groups are those of the finest partition whose
+ * boxes are pairwise apart), so a pass goes along the side where the boxes spread wider (a
+ * short text against a long one: the source side), in start order, and a box joins an earlier
+ * one near it; `live` (n slots) lists the earlier ones that still reach a box of the pass: one
+ * that ends more than `gap` before the box's start ends before every later start too, and it
+ * grows only by a join. Without that list a pass compared every pair (~n^2 / 2 for the 10^5
+ * diagonal groups of a 2 * 10^5-character text of five words: 6 s). */
 static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
-                           int64_t min_strong) {
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (bx[i].v[4] >= min_count && bx[i].v[5] >= min_strong) bx[m++] = bx[i];
+                           int64_t min_strong, int64_t *live) {
+    int64_t m = 0, lo[2] = {FAR, FAR}, hi[2] = {-FAR, -FAR};
+    for (int64_t i = 0; i < n; i++) {
+        if (bx[i].v[4] < min_count || bx[i].v[5] < min_strong) continue;
+        for (int s = 0; s < 2; s++) {
+            if (bx[i].v[2 * s] < lo[s]) lo[s] = bx[i].v[2 * s];
+            if (bx[i].v[2 * s + 1] > hi[s]) hi[s] = bx[i].v[2 * s + 1];
+        }
+        bx[m++] = bx[i];
+    }
     n = m;
+    int a = hi[1] - lo[1] > hi[0] - lo[0] ? 2 : 0; /* the side of the pass */
     int merged = 1;
     while (merged && n > 1) {
         merged = 0;
-        qsort(bx, (size_t)n, sizeof(box_t), cmp_box);
-        int64_t k = 0;
+        qsort(bx, (size_t)n, sizeof(box_t), a ? cmp_box_d : cmp_box);
+        int64_t k = 0, nl = 0;
         for (int64_t i = 0; i < n; i++) {
-            int64_t *b = bx[i].v;
-            int64_t j = 0;
-            for (; j < k; j++) {
-                int64_t *c = bx[j].v;
+            int64_t *b = bx[i].v, kept = 0, t = 0;
+            for (; t < nl; t++) {
+                int64_t *c = bx[live[t]].v;
+                if (c[a + 1] + gap < b[a]) continue; /* ends before this box and later ones */
+                live[kept++] = live[t];
                 if (near_box(b, c, gap)) {
                     if (b[0] < c[0]) c[0] = b[0];
                     if (b[1] > c[1]) c[1] = b[1];
@@ -343,10 +369,18 @@ static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
                     break;
                 }
             }
-            if (j == k) bx[k++] = bx[i];
+            if (t < nl) { /* joined: keep the rest of the list as it is */
+                memmove(live + kept, live + t + 1, sizeof(int64_t) * (size_t)(nl - t - 1));
+                nl = kept + nl - t - 1;
+            } else {
+                nl = kept;
+                live[nl++] = k;
+                bx[k++] = bx[i];
+            }
         }
         n = k;
     }
+    if (a) qsort(bx, (size_t)n, sizeof(box_t), cmp_box);
     return n;
 }
 
@@ -384,55 +418,94 @@ static void sort_ord(ord_t *a, int64_t n, int64_t m, ord_t *tmp) {
     memcpy(a, tmp, sizeof(ord_t) * (size_t)n);
 }
 
-/* align._clusters on seed boxes bx (count 1, strong 0/1); returns the passage boxes in out. */
+/* The open-cluster buckets of clusters(): doubly linked lists of the clusters by their last
+ * seed's source start (bucket key / w); nx, pv, head in the caller's scratch. */
+typedef struct {
+    int64_t *nx, *pv, *head, w;
+} buckets_t;
+
+static void bucket_in(buckets_t *B, int64_t j, int64_t key) {
+    int64_t b = key / B->w;
+    B->pv[j] = -1, B->nx[j] = B->head[b];
+    if (B->head[b] >= 0) B->pv[B->head[b]] = j;
+    B->head[b] = j;
+}
+
+static void bucket_out(buckets_t *B, int64_t j, int64_t key) {
+    if (B->pv[j] >= 0) B->nx[B->pv[j]] = B->nx[j];
+    else B->head[key / B->w] = B->nx[j];
+    if (B->nx[j] >= 0) B->pv[B->nx[j]] = B->pv[j];
+}
+
+/* align._clusters on seed boxes bx (count 1, strong 0/1); returns the passage boxes in out
+ * (which holds 2k boxes). A seed joins the latest made of the open clusters (those reaching
+ * its query start) whose last seed is near it on the source side: the Python reference scans
+ * its open list from the end; here the clusters sit in buckets of their last seed's source
+ * start, w wide, so a seed looks at the few buckets such a seed can lie in, and a cluster
+ * found closed leaves its bucket for good (later seeds start later). Scanning every open
+ * cluster cost seeds x open clusters: 10^9 steps for 4 * 10^5 characters of five words. */
 static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t near, int64_t gap,
                         box_t *out, ord_t *ord) {
     for (int64_t i = 0; i < k; i++) ord[i] = (ord_t){bx[i].v[0], bx[i].v[2], i};
     sort_ord(ord, k, strong_k, (ord_t *)out);
-    /* out[0..nd) done clusters; open clusters kept in out[k..k+no) (out holds 2k boxes) */
-    int64_t nd = 0, no = 0;
-    box_t *open = out + k;
+    int64_t len = 0, top = 0; /* the longest seed and the last start, source side */
+    for (int64_t i = 0; i < k; i++) {
+        if (bx[i].v[3] - bx[i].v[2] > len) len = bx[i].v[3] - bx[i].v[2];
+        if (bx[i].v[2] > top) top = bx[i].v[2];
+    }
+    /* the scratch after the k clusters: 3k + 1 int64 of the 13k there */
+    buckets_t B = {(int64_t *)(out + k), (int64_t *)(out + k) + k, (int64_t *)(out + k) + 2 * k,
+                   len + 2 * near + 1};
+    if (B.w < top / k + 1) B.w = top / k + 1; /* at most k + 1 buckets */
+    int64_t nbk = top / B.w + 1, nd = 0;
+    for (int64_t b = 0; b < nbk; b++) B.head[b] = -1;
     for (int64_t t = 0; t < k; t++) {
         const int64_t *s = bx[ord[t].i].v;
-        int64_t still = 0;
-        for (int64_t j = 0; j < no; j++) {
-            if (open[j].v[1] + near >= s[0])
-                open[still++] = open[j];
-            else
-                out[nd++] = open[j];
-        }
-        no = still;
-        int64_t j = no - 1;
-        for (; j >= 0; j--) {
-            int64_t *c = open[j].v;
-            /* near the cluster's last seed on the source side: a seed off its diagonal
-             * (a short gram repeated nearby) does not stretch the cluster */
-            if (s[2] <= c[12] + near && s[3] >= c[11] - near) {
-                if (s[1] > c[1]) c[1] = s[1];
-                if (s[2] < c[2]) c[2] = s[2];
-                if (s[3] > c[3]) c[3] = s[3];
-                c[4] += 1, c[5] += s[5];
-                c[10] = s[1], c[11] = s[2], c[12] = s[3];
-                break;
+        /* a near cluster's last seed starts in [s[2] - near - len, s[3] + near] */
+        int64_t lo = s[2] - near - len, best = -1;
+        int64_t b1 = (s[3] + near) / B.w < nbk - 1 ? (s[3] + near) / B.w : nbk - 1;
+        for (int64_t b = lo > 0 ? lo / B.w : 0; b <= b1; b++) {
+            for (int64_t j = B.head[b], nx; j >= 0; j = nx) {
+                const int64_t *c = out[j].v;
+                nx = B.nx[j];
+                if (c[1] + near < s[0]) { /* closed: no later seed starts before s */
+                    bucket_out(&B, j, c[11]);
+                    continue;
+                }
+                /* near the cluster's last seed on the source side: a seed off its diagonal
+                 * (a short gram repeated nearby) does not stretch the cluster */
+                if (j > best && s[2] <= c[12] + near && s[3] >= c[11] - near) best = j;
             }
         }
-        if (j < 0)
-            open[no++] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5], 0, 0, 0, 0, s[1], s[2], s[3]}};
+        if (best >= 0) {
+            int64_t *c = out[best].v;
+            bucket_out(&B, best, c[11]);
+            if (s[1] > c[1]) c[1] = s[1];
+            if (s[2] < c[2]) c[2] = s[2];
+            if (s[3] > c[3]) c[3] = s[3];
+            c[4] += 1, c[5] += s[5];
+            c[10] = s[1], c[11] = s[2], c[12] = s[3];
+            bucket_in(&B, best, c[11]);
+        } else {
+            out[nd] = (box_t){{s[0], s[1], s[2], s[3], 1, s[5], 0, 0, 0, 0, s[1], s[2], s[3]}};
+            bucket_in(&B, nd, s[2]);
+            nd++;
+        }
     }
-    for (int64_t j = 0; j < no; j++) out[nd++] = open[j];
+    int64_t *live = (int64_t *)ord; /* free now: k * 3 slots, nd <= k needed */
     for (int64_t j = 0; j < nd; j++) { /* the strong extent: the group, or empty */
         int64_t *c = out[j].v;
         int has = c[5] > 0 || c[4] >= EXTEND;
         c[6] = has ? c[0] : FAR, c[7] = has ? c[1] : -FAR;
         c[8] = has ? c[2] : FAR, c[9] = has ? c[3] : -FAR;
     }
-    nd = merge_boxes(out, nd, near, 2, 0); /* lone seeds go first */
+    nd = merge_boxes(out, nd, near, 2, 0, live); /* lone seeds go first */
     /* a group of short grams only (a heavy rewrite's middle) joins within gap when it has
      * FINE_GROUP seeds; what is not joined to a strong seed is dropped */
     int64_t m = 0;
     for (int64_t i = 0; i < nd; i++)
         if (out[i].v[5] >= 1 || out[i].v[4] >= FINE_GROUP) out[m++] = out[i];
-    nd = merge_boxes(out, m, gap, 2, 0);
+    nd = merge_boxes(out, m, gap, 2, 0, live);
     m = 0; /* keep the passages with a strong seed, cut to their strong extent */
     for (int64_t i = 0; i < nd; i++) {
         int64_t *c = out[i].v;
@@ -746,29 +819,46 @@ static int dominated(ctx_t *c, const doc_t *q, found_vec *fv, int64_t start) {
     return 0;
 }
 
+/* The seeds passage_ends() looks at: all of them (idx NULL: 0..n), or the ones idx[lo..hi)
+ * names (those starting inside a box's query or source range, by_range()). */
+typedef struct {
+    const int64_t *idx;
+    int64_t lo, hi;
+} span_t;
+
+/* A seed (by value, then by index: the first of equal ones, as a scan in index order finds)
+ * before the one at j, -1 none. */
+#define BEFORE(v, i, j, col) ((j) < 0 || (v) < seeds[4 * (j) + (col)] || \
+                              ((v) == seeds[4 * (j) + (col)] && (i) < (j)))
+#define AFTER(v, i, j, col) ((j) < 0 || (v) > seeds[4 * (j) + (col)] || \
+                             ((v) == seeds[4 * (j) + (col)] && (i) < (j)))
+
 /* The passage in box c: the first / last seeds on its diagonals (align._band), extended
  * token by token where both texts agree (align._extend); e = q0, q1, d0, d1. Returns 0 when
- * no seed qualifies (cannot happen: the band holds a strong seed). */
+ * no seed qualifies (cannot happen: the band holds a strong seed). The seeds of k strong
+ * ones and n in all are those of sp (a box's seeds lie in its ranges). */
 static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, const box_t *bx,
-                        int64_t n, int64_t k, const int64_t *c, const params_t *p, int64_t *dg,
+                        span_t sp, int64_t k, const int64_t *c, const params_t *p, int64_t *dg,
                         int64_t *e) {
     int64_t nd = 0, blo, bhi;
-    for (int64_t i = 0; i < k; i++) {
+    for (int64_t t = sp.lo; t < sp.hi; t++) {
+        int64_t i = sp.idx ? sp.idx[t] : t;
         const int64_t *x = bx[i].v;
-        if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
+        if (i >= k || x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
         dg[nd++] = x[2] - x[0];
     }
     band(dg, nd, p->near, p->gap, dg + nd, &blo, &bhi);
     int64_t fq = -1, fd = -1, lq = -1, ld = -1;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t t = sp.lo; t < sp.hi; t++) {
+        int64_t i = sp.idx ? sp.idx[t] : t;
         const int64_t *x = bx[i].v;
         if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
         if (x[2] - x[0] < blo || x[2] - x[0] > bhi) continue;
         const int64_t *s = seeds + 4 * i;
-        if (fq < 0 || s[0] < seeds[4 * fq]) fq = i;
-        if (fd < 0 || s[2] < seeds[4 * fd + 2]) fd = i;
-        if (lq < 0 || s[1] > seeds[4 * lq + 1]) lq = i;
-        if (ld < 0 || s[3] > seeds[4 * ld + 3]) ld = i;
+        if (BEFORE(s[0], i, fq, 0)) fq = i;
+        if (BEFORE(s[2], i, fd, 2)) fd = i;
+        if (AFTER(s[1], i, lq, 1)) lq = i;
+        if (AFTER(s[3], i, ld, 3)) ld = i;
     }
     if (fq < 0) return 0;
     int64_t qi = seeds[4 * fq], di = seeds[4 * fq + 2];
@@ -784,6 +874,41 @@ static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, co
     while (qi < q->n && di < d->n && q->th[qi] == d->th[di]) qi++, di++;
     e[3] = di;
     return 1;
+}
+
+/* The seed indices 0..n sorted by bx column col (then index) into out, through o (n items). */
+static void sorted_by(const box_t *bx, int64_t n, int col, ord_t *o, int64_t *out) {
+    for (int64_t i = 0; i < n; i++) o[i] = (ord_t){bx[i].v[col], 0, i};
+    qsort(o, (size_t)n, sizeof(ord_t), cmp_ord);
+    for (int64_t i = 0; i < n; i++) out[i] = o[i].i;
+}
+
+/* The range of by (n seed indices sorted by bx column col) whose column lies in [lo, hi]. */
+static void col_range(const box_t *bx, const int64_t *by, int64_t n, int col, int64_t lo,
+                      int64_t hi, int64_t *a, int64_t *b) {
+    int64_t l = 0, h = n;
+    while (l < h) {
+        int64_t mid = (l + h) / 2;
+        if (bx[by[mid]].v[col] < lo) l = mid + 1; else h = mid;
+    }
+    *a = l, h = n;
+    while (l < h) {
+        int64_t mid = (l + h) / 2;
+        if (bx[by[mid]].v[col] <= hi) l = mid + 1; else h = mid;
+    }
+    *b = l;
+}
+
+/* The seeds of box c to look at: those starting in its query range or in its source range
+ * (byq, byd: the seeds sorted by each), whichever are fewer. Many boxes each scanning every
+ * seed cost boxes x seeds (a short text of five words repeated in a long one of them: 5,000
+ * boxes x 59,000 seeds, 2 s); the results are the same (ties go to the lower index). */
+static span_t by_range(const box_t *bx, int64_t n, const int64_t *byq, const int64_t *byd,
+                       const int64_t *c) {
+    int64_t qa, qb, da, db;
+    col_range(bx, byq, n, 0, c[0], c[1], &qa, &qb);
+    col_range(bx, byd, n, 2, c[2], c[3], &da, &db);
+    return qb - qa <= db - da ? (span_t){byq, qa, qb} : (span_t){byd, da, db};
 }
 
 static int scratch(ctx_t *x, size_t cap, size_t big) {
@@ -831,9 +956,14 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     }
     box_t *cl = bx + n;
     int64_t nb = clusters(bx, n, k, p->near, p->gap, cl, c->ord);
+    /* past a few boxes each looks only at the seeds in its ranges (by_range); the sorted
+     * indices go after the boxes (bx holds 6 cap boxes, n + nb are used) */
+    int64_t *byq = nb > BOX_SCAN ? (int64_t *)(cl + nb) : NULL, *byd = byq ? byq + n : NULL;
+    if (byq) sorted_by(bx, n, 0, c->ord, byq), sorted_by(bx, n, 2, c->ord, byd);
     for (int64_t b = 0; b < nb; b++) {
         int64_t e[4], num, den;
-        if (!passage_ends(q, d, seeds, bx, n, k, cl[b].v, p, c->tmp, e)) continue;
+        span_t sp = byq ? by_range(bx, n, byq, byd, cl[b].v) : (span_t){NULL, 0, n};
+        if (!passage_ends(q, d, seeds, bx, sp, k, cl[b].v, p, c->tmp, e)) continue;
         /* min_units in gram units (tokens.gram_units: units + tokens) */
         if (q->units[e[1]] - q->units[e[0]] + e[1] - e[0] < p->min_units ||
             d->units[e[3]] - d->units[e[2]] + e[3] - e[2] < p->min_units)
@@ -1478,14 +1608,18 @@ static int over_df(IndexObject *self, uint32_t u, int64_t c, int64_t max_df) {
     return 0;
 }
 
-/* seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) as bytes of int64:
- * the postings of each query gram (skipping grams posted by more than max_df documents:
- * boilerplate; a text repeating a sentence posts its grams many times, once) grouped by
- * document (ascending), in query-gram then posting order, for the documents with at least
- * min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). */
+/* seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) as
+ * bytes of int64: the postings of each query gram (skipping grams posted by more than max_df
+ * documents: boilerplate; a text repeating a sentence posts its grams many times, once)
+ * grouped by document (ascending), in query-gram then posting order, for the documents with
+ * at least min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). With max_seeds
+ * > 0 and more postings than that, their count (an int) instead, before any is copied: a text
+ * of a few words repeated meets each of its grams' many postings once per occurrence, so its
+ * seeds grow with the square of its length (and the per-pair step's work with them). */
 /* Index.seeds on the query grams (h, f, l)[0..n). */
 static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
-                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds) {
+                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds,
+                            int64_t max_seeds) {
     int64_t total = 0;
     uint32_t *found = malloc(sizeof(uint32_t) * (size_t)(n + 1));
     int64_t *at = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -1513,6 +1647,10 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
         if (found[i] != NIL) total += c;
     }
     free(at);
+    if (max_seeds > 0 && total > max_seeds) {
+        free(found);
+        return PyLong_FromLongLong((long long)total);
+    }
     hit_t *hits = malloc(sizeof(hit_t) * (size_t)(total + 1));
     if (!hits) {
         free(found);
@@ -1533,13 +1671,14 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
 
 static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     PyObject *h_o, *f_o, *l_o;
-    Py_ssize_t max_df, min_seeds, n;
+    Py_ssize_t max_df, min_seeds, n, max_seeds = 0;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOnn", &h_o, &f_o, &l_o, &max_df, &min_seeds)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOnn|n", &h_o, &f_o, &l_o, &max_df, &min_seeds, &max_seeds))
+        return NULL;
     const uint64_t *h;
     const int64_t *f, *l;
     if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
-    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds);
+    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds, max_seeds);
     release(&bs);
     return out;
 fail:
@@ -1557,15 +1696,15 @@ static int packed_doc(PyObject *o, doc_t *d) {
     return 0;
 }
 
-/* seeds_packed(packed, max_df, min_seeds, window): Index.seeds on the coarse grams of a packed
+/* seeds_packed(packed, max_df, min_seeds, window[, max_seeds]): Index.seeds on the coarse grams of a packed
  * document that winnowing with `window` keeps (at most add_packed's window: a window of grams
  * shared with a posted document has its minimum kept on both sides, so no other gram needs a
  * probe; window 2: 1.5x fewer random probes than every gram, window 4: 2.5x). */
 static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
     PyObject *o;
-    Py_ssize_t max_df, min_seeds, window;
+    Py_ssize_t max_df, min_seeds, window, max_seeds = 0;
     doc_t d;
-    if (!PyArg_ParseTuple(args, "Onnn", &o, &max_df, &min_seeds, &window) ||
+    if (!PyArg_ParseTuple(args, "Onnn|n", &o, &max_df, &min_seeds, &window, &max_seeds) ||
         packed_doc(o, &d) < 0)
         return NULL;
     /* one block: the kept indices, then the kept grams' hash, first and last */
@@ -1579,7 +1718,7 @@ static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
         f[i] = d.cfirst[keep[i]];
         l[i] = d.clast[keep[i]];
     }
-    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds);
+    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds, max_seeds);
     free(keep);
     return out;
 }
@@ -1653,9 +1792,11 @@ static PyObject *index_len(IndexObject *self, PyObject *unused) {
 static PyMethodDef index_methods[] = {
     {"add", (PyCFunction)index_add, METH_VARARGS, "add(doc, hashes, first, last)"},
     {"seeds", (PyCFunction)index_seeds, METH_VARARGS,
-     "seeds(hashes, first, last, max_df, min_seeds) -> (docs, bounds, seeds) bytes"},
+     "seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) "
+     "bytes, or the postings' count when over max_seeds > 0"},
     {"seeds_packed", (PyCFunction)index_seeds_packed, METH_VARARGS,
-     "seeds_packed(packed, max_df, min_seeds, window) -> (docs, bounds, seeds) bytes"},
+     "seeds_packed(packed, max_df, min_seeds, window[, max_seeds]) -> (docs, bounds, seeds) "
+     "bytes, or the postings' count when over max_seeds > 0"},
     {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
      "add_packed(doc, packed, window): post the winnowed coarse grams"},
     {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},

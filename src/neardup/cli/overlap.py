@@ -40,7 +40,7 @@ from neardup.io import (
 from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.io.writers import needs_utf8
-from neardup.overlap import OverlapFinder, ReferenceFormatError
+from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
 from neardup.overlap.strip import merged_spans
 from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
 
@@ -114,6 +114,12 @@ def _finder_options(func: Any) -> Any:
             "query-window",
             "Winnowing window of a text's look-ups, 1-4 (1: look up every gram: a little more "
             "recall on heavy rewrites, a cost that grows with the reference) [2].",
+        ),
+        (
+            "max-seeds-per-gram",
+            "Refuse a text whose grams find more postings than this many a gram (of at least "
+            "65,536 grams): a text of a few words repeated finds a number, and costs a time, "
+            "that grow with the square of its length [16].",
         ),
     ):
         func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
@@ -248,6 +254,8 @@ def overlap_command(
             n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans)
         except InputError as exc:
             raise DataError(str(exc)) from None
+        except SeedBudgetError as exc:
+            raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
         # the reference and the cleaned texts first, --out last: a failed run leaves --out as it was
@@ -372,6 +380,8 @@ def _on_spark(
                                columns=partition_names(files, read.roots))  # fmt: skip
     except InputError as exc:
         raise EngineDataError(str(exc)) from None
+    except SeedBudgetError as exc:  # the local engine's line, word for word
+        raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
     notes: list[str] = []

@@ -11,6 +11,13 @@
 from __future__ import annotations
 
 from neardup.overlap.finder import OverlapFinder, Passage
+from neardup.overlap.index import SeedBudgetError
 from neardup.overlap.persist import ReferenceConfigError, ReferenceFormatError
 
-__all__ = ["OverlapFinder", "Passage", "ReferenceConfigError", "ReferenceFormatError"]
+__all__ = [
+    "OverlapFinder",
+    "Passage",
+    "ReferenceConfigError",
+    "ReferenceFormatError",
+    "SeedBudgetError",
+]

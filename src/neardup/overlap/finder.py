@@ -25,14 +25,14 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup._params import FrozenParams
 from neardup.overlap._kernel import kernel
-from neardup.overlap.index import GramIndex
+from neardup.overlap.index import GramIndex, SeedBudgetError
 from neardup.overlap.pairs import (
     PairParams,
     Prepared,
@@ -70,6 +70,13 @@ EXAMPLES = 5  # templates set aside kept as examples for the summary
 # there (0.854-0.890); benchmarks/README.md "Overlap", Cost
 QUERY_WINDOW = 2
 _CACHE = 16384  # packed source documents kept for the next queries (~10 KB each)
+# a query may take max_seeds_per_gram seeds for each of its grams, and for at least this many
+# grams: 16 * 65536 ~ 10^6 seeds (the per-pair step's time and memory grow with its seeds,
+# 1-3 us and ~370 bytes each). Ordinary texts take at most 1.5 a gram, 246 in all (PAN sets en
+# and zh, 1,000 hosts + 4,000 background texts, seed 1); 2 * 10^5 characters of five words
+# repeated at random take 19 a gram (831,000), one word repeated 4,000 times 4,000
+SEED_FLOOR = 1 << 16
+_T = TypeVar("_T")
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 # the template keys of a run of texts and their counts in the documents before each
 _Templates = tuple[TemplateBatch, npt.NDArray[np.int64]]
@@ -124,6 +131,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
     that must hold most of a passage's masked grams for it to be a template (10; higher sets
     fewer aside).
+    ``max_seeds_per_gram`` a text whose look-ups find more postings than this many per gram
+    (and per gram of at least ``SEED_FLOOR`` grams: ~10^6 seeds) is refused with
+    :class:`~neardup.overlap.index.SeedBudgetError` before its per-pair step, whose work grows
+    with them (16; a text of a few words repeated finds a number that grows with the square of
+    its length). A limit, not part of :attr:`config_id`: the passages found are the same.
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
     of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
@@ -143,6 +155,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         query_window: int | None = None,
         templates: str = "drop",
         template_min_docs: int = 10,
+        max_seeds_per_gram: int = 16,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:
@@ -151,6 +164,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             raise ValueError(f"gap must be an integer >= 0, got {gap!r}")
         if not isinstance(max_df, int) or max_df < 1:
             raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
+        if not isinstance(max_seeds_per_gram, int) or max_seeds_per_gram < 1:
+            raise ValueError(
+                f"max_seeds_per_gram must be an integer >= 1, got {max_seeds_per_gram!r}"
+            )
         if not 0.0 <= float(min_score) <= 1.0:
             raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
         if query_window is not None and (
@@ -176,6 +193,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.query_window = query_window
         self.templates = templates
         self.template_min_docs = template_min_docs
+        self.max_seeds_per_gram = max_seeds_per_gram
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._index = GramIndex()
         self._texts: list[str] = []
@@ -204,6 +222,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         True
         """
         body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.run_params()}
+        del body["max_seeds_per_gram"]  # a limit: the passages are the same, or refused
         blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -402,9 +421,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         prepared = pack_one(text) if type(text) is str else prepare_packed(text, self._pair_params)
         texts[0].append(text)
         texts[1].append(prepared)
+        look = (self.max_df, 2, self.query_window_)
         position = len(self._texts)
         ident = position if ident is None else ident
-        d, bounds, seeds = self._index.seeds_raw(prepared, self.max_df, 2, self.query_window_)
+        d, bounds, seeds = self._budgeted(
+            ident, prepared, lambda m: self._index.seeds_raw(prepared, *look, m)
+        )
         docs: list[int] = memoryview(d).cast("q").tolist() if d else []
         if docs:
             jobs.append((prepared, self._sources(docs), seeds, bounds))
@@ -425,14 +447,19 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         # query's winnowed grams are looked up: a window of grams it shares with a source has
         # its smallest hash kept (and indexed) on both sides
         if isinstance(prepared, bytes):
-            docs, bounds, seeds = self._index.seeds_packed(
-                prepared, self.max_df, 2, self.query_window_
+            look = (self.max_df, 2, self.query_window_)
+            docs, bounds, seeds = self._budgeted(
+                ident, prepared, lambda m: self._index.seeds_packed(prepared, *look, m)
             )
         else:
             g = prepared.grams
             ask = winnow(g.hashes, self.query_window_)
-            docs, bounds, seeds = self._index.seeds(
-                g.hashes[ask], g.first[ask], g.last[ask], self.max_df, 2
+            docs, bounds, seeds = self._budgeted(
+                ident,
+                prepared,
+                lambda m: self._index.seeds(
+                    g.hashes[ask], g.first[ask], g.last[ask], self.max_df, 2, m
+                ),
             )
         if not docs:
             return []
@@ -443,6 +470,19 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         query = prepared if isinstance(prepared, bytes) else pack(prepared)
         found = k.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
         return self._passages(found, docs, ident, position)
+
+    def _budgeted(self, ident: Any, prepared: Prepared | bytes, look: Callable[[int], _T]) -> _T:
+        """``look(max_seeds)`` with this text's seed budget; over it, a
+        :class:`SeedBudgetError` naming the text, the numbers and the parameter."""
+        grams = (
+            int(np.frombuffer(prepared, np.int64, 3)[1])  # the packed header: n, nc, nf
+            if isinstance(prepared, bytes)
+            else int(prepared.grams.hashes.size)
+        )
+        try:
+            return look(seed_budget(self.max_seeds_per_gram, grams))
+        except SeedBudgetError as exc:
+            raise over_budget(ident, grams, exc.seeds, self.max_seeds_per_gram) from None
 
     @property
     def _kernel_params(self) -> tuple[int, int, int, int, int]:
@@ -490,6 +530,29 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                         )
                     )
         return cross_sourced(out)
+
+
+def seed_budget(per_gram: int, grams: int) -> int:
+    """The most seeds a text of ``grams`` grams may take (``max_seeds_per_gram``: ``per_gram``).
+
+    >>> seed_budget(16, 10), seed_budget(16, 10**5)
+    (1048576, 1600000)
+    """
+    return per_gram * max(grams, SEED_FLOOR)
+
+
+def over_budget(ident: Any, grams: int, seeds: int, per_gram: int) -> SeedBudgetError:
+    """The refusal of text ``ident`` (``grams`` grams) whose look-ups found ``seeds``
+    postings, over :func:`seed_budget` (the local and the Spark engine give the same)."""
+    limit = seed_budget(per_gram, grams)
+    return SeedBudgetError(
+        seeds,
+        limit,
+        f"text {ident!r}: its {grams} grams find {seeds} postings in the indexed texts, more "
+        f"than max_seeds_per_gram={per_gram} a gram allows ({limit}; a text of a few words "
+        "repeated finds a number that grows with the square of its length, and so does the "
+        "work): shorten the text or raise max_seeds_per_gram",
+    )
 
 
 def cross_sourced(found: list[Passage]) -> list[Passage]:

@@ -31,11 +31,31 @@ import numpy.typing as npt
 
 from neardup.overlap._kernel import kernel
 
-__all__ = ["GramIndex"]
+__all__ = ["GramIndex", "SeedBudgetError"]
 
 # postings columns: doc, first token, last token (exclusive)
 COLUMNS = 3
 _BUFFER = 1 << 16
+
+
+class SeedBudgetError(ValueError):
+    """A query's look-ups found more than ``limit`` postings (``seeds`` of them): refused
+    before they are copied, as the per-pair step's work grows with them (a text of a few
+    words repeated meets each gram's many postings once per occurrence: seeds grow with the
+    square of its length)."""
+
+    item: int | None = None  # the text's place in a batch, where a caller knows it
+
+    def __init__(self, seeds: int, limit: int, message: str = "") -> None:
+        self.seeds, self.limit = seeds, limit
+        super().__init__(message or f"{seeds} seeds, more than the limit of {limit}")
+
+
+def _within(raw: Any, max_seeds: int) -> Any:
+    """The C index's answer, or :class:`SeedBudgetError` when it is a count (over budget)."""
+    if isinstance(raw, int):
+        raise SeedBudgetError(raw, max_seeds)
+    return raw
 
 
 class GramIndex:
@@ -94,10 +114,12 @@ class GramIndex:
             self._posts.append(p[order])
 
     def lookup(
-        self, hashes: npt.NDArray[np.uint64], max_df: int
+        self, hashes: npt.NDArray[np.uint64], max_df: int, max_seeds: int = 0
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(query_index, postings)``: one row per posting of each of ``hashes``, leaving out
-        grams posted by more than ``max_df`` documents (boilerplate); the numpy structure only."""
+        grams posted by more than ``max_df`` documents (boilerplate); the numpy structure only.
+        :class:`SeedBudgetError` when there are more than ``max_seeds`` rows (0: no limit),
+        before any is copied."""
         if self._c is not None:
             raise RuntimeError("lookup() is the reference path; use seeds()")
         self._flush()
@@ -109,6 +131,9 @@ class GramIndex:
         keep = postings <= max_df  # a gram with at most max_df postings has at most max_df docs
         for g in np.flatnonzero(~keep):
             keep[g] = self._documents(found, int(g)) <= max_df
+        total = int(postings[keep].sum())
+        if 0 < max_seeds < total:
+            raise SeedBudgetError(total, max_seeds)
         qs: list[npt.NDArray[np.int64]] = []
         ps: list[npt.NDArray[np.int64]] = []
         for (lo, hi), posts in zip(found, self._posts, strict=True):
@@ -139,12 +164,14 @@ class GramIndex:
         last: npt.NDArray[np.int64],
         max_df: int,
         min_seeds: int,
+        max_seeds: int = 0,
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(docs, bounds, seeds)``: the documents (ascending) holding at least ``min_seeds``
         postings of the query grams (``hashes`` covering tokens ``[first, last)``; grams posted
         by more than ``max_df`` documents skipped); document ``docs[j]``'s seed rows
         ``(q_first, q_last, d_first, d_last)`` are ``seeds[bounds[j]:bounds[j + 1]]``, in
-        query-gram then posting order. A document repeating a gram counts once:
+        query-gram then posting order; :class:`SeedBudgetError` when there are more than
+        ``max_seeds`` postings (0: no limit). A document repeating a gram counts once:
 
         >>> ix = GramIndex()
         >>> ix.add(0, np.array([7, 7, 7], dtype=np.uint64), np.array([[0, 1], [2, 3], [4, 5]]))
@@ -152,18 +179,26 @@ class GramIndex:
         >>> docs, bounds, seeds = ix.seeds(np.array([7], np.uint64), one, one + 1, 1, 1)
         >>> docs, len(seeds)
         ([0], 3)
+        >>> ix.seeds(np.array([7], np.uint64), one, one + 1, 1, 1, max_seeds=2)
+        Traceback (most recent call last):
+        ...
+        neardup.overlap.index.SeedBudgetError: 3 seeds, more than the limit of 2
         """
         if self._c is not None:
-            d, b, s = self._c.seeds(
-                np.ascontiguousarray(hashes, np.uint64),
-                np.ascontiguousarray(first, np.int64),
-                np.ascontiguousarray(last, np.int64),
-                max_df,
-                min_seeds,
+            d, b, s = _within(
+                self._c.seeds(
+                    np.ascontiguousarray(hashes, np.uint64),
+                    np.ascontiguousarray(first, np.int64),
+                    np.ascontiguousarray(last, np.int64),
+                    max_df,
+                    min_seeds,
+                    max_seeds,
+                ),
+                max_seeds,
             )
             seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
             return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
-        qi, posts = self.lookup(hashes, max_df)
+        qi, posts = self.lookup(hashes, max_df, max_seeds)
         by_doc = np.argsort(posts[:, 0], kind="stable")
         docs, counts = np.unique(posts[by_doc, 0], return_counts=True)
         many = counts >= min_seeds
@@ -179,20 +214,21 @@ class GramIndex:
         return self._c is not None
 
     def seeds_packed(
-        self, packed: bytes, max_df: int, min_seeds: int, window: int
+        self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """:meth:`seeds` of the grams of a packed document (``pairs.prepare_packed``) that
         winnowing with ``window`` keeps (``tokens.winnow``; C index)."""
-        d, b, s = self._c.seeds_packed(packed, max_df, min_seeds, window)
+        d, b, s = self.seeds_raw(packed, max_df, min_seeds, window, max_seeds)
         seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
         return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
 
     def seeds_raw(
-        self, packed: bytes, max_df: int, min_seeds: int, window: int
+        self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0
     ) -> tuple[bytes, bytes, bytes]:
         """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
-        raw: tuple[bytes, bytes, bytes] = self._c.seeds_packed(packed, max_df, min_seeds, window)
-        return raw
+        raw = self._c.seeds_packed(packed, max_df, min_seeds, window, max_seeds)
+        out: tuple[bytes, bytes, bytes] = _within(raw, max_seeds)
+        return out
 
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:
         """Post the winnowed grams of a packed document (the C index)."""

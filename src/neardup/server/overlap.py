@@ -30,6 +30,8 @@ from pydantic import BaseModel, RootModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from neardup.overlap import OverlapFinder, SeedBudgetError
+from neardup.overlap.finder import SEED_FLOOR
 from neardup.server import schemas as sc
 from neardup.server.posting import read_body
 from neardup.server.service import Service
@@ -133,6 +135,27 @@ def parse_overlaps(
     return items, store, False
 
 
+def too_much_work(exc: SeedBudgetError, finder: OverlapFinder, single: bool) -> str:
+    """The answer to a text over its seed budget: the numbers, the limit and how to raise it.
+
+    >>> e = SeedBudgetError(2_000_000, 1_048_576)
+    >>> e.item = 1
+    >>> print(too_much_work(e, OverlapFinder(), single=False))  # doctest: +NORMALIZE_WHITESPACE
+    documents[1].text finds 2,000,000 seeds in the stored documents, more than its limit of
+    1,048,576 (max_seeds_per_gram=16 per gram of the text, for 65,536 grams at least; a text
+    of a few words repeated finds a number that grows with the square of its length):
+    shorten it, or start the server with --overlap max_seeds_per_gram=N
+    """
+    where = "" if single else f"documents[{exc.item}]."
+    return (
+        f"{where}text finds {exc.seeds:,} seeds in the stored documents, more than its limit "
+        f"of {exc.limit:,} (max_seeds_per_gram={finder.max_seeds_per_gram} per gram of the "
+        f"text, for {SEED_FLOOR:,} grams at least; a text of a few words repeated finds a "
+        "number that grows with the square of its length): shorten it, or start the server "
+        "with --overlap max_seeds_per_gram=N"
+    )
+
+
 def _item(where: str, d: dict[str, Any], store: bool, max_text: int) -> tuple[str | None, str]:
     text, doc_id = d.get("text"), d.get("id")
     if "text" not in d:
@@ -171,7 +194,10 @@ def overlap_routes(service: Callable[[], Service]) -> APIRouter:
         s = service()
         body = await read_body(request, s.settings.max_body)
         items, store, single = parse_overlaps(body, s.settings.max_batch)
-        results = await run_in_threadpool(s.overlap.run, items, store)
+        try:
+            results = await run_in_threadpool(s.overlap.run, items, store)
+        except SeedBudgetError as exc:
+            raise BadRequest(413, too_much_work(exc, s.overlap.finder, single)) from None
         content = results[0] if single else {"results": results}
         return Response(orjson.dumps(content), media_type="application/json")
 

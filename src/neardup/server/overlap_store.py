@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neardup._params import config_difference
-from neardup.overlap import OverlapFinder, ReferenceFormatError
+from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
 from neardup.server.store import (
     ConfigMismatch,
     DatabaseProblem,
@@ -187,16 +187,20 @@ class OverlapStore:
             out: list[dict[str, Any]] = []
             rows: list[tuple[int, str, str, str]] = []
             try:
-                for doc_id, text in items:
+                for item, (doc_id, text) in enumerate(items):
                     if doc_id is not None and doc_id in known:
                         out.append(known[doc_id])
                         continue
                     position = len(self.finder)
-                    if store:
-                        assert doc_id is not None  # the request parser requires an id
-                        found = self.finder.add(text, doc_id)
-                    else:
-                        found = self.finder.query(text, doc_id)
+                    try:
+                        if store:
+                            assert doc_id is not None  # the request parser requires an id
+                            found = self.finder.add(text, doc_id)
+                        else:
+                            found = self.finder.query(text, doc_id)
+                    except SeedBudgetError as exc:
+                        exc.item = item  # the answer names the text of the batch
+                        raise
                     passages = [_passage(p.to_dict(), doc_id) for p in found]
                     if store:
                         rows.append((position, str(doc_id), text, json.dumps(passages)))

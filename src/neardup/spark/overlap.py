@@ -45,15 +45,20 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from neardup.io import ReadStats
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.finder import apply_templates, cross_sourced
-from neardup.overlap.pairs import PairParams, pair_passages, prepare, token_arrays
+from neardup.overlap.finder import SEED_FLOOR, apply_templates, cross_sourced, over_budget
+from neardup.overlap.pairs import (
+    PairParams,
+    pair_passages,
+    prepare,
+    token_arrays,
+)
 from neardup.overlap.templates import TemplateBatch
 from neardup.overlap.tokens import winnow
 from neardup.spark.reader import Fields, read_documents
 
 __all__ = ["OverlapResult", "find_overlaps"]
 
-GRAMS = "ord long, i int, h long, post boolean, ask boolean"
+GRAMS = "ord long, i int, h long, post boolean, ask boolean, n long"
 KEYS = "ord long, h long, post boolean, ask boolean"
 _SOURCES = 1024  # prepared source documents kept per Python worker (~10 KB each)
 FOUND = "qord long, src long, s0 int, s1 int, d0 int, d1 int, score double"
@@ -85,11 +90,12 @@ def _params(finder: OverlapFinder) -> tuple[PairParams, tuple[int, int], int, fl
 def _grams(params: PairParams, windows: tuple[int, int]) -> Any:
     """A ``mapInPandas`` function: (ord, text, index, ask) -> the grams winnowing keeps (ord,
     i, hash, post: kept with the posting window in an indexed document, ask: kept with the
-    look-up window in a query); the local finder posts and looks up these grams only."""
+    look-up window in a query, n: the document's grams, for its seed budget); the local finder
+    posts and looks up these grams only."""
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for pdf in batches:
-            ords, idx, hashes, posts, asks = [], [], [], [], []
+            ords, idx, hashes, posts, asks, ns = [], [], [], [], [], []
             for o, text, index, ask in pdf[["ord", "text", "index", "ask"]].itertuples(False):
                 h = prepare(text, params).grams.hashes
                 post = np.zeros(h.size, dtype=bool)
@@ -104,6 +110,7 @@ def _grams(params: PairParams, windows: tuple[int, int]) -> Any:
                 hashes.append(h[kept].view(np.int64))
                 posts.append(post[kept])
                 asks.append(asked[kept])
+                ns.append(np.full(kept.size, h.size, dtype=np.int64))
             if ords:
                 yield pd.DataFrame(
                     {
@@ -112,6 +119,7 @@ def _grams(params: PairParams, windows: tuple[int, int]) -> Any:
                         "h": np.concatenate(hashes),
                         "post": np.concatenate(posts),
                         "ask": np.concatenate(asks),
+                        "n": np.concatenate(ns),
                     }
                 )
 
@@ -203,8 +211,8 @@ def _ordered(spark: SparkSession, docs: DataFrame, timed: bool) -> DataFrame:
 
 
 def _seeds(grams: DataFrame, max_df: int) -> DataFrame:
-    """``(qord, src, seeds)``: per (query, earlier source) pair the (i, j) gram pairs of equal
-    hash, leaving out hashes posted by more than ``max_df`` earlier documents; pairs with >= 2."""
+    """``(qord, src, i, j)``: per (query, earlier source) pair the (i, j) gram pairs of equal
+    hash, leaving out hashes posted by more than ``max_df`` earlier documents."""
     posts = grams.where("post").select("h", F.col("ord").alias("src"), F.col("i").alias("j"))
     # one per (hash, document): max_df counts the documents posting a gram, not its postings
     counts = posts.select("h", F.col("src").alias("ord")).distinct()
@@ -218,12 +226,23 @@ def _seeds(grams: DataFrame, max_df: int) -> DataFrame:
     kept = kept.where(F.col("df") <= max_df).select("h", F.col("ord").alias("qord"))
     hits = kept.join(posts, "h").where(F.col("src") < F.col("qord"))
     query = grams.where("ask").select("h", F.col("ord").alias("qord"), "i")
-    seeds = hits.join(query, ["h", "qord"])
-    return (
-        seeds.groupBy("qord", "src")
-        .agg(F.collect_list(F.struct("i", "j")).alias("seeds"))
-        .where(F.size("seeds") >= 2)
-    )
+    return hits.join(query, ["h", "qord"])
+
+
+def _check_budget(grams: DataFrame, seeds: DataFrame, docs: DataFrame, per_gram: int) -> None:
+    """The first query (in processing order) whose seeds are over its budget is refused as
+    the local finder refuses it (:func:`~neardup.overlap.finder.over_budget`): its id, grams
+    and seeds, before any pair is aligned."""
+    counts = seeds.groupBy("qord").count()
+    sizes = grams.where("ask").select(F.col("ord").alias("qord"), "n").distinct()
+    limit = F.lit(per_gram) * F.greatest(F.col("n"), F.lit(SEED_FLOOR))
+    over = counts.join(sizes, "qord").where(F.col("count") > limit)
+    first = over.orderBy("qord").limit(1).collect()
+    if first:
+        qord, seeds_n, grams_n = first[0]["qord"], first[0]["count"], first[0]["n"]
+        qid = docs.where(F.col("ord") == qord).select("id").first()
+        ident = json.loads(qid["id"]) if qid is not None else qord
+        raise over_budget(ident, int(grams_n), int(seeds_n), per_gram)
 
 
 def find_overlaps(
@@ -258,7 +277,7 @@ def find_overlaps(
         docs = docs.unionByName(ref)
     docs = docs.cache()
     try:
-        rows = _found(docs, params, windows, max_df, min_score)
+        rows = _found(docs, params, windows, max_df, min_score, finder.max_seeds_per_gram)
         totals = docs.where("ask").agg(F.count("*"), F.sum(F.length("text"))).first()
         found, aside = _templated(docs, rows, finder, params)
     finally:
@@ -287,12 +306,23 @@ def _documents(
 
 
 def _found(
-    docs: DataFrame, params: PairParams, windows: tuple[int, int], max_df: int, min_score: float
+    docs: DataFrame,
+    params: PairParams,
+    windows: tuple[int, int],
+    max_df: int,
+    min_score: float,
+    per_gram: int,
 ) -> list[Any]:
     """The passages of the ``ask`` documents in the ``index`` documents before them, with
     both ids and the query's record, in the local engine's order."""
     grams = docs.select("ord", "text", "index", "ask").mapInPandas(_grams(params, windows), GRAMS)
-    pairs = _seeds(grams, max_df)
+    seeds = _seeds(grams, max_df)
+    _check_budget(grams, seeds, docs, per_gram)
+    pairs = (
+        seeds.groupBy("qord", "src")
+        .agg(F.collect_list(F.struct("i", "j")).alias("seeds"))
+        .where(F.size("seeds") >= 2)
+    )
     qtext = docs.select(F.col("ord").alias("qord"), F.col("text").alias("qtext"))
     stext = docs.select(F.col("ord").alias("src"), F.col("text").alias("stext"))
     work = pairs.join(qtext, "qord").join(stext, "src")
