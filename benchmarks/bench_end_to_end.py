@@ -4,12 +4,12 @@ Both run as subprocesses on the same gzipped JSONL corpus (Reuters-21578 by defa
 interpreter start-up, imports, decompression, parsing and writing count for both. The anchor
 reads every record with ``json.loads`` and writes it back with ``json.dumps`` (what any
 JSONL-to-JSONL tool must at least do); neardup runs its default, verified dedup. Runs are
-interleaved, best of ``--repeat`` each; the ratio is what issue 9 tracks (target <= 2x). CPU
-time (user + sys of the child) is reported beside wall time: on a shared machine it moves
-much less. The children run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed)
-after one untimed warm-up run each, as an installed package runs (pip compiles the bytecode at
-install time); with it set, an editable install recompiles every neardup module per run
-(~0.1 s).
+interleaved, best of ``--repeat`` each; the ratio is what issues 9 and 39 track (targets
+<= 2x, <= 1.5x). CPU time (user + sys of the child) is reported beside wall time: on a shared
+machine it moves much less. The children run with bytecode caching on
+(``PYTHONDONTWRITEBYTECODE`` removed) after one untimed warm-up run each, as an installed
+package runs (pip compiles the bytecode at install time); with it set, an editable install
+recompiles every neardup module per run (~0.1 s).
 
     python benchmarks/bench_end_to_end.py                      # ~1 minute
     python benchmarks/bench_end_to_end.py --corpus peoples_daily --repeat 3
@@ -21,11 +21,16 @@ rows), normalising and packing, fingerprints and exact keys (on a "prep" thread,
 reading of the next chunk), MinHash sketches (on a third thread, beside the fingerprints; since
 issue 24's one-pass kernel, fingerprints and sketches are one stage whose texts are split
 between the prep thread and a second one),
-decisions, writing, and the rest (the CLI's own Python, waiting for the prep thread included:
-the threads' stages overlap the others and are not subtracted from it). Its peak
+decisions (on a third thread since issue 39: the main thread only reads and parses), writing,
+and the rest (the CLI's own Python, waiting for the other threads included: the threads'
+stages overlap the others and are not subtracted from it). Its peak
 RSS and the process's CPU time come from ``getrusage``; each stage's CPU time of the thread
 that ran it (``time.thread_time``: moves less than wall time on a loaded machine; the one-pass
-stage's second thread is not in it) is listed too.
+stage's second thread is not in it) is listed too, and the main thread's own CPU time (the
+critical path when it exceeds half of the rest on 2 cores).
+
+Each measurement also prints the load average before and after, the UTC time and the commit:
+ratios are only comparable within one run, and wall times only on a quiet machine.
 """
 
 from __future__ import annotations
@@ -96,7 +101,10 @@ pr._fingerprints = timed("fingerprints (prep thread)", pr._fingerprints)
 pr._keys = timed("exact keys (prep thread)", pr._keys)
 pr._sketch_all = timed("MinHash sketches (sketch thread)", pr._sketch_all)
 pr._fused = timed("fingerprints + sketches, one pass (prep thread, 2 cores)", pr._fused)
-pl.decide_batch = timed("decisions (index, verify, greedy)", pl.decide_batch)
+pl.decide_batch = timed("decisions: index, verify, greedy (decide thread)", pl.decide_batch)
+import neardup.dedup.pipeline as pp
+pp.Deduplicator.feed_prepared = timed(
+    "decide step, all of it (decide thread)", pp.Deduplicator.feed_prepared)
 cd.write_fast = timed("write output", cd.write_fast)
 cd.write_generic = timed("write output", cd.write_generic)
 t = time.perf_counter()
@@ -113,6 +121,7 @@ import json, resource
 usage = resource.getrusage(resource.RUSAGE_SELF)
 out["peak_rss_mib"] = usage.ru_maxrss / 1024
 out["process_cpu_s"] = usage.ru_utime + usage.ru_stime
+out["main_thread_cpu_s"] = time.thread_time()  # imports included: the critical path's CPU
 out["cpu_s (this thread's CPU time in each stage)"] = {k: round(v, 3) for k, v in cpu.items()}
 print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}))
 """
@@ -155,11 +164,14 @@ def _time(cmd: list[str]) -> tuple[float, float]:
 
 
 def measure(corpus: str, repeat: int) -> dict[str, object]:
-    path = corpora_dir() / FILES[corpus]
+    """Interleaved runs of ``neardup dedup`` and the stdlib anchor on ``corpus`` (a name of
+    ``FILES`` or a path, e.g. ``bench_dedup.py``'s mixed collection)."""
+    path = corpora_dir() / FILES[corpus] if corpus in FILES else Path(corpus)
     if not path.exists():
         raise SystemExit(f"corpus {path} not found (set NEARDUP_CORPORA)")
     ours: list[tuple[float, float]] = []
     anchor: list[tuple[float, float]] = []
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.jsonl")
         cmds = (
@@ -177,6 +189,7 @@ def measure(corpus: str, repeat: int) -> dict[str, object]:
         for _ in range(repeat):
             anchor.append(_time(cmds[0]))
             ours.append(_time(cmds[1]))
+    load_after = os.getloadavg()
     best, base = min(w for w, _ in ours), min(w for w, _ in anchor)
     cpu, cpu_base = min(c for _, c in ours), min(c for _, c in anchor)
     return {
@@ -189,12 +202,34 @@ def measure(corpus: str, repeat: int) -> dict[str, object]:
         "cpu_ratio": round(cpu / cpu_base, 2),
         "runs_neardup": [round(w, 2) for w, _ in ours],
         "runs_anchor": [round(w, 2) for w, _ in anchor],
+        "cpu_runs_neardup": [round(c, 2) for _, c in ours],
+        "cpu_runs_anchor": [round(c, 2) for _, c in anchor],
+        **_context(load_before, load_after),
+    }
+
+
+def _context(before: tuple[float, ...], after: tuple[float, ...]) -> dict[str, object]:
+    """When, on which commit and under which load (1-minute averages) a run was made."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {
+        "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "commit": commit,
+        "load_1min_before_after": [round(before[0], 2), round(after[0], 2)],
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", default="reuters", help=f"{sorted(FILES)}, or a path (--profile)")
+    ap.add_argument("--corpus", default="reuters", help=f"{sorted(FILES)}, or a path")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="stage times of one dedup")
     args = ap.parse_args()

@@ -165,3 +165,33 @@ def test_cli_loads_numpy_with_one_blas_thread(preset: str | None, want: str) -> 
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split() == ["False", "True", want], out.stderr
+
+
+def test_look_ahead_decides_off_the_reading_thread_and_stops_at_an_error() -> None:
+    """Issue 39: the decide step runs on a thread of its own (the reading thread was the
+    critical path), in input order; after chunk 1 fails in prepare no later chunk is fed."""
+    import threading
+    from typing import Any
+
+    from neardup.cli._dedup_feed import feed_ahead
+    from neardup.dedup import Deduplicator
+    from neardup.io import Document, Record
+
+    threads: set[int] = set()
+
+    class Recording(Deduplicator):
+        def feed_prepared(self, chunk, *, ids=None, commit=True):  # type: ignore[no-untyped-def]
+            threads.add(threading.get_ident())
+            return super().feed_prepared(chunk, ids=ids, commit=commit)
+
+    def doc(text: Any, i: int) -> tuple[Document, Record]:
+        return Document(i, i, text, None), {}
+
+    good = [doc(f"storm number {i} hits the coast", i) for i in range(3)]
+    bad = [doc(1, 3)]  # not a str: prepare raises
+    later = [doc(f"later text {i} of the run", 4 + i) for i in range(2)]
+    dd = Recording()
+    with pytest.raises(TypeError, match=r"texts\[0\] is int"):
+        feed_ahead(dd, iter([(good, None), (bad, None), (later, None)]), False, lambda n: None)
+    assert dd.n_documents == len(good)  # chunk 2 was never fed
+    assert threads and threading.get_ident() not in threads

@@ -1,10 +1,12 @@
-"""``neardup dedup``'s pass 1 with a look-ahead of two chunks (issue 24: the mixed collection's
-reading and its C kernels ran one after the other on a 2-core machine)."""
+"""``neardup dedup``'s pass 1 as a pipeline of three threads: this one reads and parses,
+a second prepares (fingerprints, sketches: C kernels that release the GIL), a third decides
+(issue 24: the mixed collection's reading and its C kernels ran one after the other on a
+2-core machine; issue 39: deciding on the reading thread made it the critical path)."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -12,8 +14,8 @@ from neardup.dedup import Decisions, Deduplicator
 from neardup.io import Document, Record
 
 Chunk = list[tuple[Document, Record]]
-# chunks prepared ahead of the one being decided: 2 absorbs the prep thread's waits for the
-# GIL (it takes the GIL back several times per chunk while this thread parses)
+# chunks read ahead of the one whose decisions are collected: 2 absorbs the other threads'
+# waits for the GIL (they take it back several times per chunk while this thread parses)
 AHEAD = 2
 
 
@@ -24,37 +26,59 @@ def feed_ahead(
     advance: Callable[[int], None],
     depth: int = AHEAD,
 ) -> list[Decisions]:
-    """``dd.feed`` of every chunk, with the :meth:`~Deduplicator.prepare` of the next
-    ``depth`` chunks (C kernels that release the GIL) on a thread while this one reads and
-    parses the chunks after them: prepare keeps no state, and the chunks are decided in input
-    order, so the decisions are those of feeding one by one. An error of chunk i's prepare
-    is raised before one of reading a later chunk, as in the serial loop. Returns each
-    chunk's decisions."""
-
-    def submit(item: tuple[Chunk, list[float] | None]) -> tuple[int, Any, Future[Any]]:
-        # only the texts (in the prepare call) and ids stay: the records are let go now, so
-        # the chunks in flight hold no more than their texts (Reuters peak RSS)
-        chunk, ts = item
-        ids = [d.id for d, _ in chunk] if with_ids else None
-        return len(chunk), ids, pool.submit(dd.prepare, [d.text for d, _ in chunk], ts)
-
+    """``dd.feed`` of every chunk: :meth:`~Deduplicator.prepare` on one thread and
+    :meth:`~Deduplicator.feed_prepared` on another, while this one reads and parses the
+    next ``depth`` chunks. Prepare keeps no state and the decide thread takes the chunks in
+    input order, each after the one before succeeded, so the decisions are those of feeding
+    one by one. An error of chunk i (prepare or decide) is raised before one of reading a
+    later chunk, as in the serial loop. Returns each chunk's decisions."""
     out: list[Decisions] = []
-    with ThreadPoolExecutor(1) as pool:
-        pending: deque[tuple[int, Any, Future[Any]]] = deque()
+    with ThreadPoolExecutor(1) as prep, ThreadPoolExecutor(1) as decide:
+        pending: deque[tuple[int, Future[Decisions]]] = deque()
         while True:
             try:
                 item = next(chunks, None)
             except BaseException:
-                for _, _, prepared in pending:
-                    prepared.result()  # their errors first (the serial order)
+                for _, decided in pending:
+                    decided.result()  # their errors first (the serial order)
                 raise
             done = item is None
             if item is not None:
-                pending.append(submit(item))
+                before = pending[-1][1] if pending else None
+                pending.append(_submit(dd, item, with_ids, (prep, decide), before))
             item = None  # (the chunk's records: not kept while deciding)
             if pending and (done or len(pending) > depth):
-                size, ids, prepared = pending.popleft()
-                out.append(dd.feed_prepared(prepared.result(), ids=ids))
+                size, decided = pending.popleft()
+                out.append(decided.result())
                 advance(size)
             if done and not pending:
                 return out
+
+
+def _submit(
+    dd: Deduplicator,
+    item: tuple[Chunk, list[float] | None],
+    with_ids: bool,
+    pools: tuple[ThreadPoolExecutor, ThreadPoolExecutor],
+    before: Future[Decisions] | None,
+) -> tuple[int, Future[Decisions]]:
+    """Chunk ``item``'s prepare and decide steps, queued on the two threads ``pools``."""
+    # only the texts (in the prepare call) and ids stay: the records are let go now, so the
+    # chunks in flight hold no more than their texts (Reuters peak RSS)
+    chunk, ts = item
+    ids = [d.id for d, _ in chunk] if with_ids else None
+    prepared = pools[0].submit(dd.prepare, [d.text for d, _ in chunk], ts)
+    return len(chunk), pools[1].submit(_decide, dd, prepared, ids, before)
+
+
+def _decide(
+    dd: Deduplicator,
+    prepared: Future[Any],
+    ids: Sequence[Any] | None,
+    before: Future[Decisions] | None,
+) -> Decisions:
+    """Chunk i's decisions on the decide thread, only once chunk i-1 was decided (its error,
+    re-raised here, stops every later chunk from being fed)."""
+    if before is not None:
+        before.result()
+    return dd.feed_prepared(prepared.result(), ids=ids)

@@ -9,7 +9,7 @@ and decompressing the input again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -50,13 +50,17 @@ class LineSpool:
     [b'{"a": 1}']
     >>> spool.keep(b'{"b": 2}'); spool.settle(); spool.lines is None
     True
+    >>> LineSpool(budget=0).keep is None
+    True
     """
 
     def __init__(self, budget: int = 256 << 20) -> None:
-        self.lines: list[bytes] | None = []
+        self.lines: list[bytes] | None = [] if budget > 0 else None
         self.conflicts: set[int] = set()
         self._chunk: list[bytes] = []
-        self.keep = self._chunk.append
+        # budget 0 (an input larger than it): no callback, so the reader makes no
+        # right-stripped copy of each line only to drop it (~10 % of reading Reuters' rows)
+        self.keep: Callable[[bytes], object] | None = self._chunk.append if budget > 0 else None
         self._left = budget
 
     def settle(self) -> None:
