@@ -3,7 +3,8 @@
 One column schema (what the service stores in SQLite, one row per document):
 :meth:`Deduplicator.state_columns` / :meth:`Deduplicator.from_state_columns` with
 ``position, id?, timestamp, fingerprint, sketch?, exact_key_hi, exact_key_lo, status,
-duplicate_of, distance, cluster_id, searched, forgotten``. ``searched`` marks documents that
+duplicate_of, distance, cluster_id, searched, forgotten, similarity, threshold`` (the last two
+optional on read: NaN, unknown). ``searched`` marks documents that
 went through the candidate search (step 3 of the rule), from which the exact-text map is
 rebuilt: for each key, the last searched document. :attr:`Deduplicator.config_id` identifies
 what decides (fingerprinter, k, candidate design, verifier, window, keep).
@@ -274,6 +275,7 @@ class StateColumns:
             "searched": (flags & SEARCHED) != 0,
             "forgotten": (flags & FORGOTTEN) != 0,
             "similarity": self.sim.view()[rows].copy(),
+            "threshold": self.need.view()[rows].copy(),
         }
         if self.sketches is not None:
             slot = self.slot.view()[rows]
@@ -391,6 +393,8 @@ class StateColumns:
             },
             meta,
         )
+        if "threshold" in columns:  # optional: columns of before issue 38 lack it (NaN)
+            self.need.data = np.asarray(columns["threshold"], np.float64).copy()
         if "similarity" in columns:
             self.sim.data = np.asarray(columns["similarity"], np.float64).copy()
             self.lower_floors(slice(0, n - o))
