@@ -7,6 +7,8 @@ import json
 import random
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +236,29 @@ def test_state_columns_carry_the_threshold() -> None:
     del cols["threshold"]
     old = Deduplicator.from_state_columns(Deduplicator(), cols, dd.state_meta())
     assert np.isnan(old.state_columns()["threshold"]).all()
+
+
+def test_a_data_directory_of_the_older_cluster_rule_is_refused_saying_why(tmp_path: Path) -> None:
+    """Issue 38: a store decided by the cluster rule's version 1 (its settings lack
+    ``cluster_rule``) cannot be served on by any option: the refusal says what the library's
+    does (decide its input again), not "start with the same options as before"."""
+    _, docs = short_texts()
+    with Server(tmp_path / "d") as s:
+        s.decide(docs)
+    db = sqlite3.connect(tmp_path / "d" / "neardup.db")
+    settings = json.loads(db.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()[0])
+    del settings["cluster_rule"]  # as the rule's version 1 wrote it (another config id)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
+    db.execute("UPDATE meta SET value = 'dd1-version1' WHERE key = 'config_id'")
+    db.commit()
+    db.close()
+    cmd = [sys.executable, "-m", "neardup", "serve", "--data", str(tmp_path / "d"), "--port", "0"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    said = " ".join(r.stderr.split())
+    assert "cluster_rule: none -> 2" in said and "cluster rule of an older neardup" in said
+    assert "Decide its input again into a new --data directory" in said
+    assert "same options" not in said and "Traceback" not in said
 
 
 def pick(r: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ import numpy.typing as npt
 import orjson
 
 from neardup._growable import Growable
-from neardup._params import config_difference
+from neardup._params import config_difference, older_cluster_rule
 from neardup._persist import JsonColumn
 from neardup.dedup.state import DUPLICATE, UNIQUE
 from neardup.errors import ConfigMismatchError, DamagedFileError
@@ -413,13 +413,9 @@ def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> N
     if saved_id != config.config_id:
         differ = config_difference(saved, config.state_config()) if saved else ""
         differ = differ or "fingerprinter, k, candidates, verifier, window, keep or rule differ"
-        if "cluster_rule: none" in differ:  # a state of the rule's version 1 (module greedy)
-            raise StateConfigError(
-                f"{where} holds a dedup state of config {saved_id} ({differ}): it was decided by "
-                "the cluster rule of an older neardup, which kept a document every cluster "
-                "refused (a lower threshold could find less); this version cannot go on from "
-                "it. Decide its input again into a new state directory"
-            )
+        older = older_cluster_rule(differ, saved_id, where, "a new state directory")
+        if older is not None:  # a state of the rule's version 1 (module greedy)
+            raise StateConfigError(older)
         raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
             f"{config.config_id} ({differ}); run with the options the state was made with "

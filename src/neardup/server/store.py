@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._atomic import CURRENT
-from neardup._params import config_difference
+from neardup._params import config_difference, older_cluster_rule
 from neardup.errors import ConfigMismatchError, DamagedFileError
 
 SCHEMA = """
@@ -215,11 +215,15 @@ class Store:
                 f"{FORMAT}; use another --data directory"
             )
         elif stored != config_id:
-            before = json.loads(self.meta("settings") or "{}")
+            differ = config_difference(json.loads(self.meta("settings") or "{}"), settings)
+            where = f"the data directory {os.path.dirname(self.path)}"
+            older = older_cluster_rule(differ, stored, where, "a new --data directory")
+            if older is not None:  # no option of this version decides on from it
+                raise ConfigMismatch(older)
             raise ConfigMismatch(
                 f"the data directory was written with dedup config {stored}, these settings "
-                f"are config {config_id} ({config_difference(before, settings)}); start with "
-                "the same options as before or use another --data directory"
+                f"are config {config_id} ({differ}); start with the same options as before or "
+                "use another --data directory"
             )
 
     def db_id(self) -> str:
