@@ -104,5 +104,28 @@ def config_difference(saved: dict[str, Any], current: dict[str, Any]) -> str:
     return "; ".join(f"{k}: {_shown(a.get(k))} -> {_shown(b.get(k))}" for k in names)
 
 
+def older_cluster_rule(differ: str, saved_id: str, where: str, fresh: str) -> str | None:
+    """The refusal of a dedup state decided by the cluster rule of an older neardup (its
+    configuration has no ``cluster_rule``; ``differ``: :func:`config_difference` from it), or
+    None for another difference. No option makes this version go on from such a state, so the
+    message says to decide its input again into ``fresh``; one wording for the library's
+    states and the service's data directories.
+
+    >>> older_cluster_rule("cluster_rule: none -> 2", "dd1-x", "S", "a new one").endswith(
+    ...     "cannot go on from it. Decide its input again into a new one")
+    True
+    >>> older_cluster_rule("k: 3 -> 4", "dd1-x", "S", "a new one") is None
+    True
+    """
+    if "cluster_rule: none" not in differ:
+        return None
+    return (
+        f"{where} holds a dedup state of config {saved_id} ({differ}): it was decided by the "
+        "cluster rule of an older neardup, which kept a document every cluster refused (a "
+        "lower threshold could find less); this version cannot go on from it. Decide its "
+        f"input again into {fresh}"
+    )
+
+
 def _shown(value: Any) -> str:
     return "none" if value is None else json.dumps(value)

@@ -39,9 +39,11 @@ from neardup import _backend
 from neardup._params import FrozenParams
 from neardup.errors import BadInputError
 from neardup.features.charclass import char_classes
-from neardup.features.normalize import pack_prepared
+from neardup.features.extract import text_is_cjk, tokens
+from neardup.features.normalize import pack_prepared, prepare_many
+from neardup.hashing import _GOLDEN, _M64, _mix64
 
-__all__ = ["MinHashVerifier", "shingle_hashes", "shingle_hashes_many"]
+__all__ = ["MinHashVerifier", "shingle_hashes", "shingle_hashes_many", "shingle_texts"]
 
 _MODES = {"auto": 0, "word": 1, "char": 2}
 
@@ -93,6 +95,38 @@ def shingle_hashes(
     """
     flat, _ = shingle_hashes_many([text], n, mode=mode, seed=seed)
     return flat
+
+
+def shingle_texts(
+    text: str, n: int = 5, *, mode: str = "auto", seed: int = 0
+) -> list[tuple[str, int]]:
+    """The text's n-shingles as text, in text order (repeats included), each with its hash as
+    :func:`shingle_hashes` makes it: the Python reference of the kernels' shingling (for
+    ``explain``; ``set(hashes) == set(shingle_hashes(text, n))``). Word shingles are tokens
+    joined by a space; character shingles (mostly-CJK text, ``mode="char"``) the characters of
+    the tokens, joined.
+
+    >>> [s for s, _ in shingle_texts("The cat, the hat!", 2)]
+    ['the cat', 'cat the', 'the hat']
+    >>> [s for s, _ in shingle_texts("质量很好，物流快", 3)]
+    ['质量很', '量很好', '很好物', '好物流', '物流快']
+    >>> text = "a b c a b"
+    >>> {h for _, h in shingle_texts(text, 2)} == set(shingle_hashes(text, 2).tolist())
+    True
+    """
+    _packed([], n, mode)  # the kernels' checks of n and mode
+    prepared = prepare_many([text])[0]
+    words = tokens(prepared)
+    char = mode == "char" or (mode == "auto" and text_is_cjk(prepared))
+    units = [c for w in words for c in w] if char else words
+    hashes = [xxhash.xxh3_64_intdigest(u.encode("utf-8", "surrogatepass"), seed) for u in units]
+    width, joiner, out = min(n, len(units)), "" if char else " ", []
+    for start in range(len(units) - width + 1 if units else 0):
+        acc = hashes[start]
+        for h in hashes[start + 1 : start + width]:  # as _csrc/verify.c nd_unit_shingles
+            acc = (acc * _GOLDEN + h) & _M64
+        out.append((joiner.join(units[start : start + width]), _mix64(acc)))
+    return out
 
 
 @dataclass(unsafe_hash=True)  # hashable: FrozenParams makes the fields read-only

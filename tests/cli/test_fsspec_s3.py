@@ -222,7 +222,7 @@ def test_kill_9_during_state_commit_on_s3(
     after = Deduplicator.load(st)
     assert after.n_documents == 15
     for name, col in after.state_columns().items():
-        assert (col == before[name]).all() or name in ("timestamp", "similarity")
+        assert (col == before[name]).all() or name in ("timestamp", "similarity", "threshold")
     assert any(p.name.startswith("neardup-version.") for p in tmp.iterdir())
     # the rerun removes the dead writer's v-2 (and its local folder) and commits v-3
     subprocess.run([sys.executable, "-m", "neardup", *args], env=plain, check=True,

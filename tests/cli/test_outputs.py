@@ -83,3 +83,20 @@ def test_unwritable_outputs_fail_before_the_state_moves(tmp_path: Path) -> None:
         )
         assert r.exit_code == 2, (extra, r.output)
         assert (state / "CURRENT").read_text() == current  # the state did not advance
+
+
+def test_an_output_that_is_the_input_names_the_option_that_gave_it(tmp_path: Path) -> None:
+    """Issue 38: "--out ... is the input" was said for a path given with --clusters or
+    --pairs (and --strip of overlap) too; the message names the option given."""
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(SAMPLE.read_bytes())
+    out = str(tmp_path / "o.jsonl")
+    for command, option in (
+        (["dedup", "--out", out], "--clusters"),
+        (["dedup", "--out", out], "--pairs"),
+        (["overlap", "--out", out], "--strip"),
+    ):
+        r = CliRunner().invoke(cli, [command[0], str(src), *command[1:], option, str(src)])
+        assert r.exit_code == 2, (option, r.output)
+        assert f"{option} {str(src)!r} is the input" in r.output, r.output
+        assert "--out" not in r.output.split("Error:")[-1], r.output

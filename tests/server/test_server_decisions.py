@@ -7,6 +7,8 @@ import json
 import random
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from neardup.eval.perturb import plant_copies
 from tests.server.server_helpers import Server
 from tests.synthetic import corpus_or_synthetic, remix_corpus
 
-FIELDS = ("status", "duplicate_of", "distance", "similarity", "cluster_id")
+FIELDS = ("status", "duplicate_of", "distance", "similarity", "threshold", "cluster_id")
 
 
 def corpus(name: str, n: int, seed: int) -> list[str]:
@@ -49,6 +51,7 @@ def library(texts: list[str], ids: list[str], ts: list[float] | None, **opts: An
                 "duplicate_of": None if dup < 0 else ids[dup],
                 "distance": None if dup < 0 else int(d.distance[i]),
                 "similarity": None if dup < 0 else round(float(d.similarity[i]), 4),
+                "threshold": None if np.isnan(d.threshold[i]) else float(d.threshold[i]),
                 "cluster_id": int(d.cluster_id[i]),
             }
         )
@@ -162,3 +165,101 @@ def test_similarity_is_the_jaccard_estimate_on_every_surface(tmp_path: Path) -> 
     finally:
         server.stop()
     assert got == want
+
+
+def short_texts() -> tuple[list[str], list[dict[str, Any]]]:
+    """Short texts (under ``short_length``: threshold 0.8) and long ones (the default threshold),
+    each with a near copy, so both thresholds apply."""
+    long = "the harbour authority said on monday that ships would wait outside the port "
+    texts = [
+        "Storm hits the coast!",
+        long + "until the storm passes and the wind drops below forty knots tonight",
+        "storm hits the coast",
+        long + "until the storm passes and the wind drops below fifty knots tonight",
+        "Markets rallied on Friday.",
+    ]
+    return texts, [{"id": f"s{i}", "text": t} for i, t in enumerate(texts)]
+
+
+def test_the_service_answers_and_stores_the_threshold_that_applied(tmp_path: Path) -> None:
+    """Issue 38: answers, stored decisions (GET, re-posts, after a restart: snapshot plus
+    rows, and rows alone) carry ``threshold`` equal to the library's Decisions."""
+    texts, docs = short_texts()
+    ids = [d["id"] for d in docs]
+    want = library(texts, ids, None)
+    default = Deduplicator().decide_config.threshold
+    assert {r["threshold"] for r in want} == {None, 0.8, default}  # both thresholds applied
+    assert want == command_line(tmp_path, docs)
+    for every in ("2", "100000"):  # restart from a snapshot plus rows, from the rows alone
+        with Server(tmp_path / every, "--snapshot-every", every) as s:
+            assert [pick(r) for r in s.decide(docs[:3])] == want[:3]
+            s.kill()
+            s.start()
+            assert [pick(r) for r in s.decide(docs)] == want  # re-posts and new ones
+            got = [httpx.get(f"{s.url}/v1/documents/{i}").json() for i in ids]
+            assert [pick(r) for r in got] == want
+
+
+def test_a_data_directory_without_the_threshold_column_is_upgraded(tmp_path: Path) -> None:
+    """A store written before the column: its rows answer ``threshold: null`` (unknown),
+    later documents get theirs, and decisions go on as the library's."""
+    texts, docs = short_texts()
+    ids = [d["id"] for d in docs]
+    want = library(texts, ids, None)
+    with Server(tmp_path / "d", "--snapshot-every", "100000") as s:
+        s.decide(docs[:3])
+    db = sqlite3.connect(tmp_path / "d" / "neardup.db")
+    db.execute("ALTER TABLE documents DROP COLUMN threshold")  # as an older neardup wrote it
+    db.commit()
+    db.close()
+    with Server(tmp_path / "d") as s:
+        old = [pick(r) for r in s.decide(docs[:3])]
+        assert old == [{**r, "threshold": None} for r in want[:3]]
+        assert [pick(r) for r in s.decide(docs[3:])] == want[3:]
+
+
+def test_state_columns_carry_the_threshold() -> None:
+    """``state_columns`` -> ``from_state_columns`` / ``extend_state_columns`` keep it (the
+    service's load path); columns without it (older stores) read as unknown."""
+    texts, _ = short_texts()
+    dd = Deduplicator()
+    d = dd.feed(texts, ids=[f"s{i}" for i in range(len(texts))])
+    cols = dd.state_columns()
+    np.testing.assert_array_equal(cols["threshold"], d.threshold)
+    back = Deduplicator.from_state_columns(Deduplicator(), cols, dd.state_meta())
+    np.testing.assert_array_equal(back.state_columns()["threshold"], d.threshold)
+    again = back.feed(texts[:3], ids=["s0", "s1", "s2"])  # known: their stored decisions
+    np.testing.assert_array_equal(again.threshold, d.threshold[:3])
+    extended = Deduplicator()
+    extended.extend_state_columns(cols, dd.state_meta())
+    np.testing.assert_array_equal(extended.state_columns()["threshold"], d.threshold)
+    del cols["threshold"]
+    old = Deduplicator.from_state_columns(Deduplicator(), cols, dd.state_meta())
+    assert np.isnan(old.state_columns()["threshold"]).all()
+
+
+def test_a_data_directory_of_the_older_cluster_rule_is_refused_saying_why(tmp_path: Path) -> None:
+    """Issue 38: a store decided by the cluster rule's version 1 (its settings lack
+    ``cluster_rule``) cannot be served on by any option: the refusal says what the library's
+    does (decide its input again), not "start with the same options as before"."""
+    _, docs = short_texts()
+    with Server(tmp_path / "d") as s:
+        s.decide(docs)
+    db = sqlite3.connect(tmp_path / "d" / "neardup.db")
+    settings = json.loads(db.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()[0])
+    del settings["cluster_rule"]  # as the rule's version 1 wrote it (another config id)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
+    db.execute("UPDATE meta SET value = 'dd1-version1' WHERE key = 'config_id'")
+    db.commit()
+    db.close()
+    cmd = [sys.executable, "-m", "neardup", "serve", "--data", str(tmp_path / "d"), "--port", "0"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    said = " ".join(r.stderr.split())
+    assert "cluster_rule: none -> 2" in said and "cluster rule of an older neardup" in said
+    assert "Decide its input again into a new --data directory" in said
+    assert "same options" not in said and "Traceback" not in said
+
+
+def pick(r: dict[str, Any]) -> dict[str, Any]:
+    return {"id": r["id"], **{f: r[f] for f in FIELDS}}

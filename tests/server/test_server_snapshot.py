@@ -35,17 +35,18 @@ def crash(svc: Service) -> None:
 
 
 def assert_same_state(a: Deduplicator, b: Deduplicator) -> None:
-    """Equal state columns; sketches compared where they are used (kept, not deleted); the
-    similarity that decided is not saved in a snapshot (derived: unknown for its rows), what
-    later decisions read of it is, the floors of the cluster_similarity rule."""
+    """Equal state columns (the threshold that applied too: a snapshot keeps it); sketches
+    compared where they are used (kept, not deleted). The similarity that decided is stored
+    rounded to 4 decimals, as answered, and a snapshot keeps it whole: compared is what later
+    decisions read of it, the floors of the cluster_similarity rule."""
     x, y = a.state_columns(), b.state_columns()
     assert x.keys() == y.keys()
     live = (x["status"] == 0) & ~x["forgotten"]
     for name in x:
         if name == "sketch":
             assert np.array_equal(x[name][live], y[name][live])
-        elif name != "similarity":
-            assert np.array_equal(x[name], y[name], equal_nan=name == "timestamp"), name
+        elif name != "similarity":  # NaN: no time, no threshold (kept documents, exact copies)
+            assert np.array_equal(x[name], y[name], equal_nan=x[name].dtype.kind == "f"), name
     fa, fb = a._state.floor.view(), b._state.floor.view()
     assert np.array_equal(fa, fb) and (fa < 1).any()  # the rule's state, and a real test
 

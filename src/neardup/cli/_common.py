@@ -124,12 +124,22 @@ def input_files(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
-def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
-    """The output format for ``--out``, or a usage error when the extension is unknown or
-    ``--out`` is one of ``inputs`` (after resolving symlinks) or inside an input folder."""
+def output_path_or_usage_error(
+    out: str, inputs: tuple[str, ...] = (), option: str = "--out"
+) -> str:
+    """The output format for ``out``, or a usage error when the extension is unknown or
+    ``out`` is one of ``inputs`` (after resolving symlinks) or inside an input folder; the
+    messages name ``option``, the option that gave the path (``--clusters``, ``--pairs``).
+
+    >>> try:
+    ...     output_path_or_usage_error("x.csv", ("x.csv",), "--pairs")
+    ... except click.UsageError as e:
+    ...     print(e.message[:28])
+    --pairs 'x.csv' is the input
+    """
     try:
         kind = detect_output_format(out)
-        _fs.check_writable(out, "--out")
+        _fs.check_writable(out, option)
     except (FormatError, ValueError) as exc:
         raise usage_error(str(exc)) from None
     if _fs.is_remote(out):  # object stores have no folders to check; the store is asked at the end
@@ -137,23 +147,23 @@ def output_path_or_usage_error(out: str, inputs: tuple[str, ...] = ()) -> str:
             _fs.filesystem(out)  # a missing store library: before the work, not after it
         except MissingExtraError as exc:
             raise usage_error(str(exc)) from None
-        _check_not_an_input(out, inputs)
+        _check_not_an_input(out, inputs, option)
         return kind
     out = _fs.local(out)
     parent = os.path.dirname(os.path.abspath(out))
     if out != "-" and not os.path.isdir(parent):
         raise usage_error(f"output folder {parent!r} does not exist")
     if out != "-":
-        _check_not_an_input(out, inputs)
+        _check_not_an_input(out, inputs, option)
     return kind
 
 
-def _check_not_an_input(out: str, inputs: tuple[str, ...]) -> None:
+def _check_not_an_input(out: str, inputs: tuple[str, ...], option: str) -> None:
     if _fs.is_remote(out):
         for path in inputs:
             if out == path or out.startswith(path.rstrip("/") + "/"):
                 raise usage_error(
-                    f"--out {out!r} is (inside) the input {path!r}; it would be overwritten or "
+                    f"{option} {out!r} is (inside) the input {path!r}; it would be overwritten or "
                     "read as input: write elsewhere"
                 )
         return
@@ -168,11 +178,11 @@ def _check_not_an_input(out: str, inputs: tuple[str, ...]) -> None:
         )
         if same:
             raise usage_error(
-                f"--out {out!r} is the input {path!r}; it would be overwritten: write elsewhere"
+                f"{option} {out!r} is the input {path!r}; it would be overwritten: write elsewhere"
             )
         if os.path.isdir(src) and real.startswith(src.rstrip(os.sep) + os.sep):
             raise usage_error(
-                f"--out {out!r} is inside the input folder {path!r} (the next run would read "
+                f"{option} {out!r} is inside the input folder {path!r} (the next run would read "
                 "it as input): write elsewhere"
             )
 

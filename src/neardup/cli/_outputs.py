@@ -68,7 +68,7 @@ class ExtraOutputs:
             if path == "-":
                 raise usage_error(f"{option} needs a file path (stdout carries --out)")
             if option == "--clusters":
-                output_path_or_usage_error(path, inputs)
+                output_path_or_usage_error(path, inputs, option)
             _check_parent(option, path)
         if self.report is not None:
             if _fs.exists(self.report) and not _fs.isdir(self.report):

@@ -411,7 +411,7 @@ def _check_pairs(
             )
     if pairs == "-" or pairs == out:
         raise usage_error("--pairs needs a file path of its own (stdout carries --out)")
-    output_path_or_usage_error(pairs, inputs)
+    output_path_or_usage_error(pairs, inputs, "--pairs")
 
 
 def _check_options(

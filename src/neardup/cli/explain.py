@@ -14,7 +14,13 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
-from neardup.cli.explain_file import explain_document, features, is_document_file, why
+from neardup.cli.explain_file import (
+    explain_document,
+    features,
+    is_document_file,
+    shingle_lists,
+    why,
+)
 from neardup.dedup.core import verify_pairs
 from neardup.fingerprint import hamming
 
@@ -45,7 +51,8 @@ def _text(arg: str) -> str:
 def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
     """What ``neardup dedup`` decides for B after A with ``dd``'s configuration, and the numbers
     that decided: candidate or not, the verifier's similarity against its threshold, the
-    Hamming distance, and the heaviest shared / differing features.
+    Hamming distance, the heaviest shared / differing features, and the verifier's shingles
+    that the two share and that differ most (``shingles``).
 
     >>> from neardup import Deduplicator
     >>> a, b = "storm hits the coast at night", "storm hits the coast"
@@ -77,6 +84,8 @@ def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
         sim, need = verify_pairs(dd.verifier, sa, sb, float(dd.decide_config.threshold or 0))
         out["similarity"], out["threshold"] = round(float(sim[0]), 4), float(need[0])
     out.update(features(dd.fingerprinter, a, b, top))
+    if "similarity" in out:  # the verifier's shingles: what its similarity estimates from
+        out["shingles"] = shingle_lists(dd.verifier, a, b, top)
     return out
 
 
@@ -162,6 +171,19 @@ def _feature_lists(info: dict[str, Any], a: str, b: str) -> None:
     ):
         items = info.get(key, [])
         click.echo(f"{title}: " + (", ".join(f"{f} ({w:g})" for f, w in items) or "-"))
+    got = info.get("shingles")
+    if got:  # the verifier's shingles (what its similarity estimates), occurrences in brackets
+        click.echo(
+            f"verifier {got['shingle_size']}-shingles: {got['shingles_a']} in {a}, "
+            f"{got['shingles_b']} in {b}, exact Jaccard {got['jaccard']}"
+        )
+        for title, key in (
+            ("  shared", "shared"),
+            (f"  only in {a}", "only_a"),
+            (f"  only in {b}", "only_b"),
+        ):
+            items = got[key]
+            click.echo(f"{title}: " + (" | ".join(f"{s} ({c})" for s, c in items) or "-"))
 
 
 def _explain_file(info: dict[str, Any], as_json: bool) -> None:

@@ -10,12 +10,14 @@ floor (a member of the cluster decided before the document).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from neardup.cli._common import DataError, usage_error
 from neardup.dedup.state import DUPLICATE
 from neardup.io.documents import iter_documents
 from neardup.io.readers import FormatError, InputError, detect_format, iter_records
+from neardup.verify import MinHashVerifier, shingle_texts
 
 if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
@@ -41,8 +43,9 @@ def explain_document(
     dd: Deduplicator, path: str, doc_id: str, text_field: str, id_field: str, top: int = 10
 ) -> dict[str, Any]:
     """What ``dedup`` decided for the document ``doc_id`` of ``path`` and the evidence, with
-    the ``top`` heaviest features shared with and differing from the document it was compared
-    with last (``only_a``: the candidate's, ``only_b``: this document's).
+    the ``top`` heaviest features and verifier shingles (``shingles``) shared with and
+    differing from the document it was compared with last (``only_a``: the candidate's,
+    ``only_b``: this document's).
 
     >>> import json, tempfile
     >>> from neardup import Deduplicator
@@ -77,6 +80,7 @@ def explain_document(
         other = evidence[g][-1].position
         out["compared_with"] = ids[other]
         out.update(features(dd.fingerprinter, docs[other].text, docs[g].text, top))
+        out["shingles"] = shingle_lists(dd.verifier, docs[other].text, docs[g].text, top)
     if len(where) > 1:
         out["note"] = f"{len(where)} documents have this id; this is the first (position {g})"
     return out
@@ -137,6 +141,42 @@ def features(fp: Fingerprinter, a: str, b: str, top: int) -> dict[str, Any]:
         "shared": ranked(fa, fa.keys() & fb.keys()),
         "only_a": ranked(fa, fa.keys() - fb.keys()),
         "only_b": ranked(fb, fb.keys() - fa.keys()),
+    }
+
+
+def shingle_lists(verifier: Any, a: str, b: str, top: int) -> dict[str, Any]:
+    """The verifier's shingles of ``a`` and ``b`` (its similarity's shingle size and mode, as
+    :func:`~neardup.verify.shingle_texts` makes them): how many, their exact Jaccard (what the
+    similarity estimates) and the ``top`` shared ones and only in each, by weight: occurrences
+    (in both texts for shared ones), then first in the text. Empty for another verifier.
+
+    >>> from neardup import MinHashVerifier
+    >>> got = shingle_lists(MinHashVerifier(ngram=2), "a b c d", "a b c e", 2)
+    >>> got["jaccard"], got["shared"], got["only_a"], got["only_b"]
+    (0.5, [('a b', 2), ('b c', 2)], [('c d', 1)], [('c e', 1)])
+    """
+    if not isinstance(verifier, MinHashVerifier):
+        return {}
+    n, mode, seed = verifier.ngram, verifier.mode, verifier.seed
+    sa, sb = (shingle_texts(t, n, mode=mode, seed=seed) for t in (a, b))
+    ha, hb = {h for _, h in sa}, {h for _, h in sb}
+    count_a, count_b = Counter(s for s, _ in sa), Counter(s for s, _ in sb)
+
+    def ranked(keys: list[str], weight: Counter[str]) -> list[tuple[str, int]]:
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        return [(k, weight[k]) for k in sorted(first, key=lambda k: (-weight[k], first[k]))[:top]]
+
+    in_a, in_b = [s for s, _ in sa], [s for s, _ in sb]
+    return {
+        "shingle_size": n,
+        "shingles_a": len(ha),
+        "shingles_b": len(hb),
+        "jaccard": round(len(ha & hb) / len(ha | hb), 4) if ha | hb else None,
+        "shared": ranked([s for s in in_b if s in count_a], count_a + count_b),
+        "only_a": ranked([s for s in in_a if s not in count_b], count_a),
+        "only_b": ranked([s for s in in_b if s not in count_a], count_b),
     }
 
 

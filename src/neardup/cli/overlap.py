@@ -317,7 +317,7 @@ def _check_strip(strip_out: str | None, out: str, inputs: tuple[str, ...], engin
         raise usage_error("--strip works with --engine local; drop --engine spark")
     if strip_out == out:
         raise usage_error("--strip and --out name the same file; give the cleaned texts their own")
-    output_path_or_usage_error(strip_out, inputs)
+    output_path_or_usage_error(strip_out, inputs, "--strip")
 
 
 def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, s: float) -> None:

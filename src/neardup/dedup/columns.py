@@ -3,7 +3,8 @@
 One column schema (what the service stores in SQLite, one row per document):
 :meth:`Deduplicator.state_columns` / :meth:`Deduplicator.from_state_columns` with
 ``position, id?, timestamp, fingerprint, sketch?, exact_key_hi, exact_key_lo, status,
-duplicate_of, distance, cluster_id, searched, forgotten``. ``searched`` marks documents that
+duplicate_of, distance, cluster_id, searched, forgotten, similarity, threshold`` (the last two
+optional on read: NaN, unknown). ``searched`` marks documents that
 went through the candidate search (step 3 of the rule), from which the exact-text map is
 rebuilt: for each key, the last searched document. :attr:`Deduplicator.config_id` identifies
 what decides (fingerprinter, k, candidate design, verifier, window, keep).
@@ -43,7 +44,7 @@ import numpy.typing as npt
 import orjson
 
 from neardup._growable import Growable
-from neardup._params import config_difference
+from neardup._params import config_difference, older_cluster_rule
 from neardup._persist import JsonColumn
 from neardup.dedup.state import DUPLICATE, UNIQUE
 from neardup.errors import ConfigMismatchError, DamagedFileError
@@ -274,6 +275,7 @@ class StateColumns:
             "searched": (flags & SEARCHED) != 0,
             "forgotten": (flags & FORGOTTEN) != 0,
             "similarity": self.sim.view()[rows].copy(),
+            "threshold": self.need.view()[rows].copy(),
         }
         if self.sketches is not None:
             slot = self.slot.view()[rows]
@@ -391,6 +393,8 @@ class StateColumns:
             },
             meta,
         )
+        if "threshold" in columns:  # optional: columns of before issue 38 lack it (NaN)
+            self.need.data = np.asarray(columns["threshold"], np.float64).copy()
         if "similarity" in columns:
             self.sim.data = np.asarray(columns["similarity"], np.float64).copy()
             self.lower_floors(slice(0, n - o))
@@ -409,13 +413,9 @@ def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> N
     if saved_id != config.config_id:
         differ = config_difference(saved, config.state_config()) if saved else ""
         differ = differ or "fingerprinter, k, candidates, verifier, window, keep or rule differ"
-        if "cluster_rule: none" in differ:  # a state of the rule's version 1 (module greedy)
-            raise StateConfigError(
-                f"{where} holds a dedup state of config {saved_id} ({differ}): it was decided by "
-                "the cluster rule of an older neardup, which kept a document every cluster "
-                "refused (a lower threshold could find less); this version cannot go on from "
-                "it. Decide its input again into a new state directory"
-            )
+        older = older_cluster_rule(differ, saved_id, where, "a new state directory")
+        if older is not None:  # a state of the rule's version 1 (module greedy)
+            raise StateConfigError(older)
         raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
             f"{config.config_id} ({differ}); run with the options the state was made with "

@@ -197,6 +197,8 @@ class DedupState(StateColumns):
             self.exact[key] = p  # the last searched document of each key, in order
         self.n_clusters = int(meta["clusters"])
         self.late = int(meta.get("late_documents", 0))
+        if "threshold" in columns:
+            self.need.writable()[rows] = np.asarray(columns["threshold"], np.float64)
         if "similarity" in columns:
             self.sim.writable()[rows] = np.asarray(columns["similarity"], np.float64)
             self.lower_floors(rows)

@@ -144,6 +144,7 @@ def in_input_order(d: Decisions, order: npt.ArrayLike) -> Decisions:
         d.distance[inv],
         d.cluster_id[inv],
         d.similarity[inv],
+        d.threshold[inv],  # the threshold that applied travels with its row
     )
 
 

@@ -1,7 +1,7 @@
 """Rows and answers: the store's rows of a decided batch (from the library's state columns),
 the public decision of a stored row, and the prepared rows of the new documents of a batch.
 
->>> result((0, "a", None, 7, 0, None, -1, 0, None), None)["status"]
+>>> result((0, "a", None, 7, 0, None, -1, 0, None, None), None)["status"]
 'unique'
 """
 
@@ -26,6 +26,7 @@ def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
         "duplicate_of": dup_id,
         "distance": None if row[5] is None else int(row[6]),
         "similarity": row[8],
+        "threshold": row[9],
         "cluster_id": int(row[7]),
     }
 
@@ -34,6 +35,13 @@ def similarity(d: Decisions, i: int) -> float | None:
     """The similarity that decided row ``i`` (4 decimals, as the CLI writes it), or None."""
     x = float(d.similarity[i])
     return None if x != x else round(x, 4)
+
+
+def threshold(d: Decisions, i: int) -> float | None:
+    """The threshold that applied to row ``i`` (as the CLI writes it), or None (NaN: kept,
+    exact copies, no verifier)."""
+    x = float(d.threshold[i])
+    return None if x != x else x
 
 
 def state_rows(
@@ -48,6 +56,7 @@ def state_rows(
     distance, cluster = cols["distance"].tolist(), cols["cluster_id"].tolist()
     searched = cols["searched"].tolist()
     sims = [similarity(d, i) for i in range(len(new))]
+    needs = [threshold(d, i) for i in range(len(new))]
     rows = []
     for i, it in enumerate(new):
         kept = dup[i] < 0 and status[i] != EMPTY
@@ -67,6 +76,7 @@ def state_rows(
                 int(searched[i]),
                 it.text if store_text else None,
                 sims[i],
+                needs[i],
             )
         )
     return rows
@@ -111,6 +121,7 @@ def answers(
                 "duplicate_of": None if dup < 0 else ids.get(dup),
                 "distance": None if dup < 0 else int(decided.distance[i]),
                 "similarity": similarity(decided, i),
+                "threshold": threshold(decided, i),
                 "cluster_id": int(decided.cluster_id[i]),
             }
         )

@@ -4,7 +4,7 @@ The routes parse bodies with :mod:`neardup.server.validate` and encode answers w
 these models never touch a request: they name the shapes in ``/openapi.json`` and ``/docs``.
 
 >>> sorted(Result.model_fields)
-['cluster_id', 'distance', 'duplicate_of', 'id', 'similarity', 'status']
+['cluster_id', 'distance', 'duplicate_of', 'id', 'similarity', 'status', 'threshold']
 """
 
 from __future__ import annotations
@@ -54,13 +54,17 @@ class OverlapsIn(BaseModel):
 
 
 class Result(BaseModel):
-    """The decision of one document."""
+    """The decision of one document: ``similarity`` the estimated Jaccard that decided,
+    ``threshold`` the one that applied (the short-text threshold for a text under
+    ``short_length`` characters; null for kept documents, exact copies, and rows stored before
+    the field)."""
 
     id: str
     status: Status
     duplicate_of: str | None
     distance: int | None
     similarity: float | None
+    threshold: float | None
     cluster_id: int
 
 

@@ -305,7 +305,7 @@ class Service:
             statuses=decided.status.tolist(),
         )
         for r in rows:  # ROW order: position, id, timestamp, fingerprint, status, dup, ...
-            self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10], r[13])
+            self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10], r[13], r[14])
         self._undurable_ids.update(batch.ids)
         self._last = batch
         return self.group.submit(batch)

@@ -2,14 +2,16 @@
 
 One row per document with the library's state columns (:meth:`Deduplicator.state_columns`:
 position, timestamp, fingerprint, verifier sketch of kept documents, exact-text key halves,
-status, duplicate_of as a position, distance, cluster_id, searched, forgotten) plus the
-external id and, with ``--store-text``, the text. A deleted document keeps its row with
-``forgotten = 1`` (a tombstone: its cluster's history stays, and the library rebuilds its
-exact-text map from the ``searched`` rows). ``meta`` holds the format, the configuration id and
-the library's :meth:`Deduplicator.state_meta` counters after the last committed batch. On start
-the state is rebuilt with :meth:`Deduplicator.from_state_columns`: one state format, the
-library's, no second one of the service's own. A request batch is one ``BEGIN IMMEDIATE`` ...
-``COMMIT``; the service answers only after the commit returned.
+status, duplicate_of as a position, distance, cluster_id, searched, forgotten, similarity,
+threshold) plus the external id and, with ``--store-text``, the text. A deleted document keeps
+its row with ``forgotten = 1`` (a tombstone: its cluster's history stays, and the library
+rebuilds its exact-text map from the ``searched`` rows). ``meta`` holds the format, the
+configuration id and the library's :meth:`Deduplicator.state_meta` counters after the last
+committed batch. A store of before a column is upgraded in place (``ALTER TABLE ... ADD
+COLUMN``, NULL: unknown, as the library reads a state of before). On start the state is
+rebuilt with :meth:`Deduplicator.from_state_columns`: one state format, the library's, no
+second one of the service's own. A request batch is one ``BEGIN IMMEDIATE`` ... ``COMMIT``;
+the service answers only after the commit returned.
 
 Durability (``synchronous``, measured in benchmarks/README.md): in WAL mode ``FULL`` fsyncs the
 WAL at every commit, so an acknowledged batch survives a process crash *and* a power loss or
@@ -38,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._atomic import CURRENT
-from neardup._params import config_difference
+from neardup._params import config_difference, older_cluster_rule
 from neardup.errors import ConfigMismatchError, DamagedFileError
 
 SCHEMA = """
@@ -57,7 +59,8 @@ CREATE TABLE IF NOT EXISTS documents (
     searched INTEGER NOT NULL,
     forgotten INTEGER NOT NULL DEFAULT 0,
     text TEXT,
-    similarity REAL
+    similarity REAL,
+    threshold REAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS documents_id ON documents(id) WHERE forgotten = 0;
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster_id);
@@ -65,11 +68,14 @@ CREATE INDEX IF NOT EXISTS documents_time ON documents(timestamp);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 FORMAT = "neardup-serve-2"
-ROW = "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id, similarity"
+ROW = (
+    "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id, "
+    "similarity, threshold"
+)
 INSERT = (
     "INSERT INTO documents(position, id, timestamp, fingerprint, sketch, exact_key_hi, "
-    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text, similarity) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text, similarity, "
+    "threshold) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -157,8 +163,11 @@ class Store:
         self.db = self._connect()
         self.db.executescript(SCHEMA)
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(documents)")}
-        if "similarity" not in columns:  # a store from before the column: its rows get NULL
-            self.db.execute("ALTER TABLE documents ADD COLUMN similarity REAL")
+        # a store from before a column is upgraded in place: its rows get NULL (unknown, as
+        # the library's states of before read NaN); nothing else changed, so no refusal
+        for name in ("similarity", "threshold"):
+            if name not in columns:
+                self.db.execute(f"ALTER TABLE documents ADD COLUMN {name} REAL")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -206,11 +215,15 @@ class Store:
                 f"{FORMAT}; use another --data directory"
             )
         elif stored != config_id:
-            before = json.loads(self.meta("settings") or "{}")
+            differ = config_difference(json.loads(self.meta("settings") or "{}"), settings)
+            where = f"the data directory {os.path.dirname(self.path)}"
+            older = older_cluster_rule(differ, stored, where, "a new --data directory")
+            if older is not None:  # no option of this version decides on from it
+                raise ConfigMismatch(older)
             raise ConfigMismatch(
                 f"the data directory was written with dedup config {stored}, these settings "
-                f"are config {config_id} ({config_difference(before, settings)}); start with "
-                "the same options as before or use another --data directory"
+                f"are config {config_id} ({differ}); start with the same options as before or "
+                "use another --data directory"
             )
 
     def db_id(self) -> str:
@@ -330,13 +343,14 @@ class Store:
             "searched": np.zeros(n, bool),
             "forgotten": np.ones(n, bool),
             "similarity": np.full(n, np.nan),
+            "threshold": np.full(n, np.nan),
         }
         if width is not None:
             cols["sketch"] = np.zeros((n, width), sketch_dtype)
         cur = self.db.execute(
             "SELECT position, ifnull(timestamp, 'nan'), fingerprint, exact_key_hi, exact_key_lo, "
             "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, "
-            "ifnull(similarity, 'nan'), sketch "
+            "ifnull(similarity, 'nan'), ifnull(threshold, 'nan'), sketch "
             "FROM documents WHERE position >= ? AND position < ? ORDER BY position",
             (start, stop),
         )
@@ -369,6 +383,7 @@ def _load_rows(
         "searched",
         "forgotten",
         "similarity",
+        "threshold",
     )
     for name, column in zip(names, values, strict=True):
         cols[name][p] = np.asarray(column, dtype=cols[name].dtype)
