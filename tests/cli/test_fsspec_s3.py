@@ -96,8 +96,9 @@ def _jsonl(rows: list[dict[str, Any]]) -> bytes:
 
 
 def _no_timing(summary: bytes) -> dict[str, Any]:
+    """The summary less its timings and ``outputs`` (where each output went: paths differ)."""
     record = json.loads(summary)
-    return {k: v for k, v in record.items() if k not in ("seconds", "docs_per_second")}
+    return {k: v for k, v in record.items() if k not in ("seconds", "docs_per_second", "outputs")}
 
 
 def test_dedup_in_and_out_on_s3_equals_local(s3: tuple[Any, str], tmp_path: Path) -> None:
@@ -112,6 +113,9 @@ def test_dedup_in_and_out_on_s3_equals_local(s3: tuple[Any, str], tmp_path: Path
     _ok(["dedup", f"{bucket}/in/news.jsonl.gz", *remote])
     assert fs.cat_file(f"{bucket}/o/out.jsonl") == (tmp_path / "out.jsonl").read_bytes()
     assert fs.cat_file(f"{bucket}/o/cl.csv") == (tmp_path / "cl.csv").read_bytes()
+    assert json.loads(fs.cat_file(f"{bucket}/o/sum.json"))["outputs"]["--out"] == (
+        f"{bucket}/o/out.jsonl"  # (bucket is a URL: s3://...)
+    )
     summary = _no_timing(fs.cat_file(f"{bucket}/o/sum.json"))
     assert summary == _no_timing((tmp_path / "sum.json").read_bytes())
     assert summary["duplicate"] + summary["exact_duplicate"] > 0

@@ -118,7 +118,7 @@ def test_cli_spark_summary_and_clusters_equal_local(spark: Any, tmp_path: Path) 
         assert res.exit_code == 0, res.output
         files[engine] = (json.loads(summary.read_text()), records(clusters))
     (ls, lc), (ss, sc) = files["local"], files["spark"]
-    timing = ("seconds", "docs_per_second")
+    timing = ("seconds", "docs_per_second", "outputs")  # outputs: where each went
     assert {k: v for k, v in ss.items() if k not in timing} == {
         k: v for k, v in ls.items() if k not in timing
     }
