@@ -90,7 +90,8 @@ class _Read:
             yield doc
 
 
-ROW_FIELDS = ("id", "span", "source_id", "source_span", "score", "chars")
+ROW_FIELDS = ("id", "span", "source_id", "source_span", "score", "chars", "closest_id",
+              "closest_span", "closest_score", "template")  # fmt: skip
 
 
 def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str, ...]:
@@ -130,6 +131,22 @@ def _finder_options(func: Any) -> Any:
         default=None,
         help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
         "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
+    )(func)
+    func = click.option(
+        "--sources",
+        type=click.Choice(["original", "best", "all"]),
+        default=None,
+        help="Which sources a copied passage names: its earliest (the original: by "
+        "--time-field, else input order), with the closest beside it when that is another "
+        "document (original); the closest only (best); every earlier document holding it, one "
+        "row each (all, at most --max-sources) [original].",
+    )(func)
+    func = click.option(
+        "--max-sources",
+        type=click.IntRange(2),
+        default=None,
+        help="With --sources all: the most sources per passage (the earliest and the closest "
+        "kept, the rest counted in the summary) [16].",
     )(func)
     return click.option(
         "--min-score",
@@ -260,7 +277,7 @@ def overlap_command(
                 stripped = write_stripped(strip_out, read, paths, spans, strip_min_length)
         notes: list[str] = []  # what the writer adapted
         with _disk_errors(f"cannot write {out}", out):
-            write_found(out, found, notes)
+            write_found(out, found, notes, template=finder.templates == "keep")
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)

@@ -46,7 +46,8 @@ __all__ = [
 #: the columns dedup adds, in the order ``neardup dedup`` writes its fields
 DEDUP_COLUMNS = ("cluster_id", "duplicate_of", "distance", "similarity", "status")
 #: the fields of one passage: ``neardup overlap``'s output row, less the document's own id
-PASSAGE_FIELDS = ("span", "source_id", "source_span", "score", "chars")
+PASSAGE_FIELDS = ("span", "source_id", "source_span", "score", "chars", "closest_id",
+                  "closest_span", "closest_score", "template")  # fmt: skip
 #: the columns ``overlap_table(strip=True)`` adds
 STRIP_COLUMNS = ("passages", "stripped_text", "stripped_chars")
 _FEED_ROWS = 65536  # rows per feed: bounds the transient of fingerprints and sketches
@@ -55,12 +56,14 @@ _FEED_ROWS = 65536  # rows per feed: bounds the transient of fingerprints and sk
 def passage_type(source_id: pa.DataType) -> pa.DataType:
     """The Arrow type of the ``passages`` column, the source ids typed as the ids are.
 
-    >>> passage_type(pa.string()).value_type.names
+    >>> passage_type(pa.string()).value_type.names[:5]
     ['span', 'source_id', 'source_span', 'score', 'chars']
     """
     span = pa.list_(pa.int64(), 2)
     fields = [("span", span), ("source_id", source_id), ("source_span", span)]
-    return pa.list_(pa.struct([*fields, ("score", pa.float64()), ("chars", pa.int64())]))
+    fields += [("score", pa.float64()), ("chars", pa.int64()), ("closest_id", source_id)]
+    fields += [("closest_span", span), ("closest_score", pa.float64()), ("template", pa.bool_())]
+    return pa.list_(pa.struct(fields))
 
 
 # ---------------------------------------------------------------------------- dedup
@@ -228,8 +231,10 @@ def overlap_table(
     shares with an earlier row (``time`` order when given, ties in row order; or with the
     documents of ``finder``, e.g. a loaded reference), each a struct of the fields of a
     ``neardup overlap`` output row less the row's own id (``span``, ``source_id``,
-    ``source_span``, ``score``, ``chars``). One row per document keeps the table's shape (a
-    filter or a join on its columns still holds); one row per passage pair is an explode away
+    ``source_span``, ``score``, ``chars``, the ``closest_*`` source when another, and
+    ``template``: true only for the templates ``templates="keep"`` reports). One row per
+    document keeps the table's shape (a filter or a join on its columns still holds); one row
+    per passage pair is an explode away
     (``pyarrow.compute.list_flatten``, Polars' ``explode``). ``add=False`` only looks rows up
     in ``finder`` (``neardup overlap --against``). ``strip=True`` also adds ``stripped_text``,
     the text less its passages (merged; stretches under ``strip_min_length`` characters stay),
@@ -281,4 +286,8 @@ def _passage_cell(p: Passage) -> dict[str, Any]:
         "source_span": list(p.source_span),
         "score": p.score,
         "chars": p.span[1] - p.span[0],
+        "closest_id": p.closest_id,
+        "closest_span": None if p.closest_span is None else list(p.closest_span),
+        "closest_score": p.closest_score,
+        "template": p.template,
     }

@@ -34,15 +34,16 @@ from neardup._params import FrozenParams
 from neardup.overlap._kernel import kernel
 from neardup.overlap.index import GramIndex
 from neardup.overlap.pairs import (
+    SOURCE_MODES,
     PairParams,
     Prepared,
-    cross_source_keep,
     kernel_params,
     pack,
     packer,
     pair_passages,
     prepare,
     prepare_packed,
+    source_rows,
     token_arrays,
     unpack,
 )
@@ -62,7 +63,8 @@ TOKENIZER_VERSION = 3
 # 6: max_df counts the documents posting a gram, not its postings (a text repeating a
 # sentence 60 times was all boilerplate to its own copy)
 # 7: the template rule (overlap.templates) flags, and by default sets aside, templates
-ALIGNER_VERSION = 7
+# 8: a passage names its earliest source, the closest beside it (pairs.source_rows)
+ALIGNER_VERSION = 8
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
@@ -84,7 +86,9 @@ class Passage:
     the passage's word grams also found in the source passage (1.0: copied verbatim).
     ``position``/``source_position`` are the documents' places in the finder. ``template``:
     the passage is a template of the collection (:mod:`neardup.overlap.templates`); such
-    passages are only reported with ``templates="keep"``.
+    passages are only reported with ``templates="keep"``. ``closest_*``: when the source
+    reported is not the closest one (``sources="original"`` or ``"all"``), the closest
+    source's id, its passage (``closest_span``, in that document), score and place.
     """
 
     id: Any
@@ -95,11 +99,17 @@ class Passage:
     position: int
     source_position: int
     template: bool = False
+    closest_id: Any = None
+    closest_span: tuple[int, int] | None = None
+    closest_score: float | None = None
+    closest_position: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The passage as a JSON-ready dict (spans as lists)."""
         d = asdict(self)
         d["span"], d["source_span"] = list(self.span), list(self.source_span)
+        if self.closest_span is not None:
+            d["closest_span"] = list(self.closest_span)
         return d
 
 
@@ -123,7 +133,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
     that must hold most of a passage's masked grams for it to be a template (10; higher sets
-    fewer aside).
+    fewer aside). ``sources`` which sources a copied passage names
+    (:func:`~neardup.overlap.pairs.source_rows`): ``"original"`` (default) its earliest source
+    (input order, or ``find``'s timestamps), with the closest one beside it
+    (:attr:`Passage.closest_id`) when that is another document; ``"best"`` the closest only;
+    ``"all"`` every earlier document holding it, one row each, at most ``max_sources`` (16)
+    per passage (the earliest and the closest kept; those left out counted in
+    :attr:`sources_cut`).
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
     of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
@@ -143,6 +159,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         query_window: int | None = None,
         templates: str = "drop",
         template_min_docs: int = 10,
+        sources: str = "original",
+        max_sources: int = 16,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:
@@ -167,6 +185,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                 "template_min_docs must be an integer >= 2 (a passage held by one other "
                 f"document is a copy, not a template), got {template_min_docs!r}"
             )
+        if sources not in SOURCE_MODES:
+            raise ValueError(f"sources must be one of {SOURCE_MODES}, got {sources!r}")
+        if not isinstance(max_sources, int) or max_sources < 2:
+            raise ValueError(
+                "max_sources must be an integer >= 2 (the earliest source and the closest), "
+                f"got {max_sources!r}"
+            )
         self.ngram = ngram
         self.window = window
         self.min_length = min_length
@@ -176,6 +201,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.query_window = query_window
         self.templates = templates
         self.template_min_docs = template_min_docs
+        self.sources = sources
+        self.max_sources = max_sources
+        self._sources_cut = 0
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._index = GramIndex()
         self._texts: list[str] = []
@@ -210,6 +238,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     def __len__(self) -> int:
         """Documents indexed."""
         return len(self._texts)
+
+    @property
+    def sources_cut(self) -> int:
+        """Sources left out so far by ``max_sources`` (``sources="all"``)."""
+        return self._sources_cut
 
     @property
     def templates_set_aside(self) -> tuple[int, list[tuple[Passage, str]]]:
@@ -467,7 +500,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             if s >= min_score:
                 doc = docs[j]
                 out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
-        return cross_sourced(out)
+        return self._cross_sourced(out)
+
+    def _cross_sourced(self, found: list[Passage]) -> list[Passage]:
+        kept, cut = cross_sourced(found, self.sources, self.max_sources)
+        self._sources_cut += cut
+        return kept
 
     def _query_reference(
         self,
@@ -489,17 +527,33 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                             ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
                         )
                     )
-        return cross_sourced(out)
+        return self._cross_sourced(out)
 
 
-def cross_sourced(found: list[Passage]) -> list[Passage]:
-    """One query's passages after :func:`~neardup.overlap.pairs.cross_source_keep`, in span
-    order (before the template rule)."""
+def cross_sourced(
+    found: list[Passage], sources: str = "original", max_sources: int = 16
+) -> tuple[list[Passage], int]:
+    """One query's passages with the sources ``sources`` names
+    (:func:`~neardup.overlap.pairs.source_rows`), in span order (before the template rule),
+    and the number of sources ``max_sources`` left out."""
+    cut = 0
     if len(found) > 1:
         rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
-        found = [p for p, k in zip(found, cross_source_keep(rows), strict=True) if k]
+        picked, cut = source_rows(rows, sources, max_sources)
+        found = [found[i] if c is None else _with_closest(found[i], found[c]) for i, c in picked]
     found.sort(key=_passage_order)
-    return found
+    return found, cut
+
+
+def _with_closest(p: Passage, closest: Passage) -> Passage:
+    """``p`` naming ``closest``'s source as its closest one."""
+    return replace(
+        p,
+        closest_id=closest.source_id,
+        closest_span=closest.source_span,
+        closest_score=closest.score,
+        closest_position=closest.source_position,
+    )
 
 
 def apply_templates(

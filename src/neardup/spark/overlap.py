@@ -264,9 +264,8 @@ def find_overlaps(
     finally:
         docs.unpersist()
     stats.documents = int(totals[0] or 0) if totals else 0
-    result = _result(
-        [r for r, _ in found], stats, int(totals[1] or 0) if totals else 0, columns, refs
-    )
+    chars = int(totals[1] or 0) if totals else 0
+    result = _result(found, stats, chars, columns, refs, finder.templates == "keep")
     return replace(result, templates=len(aside), template_examples=tuple(aside[:5]))
 
 
@@ -319,7 +318,7 @@ def _templated(
             qid, sid = json.loads(r["qid"]), json.loads(r["sid"])
             got.append(Passage(qid, span, sid, source_span, r["score"], r["qord"], r["src"]))
             by_key[(r["qord"], span, r["src"], source_span)] = r
-        queries.append(cross_sourced(got))
+        queries.append(cross_sourced(got, finder.sources, finder.max_sources)[0])
     queries = [got for got in queries if got]
     if not queries:
         return [], []
@@ -360,15 +359,18 @@ def _templated(
 
 
 def _result(
-    rows: list[Any],
+    rows: list[tuple[Any, Passage]],
     stats: ReadStats,
     chars: int,
     columns: tuple[str, ...],
     refs: int,
+    template: bool = False,
 ) -> OverlapResult:
+    """The CLI's rows of the reported ``rows`` (each with its passage), as the local
+    ``cli._overlap_write.row`` writes them (``template``: with the template field)."""
     out: list[dict[str, Any]] = []
     spans: dict[int, list[tuple[int, int]]] = {}
-    for r in rows:
+    for r, p in rows:
         out.append(
             {
                 "id": json.loads(r["qid"]),
@@ -377,8 +379,13 @@ def _result(
                 "source_span": [r["d0"], r["d1"]],
                 "score": r["score"],
                 "chars": r["s1"] - r["s0"],
+                "closest_id": p.closest_id,
+                "closest_span": None if p.closest_span is None else list(p.closest_span),
+                "closest_score": p.closest_score,
             }
         )
+        if template:
+            out[-1]["template"] = p.template
         if columns:  # the local rule: the record's own field, else the partition value
             rec = json.loads(r["record"])
             out[-1].update({c: rec.get(c) for c in columns})
