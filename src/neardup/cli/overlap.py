@@ -286,6 +286,7 @@ def overlap_command(
             f"strip: {stripped:,} characters removed, texts written to {strip_out}", err=True
         )
     _templates_note(*finder.templates_set_aside)
+    _sources_note(finder.sources_cut, finder.max_sources)
     _notes(read, notes, read.stats, read.ref_stats)
 
 
@@ -352,6 +353,17 @@ def _templates_note(count: int, examples: list[tuple[Any, str]]) -> None:
         click.echo(f"  {p.id} <- {p.source_id}: {short!r}", err=True)
 
 
+def _sources_note(cut: int, most: int) -> None:
+    """The sources ``--sources all`` left out (a passage held by more earlier documents than
+    ``--max-sources``)."""
+    if cut:
+        click.echo(
+            f"overlap: {cut:,} sources left out of passages held by more than {most} earlier "
+            "documents (the earliest and the closest kept; --max-sources raises the bound)",
+            err=True,
+        )
+
+
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
@@ -399,6 +411,7 @@ def _on_spark(
     ref = f" against {result.references:,} reference documents" if refs else ""
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
     _templates_note(result.templates, list(result.template_examples))
+    _sources_note(result.sources_cut, finder.max_sources)
     _notes(read, notes, result.stats)
 
 
