@@ -321,8 +321,8 @@ def _templated(
             qid, sid = json.loads(r["qid"]), json.loads(r["sid"])
             got.append(Passage(qid, span, sid, source_span, r["score"], r["qord"], r["src"]))
             by_key[(r["qord"], span, r["src"], source_span)] = r
-        kept, n = cross_sourced(got, finder.sources, finder.max_sources)
-        queries.append(kept)
+        reported, n = cross_sourced(got, finder.sources, finder.max_sources)
+        queries.append(reported)
         cut += n
     queries = [got for got in queries if got]
     if not queries:
