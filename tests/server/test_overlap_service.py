@@ -326,3 +326,20 @@ def test_templates_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
         assert [g["passages"] for g in got] == want
         flagged = sum(p["template"] for w in want for p in w)
         assert (flagged > 100) if options else (flagged == 0 and any(want))
+
+
+def test_sources_are_named_as_the_library_names_them(tmp_path: Path) -> None:
+    # the article, its rewrite, copies of the rewrite: the original and the closest source by
+    # default, every stored holder with sources=all; the answers are the library's
+    from tests.overlap_texts import copy_chain
+
+    docs = copy_chain(copies=3)
+    for options in ((), ("--overlap", "sources=all")):
+        params = dict(o.split("=") for o in options[1::2])
+        want = library(docs, **params)
+        with Server(tmp_path / f"d{len(options)}", "--no-verify", "--token", TOKEN, *options) as s:
+            got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+        assert [g["passages"] for g in got] == want
+        last = [(p["source_id"], p["closest_id"]) for p in want[-1]]
+        assert ("orig", "rewrite") in last
+        assert len(last) == (4 if options else 1)
