@@ -538,6 +538,7 @@ def cross_sourced(
     and the number of sources ``max_sources`` left out."""
     cut = 0
     if len(found) > 1:
+        found.sort(key=_passage_order)  # the engines find them in other orders: ties alike
         rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
         picked, cut = source_rows(rows, sources, max_sources)
         found = [found[i] if c is None else _with_closest(found[i], found[c]) for i, c in picked]
