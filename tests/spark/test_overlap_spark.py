@@ -142,7 +142,7 @@ def test_spark_sets_the_local_templates_aside(spark: Any, tmp_path: Path) -> Non
                    [float(r["t"]) for r in recs] if timed else None)  # fmt: skip
         assert got.rows != local_rows(recs, timed)  # "keep" reports more
         dropped = find_overlaps(spark, OverlapFinder(), (str(src),), fields=fields)
-        assert dropped.templates == local.templates_set_aside[0] > 100
+        assert dropped.templates == local.templates_set_aside[0] > 50  # one per passage
         assert [t for _, t in dropped.template_examples] == [
             t for _, t in local.templates_set_aside[1]
         ]
