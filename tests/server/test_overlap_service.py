@@ -324,8 +324,8 @@ def test_templates_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
         with Server(data, "--no-verify", "--token", TOKEN, *options) as s:
             got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
         assert [g["passages"] for g in got] == want
-        flagged = sum(p["template"] for w in want for p in w)
-        assert (flagged > 100) if options else (flagged == 0 and any(want))
+        flagged = sum(any(p["template"] for p in w) for w in want)  # documents with one
+        assert (flagged > 40) if options else (flagged == 0 and any(want))
 
 
 def test_sources_are_named_as_the_library_names_them(tmp_path: Path) -> None:

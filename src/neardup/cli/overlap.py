@@ -230,6 +230,7 @@ def overlap_command(
     spark_conf: tuple[str, ...],
     strip_out: str | None,
     strip_min_length: int,
+    strip_templates: bool,
     **finder_params: Any,
 ) -> None:
     """Find passages that documents share and write one row per passage pair.
@@ -262,7 +263,8 @@ def overlap_command(
             if time_field:
                 docs = iter(sorted(docs, key=_order))
             spans: Spans = {}
-            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans)
+            cut: Spans | None = {} if strip_out is not None and strip_templates else None
+            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
         except InputError as exc:
             raise DataError(str(exc)) from None
         if read.stats.documents == 0 and read.stats.skipped:
@@ -271,10 +273,12 @@ def overlap_command(
         if save_reference is not None:
             with _disk_errors(f"cannot save the reference {save_reference}", out):
                 finder.save(save_reference)
-        stripped = 0
+        stripped = by_templates = 0
         if strip_out is not None:
             with _disk_errors(f"cannot write {strip_out}", out):
-                stripped = write_stripped(strip_out, read, paths, spans, strip_min_length)
+                stripped, by_templates = write_stripped(
+                    strip_out, read, paths, spans, strip_min_length, cut
+                )
         notes: list[str] = []  # what the writer adapted
         with _disk_errors(f"cannot write {out}", out):
             write_found(out, found, notes, template=finder.templates == "keep")
@@ -283,7 +287,9 @@ def overlap_command(
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
     if strip_out is not None:
         click.echo(
-            f"strip: {stripped:,} characters removed, texts written to {strip_out}", err=True
+            f"strip: {stripped:,} characters removed ({by_templates:,} of them templates), "
+            f"texts written to {strip_out}",
+            err=True,
         )
     _templates_note(*finder.templates_set_aside)
     _sources_note(finder.sources_cut, finder.max_sources)
@@ -421,13 +427,16 @@ def _run(
     keep: bool,
     read: _Read,
     spans: Spans | None = None,
+    templates: Spans | None = None,
 ) -> tuple[int, Found, int, float]:
     """Documents read, every document's passages with its partition columns (the document
     added to ``finder`` when ``keep``), documents with a passage, share of the characters
-    inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``)."""
+    inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``),
+    ``templates`` (when given) those of its templates apart, set aside or flagged."""
     found: Found = []
     n = chars = copied = 0
     read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
+    aside = finder.record_template_spans() if templates is not None else None
 
     def items() -> Iterator[tuple[str, Any]]:
         for doc in docs:
@@ -438,10 +447,16 @@ def _run(
         doc = read_ahead.popleft()
         n += 1
         chars += len(doc.text)
+        if aside is not None and templates is not None:
+            cut = aside.popleft() + [p.span for p in got if p.template]
+            if cut:
+                templates[doc.position] = cut
         if got:
             merged = merged_spans(p.span for p in got)
             copied += sum(b - a for a, b in merged)
             found.append((got, read.parts.get(doc.position, {})))
             if spans is not None:
-                spans[doc.position] = merged
+                spans[doc.position] = merged_spans(
+                    p.span for p in got if templates is None or not p.template
+                )
     return n, found, len(found), copied / chars if chars else 0.0

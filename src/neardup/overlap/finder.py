@@ -213,6 +213,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._template_counts = TemplateCounts()
         self._aside = 0
         self._aside_examples: list[tuple[Passage, str]] = []
+        self._aside_spans: deque[list[tuple[int, int]]] | None = None
         self._freeze()
 
     def run_params(self) -> dict[str, Any]:
@@ -250,6 +251,15 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         of them with their query text."""
         return self._aside, list(self._aside_examples)
 
+    def record_template_spans(self, on: bool = True) -> deque[list[tuple[int, int]]]:
+        """From now on (``on=False``: no more), the query spans of the passages each text
+        sets aside as templates (``templates="drop"``): one list per text, appended in the
+        order the texts' passages are returned, for the caller to pop (``--strip`` cuts
+        templates with the copies)."""
+        spans: deque[list[tuple[int, int]]] = deque()
+        self._aside_spans = spans if on else None
+        return spans
+
     def _templates_of(
         self, texts: list[str], prepared: list[Prepared | bytes], add: bool
     ) -> _Templates:
@@ -266,6 +276,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             found, *templates, self._source_text, self.template_min_docs, self.templates
         )
         self._aside += len(aside)
+        if self._aside_spans is not None:
+            spans: list[list[tuple[int, int]]] = [[] for _ in found]
+            for i, p in aside:
+                spans[i].append(p.span)
+            self._aside_spans.extend(spans)
         for i, p in aside[: EXAMPLES - len(self._aside_examples)]:
             text = templates[0].texts[i][p.span[0] : p.span[1]]
             self._aside_examples.append((replace(p, template=True), text))
