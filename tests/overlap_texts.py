@@ -77,3 +77,23 @@ def templated(seed: int = 3, n: int = 120) -> list[tuple[str, str]]:
         )
         docs.append((f"t-{i}", "\n".join([byline + " " + body[0], *body[1:], signature])))
     return docs
+
+
+def copy_chain(seed: int = 5, copies: int = 4) -> list[tuple[str, str]]:
+    """``(id, text)``: an article (``orig``), a rewrite of it with one word in six
+    replaced (``rewrite``), then ``copies`` texts each copying the rewrite verbatim among text
+    of their own (``copy-0``, ...): the rewrite is closer to every copy than the article is.
+
+    >>> [i for i, _ in copy_chain(copies=2)]
+    ['orig', 'rewrite', 'copy-0', 'copy-1']
+    """
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstuvwy") for _ in range(rng.randint(4, 9)))
+             for _ in range(3000)]  # fmt: skip
+    words = [rng.choice(vocab) for _ in range(120)]
+    rewrite = [rng.choice(vocab) if k % 6 == 2 else w for k, w in enumerate(words)]
+    docs = [("orig", " ".join(words)), ("rewrite", " ".join(rewrite))]
+    for c in range(copies):
+        own = " ".join(rng.choice(vocab) for _ in range(40))
+        docs.append((f"copy-{c}", own + " " + " ".join(rewrite) + " " + own[::-1]))
+    return docs

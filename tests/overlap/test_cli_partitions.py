@@ -36,7 +36,8 @@ def test_partition_columns_are_read_and_written(tmp_path: Path) -> None:
         ("own", "b", "x"),  # the record's own field wins over the folder's value
         ("copy", "a", 10),
     ]
-    assert list(rows[0]) == ["id", "span", "source_id", "source_span", "score", "chars", "month"]
+    assert list(rows[0]) == ["id", "span", "source_id", "source_span", "score", "chars",
+                             "closest_id", "closest_span", "closest_score", "month"]  # fmt: skip
     # the partition column as the time field: month=2 documents come first
     _write(root / "month=1" / "part-0.jsonl", [{"id": "z", "text": "hello " + b[:350]}])
     res = CliRunner().invoke(

@@ -132,11 +132,21 @@ def test_jsonl_lines_are_the_writers_rows_byte_for_byte(tmp_path: Path) -> None:
     path = tmp_path / "docs.jsonl"
     recs = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
-    out = tmp_path / "out.jsonl"
-    assert _invoke(["overlap", str(path), "--out", str(out)]).exit_code == 0
-    found = OverlapFinder().find(texts, ids)
-    assert len(found) == 5  # 3 <- 0, 4 <- 1, 5 <- 2, 6 <- 0 and 3
-    assert out.read_bytes() == b"".join(dumps_utf8(row(p)) + b"\n" for p in found)
+    for sources, pairs in (("original", 4), ("all", 5)):
+        out = tmp_path / f"out-{sources}.jsonl"
+        got = _invoke(["overlap", str(path), "--out", str(out), "--sources", sources])
+        assert got.exit_code == 0, got.output
+        found = OverlapFinder(sources=sources).find(texts, ids)
+        # 3 <- 0, 4 <- 1, 5 <- 2, 6 <- 0 (and 3, named with its closest source, with "all")
+        assert len(found) == pairs
+        assert out.read_bytes() == b"".join(dumps_utf8(row(p)) + b"\n" for p in found)
+        for keep in ("keep", "drop"):  # the template field only with --templates keep
+            out = tmp_path / f"out-{sources}-{keep}.jsonl"
+            got = _invoke(["overlap", str(path), "--out", str(out), "--sources", sources,
+                           "--templates", keep])  # fmt: skip
+            assert got.exit_code == 0, got.output
+            rows = [dumps_utf8(row(p, keep == "keep")) + b"\n" for p in found]
+            assert out.read_bytes() == b"".join(rows)
 
 
 def test_repeated_ids_are_warned_in_overlap_words(tmp_path: Path) -> None:

@@ -133,3 +133,38 @@ def test_strip_reads_stdin_once_and_writes_it_cleaned(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     got = {r["id"]: r["stripped_chars"] for r in _jsonl(clean)}
     assert list(got) == list(docs) and got["b"] >= 490 and got["a"] == 0
+
+
+def test_strip_cuts_templates_too_counted_apart(tmp_path: Path) -> None:
+    # datelines, bylines and signatures (set aside by default, flagged with --templates keep)
+    # are cut with the copies; --strip-copies-only leaves them, as before
+    from tests.overlap_texts import templated
+
+    docs = templated(n=40)
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    got = {}
+    for flags in ([], ["--templates", "keep"], ["--strip-copies-only"]):
+        out, clean = tmp_path / "out.jsonl", tmp_path / f"clean{len(got)}.jsonl"
+        args = ["overlap", str(path), "--out", str(out), "--strip", str(clean), *flags]
+        res = _invoke(args)
+        assert res.exit_code == 0, res.output
+        got[" ".join(flags)] = (_jsonl(clean), _jsonl(out), res.stderr)
+    cut, rows, err = got[""]
+    assert sum(r["stripped_template_chars"] for r in cut) > 1000
+    assert "of them templates" in err
+    # the texts less their copies and their templates: those --templates keep flags
+    flagged = got["--templates keep"][1]
+    for (i, text), r in zip(docs, cut, strict=True):
+        spans = [x["span"] for x in flagged if x["id"] == i]
+        assert r["text"] == _cut(text, spans)
+        copies = [x["span"] for x in flagged if x["id"] == i and not x["template"]]
+        assert r["stripped_chars"] - r["stripped_template_chars"] == len(text) - len(
+            _cut(text, copies)
+        )
+    assert [r["text"] for r in got["--templates keep"][0]] == [r["text"] for r in cut]
+    only = got["--strip-copies-only"][0]
+    assert all("stripped_template_chars" not in r for r in only)
+    assert sum(r["stripped_chars"] for r in only) < sum(r["stripped_chars"] for r in cut)
+    for (i, text), r in zip(docs, only, strict=True):
+        assert r["text"] == _cut(text, [x["span"] for x in rows if x["id"] == i])

@@ -40,12 +40,13 @@ def test_templates_are_set_aside_and_copies_reported() -> None:
     found = f.find(TEXTS, IDS)
     assert found and all(_copied(p) for p in found)
     assert {p.id for p in found} == {IDS[k] for k in [*VIRAL[1:], PLANTED[1]]}
-    # the viral story is reported whole, against every earlier copy
+    # the viral story is reported whole, against its original (the first text holding it)
     story = [p for p in found if IDS.index(p.id) in VIRAL]
-    assert len(story) == len(VIRAL) * (len(VIRAL) - 1) // 2
+    assert len(story) == len(VIRAL) - 1
+    assert {p.source_id for p in story} == {IDS[VIRAL[0]]}
     assert sum(p.span[1] - p.span[0] == len(STORY) - 1 for p in story) > 0.8 * len(story)
     count, examples = f.templates_set_aside
-    assert count > 1000 and len(examples) == 5
+    assert count > 100 and len(examples) == 5
     assert all(p.template and ("staff writer" in t or "city desk" in t) for p, t in examples)
     keep = OverlapFinder(templates="keep").find(TEXTS, IDS)
     assert [p for p in keep if not p.template] == found  # "keep" flags what "drop" sets aside
@@ -179,5 +180,5 @@ def test_odd_texts_do_not_break_the_rule() -> None:
     copied = "the quick brown fox jumps over the lazy dog near the river bank today"
     texts = ["", f"so \ud800 {copied} end", f"٣ then {copied} \ud800 7", copied]
     found = OverlapFinder().find(texts)
-    assert [(p.id, p.source_id) for p in found] == [(2, 1), (3, 1), (3, 2)]
+    assert [(p.id, p.source_id, p.closest_id) for p in found] == [(2, 1, None), (3, 1, None)]
     assert not any(p.template for p in found)

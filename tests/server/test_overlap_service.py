@@ -352,3 +352,23 @@ def test_a_text_over_its_seed_budget_is_a_413_naming_the_limit(tmp_path: Path) -
         assert httpx.get(s.url + "/healthz", timeout=60).json()["status"] == "ok"
         again = answer(s, {"text": other, "id": "ok", "store": True})
         assert again["stored"] and not again["known"]  # the refused batch stored nothing
+
+        flagged = sum(any(p["template"] for p in w) for w in want)  # documents with one
+        assert (flagged > 40) if options else (flagged == 0 and any(want))
+
+
+def test_sources_are_named_as_the_library_names_them(tmp_path: Path) -> None:
+    # the article, its rewrite, copies of the rewrite: the original and the closest source by
+    # default, every stored holder with sources=all; the answers are the library's
+    from tests.overlap_texts import copy_chain
+
+    docs = copy_chain(copies=3)
+    for options in ((), ("--overlap", "sources=all")):
+        params = dict(o.split("=") for o in options[1::2])
+        want = library(docs, **params)
+        with Server(tmp_path / f"d{len(options)}", "--no-verify", "--token", TOKEN, *options) as s:
+            got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+        assert [g["passages"] for g in got] == want
+        last = [(p["source_id"], p["closest_id"]) for p in want[-1]]
+        assert ("orig", "rewrite") in last
+        assert len(last) == (4 if options else 1)

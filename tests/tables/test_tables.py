@@ -174,6 +174,7 @@ def test_overlap_table_equals_the_cli(tmp_path: Path, kind: str, time: str | Non
     out = neardup.overlap_table(_as(kind, rows), time=time)
     want = _cli(tmp_path, rows, "overlap", *(["--time-field", time] if time else []))
     assert want  # the synthetic texts do copy
+    want = [{**w, "template": False} for w in want]  # the table's flag (templates dropped)
     got = [
         {"id": r["id"], **p}
         for r, ps in zip(rows, _column(out, "passages"), strict=True)
@@ -194,6 +195,7 @@ def test_overlap_table_against_a_reference_equals_cli_against(tmp_path: Path) ->
     ref.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in refs), "utf-8")
     want = _cli(tmp_path, queries, "overlap", "--against", str(ref))
     assert want and len(finder) == len(refs)  # looked up, not added
+    want = [{**w, "template": False} for w in want]
     got = [
         {"id": r["id"], **p}
         for r, ps in zip(queries, out.column("passages").to_pylist(), strict=True)
@@ -231,3 +233,18 @@ def test_any_batching_gives_the_decisions_of_one_call(cuts: list[int]) -> None:
             got[n] += out.column(n).to_pylist()
     for n in DEDUP_COLUMNS:
         assert got[n] == _WHOLE.column(n).to_pylist(), n
+
+
+def test_overlap_table_carries_the_template_flag_as_the_cli(tmp_path: Path) -> None:
+    from tests.overlap_texts import templated
+
+    rows = [{"id": i, "text": t} for i, t in templated(n=40)]
+    out = neardup.overlap_table(pa.Table.from_pylist(rows), templates="keep")
+    want = _cli(tmp_path, rows, "overlap", "--templates", "keep")
+    got = [
+        {"id": r["id"], **p}
+        for r, ps in zip(rows, out.column("passages").to_pylist(), strict=True)
+        for p in ps
+    ]
+    assert got == want
+    assert any(w["template"] for w in want) and not all(w["template"] for w in want)

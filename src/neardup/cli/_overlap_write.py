@@ -9,6 +9,8 @@ Parquet, partition columns, an id that needs escapes) goes through the row dicts
 >>> p = Passage("b", (3, 9), "a", (0, 6), 0.5, 1, 0)
 >>> jsonl_lines([p], {}) == [dumps_utf8(row(p)) + b"\\n"]
 True
+>>> row(p, template=True)["template"], row(p)["closest_id"]  # the closest source: a
+(False, None)
 """
 
 from __future__ import annotations
@@ -27,16 +29,24 @@ __all__ = ["jsonl_lines", "row", "write_found", "write_rows"]
 Found = list[tuple[list[Passage], dict[str, Any]]]
 
 
-def row(p: Passage) -> dict[str, Any]:
-    """The output row of passage ``p``."""
-    return {
+def row(p: Passage, template: bool = False) -> dict[str, Any]:
+    """The output row of passage ``p``: ``closest_*`` name the closest source when it is not
+    ``source_id`` (null otherwise: every row has the columns, for CSV and Parquet);
+    ``template`` (``--templates keep``) whether it is a template of the collection."""
+    out = {
         "id": p.id,
         "span": list(p.span),
         "source_id": p.source_id,
         "source_span": list(p.source_span),
         "score": p.score,
         "chars": p.span[1] - p.span[0],
+        "closest_id": p.closest_id,
+        "closest_span": None if p.closest_span is None else list(p.closest_span),
+        "closest_score": p.closest_score,
     }
+    if template:
+        out["template"] = p.template
+    return out
 
 
 def _json(value: Any) -> str | None:
@@ -46,23 +56,31 @@ def _json(value: Any) -> str | None:
     return None if b"\\u" in b else b.decode("utf-8")
 
 
-def jsonl_lines(got: list[Passage], sources: dict[int, str | None]) -> list[bytes]:
+def jsonl_lines(
+    got: list[Passage], sources: dict[int, str | None], template: bool = False
+) -> list[bytes]:
     """The JSONL lines of one document's passages ``got`` (``sources``: a cache of the source
-    ids' JSON by position)."""
+    ids' JSON by position; ``template``: rows with the ``template`` field)."""
     ident = _json(got[0].id) if got else None
     out = []
     for p in got:
         src = sources.get(p.source_position, "")
         if src == "":
             src = sources[p.source_position] = _json(p.source_id)
-        if ident is None or src is None or p.id is not got[0].id:
-            out.append(dumps_utf8(row(p)) + b"\n")
+        if ident is None or src is None or p.id is not got[0].id or p.closest_span is not None:
+            out.append(dumps_utf8(row(p, template)) + b"\n")
             continue
         (a, b), (c, d) = p.span, p.source_span
         score = float.__repr__(p.score)
+        tail = (
+            (', "template": true}\n' if p.template else ', "template": false}\n')
+            if template
+            else "}\n"
+        )
         out.append(
             f'{{"id": {ident}, "span": [{a}, {b}], "source_id": {src}, "source_span": [{c}, {d}],'
-            f' "score": {score}, "chars": {b - a}}}\n'.encode()
+            f' "score": {score}, "chars": {b - a}, "closest_id": null, "closest_span": null,'
+            f' "closest_score": null{tail}'.encode()
         )
     return out
 
@@ -72,7 +90,7 @@ def _open(out: str, notes: list[str] | None) -> RecordWriter:
     mixed types written as strings in Parquet, goes to ``notes``, as for dedup); an unknown
     format is a usage error."""
     try:
-        return open_writer(out, notes=notes, id_columns=("id", "source_id"))
+        return open_writer(out, notes=notes, id_columns=("id", "source_id", "closest_id"))
     except FormatError as exc:
         raise usage_error(str(exc)) from None
 
@@ -84,19 +102,22 @@ def write_rows(out: str, rows: Iterable[dict[str, Any]], notes: list[str] | None
             writer.write(r)
 
 
-def write_found(out: str, found: Found, notes: list[str] | None = None) -> None:
-    """Write the rows of ``found`` to ``out``: JSONL lines formatted here when no document
-    has partition columns, else the row dicts with the columns."""
+def write_found(
+    out: str, found: Found, notes: list[str] | None = None, template: bool = False
+) -> None:
+    """Write the rows of ``found`` to ``out`` (with the ``template`` field when asked): JSONL
+    lines formatted here when no document has partition columns, else the row dicts with the
+    columns."""
     with _open(out, notes) as writer:
         if writer.fmt != "jsonl" or any(extra for _, extra in found):
             for got, extra in found:
                 for p in got:
-                    writer.write({**row(p), **extra})
+                    writer.write({**row(p, template), **extra})
             return
         sources: dict[int, str | None] = {}
         batch: list[bytes] = []
         for got, _ in found:
-            batch += jsonl_lines(got, sources)
+            batch += jsonl_lines(got, sources, template)
             if len(batch) >= 4096:
                 writer.write_jsonl_lines(batch)
                 batch = []

@@ -1,6 +1,7 @@
 """``neardup overlap --strip OUT``: every input document written again with the passages an
 earlier document already holds removed (:mod:`neardup.overlap.strip` decides what goes), its
-other fields as read, and ``stripped_chars``: how many characters were removed."""
+other fields as read, and ``stripped_chars``: how many characters were removed (with templates
+cut too, ``stripped_template_chars``: how many of them only because of a template)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from neardup.io.partitions import root_of
 from neardup.io.readers import iter_part_records
 from neardup.overlap.strip import strip_spans
 
-__all__ = ["STRIPPED_CHARS", "Spans", "strip_options", "write_stripped"]
+__all__ = ["STRIPPED_CHARS", "STRIPPED_TEMPLATE_CHARS", "Spans", "strip_options", "write_stripped"]
 
 STRIPPED_CHARS = "stripped_chars"
+STRIPPED_TEMPLATE_CHARS = "stripped_template_chars"
 #: the copy-side spans of each document with passages, by input position
 Spans = dict[int, list[tuple[int, int]]]
 
@@ -29,7 +31,13 @@ class _Source(InputSettings, Protocol):
 
 
 def strip_options(func: Any) -> Any:
-    """``--strip OUT`` and ``--strip-min-length N``."""
+    """``--strip OUT``, ``--strip-min-length N`` and ``--strip-templates/--strip-copies-only``."""
+    func = click.option(
+        "--strip-templates/--strip-copies-only",
+        default=True,
+        help="With --strip: also cut the templates of the collection (bylines, datelines, "
+        "signatures, rows of figures; counted apart in stripped_template_chars) [on].",
+    )(func)
     func = click.option(
         "--strip-min-length",
         type=click.IntRange(0),
@@ -56,14 +64,31 @@ def _records(read: _Source, paths: tuple[str, ...]) -> Iterator[tuple[int, str, 
 
 
 def write_stripped(
-    out: str, read: _Source, paths: tuple[str, ...], spans: Spans, min_length: int
-) -> int:
+    out: str,
+    read: _Source,
+    paths: tuple[str, ...],
+    spans: Spans,
+    min_length: int,
+    templates: Spans | None = None,
+) -> tuple[int, int]:
     """Read ``paths`` again and write each document to ``out`` with ``spans`` (its copied
-    passages) cut out; returns the characters removed in all."""
-    total = 0
+    passages) and ``templates`` (its templates, when given) cut out; returns the characters
+    removed in all, and how many of them only because of a template."""
+    total = by_templates = 0
     with open_writer(out) as writer:  # checked before the run (output_path_or_usage_error)
         for position, text, rec in _records(read, paths):
-            cleaned, removed = strip_spans(text, spans.get(position, ()), min_length)
+            copies = spans.get(position, [])
+            cleaned, removed = strip_spans(text, copies, min_length)
+            extra: dict[str, int] = {}
+            if templates is not None:
+                more = templates.get(position, [])
+                if more:
+                    copied = removed
+                    cleaned, removed = strip_spans(text, [*copies, *more], min_length)
+                    extra[STRIPPED_TEMPLATE_CHARS] = removed - copied
+                else:
+                    extra[STRIPPED_TEMPLATE_CHARS] = 0
+                by_templates += extra[STRIPPED_TEMPLATE_CHARS]
             total += removed
-            writer.write({**rec, read.text_field: cleaned, STRIPPED_CHARS: removed})
-    return total
+            writer.write({**rec, read.text_field: cleaned, STRIPPED_CHARS: removed, **extra})
+    return total, by_templates

@@ -90,7 +90,8 @@ class _Read:
             yield doc
 
 
-ROW_FIELDS = ("id", "span", "source_id", "source_span", "score", "chars")
+ROW_FIELDS = ("id", "span", "source_id", "source_span", "score", "chars", "closest_id",
+              "closest_span", "closest_score", "template")  # fmt: skip
 
 
 def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str, ...]:
@@ -136,6 +137,22 @@ def _finder_options(func: Any) -> Any:
         default=None,
         help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
         "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
+    )(func)
+    func = click.option(
+        "--sources",
+        type=click.Choice(["original", "best", "all"]),
+        default=None,
+        help="Which sources a copied passage names: its earliest (the original: by "
+        "--time-field, else input order), with the closest beside it when that is another "
+        "document (original); the closest only (best); every earlier document holding it, one "
+        "row each (all, at most --max-sources) [original].",
+    )(func)
+    func = click.option(
+        "--max-sources",
+        type=click.IntRange(2),
+        default=None,
+        help="With --sources all: the most sources per passage (the earliest and the closest "
+        "kept, the rest counted in the summary) [16].",
     )(func)
     return click.option(
         "--min-score",
@@ -219,6 +236,7 @@ def overlap_command(
     spark_conf: tuple[str, ...],
     strip_out: str | None,
     strip_min_length: int,
+    strip_templates: bool,
     **finder_params: Any,
 ) -> None:
     """Find passages that documents share and write one row per passage pair.
@@ -251,7 +269,8 @@ def overlap_command(
             if time_field:
                 docs = iter(sorted(docs, key=_order))
             spans: Spans = {}
-            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans)
+            cut: Spans | None = {} if strip_out is not None and strip_templates else None
+            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
         except InputError as exc:
             raise DataError(str(exc)) from None
         except SeedBudgetError as exc:
@@ -262,21 +281,26 @@ def overlap_command(
         if save_reference is not None:
             with _disk_errors(f"cannot save the reference {save_reference}", out):
                 finder.save(save_reference)
-        stripped = 0
+        stripped = by_templates = 0
         if strip_out is not None:
             with _disk_errors(f"cannot write {strip_out}", out):
-                stripped = write_stripped(strip_out, read, paths, spans, strip_min_length)
+                stripped, by_templates = write_stripped(
+                    strip_out, read, paths, spans, strip_min_length, cut
+                )
         notes: list[str] = []  # what the writer adapted
         with _disk_errors(f"cannot write {out}", out):
-            write_found(out, found, notes)
+            write_found(out, found, notes, template=finder.templates == "keep")
     ref = f" against {ref_docs:,} reference documents" if against else ""
     pairs = sum(len(got) for got, _ in found)
     _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
     if strip_out is not None:
         click.echo(
-            f"strip: {stripped:,} characters removed, texts written to {strip_out}", err=True
+            f"strip: {stripped:,} characters removed ({by_templates:,} of them templates), "
+            f"texts written to {strip_out}",
+            err=True,
         )
     _templates_note(*finder.templates_set_aside)
+    _sources_note(finder.sources_cut, finder.max_sources)
     _notes(read, notes, read.stats, read.ref_stats)
 
 
@@ -343,6 +367,17 @@ def _templates_note(count: int, examples: list[tuple[Any, str]]) -> None:
         click.echo(f"  {p.id} <- {p.source_id}: {short!r}", err=True)
 
 
+def _sources_note(cut: int, most: int) -> None:
+    """The sources ``--sources all`` left out (a passage held by more earlier documents than
+    ``--max-sources``)."""
+    if cut:
+        click.echo(
+            f"overlap: {cut:,} sources left out of passages held by more than {most} earlier "
+            "documents (the earliest and the closest kept; --max-sources raises the bound)",
+            err=True,
+        )
+
+
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
@@ -392,6 +427,7 @@ def _on_spark(
     ref = f" against {result.references:,} reference documents" if refs else ""
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
     _templates_note(result.templates, list(result.template_examples))
+    _sources_note(result.sources_cut, finder.max_sources)
     _notes(read, notes, result.stats)
 
 
@@ -401,13 +437,16 @@ def _run(
     keep: bool,
     read: _Read,
     spans: Spans | None = None,
+    templates: Spans | None = None,
 ) -> tuple[int, Found, int, float]:
     """Documents read, every document's passages with its partition columns (the document
     added to ``finder`` when ``keep``), documents with a passage, share of the characters
-    inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``)."""
+    inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``),
+    ``templates`` (when given) those of its templates apart, set aside or flagged."""
     found: Found = []
     n = chars = copied = 0
     read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
+    aside = finder.record_template_spans() if templates is not None else None
 
     def items() -> Iterator[tuple[str, Any]]:
         for doc in docs:
@@ -418,10 +457,16 @@ def _run(
         doc = read_ahead.popleft()
         n += 1
         chars += len(doc.text)
+        if aside is not None and templates is not None:
+            cut = aside.popleft() + [p.span for p in got if p.template]
+            if cut:
+                templates[doc.position] = cut
         if got:
             merged = merged_spans(p.span for p in got)
             copied += sum(b - a for a, b in merged)
             found.append((got, read.parts.get(doc.position, {})))
             if spans is not None:
-                spans[doc.position] = merged
+                spans[doc.position] = merged_spans(
+                    p.span for p in got if templates is None or not p.template
+                )
     return n, found, len(found), copied / chars if chars else 0.0

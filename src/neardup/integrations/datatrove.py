@@ -103,7 +103,9 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
     """Each document with the passages an earlier document already holds removed (the spans
     ``neardup overlap`` reports on the later document, merged; stretches shorter than
     ``min_length`` characters stay), and ``metadata["stripped_chars"]``: how many characters
-    went. ``reference``: a saved reference directory (``neardup overlap --save-reference``);
+    went; with ``templates`` (default) the collection's templates go too (``--strip-templates``),
+    their characters counted apart in ``metadata["stripped_template_chars"]``. ``reference``:
+    a saved reference directory (``neardup overlap --save-reference``);
     the documents are then checked against it only (``--against``). ``options`` are the
     :class:`~neardup.overlap.OverlapFinder`'s. Equals ``neardup overlap --strip`` on the same
     documents in the same order.
@@ -116,6 +118,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         self,
         *,
         min_length: int = 0,
+        templates: bool = True,
         reference: str | None = None,
         per_task: bool = False,
         **options: Any,
@@ -124,6 +127,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         if not isinstance(min_length, int) or min_length < 0:
             raise ValueError(f"min_length must be an integer >= 0 characters, got {min_length!r}")
         self.min_length = min_length
+        self.templates = templates
         self.reference = reference
         self.per_task = per_task
         self.options = options
@@ -136,6 +140,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         if self.reference is not None:  # its saved options, or these when given (checked)
             finder = OverlapFinder.load(self.reference, finder if self.options else None)
         pending: deque[Any] = deque()  # documents read ahead by the finder's stream
+        aside = finder.record_template_spans() if self.templates else None
 
         def items() -> Iterator[tuple[str, Any]]:
             for doc in data or ():
@@ -144,7 +149,14 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
 
         for got in finder.stream(items(), add=self.reference is None):
             doc = pending.popleft()
-            doc.text, removed = strip_passages(doc.text, got, self.min_length)
+            if aside is None:
+                doc.text, removed = strip_passages(doc.text, got, self.min_length)
+            else:
+                cut = aside.popleft() + [p.span for p in got if p.template]
+                copies = [p for p in got if not p.template]
+                copied = strip_passages(doc.text, copies, self.min_length)[1]
+                doc.text, removed = strip_passages(doc.text, copies, self.min_length, cut)
+                doc.metadata["stripped_template_chars"] = removed - copied
             doc.metadata["stripped_chars"] = removed
             self.stat_update("stripped_chars", value=removed)
             yield doc

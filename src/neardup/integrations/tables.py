@@ -46,21 +46,24 @@ __all__ = [
 #: the columns dedup adds, in the order ``neardup dedup`` writes its fields
 DEDUP_COLUMNS = ("cluster_id", "duplicate_of", "distance", "similarity", "status")
 #: the fields of one passage: ``neardup overlap``'s output row, less the document's own id
-PASSAGE_FIELDS = ("span", "source_id", "source_span", "score", "chars")
+PASSAGE_FIELDS = ("span", "source_id", "source_span", "score", "chars", "closest_id",
+                  "closest_span", "closest_score", "template")  # fmt: skip
 #: the columns ``overlap_table(strip=True)`` adds
-STRIP_COLUMNS = ("passages", "stripped_text", "stripped_chars")
+STRIP_COLUMNS = ("passages", "stripped_text", "stripped_chars", "stripped_template_chars")
 _FEED_ROWS = 65536  # rows per feed: bounds the transient of fingerprints and sketches
 
 
 def passage_type(source_id: pa.DataType) -> pa.DataType:
     """The Arrow type of the ``passages`` column, the source ids typed as the ids are.
 
-    >>> passage_type(pa.string()).value_type.names
+    >>> passage_type(pa.string()).value_type.names[:5]
     ['span', 'source_id', 'source_span', 'score', 'chars']
     """
     span = pa.list_(pa.int64(), 2)
     fields = [("span", span), ("source_id", source_id), ("source_span", span)]
-    return pa.list_(pa.struct([*fields, ("score", pa.float64()), ("chars", pa.int64())]))
+    fields += [("score", pa.float64()), ("chars", pa.int64()), ("closest_id", source_id)]
+    fields += [("closest_span", span), ("closest_score", pa.float64()), ("template", pa.bool_())]
+    return pa.list_(pa.struct(fields))
 
 
 # ---------------------------------------------------------------------------- dedup
@@ -222,19 +225,24 @@ def overlap_table(
     add: bool = True,
     strip: bool = False,
     strip_min_length: int = 0,
+    strip_templates: bool = True,
     **options: Any,
 ) -> Any:
     """``table`` with a ``passages`` column added: per row, the list of the passages it
     shares with an earlier row (``time`` order when given, ties in row order; or with the
     documents of ``finder``, e.g. a loaded reference), each a struct of the fields of a
     ``neardup overlap`` output row less the row's own id (``span``, ``source_id``,
-    ``source_span``, ``score``, ``chars``). One row per document keeps the table's shape (a
-    filter or a join on its columns still holds); one row per passage pair is an explode away
+    ``source_span``, ``score``, ``chars``, the ``closest_*`` source when another, and
+    ``template``: true only for the templates ``templates="keep"`` reports). One row per
+    document keeps the table's shape (a filter or a join on its columns still holds); one row
+    per passage pair is an explode away
     (``pyarrow.compute.list_flatten``, Polars' ``explode``). ``add=False`` only looks rows up
     in ``finder`` (``neardup overlap --against``). ``strip=True`` also adds ``stripped_text``,
     the text less its passages (merged; stretches under ``strip_min_length`` characters stay),
     and ``stripped_chars``, as ``neardup overlap --strip`` writes them (the text column is
-    left as it is). ``options`` are the :class:`~neardup.overlap.OverlapFinder`'s.
+    left as it is); with ``strip_templates`` (default) the templates go too, their characters
+    counted apart in ``stripped_template_chars`` (``--strip-templates``). ``options`` are the
+    :class:`~neardup.overlap.OverlapFinder`'s.
 
     >>> import pyarrow as pa
     >>> words = "one two three four five six seven eight nine ten eleven twelve"
@@ -249,29 +257,44 @@ def overlap_table(
     kind = kind_of(table)
     check_new(all_columns(table, kind), STRIP_COLUMNS if strip else ("passages",))
     rows = read_rows(table, kind, (text, id, time), epoch_unit)
-    found = _passages(OverlapFinder(**options) if finder is None else finder, rows, add)
+    finder = OverlapFinder(**options) if finder is None else finder
+    found, templates = _passages(finder, rows, add, strip and strip_templates)
     source = rows.id_type if rows.id_type is not None and id is not None else pa.int64()
     cells = [[_passage_cell(p) for p in got] for got in found]
     new = {"passages": pa.array(cells, type=passage_type(source))}
     if strip:
-        pairs = zip(rows.texts, found, strict=True)
-        cut = [strip_passages(t, got, strip_min_length) for t, got in pairs]
+        cut, more = [], []
+        for t, got, extra in zip(rows.texts, found, templates, strict=True):
+            copies = [p for p in got if not (strip_templates and p.template)]
+            cut.append(strip_passages(t, copies, strip_min_length, extra))
+            more.append(cut[-1][1] - strip_passages(t, copies, strip_min_length)[1])
         new["stripped_text"] = pa.array([c[0] for c in cut], pa.string())
         new["stripped_chars"] = pa.array([c[1] for c in cut], pa.int64())
+        if strip_templates:
+            new["stripped_template_chars"] = pa.array(more, pa.int64())
     return with_columns(table, kind, new)
 
 
-def _passages(finder: OverlapFinder, rows: Rows, add: bool) -> list[list[Passage]]:
-    """Each row's passages, the rows added to ``finder`` in time order (ties: row order)."""
+def _passages(
+    finder: OverlapFinder, rows: Rows, add: bool, templates: bool
+) -> tuple[list[list[Passage]], list[list[tuple[int, int]]]]:
+    """Each row's passages, the rows added to ``finder`` in time order (ties: row order),
+    and (with ``templates``) the spans of its templates, set aside or flagged."""
     order = list(range(len(rows.texts)))
     if rows.times is not None:
         times = rows.times
         order.sort(key=lambda i: (times[i], i))
     found: list[list[Passage]] = [[] for _ in order]
+    spans: list[list[tuple[int, int]]] = [[] for _ in order]
+    aside = finder.record_template_spans() if templates else None
     items = ((rows.texts[i], rows.ids[i]) for i in order)
     for i, got in zip(order, finder.stream(items, add=add), strict=True):
         found[i] = got
-    return found
+        if aside is not None:
+            spans[i] = aside.popleft() + [p.span for p in got if p.template]
+    if templates:
+        finder.record_template_spans(False)  # a finder passed in is used again
+    return found, spans
 
 
 def _passage_cell(p: Passage) -> dict[str, Any]:
@@ -281,4 +304,8 @@ def _passage_cell(p: Passage) -> dict[str, Any]:
         "source_span": list(p.source_span),
         "score": p.score,
         "chars": p.span[1] - p.span[0],
+        "closest_id": p.closest_id,
+        "closest_span": None if p.closest_span is None else list(p.closest_span),
+        "closest_score": p.closest_score,
+        "template": p.template,
     }

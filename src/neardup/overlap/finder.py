@@ -34,15 +34,16 @@ from neardup._params import FrozenParams
 from neardup.overlap._kernel import kernel
 from neardup.overlap.index import GramIndex, SeedBudgetError
 from neardup.overlap.pairs import (
+    SOURCE_MODES,
     PairParams,
     Prepared,
-    cross_source_keep,
     kernel_params,
     pack,
     packer,
     pair_passages,
     prepare,
     prepare_packed,
+    source_rows,
     token_arrays,
     unpack,
 )
@@ -62,7 +63,8 @@ TOKENIZER_VERSION = 3
 # 6: max_df counts the documents posting a gram, not its postings (a text repeating a
 # sentence 60 times was all boilerplate to its own copy)
 # 7: the template rule (overlap.templates) flags, and by default sets aside, templates
-ALIGNER_VERSION = 7
+# 8: a passage names its earliest source, the closest beside it (pairs.source_rows)
+ALIGNER_VERSION = 8
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
@@ -91,7 +93,9 @@ class Passage:
     the passage's word grams also found in the source passage (1.0: copied verbatim).
     ``position``/``source_position`` are the documents' places in the finder. ``template``:
     the passage is a template of the collection (:mod:`neardup.overlap.templates`); such
-    passages are only reported with ``templates="keep"``.
+    passages are only reported with ``templates="keep"``. ``closest_*``: when the source
+    reported is not the closest one (``sources="original"`` or ``"all"``), the closest
+    source's id, its passage (``closest_span``, in that document), score and place.
     """
 
     id: Any
@@ -102,11 +106,17 @@ class Passage:
     position: int
     source_position: int
     template: bool = False
+    closest_id: Any = None
+    closest_span: tuple[int, int] | None = None
+    closest_score: float | None = None
+    closest_position: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The passage as a JSON-ready dict (spans as lists)."""
         d = asdict(self)
         d["span"], d["source_span"] = list(self.span), list(self.source_span)
+        if self.closest_span is not None:
+            d["closest_span"] = list(self.closest_span)
         return d
 
 
@@ -130,7 +140,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
     that must hold most of a passage's masked grams for it to be a template (10; higher sets
-    fewer aside).
+    fewer aside). ``sources`` which sources a copied passage names
+    (:func:`~neardup.overlap.pairs.source_rows`): ``"original"`` (default) its earliest source
+    (input order, or ``find``'s timestamps), with the closest one beside it
+    (:attr:`Passage.closest_id`) when that is another document; ``"best"`` the closest only;
+    ``"all"`` every earlier document holding it, one row each, at most ``max_sources`` (16)
+    per passage (the earliest and the closest kept; those left out counted in
+    :attr:`sources_cut`).
     ``max_seeds_per_gram`` a text whose look-ups find more postings than this many per gram
     (and per gram of at least ``SEED_FLOOR`` grams: ~10^6 seeds) is refused with
     :class:`~neardup.overlap.index.SeedBudgetError` before its per-pair step, whose work grows
@@ -156,6 +172,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         templates: str = "drop",
         template_min_docs: int = 10,
         max_seeds_per_gram: int = 16,
+        sources: str = "original",
+        max_sources: int = 16,
     ) -> None:
         for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
             if not isinstance(value, int) or value < 1:
@@ -184,6 +202,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                 "template_min_docs must be an integer >= 2 (a passage held by one other "
                 f"document is a copy, not a template), got {template_min_docs!r}"
             )
+        if sources not in SOURCE_MODES:
+            raise ValueError(f"sources must be one of {SOURCE_MODES}, got {sources!r}")
+        if not isinstance(max_sources, int) or max_sources < 2:
+            raise ValueError(
+                "max_sources must be an integer >= 2 (the earliest source and the closest), "
+                f"got {max_sources!r}"
+            )
         self.ngram = ngram
         self.window = window
         self.min_length = min_length
@@ -194,6 +219,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.templates = templates
         self.template_min_docs = template_min_docs
         self.max_seeds_per_gram = max_seeds_per_gram
+        self.sources = sources
+        self.max_sources = max_sources
+        self._sources_cut = 0
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._index = GramIndex()
         self._texts: list[str] = []
@@ -203,6 +231,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._template_counts = TemplateCounts()
         self._aside = 0
         self._aside_examples: list[tuple[Passage, str]] = []
+        self._aside_spans: deque[list[tuple[int, int]]] | None = None
         self._freeze()
 
     def run_params(self) -> dict[str, Any]:
@@ -231,10 +260,24 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         return len(self._texts)
 
     @property
+    def sources_cut(self) -> int:
+        """Sources left out so far by ``max_sources`` (``sources="all"``)."""
+        return self._sources_cut
+
+    @property
     def templates_set_aside(self) -> tuple[int, list[tuple[Passage, str]]]:
         """Passages set aside as templates so far (``templates="drop"``) and the first few
         of them with their query text."""
         return self._aside, list(self._aside_examples)
+
+    def record_template_spans(self, on: bool = True) -> deque[list[tuple[int, int]]]:
+        """From now on (``on=False``: no more), the query spans of the passages each text
+        sets aside as templates (``templates="drop"``): one list per text, appended in the
+        order the texts' passages are returned, for the caller to pop (``--strip`` cuts
+        templates with the copies)."""
+        spans: deque[list[tuple[int, int]]] = deque()
+        self._aside_spans = spans if on else None
+        return spans
 
     def _templates_of(
         self, texts: list[str], prepared: list[Prepared | bytes], add: bool
@@ -252,6 +295,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             found, *templates, self._source_text, self.template_min_docs, self.templates
         )
         self._aside += len(aside)
+        if self._aside_spans is not None:
+            spans: list[list[tuple[int, int]]] = [[] for _ in found]
+            for i, p in aside:
+                spans[i].append(p.span)
+            self._aside_spans.extend(spans)
         for i, p in aside[: EXAMPLES - len(self._aside_examples)]:
             text = templates[0].texts[i][p.span[0] : p.span[1]]
             self._aside_examples.append((replace(p, template=True), text))
@@ -507,7 +555,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             if s >= min_score:
                 doc = docs[j]
                 out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
-        return cross_sourced(out)
+        return self._cross_sourced(out)
+
+    def _cross_sourced(self, found: list[Passage]) -> list[Passage]:
+        kept, cut = cross_sourced(found, self.sources, self.max_sources)
+        self._sources_cut += cut
+        return kept
 
     def _query_reference(
         self,
@@ -529,7 +582,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                             ident, f.span, self._ids[doc], f.source_span, f.score, position, doc
                         )
                     )
-        return cross_sourced(out)
+        return self._cross_sourced(out)
 
 
 def seed_budget(per_gram: int, grams: int) -> int:
@@ -555,14 +608,31 @@ def over_budget(ident: Any, grams: int, seeds: int, per_gram: int) -> SeedBudget
     )
 
 
-def cross_sourced(found: list[Passage]) -> list[Passage]:
-    """One query's passages after :func:`~neardup.overlap.pairs.cross_source_keep`, in span
-    order (before the template rule)."""
+def cross_sourced(
+    found: list[Passage], sources: str = "original", max_sources: int = 16
+) -> tuple[list[Passage], int]:
+    """One query's passages with the sources ``sources`` names
+    (:func:`~neardup.overlap.pairs.source_rows`), in span order (before the template rule),
+    and the number of sources ``max_sources`` left out."""
+    cut = 0
     if len(found) > 1:
+        found.sort(key=_passage_order)  # the engines find them in other orders: ties alike
         rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
-        found = [p for p, k in zip(found, cross_source_keep(rows), strict=True) if k]
+        picked, cut = source_rows(rows, sources, max_sources)
+        found = [found[i] if c is None else _with_closest(found[i], found[c]) for i, c in picked]
     found.sort(key=_passage_order)
-    return found
+    return found, cut
+
+
+def _with_closest(p: Passage, closest: Passage) -> Passage:
+    """``p`` naming ``closest``'s source as its closest one."""
+    return replace(
+        p,
+        closest_id=closest.source_id,
+        closest_span=closest.source_span,
+        closest_score=closest.score,
+        closest_position=closest.source_position,
+    )
 
 
 def apply_templates(

@@ -36,6 +36,7 @@ from neardup.overlap.tokens import (
 )
 
 __all__ = [
+    "SOURCE_MODES",
     "Found",
     "PairParams",
     "Prepared",
@@ -47,6 +48,7 @@ __all__ = [
     "prepare",
     "prepare_packed",
     "shared_seeds",
+    "source_rows",
     "token_arrays",
     "unpack",
 ]
@@ -313,6 +315,60 @@ def cross_source_keep(rows: Sequence[tuple[int, int, int, float]]) -> list[bool]
             )
         )
     return keep
+
+
+# "original": one row per copied passage, its earliest source (the closest named beside it);
+# "best": the closest source only (aligner 7 and before); "all": every source holding it
+SOURCE_MODES = ("original", "best", "all")
+# a source holds a passage when its own passage covers at least 1/HOLDS of the closest
+# source's query span: a phrase inside a longer copy does not make its document the original
+HOLDS = 2
+
+
+def source_rows(
+    rows: Sequence[tuple[int, int, int, float]], mode: str = "original", limit: int = 16
+) -> tuple[list[tuple[int, int | None]], int]:
+    """Which of one query's passages, rows (span start, span end, source, score; ``source``:
+    the document's place, earlier first), to report under ``mode`` (:data:`SOURCE_MODES`),
+    each with the row of its closest source (None: it is the closest), and how many holders
+    ``"all"`` left out (at most ``limit`` rows per passage: the earliest and the closest).
+
+    The closest sources are the rows :func:`cross_source_keep` keeps; taken by score, each
+    gathers the rows not yet gathered that hold it (cover half its query span): its holders.
+    ``"original"`` reports the earliest holder, ``"all"`` every holder, earliest first.
+
+    >>> rows = [(0, 100, 5, 0.9), (2, 98, 1, 0.4), (10, 20, 0, 0.1)]
+    >>> source_rows(rows, "best"), source_rows(rows), source_rows(rows, "all")
+    (([(0, None)], 0), ([(1, 0)], 0), ([(1, 0), (0, None)], 0))
+    """
+    keep = cross_source_keep(rows)
+    if mode == "best":
+        return [(i, None) for i, k in enumerate(keep) if k], 0
+    closest = sorted((i for i, k in enumerate(keep) if k), key=lambda i: (-rows[i][3], i))
+    taken = [False] * len(rows)
+    out: list[tuple[int, int | None]] = []
+    cut = 0
+    for g in closest:
+        if taken[g]:
+            continue
+        g0, g1 = rows[g][0], rows[g][1]
+        held = [
+            i
+            for i, r in enumerate(rows)
+            if not taken[i] and HOLDS * (min(r[1], g1) - max(r[0], g0)) >= g1 - g0
+        ]
+        for i in held:
+            taken[i] = True
+        held.sort(key=lambda i: (rows[i][2], rows[i][0], i))  # the earliest source first
+        if mode == "original":
+            picked = held[:1]
+        else:
+            picked = held[:limit]
+            if g not in picked:
+                picked[-1] = g
+            cut += len(held) - len(picked)
+        out += [(i, None if i == g else g) for i in picked]
+    return out, cut
 
 
 _Kept = tuple[int, int, int, int, tuple[int, int], tuple[int, int]]

@@ -46,7 +46,8 @@ class PassageOut(BaseModel):
     """A passage ``span`` of the text (code points, ``[start, end)``) also found at
     ``source_span`` of the stored document ``source_id``; ``score``: share of its word grams
     found in the source passage; ``position``/``source_position``: places in the finder;
-    ``template``: a template of the store (only reported with ``--overlap templates=keep``)."""
+    ``template``: a template of the store (only reported with ``--overlap templates=keep``);
+    ``closest_*``: the closest stored source, when ``source_id`` (the earliest) is another."""
 
     id: str | None
     span: list[int]
@@ -56,6 +57,10 @@ class PassageOut(BaseModel):
     position: int
     source_position: int
     template: bool = False
+    closest_id: str | None = None
+    closest_span: list[int] | None = None
+    closest_score: float | None = None
+    closest_position: int | None = None
 
 
 class OverlapOut(BaseModel):

@@ -77,6 +77,7 @@ class OverlapResult:
     references: int = 0  # reference documents (--against)
     templates: int = 0  # passages set aside as templates
     template_examples: tuple[tuple[Passage, str], ...] = ()  # the first few, with their text
+    sources_cut: int = 0  # sources left out by max_sources (sources="all")
 
 
 def _params(finder: OverlapFinder) -> tuple[PairParams, tuple[int, int], int, float]:
@@ -279,14 +280,14 @@ def find_overlaps(
     try:
         rows = _found(docs, params, windows, max_df, min_score, finder.max_seeds_per_gram)
         totals = docs.where("ask").agg(F.count("*"), F.sum(F.length("text"))).first()
-        found, aside = _templated(docs, rows, finder, params)
+        found, aside, cut = _templated(docs, rows, finder, params)
     finally:
         docs.unpersist()
     stats.documents = int(totals[0] or 0) if totals else 0
-    result = _result(
-        [r for r, _ in found], stats, int(totals[1] or 0) if totals else 0, columns, refs
-    )
-    return replace(result, templates=len(aside), template_examples=tuple(aside[:5]))
+    chars = int(totals[1] or 0) if totals else 0
+    result = _result(found, stats, chars, columns, refs, finder.templates == "keep")
+    examples = tuple(aside[:5])
+    return replace(result, templates=len(aside), template_examples=examples, sources_cut=cut)
 
 
 def _documents(
@@ -336,11 +337,12 @@ def _found(
 
 def _templated(
     docs: DataFrame, rows: list[Any], finder: OverlapFinder, params: PairParams
-) -> tuple[list[tuple[Any, Passage]], list[tuple[Passage, str]]]:
+) -> tuple[list[tuple[Any, Passage]], list[tuple[Passage, str]], int]:
     """The rows (sorted by query) each query reports, as the local finder reports them (the
-    cross-source rule, then the template rule), each with its passage; and the passages set
-    aside as templates, with their text."""
+    sources rule, then the template rule), each with its passage; the passages set aside as
+    templates, with their text; and the sources ``max_sources`` left out."""
     queries: list[list[Passage]] = []
+    cut = 0
     by_key: dict[tuple[Any, ...], Any] = {}
     for _, group in groupby(rows, key=lambda r: r["qord"]):
         got = []
@@ -349,10 +351,12 @@ def _templated(
             qid, sid = json.loads(r["qid"]), json.loads(r["sid"])
             got.append(Passage(qid, span, sid, source_span, r["score"], r["qord"], r["src"]))
             by_key[(r["qord"], span, r["src"], source_span)] = r
-        queries.append(cross_sourced(got))
+        reported, n = cross_sourced(got, finder.sources, finder.max_sources)
+        queries.append(reported)
+        cut += n
     queries = [got for got in queries if got]
     if not queries:
-        return [], []
+        return [], [], cut
     qords = [got[0].position for got in queries]
     wanted = sorted({p.source_position for got in queries for p in got} | set(qords))
     texts: dict[int, str] = {
@@ -386,19 +390,22 @@ def _templated(
     examples = [
         (replace(p, template=True), batch.texts[i][p.span[0] : p.span[1]]) for i, p in aside
     ]
-    return out, examples
+    return out, examples, cut
 
 
 def _result(
-    rows: list[Any],
+    rows: list[tuple[Any, Passage]],
     stats: ReadStats,
     chars: int,
     columns: tuple[str, ...],
     refs: int,
+    template: bool = False,
 ) -> OverlapResult:
+    """The CLI's rows of the reported ``rows`` (each with its passage), as the local
+    ``cli._overlap_write.row`` writes them (``template``: with the template field)."""
     out: list[dict[str, Any]] = []
     spans: dict[int, list[tuple[int, int]]] = {}
-    for r in rows:
+    for r, p in rows:
         out.append(
             {
                 "id": json.loads(r["qid"]),
@@ -407,8 +414,13 @@ def _result(
                 "source_span": [r["d0"], r["d1"]],
                 "score": r["score"],
                 "chars": r["s1"] - r["s0"],
+                "closest_id": p.closest_id,
+                "closest_span": None if p.closest_span is None else list(p.closest_span),
+                "closest_score": p.closest_score,
             }
         )
+        if template:
+            out[-1]["template"] = p.template
         if columns:  # the local rule: the record's own field, else the partition value
             rec = json.loads(r["record"])
             out[-1].update({c: rec.get(c) for c in columns})
