@@ -282,8 +282,10 @@ def test_a_huge_overlap_query_does_not_stall_other_clients(tmp_path: Path) -> No
     """While one client's overlap query aligns for seconds, another client's /healthz and
     one-document dedup post are answered before it finishes (the aligner runs without the
     GIL, off the event loop)."""
-    text = _few_words(500_000, 8, seed=9)
-    with Server(tmp_path / "data", "--no-verify") as s:
+    # 10^6 characters of 8 words: a second or more of alignment (over the default seed budget, so
+    # the budget is raised: the stall, not the refusal, is under test here)
+    text = _few_words(1_000_000, 8, seed=9)
+    with Server(tmp_path / "data", "--no-verify", "--overlap", "max_seeds_per_gram=1000") as s:
         answer(s, {"text": text, "id": "big", "store": True})
         done: dict[str, Any] = {}
 
@@ -295,7 +297,7 @@ def test_a_huge_overlap_query_does_not_stall_other_clients(tmp_path: Path) -> No
 
         worker = threading.Thread(target=big)
         worker.start()
-        time.sleep(0.3)  # the body is read and the alignment under way
+        time.sleep(0.2)  # the body is read and the alignment under way
         answered: list[float] = []
         with httpx.Client(base_url=s.url, timeout=600) as other:
             while worker.is_alive():
@@ -324,8 +326,8 @@ def test_templates_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
         with Server(data, "--no-verify", "--token", TOKEN, *options) as s:
             got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
         assert [g["passages"] for g in got] == want
-        flagged = sum(p["template"] for w in want for p in w)
-        assert (flagged > 100) if options else (flagged == 0 and any(want))
+        flagged = sum(any(p["template"] for p in w) for w in want)  # documents with one
+        assert (flagged > 40) if options else (flagged == 0 and any(want))
 
 
 def test_a_text_over_its_seed_budget_is_a_413_naming_the_limit(tmp_path: Path) -> None:
@@ -352,9 +354,6 @@ def test_a_text_over_its_seed_budget_is_a_413_naming_the_limit(tmp_path: Path) -
         assert httpx.get(s.url + "/healthz", timeout=60).json()["status"] == "ok"
         again = answer(s, {"text": other, "id": "ok", "store": True})
         assert again["stored"] and not again["known"]  # the refused batch stored nothing
-
-        flagged = sum(any(p["template"] for p in w) for w in want)  # documents with one
-        assert (flagged > 40) if options else (flagged == 0 and any(want))
 
 
 def test_sources_are_named_as_the_library_names_them(tmp_path: Path) -> None:
