@@ -45,6 +45,7 @@ import orjson
 from neardup._growable import Growable
 from neardup._params import config_difference
 from neardup._persist import JsonColumn
+from neardup._spill import SpillGrowable
 from neardup.dedup.state import DUPLICATE, UNIQUE
 from neardup.errors import ConfigMismatchError, DamagedFileError
 
@@ -130,7 +131,7 @@ class StateColumns:
         ts: Growable
         fps: Growable
         slot: Growable
-        sketches: Growable | None
+        sketches: SpillGrowable | None
         key_hi: Growable
         key_lo: Growable
         flags: Growable
@@ -309,7 +310,7 @@ class StateColumns:
         self.late = int(meta.get("late_documents", 0))
 
     def set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
-        self.sketches = Growable.wrap(sketches)
+        self.sketches = SpillGrowable.wrap(sketches)
         self.slot.writable()[positions - self.origin] = np.arange(positions.size)
 
     def rebuild_exact(self) -> None:

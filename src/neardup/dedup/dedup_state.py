@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from neardup._growable import Growable
 from neardup._persist import JsonColumn
+from neardup._spill import SpillGrowable
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
 from neardup.dedup.columns import FORGOTTEN, SEARCHED, ExactMap, StateColumns, StateFormatError
@@ -71,7 +72,8 @@ class DedupState(StateColumns):
         self.ts = Growable(np.float64)
         self.fps = Growable(np.uint64)
         self.slot = Growable(np.int64)  # row in sketches for kept docs (with a verifier)
-        self.sketches: Growable | None = None
+        # read only for verified candidates: moves to a spill file past 64 MiB (issue 39)
+        self.sketches: SpillGrowable | None = None
         self.key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
         self.key_lo = Growable(np.uint64)
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
@@ -378,7 +380,7 @@ class DedupState(StateColumns):
     def keep_sketches(self, local: np.ndarray, base: int, chunk: Chunk) -> None:
         if chunk.sketches is not None and local.size:
             if self.sketches is None:
-                self.sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
+                self.sketches = SpillGrowable(chunk.sketches.dtype, chunk.sketches.shape[1])
             rows = local + base - self.origin
             self.slot.writable()[rows] = np.arange(local.size) + self.sketches.size
             self.sketches.extend(chunk.sketches[local])
