@@ -8,10 +8,10 @@ system's temporary directory): nothing is left behind at exit, after an exceptio
 anonymous array that holds old and new buffers at once while it grows. What is read back is
 what was written, so decisions do not change.
 
->>> g = SpillGrowable(np.uint8, 4, spill_bytes=16)
+>>> g = SpillGrowable(np.uint8, 4, spill_bytes=8192)
 >>> g.extend(np.arange(12, dtype=np.uint8).reshape(3, 4)); g.spilled
 False
->>> g.extend(np.full((3, 4), 7, np.uint8)); g.spilled, g.view()[[0, 5]].tolist()
+>>> g.extend(np.full((3000, 4), 7, np.uint8)); g.spilled, g.view()[[0, 3002]].tolist()
 (True, [[0, 1, 2, 3], [7, 7, 7, 7]])
 """
 

@@ -36,7 +36,7 @@ decisions; the row stays, marked ``forgotten``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,7 @@ from neardup._growable import Growable
 from neardup._params import config_difference
 from neardup._persist import JsonColumn
 from neardup._spill import SpillGrowable
+from neardup.dedup.exact_map import ExactMap
 from neardup.dedup.state import DUPLICATE, UNIQUE
 from neardup.errors import ConfigMismatchError, DamagedFileError
 
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from neardup.dedup.candidates import CandidateIndex
 
 SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
-_LOW = (1 << 64) - 1
 
 
 class StateFormatError(DamagedFileError):
@@ -62,48 +62,6 @@ class StateFormatError(DamagedFileError):
 
 class StateConfigError(StateFormatError, ConfigMismatchError):
     """A saved dedup state of another configuration."""
-
-
-class ExactMap(dict[int, int]):
-    """The exact-text map (key -> last searched position) with an optional write log: the
-    positions written (the ``searched`` documents) and the values they replaced (for a dry
-    run's undo). ``get`` stays the plain dict's."""
-
-    _log: list[tuple[int, int | None, int]] | None = None
-
-    def __setitem__(self, key: int, value: int) -> None:
-        if self._log is not None:
-            self._log.append((key, self.get(key), value))
-        super().__setitem__(key, value)
-
-    def start_log(self) -> None:
-        self._log = []
-
-    def stop_log(self) -> list[int]:
-        """End the log; returns the positions written while it ran."""
-        log, self._log = self._log or [], None
-        return [new for _, _, new in log]
-
-    def undo_log(self) -> None:
-        log, self._log = self._log or [], None
-        for key, old, _ in reversed(log):
-            if old is None:
-                super().pop(key, None)
-            else:
-                super().__setitem__(key, old)
-
-    def arrays(self) -> dict[str, npt.NDArray[Any]]:
-        keys = np.array(list(self.keys()), dtype=object)
-        return {
-            "exact_hi": (keys >> 64).astype(np.uint64) if keys.size else np.zeros(0, np.uint64),
-            "exact_lo": (keys & _LOW).astype(np.uint64) if keys.size else np.zeros(0, np.uint64),
-            "exact_pos": np.fromiter(self.values(), np.int64, len(self)),
-        }
-
-    @classmethod
-    def from_arrays(cls, hi: npt.NDArray[Any], lo: npt.NDArray[Any], pos: npt.NDArray[Any]) -> Self:
-        keys = [(h << 64) | low for h, low in zip(hi.tolist(), lo.tolist(), strict=True)]
-        return cls(zip(keys, pos.tolist(), strict=True))
 
 
 def verifier_config(verifier: object) -> dict[str, Any] | None:
@@ -209,10 +167,8 @@ class StateColumns:
         if self.window is None or (not force and len(ex) < max(2 * floor, 65536)):
             return
         o = self.origin
-        pos = np.fromiter(ex.values(), np.int64, len(ex))
-        expired = np.floor(self.ts.view()[self.rep.view()[pos - o] - o]) < self.horizon
-        for key in np.array(list(ex.keys()), dtype=object)[expired].tolist():
-            dict.__delitem__(ex, key)
+        pos = ex.positions()
+        ex.drop(np.floor(self.ts.view()[self.rep.view()[pos - o] - o]) < self.horizon)
         self.pruned_at = len(ex)
 
     def forget(self, positions: npt.ArrayLike) -> int:
@@ -239,10 +195,8 @@ class StateColumns:
         self.flags.writable()[pos - o] |= FORGOTTEN
         ex = self.exact
         if pos.size and len(ex):
-            targets = np.fromiter(ex.values(), np.int64, len(ex))
-            gone = np.isin(targets, pos) | np.isin(self.rep.view()[targets - o], pos)
-            for key in np.array(list(ex.keys()), dtype=object)[gone].tolist():
-                dict.__delitem__(ex, key)
+            targets = ex.positions()
+            ex.drop(np.isin(targets, pos) | np.isin(self.rep.view()[targets - o], pos))
         return int(removed)
 
     def state_columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
@@ -319,14 +273,13 @@ class StateColumns:
         flags, rep, o = self.flags.view(), self.rep.view(), self.origin
         rows = np.flatnonzero((flags & SEARCHED) != 0)
         ex = ExactMap.from_arrays(self.key_hi.view()[rows], self.key_lo.view()[rows], rows + o)
-        at = np.fromiter(ex.values(), np.int64, len(ex)) - o
+        at = ex.positions() - o
         dropped = rep[at] < o  # its kept document left the saved state: expired
         kept_at = np.where(dropped, 0, rep[at] - o)
         bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
         if self.window is not None:
             bad |= np.floor(self.ts.view()[kept_at]) < self.horizon
-        for key in np.array(list(ex.keys()), dtype=object)[bad].tolist():
-            dict.__delitem__(ex, key)
+        ex.drop(bad)
         self.exact = ex
 
     def rebuild_candidates(self) -> None:

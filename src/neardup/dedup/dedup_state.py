@@ -30,8 +30,9 @@ from neardup._persist import JsonColumn
 from neardup._spill import SpillGrowable
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
-from neardup.dedup.columns import FORGOTTEN, SEARCHED, ExactMap, StateColumns, StateFormatError
+from neardup.dedup.columns import FORGOTTEN, SEARCHED, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
+from neardup.dedup.exact_map import ExactMap
 from neardup.dedup.greedy import Considered, Ledger, horizons
 from neardup.dedup.rerun import NEW, IdPositions, merge_repeats, repeats
 from neardup.dedup.similarity import decided_evidence
@@ -146,7 +147,7 @@ class DedupState(StateColumns):
         saved = (self.n_clusters, self.max_ts)
         hz = self.chunk_horizons(chunk)
         self.extend(chunk)
-        self.exact.start_log()
+        self.exact.start_log(chunk.keys)  # its keys move into the map's dict
         floor_log: list[tuple[int, float]] = []
         new = self.decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
         self.fill_similarity(base, chunk)
@@ -195,8 +196,10 @@ class DedupState(StateColumns):
         self.status.writable()[rows] = status
         self.flags.writable()[rows] = searched * SEARCHED
         keys = np.array(chunk.keys, dtype=object)[searched].tolist()
+        self.exact.start_log(keys)
         for key, p in zip(keys, pos[searched].tolist(), strict=True):
             self.exact[key] = p  # the last searched document of each key, in order
+        self.exact.stop_log()
         self.n_clusters = int(meta["clusters"])
         self.late = int(meta.get("late_documents", 0))
         if "similarity" in columns:
@@ -214,7 +217,7 @@ class DedupState(StateColumns):
         hz = self.chunk_horizons(chunk)
         self.extend(chunk)
         order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
-        self.exact.start_log()
+        self.exact.start_log(chunk.keys)  # its keys move into the map's dict
         new = self.decide_rows(chunk, order, 0, streaming=False, hz=hz)
         self.fill_similarity(0, chunk)
         self.commit(0, chunk, None, hz)
@@ -436,7 +439,7 @@ class DedupState(StateColumns):
         if kept.size:
             first.append(int(kept.min()))
         if len(self.exact):
-            at = np.fromiter(self.exact.values(), np.int64, len(self.exact))
+            at = self.exact.positions()
             first += [int(at.min()), int(self.rep.view()[at - self.origin].min())]
         return max(self.origin, min(first))
 
