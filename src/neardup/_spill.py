@@ -4,9 +4,11 @@ for verified candidates) then lives in the page cache, not in anonymous memory (
 
 The spill file is created unlinked (``tempfile.TemporaryFile`` in ``$NEARDUP_SPILL_DIR`` or the
 system's temporary directory): nothing is left behind at exit, after an exception or a
-``kill -9``. Rows are appended; growing the file (``ftruncate``) copies nothing, unlike an
-anonymous array that holds old and new buffers at once while it grows. What is read back is
-what was written, so decisions do not change.
+``kill -9``. Rows are appended with ``pwrite`` (growing copies nothing, unlike an anonymous array
+that holds old and new buffers at once while it grows) and the few rows a look-up needs are read
+with ``pread`` (:meth:`SpillGrowable.take`): the rows stay in the page cache, which the kernel
+may drop, and out of the process's resident memory. What is read back is what was written, so
+decisions do not change.
 
 >>> g = SpillGrowable(np.uint8, 4, spill_bytes=8192)
 >>> g.extend(np.arange(12, dtype=np.uint8).reshape(3, 4)); g.spilled
@@ -58,24 +60,49 @@ class SpillGrowable(Growable):
         """Whether the rows live in the spill file."""
         return self._file is not None
 
-    def reserve(self, need: int) -> npt.NDArray[Any]:
-        data = self.data
-        if data.shape[0] >= need and data.flags.writeable:
-            return data
-        row = int(np.prod(data.shape[1:], dtype=np.int64)) * data.dtype.itemsize
-        cap = max(need, int(data.shape[0] * 1.5), 1024)
-        if self._file is None and cap * row <= self.spill_bytes:
-            return super().reserve(need)
-        first = self._file is None
-        if self._file is None:  # open as long as the rows live: closed with this object
+    def extend(self, values: npt.ArrayLike) -> None:
+        arr = np.ascontiguousarray(values, dtype=self.data.dtype)
+        need = self.size + len(arr)
+        if self._file is None:
+            if self._bytes(need) <= self.spill_bytes:
+                super().extend(arr)
+                return
             self._file = tempfile.TemporaryFile(prefix="neardup-spill-", dir=_spill_dir())  # noqa: SIM115
-        os.ftruncate(self._file.fileno(), cap * row)  # sparse: no copy, no zero-filling
-        m = mmap.mmap(self._file.fileno(), cap * row, flags=mmap.MAP_SHARED)
-        grown = np.frombuffer(m, data.dtype).reshape(cap, *data.shape[1:])
-        if first:  # later growth maps the same file: its rows are there already
-            grown[: self.size] = data[: self.size]
-        self.data = grown
-        return grown
+            os.pwrite(self._file.fileno(), self.data[: self.size].tobytes(), 0)
+            self.data = self.data[:0].copy()  # dtype and width only
+        os.pwrite(self._file.fileno(), arr.tobytes(), self._bytes(self.size))
+        self.size = need
+
+    def reserve(self, need: int) -> npt.NDArray[Any]:
+        if self._file is not None:
+            raise TypeError("rows in a spill file are append-only")
+        return super().reserve(need)
+
+    def view(self) -> npt.NDArray[Any]:
+        """The rows; once spilled, a read-only map of the file, unmapped when it is freed."""
+        if self._file is None or not self.size:
+            return super().view()
+        m = mmap.mmap(self._file.fileno(), self._bytes(self.size), prot=mmap.PROT_READ)
+        return np.frombuffer(m, self.data.dtype).reshape(self.size, *self.data.shape[1:])
+
+    def take(self, rows: npt.ArrayLike) -> npt.NDArray[Any]:
+        """``view()[rows]``; a few rows of a spill file are read with ``pread`` (a map would
+        make whole 2 MB folios of the page cache resident in this process)."""
+        rows = np.asarray(rows, np.int64)
+        if self._file is None or rows.size * 64 > self.size:
+            picked: npt.NDArray[Any] = self.view()[rows]
+            return picked
+        out = np.empty((rows.size, *self.data.shape[1:]), self.data.dtype)
+        width = self._bytes(1)
+        buf, fd = out.data.cast("B"), self._file.fileno()
+        for i, r in enumerate(rows.tolist()):
+            if not 0 <= r < self.size:
+                raise IndexError(f"row {r} of {self.size}")
+            os.preadv(fd, [buf[i * width : (i + 1) * width]], r * width)
+        return out
+
+    def _bytes(self, rows: int) -> int:
+        return rows * int(np.prod(self.data.shape[1:], dtype=np.int64)) * self.data.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
@@ -83,7 +110,7 @@ class SpillGrowable(Growable):
 
     @property
     def file_bytes(self) -> int:
-        return int(self.data.nbytes) if self._file is not None else 0
+        return self._bytes(self.size) if self._file is not None else 0
 
 
 def _spill_dir() -> str | None:

@@ -154,7 +154,7 @@ class StateColumns:
             return
         rows, sk, ts = pos - self.origin, None, None
         if self.sketches is not None:
-            sk = self.sketches.view()[self.slot.view()[rows]]
+            sk = self.sketches.take(self.slot.view()[rows])
         if self.window is not None:
             ts = np.floor(self.ts.view()[rows]).astype(np.int64)
         self.candidates.add(pos, self.fps.view()[rows], sk, ts)
@@ -233,7 +233,7 @@ class StateColumns:
         if self.sketches is not None:
             slot = self.slot.view()[rows]
             sk = np.zeros((positions.size, self.sketches.data.shape[1]), self.sketches.data.dtype)
-            sk[slot >= 0] = self.sketches.view()[slot[slot >= 0]]
+            sk[slot >= 0] = self.sketches.take(slot[slot >= 0])
             cols["sketch"] = sk
         if self.ids is not None:
             data, off = self.ids.arrays()
@@ -293,7 +293,7 @@ class StateColumns:
         rows = np.flatnonzero(keep)
         if self.window is not None:
             ts = whole[rows].astype(np.int64)
-        sk = None if self.sketches is None else self.sketches.view()[self.slot.view()[rows]]
+        sk = None if self.sketches is None else self.sketches.take(self.slot.view()[rows])
         if rows.size:
             self.candidates.add(rows + self.origin, self.fps.view()[rows], sk, ts)
 

@@ -244,7 +244,7 @@ class DedupState(StateColumns):
         arrays.update({f"cand_{k}": v for k, v in cand.items()})
         if self.sketches is not None:
             rows = self.slot.view()[cand["positions"] - self.origin]
-            arrays["sketches"] = self.sketches.view()[rows]
+            arrays["sketches"] = self.sketches.take(rows)
         if self.ids is not None:
             data, off = self.ids.arrays()
             arrays["ids_data"], arrays["ids_offsets"] = data[off[cut] :], off[cut:] - off[cut]
@@ -359,7 +359,7 @@ class DedupState(StateColumns):
                 slot = self.slot.view()[r[~inside] - self.origin]
                 known = slot >= 0  # (a kept document expired before a reload has none)
                 assert self.sketches is not None
-                rep_sk[dup[~inside][known]] = self.sketches.view()[slot[known]]
+                rep_sk[dup[~inside][known]] = self.sketches.take(slot[known])
         sim, need = decided_evidence(self.verifier, status, self.dist.view()[rows], sk, rep_sk)
         if rep_sk is not None and (~inside).any():
             sim[dup[~inside][~known]] = need[dup[~inside][~known]] = np.nan
@@ -368,7 +368,7 @@ class DedupState(StateColumns):
 
     def kept_sketches(self, pos: np.ndarray) -> np.ndarray:
         assert self.sketches is not None
-        rows: np.ndarray = self.sketches.view()[self.slot.view()[pos - self.origin]]
+        rows: np.ndarray = self.sketches.take(self.slot.view()[pos - self.origin])
         return rows
 
     def index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
