@@ -22,6 +22,7 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+import weakref
 from typing import IO, Any
 
 import numpy as np
@@ -48,6 +49,8 @@ class SpillGrowable(Growable):
         super().__init__(dtype, width, capacity)
         self.spill_bytes = SPILL_BYTES if spill_bytes is None else spill_bytes
         self._file: IO[bytes] | None = None
+        self._mapped: npt.NDArray[Any] | None = None  # in a forked child: the rows, mapped
+        _LIVE.add(self)
 
     @classmethod
     def wrap(cls, arr: npt.NDArray[Any]) -> SpillGrowable:
@@ -82,6 +85,8 @@ class SpillGrowable(Growable):
         """The rows; once spilled, a read-only map of the file, unmapped when it is freed."""
         if self._file is None or not self.size:
             return super().view()
+        if self._mapped is not None:
+            return self._mapped[: self.size]
         m = mmap.mmap(self._file.fileno(), self._bytes(self.size), prot=mmap.PROT_READ)
         return np.frombuffer(m, self.data.dtype).reshape(self.size, *self.data.shape[1:])
 
@@ -89,7 +94,7 @@ class SpillGrowable(Growable):
         """``view()[rows]``; a few rows of a spill file are read with ``pread`` (a map would
         make whole 2 MB folios of the page cache resident in this process)."""
         rows = np.asarray(rows, np.int64)
-        if self._file is None or rows.size * 64 > self.size:
+        if self._file is None or self._mapped is not None or rows.size * 64 > self.size:
             picked: npt.NDArray[Any] = self.view()[rows]
             return picked
         out = np.empty((rows.size, *self.data.shape[1:]), self.data.dtype)
@@ -112,6 +117,25 @@ class SpillGrowable(Growable):
     def file_bytes(self) -> int:
         return self._bytes(self.size) if self._file is not None else 0
 
+    def map_rows(self) -> None:
+        """Read the rows through a map from now on (it outlives the file's descriptor)."""
+        if self._file is not None and self.size:
+            self._mapped = self.view()
+
 
 def _spill_dir() -> str | None:
     return os.environ.get(_SPILL_DIR) or None
+
+
+_LIVE: weakref.WeakSet[SpillGrowable] = weakref.WeakSet()
+
+
+def _map_in_child() -> None:
+    """A forked child (the service's snapshot writer) may close every inherited descriptor
+    before it reads the rows: map them while the descriptors are open."""
+    for g in list(_LIVE):
+        g.map_rows()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_map_in_child)

@@ -68,3 +68,22 @@ def test_spilled_sketches_decide_and_save_the_same(
     start = len(want) - len(got)
     for name in FIELDS:
         assert np.array_equal(getattr(got, name), getattr(want, name)[start:]), name
+
+
+def test_a_forked_child_reads_rows_after_closing_every_descriptor() -> None:
+    """The service's snapshot writer forks and closes what it inherited before saving."""
+    rows = np.arange(6000, dtype=np.int64).reshape(1000, 6)
+    g = SpillGrowable(np.int64, 6, spill_bytes=100)
+    g.extend(rows)
+    assert g.spilled
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 when it read the right rows
+        code = 1
+        try:
+            os.closerange(3, 65536)
+            code = 0 if np.array_equal(g.take([3, 999]), rows[[3, 999]]) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert np.array_equal(g.take([3, 999]), rows[[3, 999]])  # the parent still reads its file
