@@ -219,11 +219,12 @@ def state_breakdown(n: int) -> dict[str, object]:
     parts = {name: getattr(st, name).nbytes for name in columns.split()}
     ex = st.exact
     parts["sketches_anon"] = st.sketches.nbytes
-    parts["sketches_spill_file"] = st.sketches.file_bytes
+    parts["sketches_spill_file"] = getattr(st.sketches, "file_bytes", 0)  # 0: before issue 39
     parts["exact_dict"] = sys.getsizeof(ex) + sum(
         sys.getsizeof(k) + sys.getsizeof(v) for k, v in dict.items(ex)
     )
-    parts["exact_arrays"] = sum(int(a.nbytes) for a in ex.arrays().values())
+    base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
+    parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
     parts["candidate_index"] = dd._candidates.describe().get("memory_bytes", 0)
     now = _proc_status()
     anon = sum(v for k, v in parts.items() if k != "sketches_spill_file")
