@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 from neardup.dedup import exact_map
 from neardup.dedup.exact_map import ExactMap
 
-KEYS = st.sampled_from([0, 1, 5, 1 << 64, (1 << 64) + 5, (7 << 64) | 1, (1 << 128) - 1, 12345])
+KEYS = st.one_of(  # equal high halves (small keys) and any 128-bit keys
+    st.sampled_from([0, 1, 5, 1 << 64, (1 << 64) + 5, (7 << 64) | 1, (1 << 128) - 1, 12345]),
+    st.integers(0, (1 << 128) - 1),
+)
 STEP = st.tuples(
     st.sampled_from(["chunk", "dry", "drop", "freeze", "reload", "set"]),
     st.lists(st.tuples(KEYS, st.integers(0, 10**6)), max_size=8),
@@ -83,3 +86,19 @@ def test_a_dict_entry_costs_less_than_a_python_dict(n: int) -> None:
     ex.freeze(force=True)
     assert dict.__len__(ex) == 0 and len(ex) == n
     assert sum(a.nbytes for a in (ex._hi, ex._lo, ex._pos)) == 24 * n
+
+
+@pytest.mark.parametrize("bits", [128, 62])  # xxh3_128 keys; small keys (all high halves 0)
+def test_many_chunks_against_a_dict(bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(exact_map, "FREEZE_AT", 4096)
+    rng = np.random.default_rng(bits)
+    ex, ref = ExactMap(), {}
+    pool = [int(x) << (bits - 62) | int(y) for x, y in rng.integers(0, 2**62, (30_000, 2))]
+    for c in range(40):
+        keys = [pool[i] for i in rng.integers(0, len(pool), 2000)]
+        ex.start_log(keys)
+        assert [ex.get(k) for k in keys] == [ref.get(k) for k in keys], c
+        for i, k in enumerate(keys):
+            ex[k] = ref[k] = c * 2000 + i
+        ex.stop_log()
+    assert ex._live and contents(ex) == ref  # merged into the base, same contents

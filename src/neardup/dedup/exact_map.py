@@ -85,32 +85,45 @@ class ExactMap(dict[int, int]):
                 self._pos[j] = -1
                 self._live -= 1
 
+    def _rank(self, hi: npt.NDArray[np.uint64], lo: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
+        """Where each key ``(hi, lo)`` goes in the base (lexicographic, before equal keys)."""
+        left = np.searchsorted(self._hi, hi, "left")
+        right = np.searchsorted(self._hi, hi, "right")
+        at = left.copy()
+        one = right - left == 1  # the usual case: high halves of xxh3_128 keys do not repeat
+        at[one] += self._lo[left[one]] < lo[one]
+        for i in np.flatnonzero(right - left > 1).tolist():  # equal high halves (small keys)
+            a, b = int(left[i]), int(right[i])
+            at[i] = a + int(np.searchsorted(self._lo[a:b], lo[i]))
+        return at
+
     def _find(self, hi: npt.NDArray[np.uint64], lo: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
-        """Base row of each key (-1: none); equal ``hi`` halves are walked in ``lo`` order."""
-        j = np.searchsorted(self._hi, hi)
+        """Base row of each key (-1: none)."""
+        at = self._rank(hi, lo)
+        inside = np.flatnonzero(at < self._hi.size)
+        j = at[inside]
+        same = (self._hi[j] == hi[inside]) & (self._lo[j] == lo[inside])
         hit = np.full(hi.size, -1, np.int64)
-        active = np.ones(hi.size, bool)
-        n = self._hi.size
-        while True:
-            ok = active & (j < n)
-            ok[ok] = self._hi[j[ok]] == hi[ok]
-            if not ok.any():
-                return hit
-            eq = ok.copy()
-            eq[ok] = self._lo[j[ok]] == lo[ok]
-            hit[eq] = j[eq]
-            active = ok & ~eq
-            j = j + 1
+        hit[inside[same]] = j[same]
+        return hit
 
     def freeze(self, force: bool = False) -> None:
-        """Merge the dict into the base when it has grown (``force``: always)."""
+        """Merge the dict into the base when it has grown (``force``: always): the sorted tail
+        is inserted into the base (linear, no sort of the whole)."""
         tail = super().__len__()
         if not tail or (not force and tail < max(FREEZE_AT, self._live // 8)):
             return
-        hi, lo, pos = self._arrays()
+        live = self._pos >= 0
+        self._hi, self._lo, self._pos = self._hi[live], self._lo[live], self._pos[live]
+        hi, lo = _halves(list(super().keys()))
+        pos = np.fromiter(super().values(), np.int64, tail)
         order = np.lexsort((lo, hi))
-        self._hi, self._lo, self._pos = hi[order], lo[order], pos[order]
-        self._live = int(pos.size)
+        hi, lo, pos = hi[order], lo[order], pos[order]
+        at = self._rank(hi, lo)
+        self._hi = np.insert(self._hi, at, hi)
+        self._lo = np.insert(self._lo, at, lo)
+        self._pos = np.insert(self._pos, at, pos)
+        self._live = int(self._pos.size)
         dict.clear(self)
 
     def positions(self) -> npt.NDArray[np.int64]:
