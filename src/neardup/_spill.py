@@ -117,6 +117,10 @@ class SpillGrowable(Growable):
     def file_bytes(self) -> int:
         return self._bytes(self.size) if self._file is not None else 0
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A copy (``copy.deepcopy``, pickle) holds the rows in memory; it spills on its own."""
+        return (SpillGrowable.wrap, (np.array(self.view()),))
+
     def map_rows(self) -> None:
         """Read the rows through a map from now on (it outlives the file's descriptor)."""
         if self._file is not None and self.size:

@@ -3,6 +3,7 @@ saved state, nothing left on disk."""
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -87,3 +88,12 @@ def test_a_forked_child_reads_rows_after_closing_every_descriptor() -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert np.array_equal(g.take([3, 999]), rows[[3, 999]])  # the parent still reads its file
+
+
+def test_a_deep_copy_holds_the_rows() -> None:
+    g = SpillGrowable(np.int64, 2, spill_bytes=100)
+    g.extend(np.arange(200).reshape(100, 2))
+    twin = copy.deepcopy(g)
+    twin.extend([[7, 7]])
+    assert g.spilled and g.size == 100 and twin.size == 101
+    assert np.array_equal(twin.view()[:100], g.view())
