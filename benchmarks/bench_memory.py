@@ -17,8 +17,17 @@ nothing is an exact copy of a repeat, plus 5 % planted near-copies), ``neardup d
 and on its first ``N // 10`` documents; per document = (peak(N) - peak(N/10)) / (0.9 N), the
 memory that grows with the input, next to peak(N) / N.
 
+``--state N`` (issue 39): where the bytes per document go, in process, on the synthetic stream
+of ``bench_scale.py index`` (random fingerprints and 193-value sketches, 5 % planted copies,
+random 128-bit exact keys; no fingerprinting, so it isolates what grows with N): bytes per
+document of each per-document column, the sketches (anonymous, or in the spill file), the
+exact-text map (its dict and its arrays), the candidate index; peak RSS and anonymous vs
+file-backed RSS (``/proc/self/status``) less the benchmark's own copies of the stream (202 B
+per document), and CPU seconds (``time.process_time``; re-time on a quiet machine).
+
     python benchmarks/bench_memory.py                    # Reuters, ~30 s
     python benchmarks/bench_memory.py --docs 200000      # + bytes per document, ~2 min
+    python benchmarks/bench_memory.py --state 1000000    # state breakdown only, ~1 min
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from neardup.eval.corpora import corpora_dir
 
@@ -164,11 +174,82 @@ def per_document(n: int, repeat: int) -> dict[str, object]:
     }
 
 
+def _proc_status() -> dict[str, int]:
+    """Peak and current RSS, anonymous and file-backed (bytes), of this process."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def _feed_synthetic(n_total: int) -> tuple[Any, float, int]:
+    """``Deduplicator()`` fed ``n_total`` synthetic documents (module docs); returns it, the
+    CPU seconds of the run and the bytes of the benchmark's own arrays."""
+    import numpy as np
+
+    from bench_scale import CHUNK, WIDTH, _plant, _Prepared, _synthetic_chunk
+
+    rng = np.random.default_rng(0)
+    dd = _Prepared()
+    all_fps, is_copy = np.zeros(n_total, np.uint64), np.zeros(n_total, bool)
+    all_sk = np.zeros((n_total, WIDTH), np.uint8)
+    cpu, base = time.process_time(), 0
+    while base < n_total:
+        n = min(CHUNK, n_total - base)
+        chunk, copies, orig = _synthetic_chunk(rng, n, base, 0.05, is_copy)
+        _plant(rng, chunk, base, copies, orig, all_fps, all_sk, 0.9)
+        hi, lo = rng.integers(0, 2**63, (2, n)).tolist()
+        chunk.keys.extend((h << 65) | (x << 1) | 1 for h, x in zip(hi, lo, strict=True))
+        all_fps[base : base + n], all_sk[base : base + n] = chunk.fps, chunk.sketches
+        dd._next_chunk = chunk
+        dd.feed([""] * n)
+        base += n
+    return dd, time.process_time() - cpu, all_fps.nbytes + all_sk.nbytes + is_copy.nbytes
+
+
+def state_breakdown(n: int) -> dict[str, object]:
+    """Bytes per document of each part of the dedup state after ``n`` synthetic documents."""
+    start = _proc_status()
+    dd, cpu, own = _feed_synthetic(n)
+    st = dd._state
+    columns = "rep dist cluster status ts fps slot key_hi key_lo flags sim need floor"
+    parts = {name: getattr(st, name).nbytes for name in columns.split()}
+    ex = st.exact
+    parts["sketches_anon"] = st.sketches.nbytes
+    parts["sketches_spill_file"] = getattr(st.sketches, "file_bytes", 0)  # 0: before issue 39
+    parts["exact_dict"] = sys.getsizeof(ex) + sum(
+        sys.getsizeof(k) + sys.getsizeof(v) for k, v in dict.items(ex)
+    )
+    base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
+    parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
+    parts["candidate_index"] = dd._candidates.describe().get("memory_bytes", 0)
+    now = _proc_status()
+    anon = sum(v for k, v in parts.items() if k != "sketches_spill_file")
+    return {
+        "docs": n,
+        "kept": len(dd._candidates),
+        "cpu_us_per_doc": round(1e6 * cpu / n, 2),
+        "bytes_per_doc": {k: round(v / n, 1) for k, v in parts.items()},
+        "in_memory_bytes_per_doc": round(anon / n, 1),
+        "peak_rss_bytes_per_doc": round((now["VmHWM"] - start["VmRSS"] - own) / n, 1),
+        "rss_anon_MiB": round(now["RssAnon"] / 2**20, 1),
+        "rss_file_MiB": round(now["RssFile"] / 2**20, 1),
+        "benchmark_arrays_MiB": round(own / 2**20, 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--docs", type=int, default=0, help="also bytes per document at N docs")
+    ap.add_argument("--state", type=int, default=0, help="only the state breakdown at N docs")
     args = ap.parse_args()
+    if args.state:
+        print(json.dumps(state_breakdown(args.state)), flush=True)
+        return
     reuters = corpora_dir() / "reuters21578/docs.jsonl.gz"
     print(json.dumps(compare(reuters, args.repeat)), flush=True)
     if args.docs:

@@ -37,7 +37,7 @@ decisions; the row stays, marked ``forgotten``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,8 @@ import orjson
 from neardup._growable import Growable
 from neardup._params import config_difference, older_cluster_rule
 from neardup._persist import JsonColumn
+from neardup._spill import SpillGrowable
+from neardup.dedup.exact_map import ExactMap
 from neardup.dedup.state import DUPLICATE, UNIQUE
 from neardup.errors import ConfigMismatchError, DamagedFileError
 
@@ -53,7 +55,6 @@ if TYPE_CHECKING:
     from neardup.dedup.candidates import CandidateIndex
 
 SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
-_LOW = (1 << 64) - 1
 
 
 class StateFormatError(DamagedFileError):
@@ -62,48 +63,6 @@ class StateFormatError(DamagedFileError):
 
 class StateConfigError(StateFormatError, ConfigMismatchError):
     """A saved dedup state of another configuration."""
-
-
-class ExactMap(dict[int, int]):
-    """The exact-text map (key -> last searched position) with an optional write log: the
-    positions written (the ``searched`` documents) and the values they replaced (for a dry
-    run's undo). ``get`` stays the plain dict's."""
-
-    _log: list[tuple[int, int | None, int]] | None = None
-
-    def __setitem__(self, key: int, value: int) -> None:
-        if self._log is not None:
-            self._log.append((key, self.get(key), value))
-        super().__setitem__(key, value)
-
-    def start_log(self) -> None:
-        self._log = []
-
-    def stop_log(self) -> list[int]:
-        """End the log; returns the positions written while it ran."""
-        log, self._log = self._log or [], None
-        return [new for _, _, new in log]
-
-    def undo_log(self) -> None:
-        log, self._log = self._log or [], None
-        for key, old, _ in reversed(log):
-            if old is None:
-                super().pop(key, None)
-            else:
-                super().__setitem__(key, old)
-
-    def arrays(self) -> dict[str, npt.NDArray[Any]]:
-        keys = np.array(list(self.keys()), dtype=object)
-        return {
-            "exact_hi": (keys >> 64).astype(np.uint64) if keys.size else np.zeros(0, np.uint64),
-            "exact_lo": (keys & _LOW).astype(np.uint64) if keys.size else np.zeros(0, np.uint64),
-            "exact_pos": np.fromiter(self.values(), np.int64, len(self)),
-        }
-
-    @classmethod
-    def from_arrays(cls, hi: npt.NDArray[Any], lo: npt.NDArray[Any], pos: npt.NDArray[Any]) -> Self:
-        keys = [(h << 64) | low for h, low in zip(hi.tolist(), lo.tolist(), strict=True)]
-        return cls(zip(keys, pos.tolist(), strict=True))
 
 
 def verifier_config(verifier: object) -> dict[str, Any] | None:
@@ -131,7 +90,7 @@ class StateColumns:
         ts: Growable
         fps: Growable
         slot: Growable
-        sketches: Growable | None
+        sketches: SpillGrowable | None
         key_hi: Growable
         key_lo: Growable
         flags: Growable
@@ -196,7 +155,7 @@ class StateColumns:
             return
         rows, sk, ts = pos - self.origin, None, None
         if self.sketches is not None:
-            sk = self.sketches.view()[self.slot.view()[rows]]
+            sk = self.sketches.take(self.slot.view()[rows])
         if self.window is not None:
             ts = np.floor(self.ts.view()[rows]).astype(np.int64)
         self.candidates.add(pos, self.fps.view()[rows], sk, ts)
@@ -209,10 +168,8 @@ class StateColumns:
         if self.window is None or (not force and len(ex) < max(2 * floor, 65536)):
             return
         o = self.origin
-        pos = np.fromiter(ex.values(), np.int64, len(ex))
-        expired = np.floor(self.ts.view()[self.rep.view()[pos - o] - o]) < self.horizon
-        for key in np.array(list(ex.keys()), dtype=object)[expired].tolist():
-            dict.__delitem__(ex, key)
+        pos = ex.positions()
+        ex.drop(np.floor(self.ts.view()[self.rep.view()[pos - o] - o]) < self.horizon)
         self.pruned_at = len(ex)
 
     def forget(self, positions: npt.ArrayLike) -> int:
@@ -239,10 +196,8 @@ class StateColumns:
         self.flags.writable()[pos - o] |= FORGOTTEN
         ex = self.exact
         if pos.size and len(ex):
-            targets = np.fromiter(ex.values(), np.int64, len(ex))
-            gone = np.isin(targets, pos) | np.isin(self.rep.view()[targets - o], pos)
-            for key in np.array(list(ex.keys()), dtype=object)[gone].tolist():
-                dict.__delitem__(ex, key)
+            targets = ex.positions()
+            ex.drop(np.isin(targets, pos) | np.isin(self.rep.view()[targets - o], pos))
         return int(removed)
 
     def state_columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
@@ -280,7 +235,7 @@ class StateColumns:
         if self.sketches is not None:
             slot = self.slot.view()[rows]
             sk = np.zeros((positions.size, self.sketches.data.shape[1]), self.sketches.data.dtype)
-            sk[slot >= 0] = self.sketches.view()[slot[slot >= 0]]
+            sk[slot >= 0] = self.sketches.take(slot[slot >= 0])
             cols["sketch"] = sk
         if self.ids is not None:
             data, off = self.ids.arrays()
@@ -311,7 +266,7 @@ class StateColumns:
         self.late = int(meta.get("late_documents", 0))
 
     def set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
-        self.sketches = Growable.wrap(sketches)
+        self.sketches = SpillGrowable.wrap(sketches)
         self.slot.writable()[positions - self.origin] = np.arange(positions.size)
 
     def rebuild_exact(self) -> None:
@@ -320,14 +275,13 @@ class StateColumns:
         flags, rep, o = self.flags.view(), self.rep.view(), self.origin
         rows = np.flatnonzero((flags & SEARCHED) != 0)
         ex = ExactMap.from_arrays(self.key_hi.view()[rows], self.key_lo.view()[rows], rows + o)
-        at = np.fromiter(ex.values(), np.int64, len(ex)) - o
+        at = ex.positions() - o
         dropped = rep[at] < o  # its kept document left the saved state: expired
         kept_at = np.where(dropped, 0, rep[at] - o)
         bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
         if self.window is not None:
             bad |= np.floor(self.ts.view()[kept_at]) < self.horizon
-        for key in np.array(list(ex.keys()), dtype=object)[bad].tolist():
-            dict.__delitem__(ex, key)
+        ex.drop(bad)
         self.exact = ex
 
     def rebuild_candidates(self) -> None:
@@ -341,7 +295,7 @@ class StateColumns:
         rows = np.flatnonzero(keep)
         if self.window is not None:
             ts = whole[rows].astype(np.int64)
-        sk = None if self.sketches is None else self.sketches.view()[self.slot.view()[rows]]
+        sk = None if self.sketches is None else self.sketches.take(self.slot.view()[rows])
         if rows.size:
             self.candidates.add(rows + self.origin, self.fps.view()[rows], sk, ts)
 

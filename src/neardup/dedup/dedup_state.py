@@ -27,10 +27,12 @@ import numpy.typing as npt
 
 from neardup._growable import Growable
 from neardup._persist import JsonColumn
+from neardup._spill import SpillGrowable
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
-from neardup.dedup.columns import FORGOTTEN, SEARCHED, ExactMap, StateColumns, StateFormatError
+from neardup.dedup.columns import FORGOTTEN, SEARCHED, StateColumns, StateFormatError
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
+from neardup.dedup.exact_map import ExactMap
 from neardup.dedup.greedy import Considered, Ledger, horizons
 from neardup.dedup.rerun import NEW, IdPositions, merge_repeats, repeats
 from neardup.dedup.similarity import decided_evidence
@@ -71,7 +73,8 @@ class DedupState(StateColumns):
         self.ts = Growable(np.float64)
         self.fps = Growable(np.uint64)
         self.slot = Growable(np.int64)  # row in sketches for kept docs (with a verifier)
-        self.sketches: Growable | None = None
+        # read only for verified candidates: moves to a spill file past 64 MiB (issue 39)
+        self.sketches: SpillGrowable | None = None
         self.key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
         self.key_lo = Growable(np.uint64)
         self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
@@ -144,7 +147,7 @@ class DedupState(StateColumns):
         saved = (self.n_clusters, self.max_ts)
         hz = self.chunk_horizons(chunk)
         self.extend(chunk)
-        self.exact.start_log()
+        self.exact.start_log(chunk.keys)  # its keys move into the map's dict
         floor_log: list[tuple[int, float]] = []
         new = self.decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
         self.fill_similarity(base, chunk)
@@ -193,8 +196,10 @@ class DedupState(StateColumns):
         self.status.writable()[rows] = status
         self.flags.writable()[rows] = searched * SEARCHED
         keys = np.array(chunk.keys, dtype=object)[searched].tolist()
+        self.exact.start_log(keys)
         for key, p in zip(keys, pos[searched].tolist(), strict=True):
             self.exact[key] = p  # the last searched document of each key, in order
+        self.exact.stop_log()
         self.n_clusters = int(meta["clusters"])
         self.late = int(meta.get("late_documents", 0))
         if "threshold" in columns:
@@ -214,7 +219,7 @@ class DedupState(StateColumns):
         hz = self.chunk_horizons(chunk)
         self.extend(chunk)
         order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
-        self.exact.start_log()
+        self.exact.start_log(chunk.keys)  # its keys move into the map's dict
         new = self.decide_rows(chunk, order, 0, streaming=False, hz=hz)
         self.fill_similarity(0, chunk)
         self.commit(0, chunk, None, hz)
@@ -241,7 +246,7 @@ class DedupState(StateColumns):
         arrays.update({f"cand_{k}": v for k, v in cand.items()})
         if self.sketches is not None:
             rows = self.slot.view()[cand["positions"] - self.origin]
-            arrays["sketches"] = self.sketches.view()[rows]
+            arrays["sketches"] = self.sketches.take(rows)
         if self.ids is not None:
             data, off = self.ids.arrays()
             arrays["ids_data"], arrays["ids_offsets"] = data[off[cut] :], off[cut:] - off[cut]
@@ -356,7 +361,7 @@ class DedupState(StateColumns):
                 slot = self.slot.view()[r[~inside] - self.origin]
                 known = slot >= 0  # (a kept document expired before a reload has none)
                 assert self.sketches is not None
-                rep_sk[dup[~inside][known]] = self.sketches.view()[slot[known]]
+                rep_sk[dup[~inside][known]] = self.sketches.take(slot[known])
         sim, need = decided_evidence(self.verifier, status, self.dist.view()[rows], sk, rep_sk)
         if rep_sk is not None and (~inside).any():
             sim[dup[~inside][~known]] = need[dup[~inside][~known]] = np.nan
@@ -365,7 +370,7 @@ class DedupState(StateColumns):
 
     def kept_sketches(self, pos: np.ndarray) -> np.ndarray:
         assert self.sketches is not None
-        rows: np.ndarray = self.sketches.view()[self.slot.view()[pos - self.origin]]
+        rows: np.ndarray = self.sketches.take(self.slot.view()[pos - self.origin])
         return rows
 
     def index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
@@ -380,7 +385,7 @@ class DedupState(StateColumns):
     def keep_sketches(self, local: np.ndarray, base: int, chunk: Chunk) -> None:
         if chunk.sketches is not None and local.size:
             if self.sketches is None:
-                self.sketches = Growable(chunk.sketches.dtype, chunk.sketches.shape[1])
+                self.sketches = SpillGrowable(chunk.sketches.dtype, chunk.sketches.shape[1])
             rows = local + base - self.origin
             self.slot.writable()[rows] = np.arange(local.size) + self.sketches.size
             self.sketches.extend(chunk.sketches[local])
@@ -436,7 +441,7 @@ class DedupState(StateColumns):
         if kept.size:
             first.append(int(kept.min()))
         if len(self.exact):
-            at = np.fromiter(self.exact.values(), np.int64, len(self.exact))
+            at = self.exact.positions()
             first += [int(at.min()), int(self.rep.view()[at - self.origin].min())]
         return max(self.origin, min(first))
 

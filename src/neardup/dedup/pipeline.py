@@ -410,6 +410,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             "clusters": st.n_clusters,
             "state_bytes": state,
             "sketch_bytes": 0 if st.sketches is None else st.sketches.nbytes,
+            "sketch_file_bytes": 0 if st.sketches is None else st.sketches.file_bytes,
             "config_id": self.config_id,
             "fingerprinter_config_id": self.fingerprinter.config_id,
             "late_documents": st.late,

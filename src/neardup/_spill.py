@@ -1,0 +1,145 @@
+"""A :class:`~neardup._growable.Growable` whose rows move to a memory-mapped spill file once
+they pass a size: the bulk of a long run (the verifier sketches of kept documents, read only
+for verified candidates) then lives in the page cache, not in anonymous memory (issue 39).
+
+The spill file is created unlinked (``tempfile.TemporaryFile`` in ``$NEARDUP_SPILL_DIR`` or the
+system's temporary directory): nothing is left behind at exit, after an exception or a
+``kill -9``. Rows are appended with ``pwrite`` (growing copies nothing, unlike an anonymous array
+that holds old and new buffers at once while it grows) and the few rows a look-up needs are read
+with ``pread`` (:meth:`SpillGrowable.take`): the rows stay in the page cache, which the kernel
+may drop, and out of the process's resident memory. What is read back is what was written, so
+decisions do not change.
+
+>>> g = SpillGrowable(np.uint8, 4, spill_bytes=8192)
+>>> g.extend(np.arange(12, dtype=np.uint8).reshape(3, 4)); g.spilled
+False
+>>> g.extend(np.full((3000, 4), 7, np.uint8)); g.spilled, g.view()[[0, 3002]].tolist()
+(True, [[0, 1, 2, 3], [7, 7, 7, 7]])
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+import weakref
+from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup._growable import Growable
+
+SPILL_BYTES = 64 << 20  # below this the rows stay in memory (small runs make no file)
+_SPILL_DIR = "NEARDUP_SPILL_DIR"
+
+
+class SpillGrowable(Growable):
+    """A growable whose buffer becomes a shared map of an unlinked temporary file once it would
+    pass ``spill_bytes`` (module docs). ``nbytes`` counts anonymous memory only; ``file_bytes``
+    the mapped file."""
+
+    def __init__(
+        self,
+        dtype: Any,
+        width: int | None = None,
+        capacity: int = 0,
+        spill_bytes: int | None = None,
+    ) -> None:
+        super().__init__(dtype, width, capacity)
+        self.spill_bytes = SPILL_BYTES if spill_bytes is None else spill_bytes
+        self._file: IO[bytes] | None = None
+        self._mapped: npt.NDArray[Any] | None = None  # in a forked child: the rows, mapped
+        _LIVE.add(self)
+
+    @classmethod
+    def wrap(cls, arr: npt.NDArray[Any]) -> SpillGrowable:
+        g = cls(arr.dtype, None if arr.ndim == 1 else arr.shape[1])
+        g.data, g.size = arr, int(arr.shape[0])
+        return g
+
+    @property
+    def spilled(self) -> bool:
+        """Whether the rows live in the spill file."""
+        return self._file is not None
+
+    def extend(self, values: npt.ArrayLike) -> None:
+        arr = np.ascontiguousarray(values, dtype=self.data.dtype)
+        need = self.size + len(arr)
+        if self._file is None:
+            if self._bytes(need) <= self.spill_bytes:
+                super().extend(arr)
+                return
+            self._file = tempfile.TemporaryFile(prefix="neardup-spill-", dir=_spill_dir())  # noqa: SIM115
+            os.pwrite(self._file.fileno(), self.data[: self.size].tobytes(), 0)
+            self.data = self.data[:0].copy()  # dtype and width only
+        os.pwrite(self._file.fileno(), arr.tobytes(), self._bytes(self.size))
+        self.size = need
+
+    def reserve(self, need: int) -> npt.NDArray[Any]:
+        if self._file is not None:
+            raise TypeError("rows in a spill file are append-only")
+        return super().reserve(need)
+
+    def view(self) -> npt.NDArray[Any]:
+        """The rows; once spilled, a read-only map of the file, unmapped when it is freed."""
+        if self._file is None or not self.size:
+            return super().view()
+        if self._mapped is not None:
+            return self._mapped[: self.size]
+        m = mmap.mmap(self._file.fileno(), self._bytes(self.size), prot=mmap.PROT_READ)
+        return np.frombuffer(m, self.data.dtype).reshape(self.size, *self.data.shape[1:])
+
+    def take(self, rows: npt.ArrayLike) -> npt.NDArray[Any]:
+        """``view()[rows]``; a few rows of a spill file are read with ``pread`` (a map would
+        make whole 2 MB folios of the page cache resident in this process)."""
+        rows = np.asarray(rows, np.int64)
+        if self._file is None or self._mapped is not None or rows.size * 64 > self.size:
+            picked: npt.NDArray[Any] = self.view()[rows]
+            return picked
+        out = np.empty((rows.size, *self.data.shape[1:]), self.data.dtype)
+        width = self._bytes(1)
+        buf, fd = out.data.cast("B"), self._file.fileno()
+        for i, r in enumerate(rows.tolist()):
+            if not 0 <= r < self.size:
+                raise IndexError(f"row {r} of {self.size}")
+            os.preadv(fd, [buf[i * width : (i + 1) * width]], r * width)
+        return out
+
+    def _bytes(self, rows: int) -> int:
+        return rows * int(np.prod(self.data.shape[1:], dtype=np.int64)) * self.data.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return 0 if self._file is not None else int(self.data.nbytes)
+
+    @property
+    def file_bytes(self) -> int:
+        return self._bytes(self.size) if self._file is not None else 0
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A copy (``copy.deepcopy``, pickle) holds the rows in memory; it spills on its own."""
+        return (SpillGrowable.wrap, (np.array(self.view()),))
+
+    def map_rows(self) -> None:
+        """Read the rows through a map from now on (it outlives the file's descriptor)."""
+        if self._file is not None and self.size:
+            self._mapped = self.view()
+
+
+def _spill_dir() -> str | None:
+    return os.environ.get(_SPILL_DIR) or None
+
+
+_LIVE: weakref.WeakSet[SpillGrowable] = weakref.WeakSet()
+
+
+def _map_in_child() -> None:
+    """A forked child (the service's snapshot writer) may close every inherited descriptor
+    before it reads the rows: map them while the descriptors are open."""
+    for g in list(_LIVE):
+        g.map_rows()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_map_in_child)

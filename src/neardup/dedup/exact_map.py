@@ -1,0 +1,176 @@
+"""The exact-text map (normalised-text key -> last searched position) in two tiers (issue 39).
+
+A Python dict of 128-bit keys costs ~114 bytes per entry at 10^6 documents (the dict slot, the
+key's int object, the value's). Here the bulk lives in sorted numpy arrays (``hi``, ``lo``
+halves of the key, ``pos``: 24 bytes per entry) and only recent entries in the dict (the
+tail). Every key lives in one tier only. Before a chunk is decided, :meth:`ExactMap.start_log`
+moves the base entries of the chunk's keys into the tail (one vectorised search), so the
+decision loop reads and writes the plain dict (``get`` is the dict's own, as fast as before)
+and sees exactly what one dict would hold. When the tail has grown (past ``FREEZE_AT`` entries
+and an eighth of the base), :meth:`ExactMap.stop_log` merges it into the base.
+
+>>> ex = ExactMap()
+>>> ex.start_log([5, 7]); ex[5] = 0; ex[7] = 1; ex.stop_log()
+[0, 1]
+>>> ex.freeze(force=True); len(ex), dict.__len__(ex), ex.get(5)  # in the base: not in the dict
+(2, 0, None)
+>>> ex.start_log([5, 9]); ex.get(5), ex.get(9)  # moved back into the dict for this chunk
+(0, None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Self
+
+import numpy as np
+import numpy.typing as npt
+
+_LOW = (1 << 64) - 1
+FREEZE_AT = 1 << 16  # tail entries before a merge into the base (and >= base / 8)
+
+
+class ExactMap(dict[int, int]):
+    """Key -> last searched position, a sorted base and a dict tail (module docs), with an
+    optional write log: the positions written (the ``searched`` documents) and the values they
+    replaced (for a dry run's undo)."""
+
+    _log: list[tuple[int, int | None, int]] | None = None
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._hi = np.zeros(0, np.uint64)  # base, sorted by (hi, lo)
+        self._lo = np.zeros(0, np.uint64)
+        self._pos = np.zeros(0, np.int64)  # -1: moved to the tail or dropped
+        self._live = 0
+
+    def __len__(self) -> int:
+        return super().__len__() + self._live
+
+    def __setitem__(self, key: int, value: int) -> None:
+        if self._log is not None:
+            self._log.append((key, self.get(key), value))
+        elif self._live and not super().__contains__(key):
+            self.promote([key])  # outside a chunk: keep each key in one tier
+        super().__setitem__(key, value)
+
+    def start_log(self, keys: Iterable[int] = ()) -> None:
+        """Log the writes of a chunk whose keys are ``keys`` (moved into the dict first)."""
+        self.promote(keys)
+        self._log = []
+
+    def stop_log(self) -> list[int]:
+        """End the log; returns the positions written while it ran."""
+        log, self._log = self._log or [], None
+        self.freeze()
+        return [new for _, _, new in log]
+
+    def undo_log(self) -> None:
+        log, self._log = self._log or [], None
+        for key, old, _ in reversed(log):
+            if old is None:
+                super().pop(key, None)
+            else:
+                super().__setitem__(key, old)
+
+    def promote(self, keys: Iterable[int]) -> None:
+        """Move the base entries of ``keys`` into the dict."""
+        if not self._live:
+            return
+        hi, lo = _halves(list(keys))
+        for j in np.unique(self._find(hi, lo)).tolist():
+            if j >= 0 and self._pos[j] >= 0:
+                key = (int(self._hi[j]) << 64) | int(self._lo[j])
+                super().__setitem__(key, int(self._pos[j]))
+                self._pos[j] = -1
+                self._live -= 1
+
+    def _rank(self, hi: npt.NDArray[np.uint64], lo: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
+        """Where each key ``(hi, lo)`` goes in the base (lexicographic, before equal keys)."""
+        left = np.searchsorted(self._hi, hi, "left")
+        right = np.searchsorted(self._hi, hi, "right")
+        at = left.copy()
+        one = right - left == 1  # the usual case: high halves of xxh3_128 keys do not repeat
+        at[one] += self._lo[left[one]] < lo[one]
+        for i in np.flatnonzero(right - left > 1).tolist():  # equal high halves (small keys)
+            a, b = int(left[i]), int(right[i])
+            at[i] = a + int(np.searchsorted(self._lo[a:b], lo[i]))
+        return at
+
+    def _find(self, hi: npt.NDArray[np.uint64], lo: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
+        """Base row of each key (-1: none)."""
+        at = self._rank(hi, lo)
+        inside = np.flatnonzero(at < self._hi.size)
+        j = at[inside]
+        same = (self._hi[j] == hi[inside]) & (self._lo[j] == lo[inside])
+        hit = np.full(hi.size, -1, np.int64)
+        hit[inside[same]] = j[same]
+        return hit
+
+    def freeze(self, force: bool = False) -> None:
+        """Merge the dict into the base when it has grown (``force``: always): the sorted tail
+        is inserted into the base (linear, no sort of the whole)."""
+        tail = super().__len__()
+        if not tail or (not force and tail < max(FREEZE_AT, self._live // 8)):
+            return
+        live = self._pos >= 0
+        self._hi, self._lo, self._pos = self._hi[live], self._lo[live], self._pos[live]
+        hi, lo = _halves(list(super().keys()))
+        pos = np.fromiter(super().values(), np.int64, tail)
+        order = np.lexsort((lo, hi))
+        hi, lo, pos = hi[order], lo[order], pos[order]
+        at = self._rank(hi, lo)
+        self._hi = np.insert(self._hi, at, hi)
+        self._lo = np.insert(self._lo, at, lo)
+        self._pos = np.insert(self._pos, at, pos)
+        self._live = int(self._pos.size)
+        dict.clear(self)
+
+    def positions(self) -> npt.NDArray[np.int64]:
+        """Every entry's position (base first, then the dict, in :meth:`drop` order)."""
+        tail = np.fromiter(super().values(), np.int64, super().__len__())
+        return np.concatenate([self._pos[self._pos >= 0], tail])
+
+    def drop(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Drop the entries where ``mask`` (over :meth:`positions`) is true."""
+        base = np.flatnonzero(self._pos >= 0)
+        self._pos[base[mask[: base.size]]] = -1
+        self._live -= int(mask[: base.size].sum())
+        keys = list(super().keys())
+        for i in np.flatnonzero(mask[base.size :]).tolist():
+            super().__delitem__(keys[i])
+
+    def _arrays(self) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]:
+        live = self._pos >= 0
+        hi, lo = _halves(list(super().keys()))
+        return (
+            np.concatenate([self._hi[live], hi]),
+            np.concatenate([self._lo[live], lo]),
+            self.positions(),
+        )
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        hi, lo, pos = self._arrays()
+        return {"exact_hi": hi, "exact_lo": lo, "exact_pos": pos}
+
+    @classmethod
+    def from_arrays(cls, hi: npt.NDArray[Any], lo: npt.NDArray[Any], pos: npt.NDArray[Any]) -> Self:
+        """The map of keys ``hi << 64 | lo`` -> ``pos`` (all in the base); of a key given more
+        than once the last entry wins, as in a dict."""
+        ex = cls()
+        order = np.lexsort((lo, hi))  # stable: equal keys stay in the given order
+        hi, lo = np.asarray(hi, np.uint64)[order], np.asarray(lo, np.uint64)[order]
+        last = np.ones(hi.size, bool)
+        last[:-1] = (hi[1:] != hi[:-1]) | (lo[1:] != lo[:-1])
+        ex._hi, ex._lo = hi[last], lo[last]
+        ex._pos = np.asarray(pos, np.int64)[order][last]
+        ex._live = int(ex._pos.size)
+        return ex
+
+
+def _halves(keys: list[int]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """The high and low 64-bit halves of 128-bit keys."""
+    if not keys:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+    k = np.array(keys, dtype=object)
+    return (k >> 64).astype(np.uint64), (k & _LOW).astype(np.uint64)

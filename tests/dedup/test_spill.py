@@ -1,0 +1,99 @@
+"""Sketches of kept documents in a memory-mapped spill file (issue 39): same decisions, same
+saved state, nothing left on disk."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup import Deduplicator, _spill
+from neardup._spill import SpillGrowable
+
+from tests.dedup.test_state import FIELDS, corpus, feed_all
+
+DIRS = ("spilled", "memory")
+
+
+def test_rows_survive_spilling_and_growth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARDUP_SPILL_DIR", str(tmp_path))
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 256, (5000, 7), dtype=np.uint8)
+    g = SpillGrowable(np.uint8, 7, spill_bytes=100)
+    for a in range(0, len(rows), 333):  # many growths of the file
+        g.extend(rows[a : a + 333])
+    assert g.spilled and g.nbytes == 0 and g.file_bytes >= rows.nbytes
+    assert np.array_equal(g.view(), rows)
+    assert os.listdir(tmp_path) == []  # the file is unlinked from the start
+
+
+def test_read_only_rows_are_copied_into_the_spill_file() -> None:
+    ro = np.arange(40, dtype=np.int64).reshape(10, 4)
+    ro.flags.writeable = False
+    g = SpillGrowable.wrap(ro)
+    g.spill_bytes = 64
+    g.extend(np.full((1, 4), -1))
+    assert g.spilled and g.view()[:10].tolist() == ro.tolist() and g.view()[10].tolist() == [-1] * 4
+
+
+@pytest.mark.parametrize("window", [None, 50.0])
+def test_spilled_sketches_decide_and_save_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: float | None
+) -> None:
+    texts = corpus(900, seed=3)
+    ts = [float(i // 9) for i in range(len(texts))] if window else None
+    ref = Deduplicator(window=window)
+    feed_all(ref, texts, ts, 128)
+    monkeypatch.setattr(_spill, "SPILL_BYTES", 1000)  # every run spills after a few documents
+    dd = Deduplicator(window=window)
+    feed_all(dd, texts[:450], None if ts is None else ts[:450], 128)
+    assert dd._state.sketches is not None and dd._state.sketches.spilled
+    dd.save(tmp_path / "spilled")
+    ref_half = Deduplicator(window=window)
+    feed_all(ref_half, texts[:450], None if ts is None else ts[:450], 128)
+    monkeypatch.setattr(_spill, "SPILL_BYTES", 64 << 20)
+    ref_half.save(tmp_path / "memory")
+    live = {d: tmp_path / d / (tmp_path / d / "CURRENT").read_text().strip() for d in DIRS}
+    assert "sketches.npy" in os.listdir(live["memory"])
+    for name in sorted(os.listdir(live["memory"])):
+        if name.endswith(".npy"):
+            a, b = (np.load(live[d] / name) for d in DIRS)
+            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+    monkeypatch.setattr(_spill, "SPILL_BYTES", 1000)
+    back = Deduplicator.load(tmp_path / "spilled")
+    feed_all(back, texts[450:], None if ts is None else ts[450:], 128)
+    got, want = back.decisions(), ref.decisions()
+    start = len(want) - len(got)
+    for name in FIELDS:
+        assert np.array_equal(getattr(got, name), getattr(want, name)[start:]), name
+
+
+def test_a_forked_child_reads_rows_after_closing_every_descriptor() -> None:
+    """The service's snapshot writer forks and closes what it inherited before saving."""
+    rows = np.arange(6000, dtype=np.int64).reshape(1000, 6)
+    g = SpillGrowable(np.int64, 6, spill_bytes=100)
+    g.extend(rows)
+    assert g.spilled
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 when it read the right rows
+        code = 1
+        try:
+            os.closerange(3, 65536)
+            code = 0 if np.array_equal(g.take([3, 999]), rows[[3, 999]]) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert np.array_equal(g.take([3, 999]), rows[[3, 999]])  # the parent still reads its file
+
+
+def test_a_deep_copy_holds_the_rows() -> None:
+    g = SpillGrowable(np.int64, 2, spill_bytes=100)
+    g.extend(np.arange(200).reshape(100, 2))
+    twin = copy.deepcopy(g)
+    twin.extend([[7, 7]])
+    assert g.spilled and g.size == 100 and twin.size == 101
+    assert np.array_equal(twin.view()[:100], g.view())
