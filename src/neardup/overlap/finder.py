@@ -62,7 +62,9 @@ TOKENIZER_VERSION = 3
 # 6: max_df counts the documents posting a gram, not its postings (a text repeating a
 # sentence 60 times was all boilerplate to its own copy)
 # 7: the template rule (overlap.templates) flags, and by default sets aside, templates
-ALIGNER_VERSION = 7
+# 8: a passage's ends come from seeds matching one place on each side (align._ends): a
+# repeated phrase no longer stretches one side's span to a far repeat
+ALIGNER_VERSION = 8
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
