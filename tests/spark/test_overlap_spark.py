@@ -94,7 +94,9 @@ def test_cli_engine_spark_writes_what_local_writes(spark: Any, tmp_path: Path) -
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     assert {json.loads(line)["id"] for line in outs[0].splitlines()} <= {i for i, _ in more}
-    assert outs[0].count(b"\n") >= 1  # one row per passage: its original (sources=original)
+    # one row per passage, its original (sources=original); doc-20's sentence, repeated twice
+    # in the query against one copy in the source, is not reported since aligner 9 (OVERLAP.md)
+    assert outs[0].count(b"\n") >= 1
     saved = tmp_path / "ref"
     args = ["overlap", str(folder), "--out", str(tmp_path / "x.jsonl"), "--save-reference"]
     assert CliRunner().invoke(cli, [*args, str(saved)]).exit_code == 0

@@ -833,14 +833,29 @@ typedef struct {
 #define AFTER(v, i, j, col) ((j) < 0 || (v) > seeds[4 * (j) + (col)] || \
                              ((v) == seeds[4 * (j) + (col)] && (i) < (j)))
 
-/* The passage in box c: the first / last seeds on its diagonals (align._band), extended
- * token by token where both texts agree (align._extend); e = q0, q1, d0, d1. Returns 0 when
- * no seed qualifies (cannot happen: the band holds a strong seed). The seeds of k strong
- * ones and n in all are those of sp (a box's seeds lie in its ranges). */
+/* align._ends: flag (1) the seeds ord[0..m) whose (col, col + 1) range occurs more than
+ * once among them; ord is left sorted by that range. */
+static void flag_repeats(const int64_t *seeds, ord_t *ord, int64_t m, int col, int64_t *flag) {
+    for (int64_t j = 0; j < m; j++) {
+        int64_t i = ord[j].i;
+        ord[j].qlo = seeds[4 * i + col], ord[j].dlo = seeds[4 * i + col + 1];
+    }
+    qsort(ord, (size_t)m, sizeof(ord_t), cmp_ord);
+    for (int64_t j = 0; j + 1 < m; j++)
+        if (ord[j].qlo == ord[j + 1].qlo && ord[j].dlo == ord[j + 1].dlo)
+            flag[ord[j].i] = flag[ord[j + 1].i] = 1;
+}
+
+/* The passage in box c: the first / last seeds on its diagonals (align._band) whose ranges
+ * match one place on each side (align._ends: all of them when none does), extended token by
+ * token where both texts agree (align._extend); e = q0, q1, d0, d1. Returns 0 when no seed
+ * qualifies (cannot happen: the band holds a strong seed). The seeds of k strong ones and n
+ * in all are those of sp (a box's seeds lie in its ranges); dg: 2 n + n scratch (diagonals,
+ * band's, flags by seed index), ord: n. */
 static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, const box_t *bx,
                         span_t sp, int64_t k, const int64_t *c, const params_t *p, int64_t *dg,
-                        int64_t *e) {
-    int64_t nd = 0, blo, bhi;
+                        ord_t *ord, int64_t *e) {
+    int64_t nd = 0, blo, bhi, m = 0, once = 0;
     for (int64_t t = sp.lo; t < sp.hi; t++) {
         int64_t i = sp.idx ? sp.idx[t] : t;
         const int64_t *x = bx[i].v;
@@ -848,12 +863,21 @@ static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, co
         dg[nd++] = x[2] - x[0];
     }
     band(dg, nd, p->near, p->gap, dg + nd, &blo, &bhi);
-    int64_t fq = -1, fd = -1, lq = -1, ld = -1;
+    int64_t *flag = dg + 2 * nd;
     for (int64_t t = sp.lo; t < sp.hi; t++) {
         int64_t i = sp.idx ? sp.idx[t] : t;
         const int64_t *x = bx[i].v;
         if (x[0] < c[0] || x[1] > c[1] || x[2] < c[2] || x[3] > c[3]) continue;
         if (x[2] - x[0] < blo || x[2] - x[0] > bhi) continue;
+        ord[m++].i = i, flag[i] = 0;
+    }
+    flag_repeats(seeds, ord, m, 0, flag);
+    flag_repeats(seeds, ord, m, 2, flag);
+    for (int64_t j = 0; j < m; j++) once |= !flag[ord[j].i];
+    int64_t fq = -1, fd = -1, lq = -1, ld = -1;
+    for (int64_t j = 0; j < m; j++) {
+        int64_t i = ord[j].i;
+        if (once && flag[i]) continue;
         const int64_t *s = seeds + 4 * i;
         if (BEFORE(s[0], i, fq, 0)) fq = i;
         if (BEFORE(s[2], i, fd, 2)) fd = i;
@@ -963,7 +987,7 @@ static int pair(ctx_t *c, const doc_t *q, const doc_t *d, const int64_t *strong,
     for (int64_t b = 0; b < nb; b++) {
         int64_t e[4], num, den;
         span_t sp = byq ? by_range(bx, n, byq, byd, cl[b].v) : (span_t){NULL, 0, n};
-        if (!passage_ends(q, d, seeds, bx, sp, k, cl[b].v, p, c->tmp, e)) continue;
+        if (!passage_ends(q, d, seeds, bx, sp, k, cl[b].v, p, c->tmp, c->ord, e)) continue;
         /* min_units in gram units (tokens.gram_units: units + tokens) */
         if (q->units[e[1]] - q->units[e[0]] + e[1] - e[0] < p->min_units ||
             d->units[e[3]] - d->units[e[2]] + e[3] - e[2] < p->min_units)

@@ -163,7 +163,7 @@ def align(
         # elsewhere does not stretch the source span)
         diag = box[:, 2] - box[:, 0]
         lo, hi = _band(np.sort(diag[inside & is_strong]), near, gap)
-        s = seeds[inside & (diag >= lo) & (diag <= hi)]
+        s = _ends(seeds[inside & (diag >= lo) & (diag <= hi)])
         first_q, first_d = s[np.argmin(s[:, 0])], s[np.argmin(s[:, 2])]
         last_q, last_d = s[np.argmax(s[:, 1])], s[np.argmax(s[:, 3])]
         q0 = _extend(q, d, int(first_q[0]), int(first_q[2]), -1)[0]
@@ -177,6 +177,28 @@ def align(
         ):
             out.append(Alignment(q0, q1, d0, d1, count))
     return out
+
+
+def _ends(s: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The seeds of a passage that may set its ends: those whose gram matches one place of
+    the passage on each side (all of them when none does). A phrase repeated in one text
+    ("said the company") matches several places of the other: taken as an end it stretches
+    that side's span to a far repeat, and the spans no longer cover corresponding text.
+
+    >>> _ends(np.array([[0, 4, 10, 14], [0, 4, 30, 34], [5, 9, 15, 19]])).tolist()
+    [[5, 9, 15, 19]]
+    """
+    once = _single(s[:, 0], s[:, 1]) & _single(s[:, 2], s[:, 3])
+    return s[once] if once.any() else s
+
+
+def _single(first: npt.NDArray[np.int64], last: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Whether each range (first, last) occurs once among the ranges."""
+    _, inverse, counts = np.unique(
+        np.stack([first, last], axis=1), axis=0, return_inverse=True, return_counts=True
+    )
+    once: npt.NDArray[np.bool_] = counts[inverse.reshape(-1)] == 1
+    return once
 
 
 def _band(diags: npt.NDArray[np.int64], near: int, gap: int) -> tuple[int, int]:

@@ -64,7 +64,9 @@ TOKENIZER_VERSION = 3
 # sentence 60 times was all boilerplate to its own copy)
 # 7: the template rule (overlap.templates) flags, and by default sets aside, templates
 # 8: a passage names its earliest source, the closest beside it (pairs.source_rows)
-ALIGNER_VERSION = 8
+# 9: a passage's ends come from seeds matching one place on each side (align._ends): a
+# repeated phrase no longer stretches one side's span to a far repeat
+ALIGNER_VERSION = 9
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup.errors import BadInputError
 from neardup.overlap._kernel import kernel
 
 __all__ = ["GramIndex", "SeedBudgetError"]
@@ -38,7 +39,7 @@ COLUMNS = 3
 _BUFFER = 1 << 16
 
 
-class SeedBudgetError(ValueError):
+class SeedBudgetError(BadInputError):
     """A query's look-ups found more than ``limit`` postings (``seeds`` of them): refused
     before they are copied, as the per-pair step's work grows with them (a text of a few
     words repeated meets each gram's many postings once per occurrence: seeds grow with the
