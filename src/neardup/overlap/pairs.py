@@ -320,9 +320,11 @@ def cross_source_keep(rows: Sequence[tuple[int, int, int, float]]) -> list[bool]
 # "original": one row per copied passage, its earliest source (the closest named beside it);
 # "best": the closest source only (aligner 7 and before); "all": every source holding it
 SOURCE_MODES = ("original", "best", "all")
-# a source holds a passage when its own passage covers at least 1/HOLDS of the closest
-# source's query span: a phrase inside a longer copy does not make its document the original
-HOLDS = 2
+# a source holds a passage when its own passage covers at least HOLDS of the closest source's
+# query span: a phrase inside a longer copy (a shared boilerplate line, a quote) does not make
+# its document the original (at 1/2 a dateline holding 59 % of a copied paragraph did, and the
+# paragraph was then set aside with it as a template)
+HOLDS = 0.8
 
 
 def source_rows(
@@ -334,7 +336,8 @@ def source_rows(
     ``"all"`` left out (at most ``limit`` rows per passage: the earliest and the closest).
 
     The closest sources are the rows :func:`cross_source_keep` keeps; taken by score, each
-    gathers the rows not yet gathered that hold it (cover half its query span): its holders.
+    gathers the rows not yet gathered that hold it (cover :data:`HOLDS` of its query span): its
+    holders.
     ``"original"`` reports the earliest holder, ``"all"`` every holder, earliest first.
 
     >>> rows = [(0, 100, 5, 0.9), (2, 98, 1, 0.4), (10, 20, 0, 0.1)]
@@ -355,7 +358,7 @@ def source_rows(
         held = [
             i
             for i, r in enumerate(rows)
-            if not taken[i] and HOLDS * (min(r[1], g1) - max(r[0], g0)) >= g1 - g0
+            if not taken[i] and min(r[1], g1) - max(r[0], g0) >= HOLDS * (g1 - g0)
         ]
         for i in held:
             taken[i] = True
