@@ -116,8 +116,12 @@ def older_cluster_rule(differ: str, saved_id: str, where: str, fresh: str) -> st
     True
     >>> older_cluster_rule("k: 3 -> 4", "dd1-x", "S", "a new one") is None
     True
+    >>> older_cluster_rule("cluster_rule: none -> 2; k: 3 -> 5", "dd1-x", "S", "x") is None
+    True
     """
-    if "cluster_rule: none" not in differ:
+    # only when the rule is all that differs: with other options too (a state without a
+    # verifier has no cluster rule at all), the usual message naming them is the helpful one
+    if not differ.startswith("cluster_rule: none -> ") or ";" in differ:
         return None
     return (
         f"{where} holds a dedup state of config {saved_id} ({differ}): it was decided by the "
