@@ -30,23 +30,8 @@ Found = list[tuple[list[Passage], dict[str, Any]]]
 
 
 def row(p: Passage, template: bool = False) -> dict[str, Any]:
-    """The output row of passage ``p``: ``closest_*`` name the closest source when it is not
-    ``source_id`` (null otherwise: every row has the columns, for CSV and Parquet);
-    ``template`` (``--templates keep``) whether it is a template of the collection."""
-    out = {
-        "id": p.id,
-        "span": list(p.span),
-        "source_id": p.source_id,
-        "source_span": list(p.source_span),
-        "score": p.score,
-        "chars": p.span[1] - p.span[0],
-        "closest_id": p.closest_id,
-        "closest_span": None if p.closest_span is None else list(p.closest_span),
-        "closest_score": p.closest_score,
-    }
-    if template:
-        out["template"] = p.template
-    return out
+    """The output row of passage ``p`` (:meth:`Passage.row <neardup.overlap.Passage.row>`)."""
+    return p.row(template)
 
 
 def _json(value: Any) -> str | None:

@@ -298,14 +298,6 @@ def _passages(
 
 
 def _passage_cell(p: Passage) -> dict[str, Any]:
-    return {
-        "span": list(p.span),
-        "source_id": p.source_id,
-        "source_span": list(p.source_span),
-        "score": p.score,
-        "chars": p.span[1] - p.span[0],
-        "closest_id": p.closest_id,
-        "closest_span": None if p.closest_span is None else list(p.closest_span),
-        "closest_score": p.closest_score,
-        "template": p.template,
-    }
+    cell = p.row(template=True)  # the CLI's row, less the document's own id
+    del cell["id"]
+    return cell

@@ -113,6 +113,30 @@ class Passage:
     closest_score: float | None = None
     closest_position: int | None = None
 
+    def row(self, template: bool = False) -> dict[str, Any]:
+        """The passage as the surfaces write it (``neardup overlap``'s output row, a table's
+        cell): ``closest_*`` name the closest source when it is not ``source_id`` (null
+        otherwise: every row has the columns, for CSV and Parquet); ``template`` (asked for with
+        ``--templates keep``) whether it is a template of the collection.
+
+        >>> Passage("q", (0, 5), "s", (2, 7), 1.0, 1, 0).row()["chars"]
+        5
+        """
+        out = {
+            "id": self.id,
+            "span": list(self.span),
+            "source_id": self.source_id,
+            "source_span": list(self.source_span),
+            "score": self.score,
+            "chars": self.span[1] - self.span[0],
+            "closest_id": self.closest_id,
+            "closest_span": None if self.closest_span is None else list(self.closest_span),
+            "closest_score": self.closest_score,
+        }
+        if template:
+            out["template"] = self.template
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The passage as a JSON-ready dict (spans as lists)."""
         d = asdict(self)
