@@ -44,6 +44,11 @@ class ExactMap(dict[int, int]):
         self._pos = np.zeros(0, np.int64)  # -1: moved to the tail or dropped
         self._live = 0
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a dict subclass unpickles its items through __setitem__ before its attributes are
+        # back (Spark ships a Deduplicator to executors): rebuild with both at once instead
+        return (_rebuilt, (dict(self), dict(self.__dict__)))
+
     def __len__(self) -> int:
         return super().__len__() + self._live
 
@@ -174,3 +179,16 @@ def _halves(keys: list[int]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uin
         return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
     k = np.array(keys, dtype=object)
     return (k >> 64).astype(np.uint64), (k & _LOW).astype(np.uint64)
+
+
+def _rebuilt(items: dict[int, int], state: dict[str, Any]) -> ExactMap:
+    """An unpickled :class:`ExactMap`: its tail ``items`` and its attributes ``state``.
+
+    >>> import pickle
+    >>> ex = ExactMap(); ex.start_log([5]); ex[5] = 3; _ = ex.stop_log(); ex.freeze(force=True)
+    >>> back = pickle.loads(pickle.dumps(ex)); len(back), back.positions().tolist()
+    (1, [3])
+    """
+    ex = ExactMap(items)
+    ex.__dict__.update(state)
+    return ex
