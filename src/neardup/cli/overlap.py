@@ -41,6 +41,8 @@ from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
+from neardup.overlap.finder import TEMPLATE_MODES
+from neardup.overlap.pairs import SOURCE_MODES
 from neardup.overlap.strip import merged_spans
 from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
 
@@ -133,14 +135,14 @@ def _finder_options(func: Any) -> Any:
     )(func)
     func = click.option(
         "--templates",
-        type=click.Choice(["drop", "keep"]),
+        type=click.Choice(TEMPLATE_MODES),  # the finder's, not a copy
         default=None,
         help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
         "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
     )(func)
     func = click.option(
         "--sources",
-        type=click.Choice(["original", "best", "all"]),
+        type=click.Choice(SOURCE_MODES),
         default=None,
         help="Which sources a copied passage names: its earliest (the original: by "
         "--time-field, else input order), with the closest beside it when that is another "
