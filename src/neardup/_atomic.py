@@ -269,11 +269,17 @@ def _tell(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _check_ours(root: Path, legacy_marker: str | None) -> None:
-    """Refuse to take over a directory that holds somebody else's data."""
+def holds_other_data(root: Path, legacy_marker: str | None = None) -> bool:
+    """Whether the directory ``root`` holds names that are not ours (from one listing, so a
+    writer creating ``.lock`` or a version meanwhile cannot make it look foreign)."""
     names = {p.name for p in root.iterdir()}
     ours = {CURRENT, LOCK} | ({legacy_marker} if legacy_marker else set())
-    if names and not names & ours and not any(_VERSION.match(n) for n in names):
+    return bool(names) and not names & ours and not any(_VERSION.match(n) for n in names)
+
+
+def _check_ours(root: Path, legacy_marker: str | None) -> None:
+    """Refuse to take over a directory that holds somebody else's data."""
+    if holds_other_data(root, legacy_marker):
         raise FileExistsError(
             f"{root} exists and holds other data (no {CURRENT}); not writing into it: "
             "choose another directory"

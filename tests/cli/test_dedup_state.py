@@ -8,17 +8,20 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from neardup._atomic import SLEEP_BEFORE_COMMIT, SLEEP_PER_FILE
 from neardup.cli import cli
+from neardup.cli._state import _check_directory
 from neardup.dedup import Deduplicator
 from neardup.io import parse_timestamp
 
@@ -189,6 +192,33 @@ def test_two_concurrent_runs_are_serialised_and_lose_nothing(tmp_path: Path) -> 
     )
     assert _invoke(["dedup", str(whole), "--out", str(tmp_path / "one.jsonl")]).exit_code == 0
     assert got == _read(tmp_path / "one.jsonl")
+
+
+def test_a_directory_being_created_by_another_run_is_not_taken_for_other_data(
+    tmp_path: Path,
+) -> None:
+    """The check reads the directory once: a second run starting while the first creates the
+    directory and its ``.lock`` must not see "other data" (CI saw it between two looks)."""
+    refused = 0
+    for i in range(400):
+        root = tmp_path / f"s{i}"
+
+        def first_run(root: Path = root) -> None:
+            root.mkdir()
+            (root / ".lock").touch()
+
+        writer = threading.Thread(target=first_run)
+        writer.start()
+        try:
+            _check_directory(str(root))
+        except click.UsageError:
+            refused += 1
+        writer.join()
+    assert refused == 0
+    (tmp_path / "s0" / "notes.txt").write_text("somebody else's")
+    (tmp_path / "s0" / ".lock").unlink()
+    with pytest.raises(click.UsageError, match="holds other data"):
+        _check_directory(str(tmp_path / "s0"))
 
 
 def test_late_documents_are_counted(tmp_path: Path) -> None:

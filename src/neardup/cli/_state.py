@@ -24,10 +24,10 @@ from typing import Any
 from neardup import _fs
 from neardup._atomic import (
     CURRENT,
-    LOCK,
     BrokenDirectoryError,
     DirectoryBusyError,
     atomic_directory,
+    holds_other_data,
     read_current,
     read_live,
 )
@@ -114,8 +114,7 @@ def _check_directory(path: str) -> None:
     root = Path(_fs.local(path))
     if root.exists() and not root.is_dir():
         raise usage_error(f"--state {str(root)!r} is a file; give a directory")
-    ours = (root / CURRENT).exists() or (root / LOCK).exists() or any(root.glob("v-*/"))
-    if root.is_dir() and any(root.iterdir()) and not ours:
+    if root.is_dir() and holds_other_data(root):
         raise usage_error(
             f"--state {str(root)!r} holds other data (no {CURRENT}); choose another directory"
         )
