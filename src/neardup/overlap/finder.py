@@ -30,8 +30,9 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
+from neardup._backend import overlap_kernels
 from neardup._params import FrozenParams
-from neardup.overlap._kernel import kernel
 from neardup.overlap.index import GramIndex, SeedBudgetError
 from neardup.overlap.pairs import (
     SOURCE_MODES,
@@ -340,7 +341,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
 
     def _prepare_any(self, text: str) -> Prepared | bytes:
         """The packed arrays when the C kernels run (no views made), else a Prepared."""
-        if self._index.packed and kernel() is not None:
+        if self._index.packed and overlap_kernels() is not None:
             return prepare_packed(text, self._pair_params)
         return self._prepare(text)
 
@@ -354,7 +355,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         if hit is None:
             text = self._texts[position]
             hit = (
-                self._prepare(text) if kernel() is None else prepare_packed(text, self._pair_params)
+                self._prepare(text)
+                if overlap_kernels() is None
+                else prepare_packed(text, self._pair_params)
             )
             self._remember(position, hit)
         else:
@@ -454,12 +457,15 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         >>> [[p.span for p in got] for got in f.stream((t, None) for t in texts)]
         [[], [(2, 29)]]
         """
-        k = kernel()
-        if k is None or not self._index.packed:
+        if overlap_kernels() is None or not self._index.packed:
             for text, ident in items:
                 yield self.add(text, ident) if add else self.query(text, ident)
             return
-        run, params, pack_one = k.pairs_many, self._kernel_params, packer(self._pair_params)
+        run, params, pack_one = (
+            _backend.OV.pairs_many,
+            self._kernel_params,
+            packer(self._pair_params),
+        )
 
         def job(jobs: list[Any], texts: _Texts) -> tuple[list[Any], _Templates]:
             # one worker: the batches' template keys are counted in stream order
@@ -537,12 +543,11 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             )
         if not docs:
             return []
-        k = kernel()
-        if k is None:
+        if overlap_kernels() is None:
             assert isinstance(prepared, Prepared)  # bytes only come with the kernel
             return self._query_reference(prepared, ident, position, seeds, docs, bounds)
         query = prepared if isinstance(prepared, bytes) else pack(prepared)
-        found = k.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
+        found = _backend.OV.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
         return self._passages(found, docs, ident, position)
 
     def _budgeted(self, ident: Any, prepared: Prepared | bytes, look: Callable[[int], _T]) -> _T:
@@ -570,7 +575,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         return [x if type(x) is bytes else pack(x) for x in found]  # type: ignore[arg-type]
 
     def _passages(
-        self, found: list[tuple[int, ...]], docs: list[int], ident: Any, position: int
+        self, found: Sequence[tuple[int, ...]], docs: list[int], ident: Any, position: int
     ) -> list[Passage]:
         """The C kernel's rows ``found`` (source index into ``docs``, spans, score) as the
         passages of the query ``ident`` at ``position``, in their reported order."""
