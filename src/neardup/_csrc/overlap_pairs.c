@@ -241,7 +241,7 @@ static int64_t clusters(const box_t *bx, int64_t k, int64_t strong_k, int64_t ne
     return m;
 }
 
-/* Scratch of one pairs() call, grown as needed (no allocation per pair), and the query's
+/* Scratch of ov_query() calls, grown as needed (no allocation per pair), and the query's
  * fine grams in a hash table: qkey/qval (cap slots, qval -1: empty) map a hash to its number
  * in 0..nslot, qslot[i] is fine gram i's number; cnt/head/tail (per number) are the chain of
  * the source window's grams of that hash in one pair (next[j - da]: the next one), touched

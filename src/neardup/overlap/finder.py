@@ -425,11 +425,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             for text, ident in items:
                 yield self.add(text, ident) if add else self.query(text, ident)
             return
-        run, params, pack_one = (
-            _backend.OV.pairs_many,
-            self._kernel_params,
-            packer(self._pair_params),
-        )
+        run, pack_one = _backend.OV.pairs_many, packer(self._pair_params)
+        params = self._kernel_params
 
         def job(jobs: list[Any], texts: _Texts) -> tuple[list[Any], _Templates]:
             # one worker: the batches' template keys are counted in stream order
