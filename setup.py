@@ -62,10 +62,12 @@ native = Extension(
 )
 
 # the kernels of neardup.overlap (partial copies); without it the Python references run
+OVERLAP_SOURCES = ["overlap_module.c", "overlap_tokens.c", "overlap_pairs.c", "overlap_index.c"]
+OVERLAP_HEADERS = ["overlap_kernels.h", "keyed.h"]
 overlap = Extension(
     "neardup._overlap",
-    sources=[f"{CSRC}/overlap.c"],
-    depends=[f"{CSRC}/keyed.h"],
+    sources=[f"{CSRC}/{name}" for name in OVERLAP_SOURCES],
+    depends=[f"{CSRC}/{name}" for name in OVERLAP_HEADERS],
     extra_compile_args=["-O3", "-std=gnu11", "-fvisibility=hidden"],
 )
 

@@ -43,8 +43,9 @@ def sh(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
 def expected_sources() -> set[str]:
     tree = ast.parse((ROOT / "setup.py").read_text())
     names: list[str] = []
-    for node in tree.body:  # two literal lists of file names (one line or several)
-        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in ("SOURCES", "HEADERS"):
+    lists = ("SOURCES", "HEADERS", "OVERLAP_SOURCES", "OVERLAP_HEADERS")
+    for node in tree.body:  # literal lists of file names (one line or several)
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in lists:
             names += ast.literal_eval(node.value)
     return {f"src/neardup/_csrc/{n}" for n in names}
 

@@ -12,6 +12,13 @@ The kernels are one namespace, ``C`` (``from neardup._backend import C``, loaded
 the extension, or the numba modules laid out like it. mypy checks every call against the
 extension's stub, ``_native.pyi``, which the numba fallback mirrors (``tests/test_stubs.py``).
 
+The kernels of :mod:`neardup.overlap` follow the same policy from their own extension,
+``neardup._overlap``: :func:`overlap_kernels` says whether it runs (built, and not switched off
+by ``NEARDUP_KERNELS=python`` or ``numba``), and ``OV`` (read as ``_backend.OV`` where
+:func:`overlap_kernels` is not None) is the extension, checked by mypy against its stub
+``_overlap.pyi``. Its fallback and test oracle are the numpy references of
+:mod:`neardup.overlap` (``tests/overlap/test_kernels.py`` compares them).
+
 >>> backend() in ("native", "numba")
 True
 >>> from neardup._backend import C
@@ -31,8 +38,9 @@ from neardup._extras import MissingExtraError
 
 if TYPE_CHECKING:
     import neardup._native as C  # the kernels' typed contract (module docs)
+    import neardup._overlap as OV  # the overlap kernels' (module docs)
 
-__all__ = ["C", "backend", "fallback", "native"]
+__all__ = ["OV", "C", "backend", "fallback", "native", "overlap_kernels"]
 
 AREAS = ("features", "hashing", "index", "keys", "verify")  # the numba fallback's modules
 
@@ -49,6 +57,22 @@ def native() -> ModuleType | None:
         return None
     try:
         return importlib.import_module("neardup._native")
+    except ImportError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def overlap_kernels() -> ModuleType | None:
+    """``neardup._overlap``, or None when it is missing or ``NEARDUP_KERNELS`` is ``python``
+    or ``numba`` (the Python references of :mod:`neardup.overlap` run, with the same results).
+
+    >>> overlap_kernels() is None or hasattr(overlap_kernels(), "pairs")
+    True
+    """
+    if os.environ.get("NEARDUP_KERNELS", "").strip().lower() in ("numba", "python"):
+        return None
+    try:
+        return importlib.import_module("neardup._overlap")
     except ImportError:
         return None
 
@@ -73,7 +97,17 @@ class _Fallback:
 
 
 def __getattr__(name: str) -> Any:
-    """``C``: the C extension, else the numba fallback, chosen and loaded on first use."""
+    """``C``: the C extension, else the numba fallback, chosen and loaded on first use.
+    ``OV``: the overlap extension, looked up at each use (``overlap_kernels.cache_clear()``
+    switches it), where :func:`overlap_kernels` is not None."""
+    if name == "OV":
+        kernels = overlap_kernels()
+        if kernels is None:
+            raise AttributeError(
+                "neardup._overlap is not built or NEARDUP_KERNELS switches it off: call the "
+                "Python references when overlap_kernels() is None"
+            )
+        return kernels
     if name != "C":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     mod = native()

@@ -1,8 +1,10 @@
-"""Typed contract of the C extension ``neardup._overlap`` (``_csrc/overlap.c``).
+"""Typed contract of the C extension ``neardup._overlap`` (``_csrc/overlap_module.c`` over the
+kernels of ``_csrc/overlap_kernels.h``), read through ``neardup._backend.OV``.
 
 The Python references in :mod:`neardup.overlap` (``tokens.py``, ``align.py``, ``pairs.py``)
 compute the same results when it is missing. Array arguments are any C-contiguous buffer of
-the item width named here; a packed document is the ``bytes`` that :func:`prepare` returns.
+the item width named here (numpy arrays of that dtype, or bytes of int64 as ``Index.seeds*``
+return them); a packed document is the ``bytes`` that :func:`prepare` returns.
 """
 
 from collections.abc import Sequence
@@ -10,29 +12,35 @@ from typing import final
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import Buffer
 
+_U8 = npt.NDArray[np.uint8]
+_U32 = npt.NDArray[np.uint32]
 _I64 = npt.NDArray[np.int64]
+_U64 = npt.NDArray[np.uint64]
+_Rows = _I64 | bytes  # int64 items: seed rows (q_first, q_last, d_first, d_last) or offsets
 # (source index, span start, span end, source start, source end, numerator, denominator)
 _Passage = tuple[int, int, int, int, int, int, int]
-_Job = tuple[Buffer, list[bytes], Buffer, Buffer]  # query, sources, seeds, bounds
+_Job = tuple[bytes, list[bytes], _Rows, _Rows]  # query, sources, seeds, bounds
+# docs, bounds, seed rows as bytes of int64; Index.seeds* answer their count (an int) instead
+# when there are more than max_seeds > 0
+_Seeds = tuple[bytes, bytes, bytes]
 
 def prepare(
     text: str,
-    cls: Buffer,
-    fold: Buffer,
+    cls: _U8,
+    fold: _U32,
     word_units: int,
     cjk_units: int,
     coarse: int,
     fine: int,
     /,
 ) -> bytes | int: ...
-def winnow(hashes: Buffer, window: int, out: _I64, /) -> int: ...
+def winnow(hashes: _U64, window: int, out: _I64, /) -> int: ...
 def pairs(
-    query: Buffer,
+    query: bytes,
     sources: list[bytes],
-    seeds: Buffer,
-    bounds: Buffer,
+    seeds: _Rows,
+    bounds: _Rows,
     near: int,
     gap: int,
     min_units: int,
@@ -46,15 +54,22 @@ def pairs_many(
 
 @final
 class Index:
-    """Gram hash -> postings (see overlap.c)."""
+    """Gram hash -> postings (see overlap_index.c)."""
 
-    def add(self, doc: int, hashes: Buffer, first: Buffer, last: Buffer, /) -> None: ...
+    def add(self, doc: int, hashes: _U64, first: _I64, last: _I64, /) -> None: ...
     def seeds(
-        self, hashes: Buffer, first: Buffer, last: Buffer, max_df: int, min_seeds: int, /
-    ) -> tuple[bytes, bytes, bytes]: ...
+        self,
+        hashes: _U64,
+        first: _I64,
+        last: _I64,
+        max_df: int,
+        min_seeds: int,
+        max_seeds: int = 0,
+        /,
+    ) -> _Seeds | int: ...
     def seeds_packed(
-        self, packed: bytes, max_df: int, min_seeds: int, window: int, /
-    ) -> tuple[bytes, bytes, bytes]: ...
+        self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0, /
+    ) -> _Seeds | int: ...
     def add_packed(self, doc: int, packed: bytes, window: int, /) -> None: ...
     def arrays(self) -> tuple[bytes, bytes]: ...
     def postings(self) -> int: ...

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from neardup._backend import overlap_kernels
 from neardup.overlap import (
     OverlapFinder,
     ReferenceConfigError,
     ReferenceFormatError,
     SeedBudgetError,
 )
-from neardup.overlap._kernel import kernel
 
 _HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
 
@@ -227,9 +227,9 @@ def test_a_copy_of_a_repetitive_text_is_found(
     its postings (issue 40: 0 passages past ~50 repeats), on the C index and the Python one."""
     if kernels == "python":
         monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    elif kernel() is None:
+    elif overlap_kernels() is None:
         pytest.skip("neardup._overlap not built")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     try:
         sentence = "The committee met again on Tuesday to discuss the budget for the parks. "
         f = OverlapFinder()
@@ -241,10 +241,10 @@ def test_a_copy_of_a_repetitive_text_is_found(
         assert _covers(found[0].span, (18, 18 + len(sentence * repeats) - 1), 5)
     finally:
         monkeypatch.delenv("NEARDUP_KERNELS", raising=False)
-        kernel.cache_clear()
+        overlap_kernels.cache_clear()
 
 
-@pytest.mark.skipif(kernel() is None, reason="the bound is on the C kernel's work")
+@pytest.mark.skipif(overlap_kernels() is None, reason="the bound is on the C kernel's work")
 def test_a_text_of_five_words_repeated_and_copied_is_found_in_bounded_work() -> None:
     """3 * 10^5 characters of five words in random order, copied into another document: every
     gram recurs (1.9 * 10^6 seeds), so the default seed budget refuses it, naming the numbers;

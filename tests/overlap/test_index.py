@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.overlap._kernel import kernel
+from neardup._backend import overlap_kernels
 from neardup.overlap.index import GramIndex
 
 Posting = tuple[int, int, int]  # doc, first, last
@@ -127,7 +127,7 @@ def test_index_across_many_growths_of_one_part(part: int) -> None:
     _check(GramIndex.from_arrays(*ix.arrays()), model, queries)
 
 
-@pytest.mark.skipif(kernel() is None, reason="neardup._overlap not built")
+@pytest.mark.skipif(overlap_kernels() is None, reason="neardup._overlap not built")
 @pytest.mark.parametrize("window", [1, 3, 4])
 def test_packed_document_seeds_equal_the_array_call(window: int) -> None:
     """``seeds_packed`` / ``add_packed`` (the finder's path) answer as ``seeds`` / ``add`` do

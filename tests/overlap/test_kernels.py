@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup._backend import overlap_kernels
 from neardup.overlap import OverlapFinder, SeedBudgetError
-from neardup.overlap._kernel import kernel
 from neardup.overlap.pairs import (
     PairParams,
     Prepared,
@@ -27,7 +27,7 @@ from neardup.overlap.pairs import (
 )
 from neardup.overlap.tokens import tokenize, winnow, winnow_reference
 
-K = kernel()
+K = overlap_kernels()
 needs_kernel = pytest.mark.skipif(K is None, reason="neardup._overlap not built")
 PARAMS = PairParams(ngram=4, gap=20, min_length=5)
 # letters, digits, Han, kana, full-width, accents, marks, underscore, punctuation, spaces
@@ -38,10 +38,10 @@ ALPHABET = "abcXYZ019 _.,\n中文字北京在了。！あカＡｂ１éßﬁ\u03
 def python_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Run the Python references (the kernel switched off) inside a test."""
     monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     yield
     monkeypatch.delenv("NEARDUP_KERNELS")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
 
 
 def _reference(text: str) -> Prepared:
@@ -147,12 +147,12 @@ def test_finder_with_kernel_equals_python_finder(
     docs = _corpus(seed)
     fast = [p.to_dict() for p in OverlapFinder(min_length=6).find(docs)]
     monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     try:
         slow = [p.to_dict() for p in OverlapFinder(min_length=6).find(docs)]
     finally:
         monkeypatch.delenv("NEARDUP_KERNELS")
-        kernel.cache_clear()
+        overlap_kernels.cache_clear()
     assert fast and fast == slow
 
 
@@ -176,17 +176,17 @@ def test_seed_budget_refuses_the_same_text_with_the_same_numbers(
 
     fast = run()
     monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     try:
         slow = run()
     finally:
         monkeypatch.delenv("NEARDUP_KERNELS")
-        kernel.cache_clear()
+        overlap_kernels.cache_clear()
     assert fast == slow and fast[1], fast
 
 
 def test_python_path_finds_a_copy(python_only: None) -> None:
-    assert kernel() is None
+    assert overlap_kernels() is None
     src = "one two three four five six seven eight nine ten eleven twelve thirteen"
     f = OverlapFinder(min_length=5)
     f.add(src)
@@ -202,10 +202,10 @@ def test_index_kernel_equals_numpy_index(seed: int, monkeypatch: pytest.MonkeyPa
     rng = np.random.default_rng(seed)
     fast = GramIndex()
     monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     slow = GramIndex()
     monkeypatch.delenv("NEARDUP_KERNELS")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     assert fast._c is not None and slow._c is None
     for doc in range(30 if seed % 2 else 600):  # many postings: the kernel's radix sort
         h = rng.integers(0, 40, size=int(rng.integers(0, 30))).astype(np.uint64)
@@ -318,7 +318,7 @@ def test_stream_equals_add_and_query_one_by_one(batch: int) -> None:
 
 @needs_kernel
 def test_pairs_many_equals_pairs_and_reports_bad_seeds() -> None:
-    k = kernel()
+    k = overlap_kernels()
     assert k is not None
     text = _corpus(1)[5]
     q, d = prepare(text, PARAMS), prepare("a b c " + text[: len(text) // 2], PARAMS)

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from neardup._backend import overlap_kernels
 from neardup.overlap import OverlapFinder
-from neardup.overlap._kernel import kernel
 from neardup.overlap.pairs import cross_source_keep
 
 _HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
@@ -107,15 +107,15 @@ def _heavy_corpus() -> list[str]:
 def test_kernel_equals_python_on_heavy_rewrites(monkeypatch: pytest.MonkeyPatch) -> None:
     """The C kernel and the Python reference give the same passages where the coverage rule,
     the diagonal bands and the cross-source rule decide (heavy rewrites, several sources)."""
-    if kernel() is None:
+    if overlap_kernels() is None:
         pytest.skip("the C extension is not built")
     docs = _heavy_corpus()
     fast = [p.to_dict() for p in OverlapFinder().find(docs)]
     monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    kernel.cache_clear()
+    overlap_kernels.cache_clear()
     try:
         slow = [p.to_dict() for p in OverlapFinder().find(docs)]
     finally:
         monkeypatch.delenv("NEARDUP_KERNELS")
-        kernel.cache_clear()
+        overlap_kernels.cache_clear()
     assert len(fast) >= 10 and fast == slow

@@ -1,5 +1,5 @@
 /* A 64-bit key with a 32-bit value, sorted by key: the run builders of the band-key table
- * (index.c) and of the overlap gram index's saved arrays (overlap.c), two extension modules,
+ * (index.c) and of the overlap gram index's saved arrays (overlap_index.c), two extension modules,
  * share it here. */
 #ifndef ND_KEYED_H
 #define ND_KEYED_H

@@ -28,9 +28,9 @@ from neardup.overlap.tokens import Grams, Tokens
 
 __all__ = ["Alignment", "align", "fine_seeds", "gram_share", "gram_share_counts"]
 
-# seeds a group without a strong seed needs to join a passage (FINE_GROUP in overlap.c)
+# seeds a group without a strong seed needs to join a passage (FINE_GROUP in overlap_pairs.c)
 FINE_GROUP = 4
-EXTEND = 6  # seeds a group without a strong seed needs to extend a passage (overlap.c)
+EXTEND = 6  # seeds a group without a strong seed needs to extend a passage (overlap_pairs.c)
 # a run of diagonals is part of a passage when it holds 1 / BAND_SHARE of its strong seeds: a
 # swapped sentence of a heavy rewrite keeps few strong seeds (4 -> 8: zh heavy +0.01, seed 1)
 BAND_SHARE = 8

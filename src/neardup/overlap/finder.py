@@ -30,26 +30,33 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
+from neardup._backend import overlap_kernels
 from neardup._params import FrozenParams
-from neardup.overlap._kernel import kernel
+from neardup.overlap.forms import (
+    Form,
+    as_packed,
+    as_prepared,
+    gram_count,
+    look_up,
+    post,
+    prepare_form,
+    reference_form,
+)
 from neardup.overlap.index import GramIndex, SeedBudgetError
 from neardup.overlap.pairs import (
     SOURCE_MODES,
     PairParams,
     Prepared,
     kernel_params,
-    pack,
     packer,
     pair_passages,
-    prepare,
     prepare_packed,
     source_rows,
     token_arrays,
-    unpack,
 )
 from neardup.overlap.persist import ReferenceMixin
 from neardup.overlap.templates import TemplateBatch, TemplateCounts, template_flags
-from neardup.overlap.tokens import winnow
 
 __all__ = ["OverlapFinder", "Passage"]
 
@@ -84,7 +91,7 @@ _T = TypeVar("_T")
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 # the template keys of a run of texts and their counts in the documents before each
 _Templates = tuple[TemplateBatch, npt.NDArray[np.int64]]
-_Texts = tuple[list[str], list[Prepared | bytes]]  # a run of texts and their prepared arrays
+_Texts = tuple[list[str], list[Form]]  # a run of texts and their prepared arrays
 
 
 @dataclass(frozen=True)
@@ -201,40 +208,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         sources: str = "original",
         max_sources: int = 16,
     ) -> None:
-        for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if not isinstance(gap, int) or gap < 0:
-            raise ValueError(f"gap must be an integer >= 0, got {gap!r}")
-        if not isinstance(max_df, int) or max_df < 1:
-            raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
-        if not isinstance(max_seeds_per_gram, int) or max_seeds_per_gram < 1:
-            raise ValueError(
-                f"max_seeds_per_gram must be an integer >= 1, got {max_seeds_per_gram!r}"
-            )
-        if not 0.0 <= float(min_score) <= 1.0:
-            raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
-        if query_window is not None and (
-            not isinstance(query_window, int) or not 1 <= query_window <= window
-        ):
-            raise ValueError(
-                f"query_window must be an integer in [1, window={window}] (a shared window of "
-                f"grams must hold a looked-up gram the source posted), got {query_window!r}"
-            )
-        if templates not in TEMPLATE_MODES:
-            raise ValueError(f"templates must be one of {TEMPLATE_MODES}, got {templates!r}")
-        if not isinstance(template_min_docs, int) or template_min_docs < 2:
-            raise ValueError(
-                "template_min_docs must be an integer >= 2 (a passage held by one other "
-                f"document is a copy, not a template), got {template_min_docs!r}"
-            )
-        if sources not in SOURCE_MODES:
-            raise ValueError(f"sources must be one of {SOURCE_MODES}, got {sources!r}")
-        if not isinstance(max_sources, int) or max_sources < 2:
-            raise ValueError(
-                "max_sources must be an integer >= 2 (the earliest source and the closest), "
-                f"got {max_sources!r}"
-            )
+        _check_sizes(ngram, window, min_length, gap, max_df, max_seeds_per_gram)
+        _check_rules(
+            window, min_score, query_window, templates, template_min_docs, sources, max_sources
+        )
         self.ngram = ngram
         self.window = window
         self.min_length = min_length
@@ -247,18 +224,23 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.max_seeds_per_gram = max_seeds_per_gram
         self.sources = sources
         self.max_sources = max_sources
-        self._sources_cut = 0
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
+        self._start_state()
+        self._freeze()
+
+    def _start_state(self) -> None:
+        """The state of an empty finder: the index, the texts and ids, recent documents
+        prepared, the template counts and what was set aside."""
+        self._sources_cut = 0
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
-        # Prepared (Python path) or packed bytes (C kernel) of recent documents
-        self._cache: OrderedDict[int, Prepared | bytes] = OrderedDict()
+        # recent documents prepared (forms.Form: a Prepared, or packed for the C kernels)
+        self._cache: OrderedDict[int, Form] = OrderedDict()
         self._template_counts = TemplateCounts()
         self._aside = 0
         self._aside_examples: list[tuple[Passage, str]] = []
         self._aside_spans: deque[list[tuple[int, int]]] | None = None
-        self._freeze()
 
     def run_params(self) -> dict[str, Any]:
         """:meth:`get_params` with the values that run (``query_window=None`` is its 2): what
@@ -305,9 +287,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._aside_spans = spans if on else None
         return spans
 
-    def _templates_of(
-        self, texts: list[str], prepared: list[Prepared | bytes], add: bool
-    ) -> _Templates:
+    def _templates_of(self, texts: list[str], prepared: list[Form], add: bool) -> _Templates:
         """The template keys of a run of texts, with their counts in the documents indexed
         before each text; with ``add`` the texts' keys are then counted."""
         batch = TemplateBatch(texts, [token_arrays(p) for p in prepared], self.ngram)
@@ -335,27 +315,19 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     def _pair_params(self) -> PairParams:
         return PairParams(ngram=self.ngram, gap=self.gap, min_length=self.min_length)
 
-    def _prepare(self, text: str) -> Prepared:
-        return prepare(text, self._pair_params)
-
-    def _prepare_any(self, text: str) -> Prepared | bytes:
+    def _prepare_any(self, text: str) -> Form:
         """The packed arrays when the C kernels run (no views made), else a Prepared."""
-        if self._index.packed and kernel() is not None:
-            return prepare_packed(text, self._pair_params)
-        return self._prepare(text)
+        packed = self._index.packed and overlap_kernels() is not None
+        return prepare_form(text, self._pair_params, packed)
 
     def _source(self, position: int) -> Prepared:
-        hit = self._cached(position)
-        return hit if isinstance(hit, Prepared) else unpack(self._texts[position], hit)
+        return as_prepared(self._texts[position], self._cached(position))
 
-    def _cached(self, position: int) -> Prepared | bytes:
+    def _cached(self, position: int) -> Form:
         """The cached source ``position``, prepared again when it was evicted."""
         hit = self._cache.get(position)
         if hit is None:
-            text = self._texts[position]
-            hit = (
-                self._prepare(text) if kernel() is None else prepare_packed(text, self._pair_params)
-            )
+            hit = self._prepare_any(self._texts[position])
             self._remember(position, hit)
         else:
             self._cache.move_to_end(position)
@@ -395,20 +367,15 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self._keep(position, prepared, text, ident)
         return self._set_aside([found], templates)[0]
 
-    def _keep(self, position: int, prepared: Prepared | bytes, text: str, ident: Any) -> None:
+    def _keep(self, position: int, prepared: Form, text: str, ident: Any) -> None:
         """Index document ``position`` (its winnowed grams) and keep its text and id."""
-        if isinstance(prepared, bytes):
-            self._index.add_packed(position, prepared, self.window)
-        else:
-            g = prepared.grams
-            keep = winnow(g.hashes, self.window)
-            self._index.add(position, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
+        post(self._index, position, prepared, self.window)
         self._texts.append(text)
         self._ids.append(ident)
         # a new document is the likeliest source of the next ones: keep its tokens
         self._remember(position, prepared)
 
-    def _remember(self, position: int, prepared: Prepared | bytes) -> None:
+    def _remember(self, position: int, prepared: Form) -> None:
         self._cache[position] = prepared
         if len(self._cache) > _CACHE:
             self._cache.popitem(last=False)
@@ -454,12 +421,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         >>> [[p.span for p in got] for got in f.stream((t, None) for t in texts)]
         [[], [(2, 29)]]
         """
-        k = kernel()
-        if k is None or not self._index.packed:
+        if overlap_kernels() is None or not self._index.packed:
             for text, ident in items:
                 yield self.add(text, ident) if add else self.query(text, ident)
             return
-        run, params, pack_one = k.pairs_many, self._kernel_params, packer(self._pair_params)
+        run, pack_one = _backend.OV.pairs_many, packer(self._pair_params)
+        params = self._kernel_params
 
         def job(jobs: list[Any], texts: _Texts) -> tuple[list[Any], _Templates]:
             # one worker: the batches' template keys are counted in stream order
@@ -516,43 +483,27 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         got = [self._passages(next(found), d, i, p) if d else [] for i, p, d in metas]
         yield from self._set_aside(got, templates)
 
-    def _query(self, prepared: Prepared | bytes, ident: Any, position: int) -> list[Passage]:
+    def _query(self, prepared: Form, ident: Any, position: int) -> list[Passage]:
         # a source needs 2 seeds: one gram is shorter than any passage we report. Only the
         # query's winnowed grams are looked up: a window of grams it shares with a source has
         # its smallest hash kept (and indexed) on both sides
-        if isinstance(prepared, bytes):
-            look = (self.max_df, 2, self.query_window_)
-            docs, bounds, seeds = self._budgeted(
-                ident, prepared, lambda m: self._index.seeds_packed(prepared, *look, m)
-            )
-        else:
-            g = prepared.grams
-            ask = winnow(g.hashes, self.query_window_)
-            docs, bounds, seeds = self._budgeted(
-                ident,
-                prepared,
-                lambda m: self._index.seeds(
-                    g.hashes[ask], g.first[ask], g.last[ask], self.max_df, 2, m
-                ),
-            )
+        look = (self.max_df, 2, self.query_window_)
+        docs, bounds, seeds = self._budgeted(
+            ident, prepared, lambda m: look_up(self._index, prepared, *look, m)
+        )
         if not docs:
             return []
-        k = kernel()
-        if k is None:
-            assert isinstance(prepared, Prepared)  # bytes only come with the kernel
-            return self._query_reference(prepared, ident, position, seeds, docs, bounds)
-        query = prepared if isinstance(prepared, bytes) else pack(prepared)
-        found = k.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
+        if overlap_kernels() is None:
+            reference = reference_form(prepared)
+            return self._query_reference(reference, ident, position, seeds, docs, bounds)
+        query = as_packed(prepared)
+        found = _backend.OV.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
         return self._passages(found, docs, ident, position)
 
-    def _budgeted(self, ident: Any, prepared: Prepared | bytes, look: Callable[[int], _T]) -> _T:
+    def _budgeted(self, ident: Any, prepared: Form, look: Callable[[int], _T]) -> _T:
         """``look(max_seeds)`` with this text's seed budget; over it, a
         :class:`SeedBudgetError` naming the text, the numbers and the parameter."""
-        grams = (
-            int(np.frombuffer(prepared, np.int64, 3)[1])  # the packed header: n, nc, nf
-            if isinstance(prepared, bytes)
-            else int(prepared.grams.hashes.size)
-        )
+        grams = gram_count(prepared)
         try:
             return look(seed_budget(self.max_seeds_per_gram, grams))
         except SeedBudgetError as exc:
@@ -567,10 +518,10 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         the cache (first in, first out): an evicted source is prepared again (same bytes)."""
         get, cached = self._cache.get, self._cached
         found = [get(d) or cached(d) for d in docs]
-        return [x if type(x) is bytes else pack(x) for x in found]  # type: ignore[arg-type]
+        return [as_packed(x) for x in found]
 
     def _passages(
-        self, found: list[tuple[int, ...]], docs: list[int], ident: Any, position: int
+        self, found: Sequence[tuple[int, ...]], docs: list[int], ident: Any, position: int
     ) -> list[Passage]:
         """The C kernel's rows ``found`` (source index into ``docs``, spans, score) as the
         passages of the query ``ident`` at ``position``, in their reported order."""
@@ -609,6 +560,57 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                         )
                     )
         return self._cross_sourced(out)
+
+
+def _check_sizes(
+    ngram: int, window: int, min_length: int, gap: int, max_df: int, max_seeds_per_gram: int
+) -> None:
+    """:class:`OverlapFinder`'s integer parameters, or a ValueError naming the bad one."""
+    for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if not isinstance(gap, int) or gap < 0:
+        raise ValueError(f"gap must be an integer >= 0, got {gap!r}")
+    if not isinstance(max_df, int) or max_df < 1:
+        raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
+    if not isinstance(max_seeds_per_gram, int) or max_seeds_per_gram < 1:
+        raise ValueError(f"max_seeds_per_gram must be an integer >= 1, got {max_seeds_per_gram!r}")
+
+
+def _check_rules(
+    window: int,
+    min_score: float,
+    query_window: int | None,
+    templates: str,
+    template_min_docs: int,
+    sources: str,
+    max_sources: int,
+) -> None:
+    """:class:`OverlapFinder`'s score floor, look-up window and rule choices, or a ValueError
+    naming the bad one."""
+    if not 0.0 <= float(min_score) <= 1.0:
+        raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
+    if query_window is not None and (
+        not isinstance(query_window, int) or not 1 <= query_window <= window
+    ):
+        raise ValueError(
+            f"query_window must be an integer in [1, window={window}] (a shared window of "
+            f"grams must hold a looked-up gram the source posted), got {query_window!r}"
+        )
+    if templates not in TEMPLATE_MODES:
+        raise ValueError(f"templates must be one of {TEMPLATE_MODES}, got {templates!r}")
+    if not isinstance(template_min_docs, int) or template_min_docs < 2:
+        raise ValueError(
+            "template_min_docs must be an integer >= 2 (a passage held by one other "
+            f"document is a copy, not a template), got {template_min_docs!r}"
+        )
+    if sources not in SOURCE_MODES:
+        raise ValueError(f"sources must be one of {SOURCE_MODES}, got {sources!r}")
+    if not isinstance(max_sources, int) or max_sources < 2:
+        raise ValueError(
+            "max_sources must be an integer >= 2 (the earliest source and the closest), "
+            f"got {max_sources!r}"
+        )
 
 
 def seed_budget(per_gram: int, grams: int) -> int:

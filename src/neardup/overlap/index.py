@@ -2,7 +2,7 @@
 
 With the C kernels built (``neardup._overlap.Index``) the postings live in a hash table cut
 into 256 parts that grow one at a time (no stop of the whole table), 8-byte slots (one cache
-line per probe of an absent gram) and per-gram runs of postings of doubling size (overlap.c
+line per probe of an absent gram) and per-gram runs of postings of doubling size (overlap_index.c
 documents the layout; docs/OVERLAP.md "Cost" its cost from 10^5 to 10^6 documents); otherwise
 in the numpy structure described next, which is also the reference the kernel is tested
 against (same seeds, same order; tests/overlap/test_index.py checks both against a dict).
@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
+from neardup._backend import overlap_kernels
 from neardup.errors import BadInputError
-from neardup.overlap._kernel import kernel
 
 __all__ = ["GramIndex", "SeedBudgetError"]
 
@@ -52,7 +53,7 @@ class SeedBudgetError(BadInputError):
         super().__init__(message or f"{seeds} seeds, more than the limit of {limit}")
 
 
-def _within(raw: Any, max_seeds: int) -> Any:
+def _within(raw: tuple[bytes, bytes, bytes] | int, max_seeds: int) -> tuple[bytes, bytes, bytes]:
     """The C index's answer, or :class:`SeedBudgetError` when it is a count (over budget)."""
     if isinstance(raw, int):
         raise SeedBudgetError(raw, max_seeds)
@@ -63,8 +64,9 @@ class GramIndex:
     """Gram hash -> postings; see the module docstring."""
 
     def __init__(self) -> None:
-        k = kernel()
-        self._c: Any = None if k is None else k.Index()
+        self._c: _backend.OV.Index | None = None
+        if overlap_kernels() is not None:
+            self._c = _backend.OV.Index()
         self._hashes: list[npt.NDArray[np.uint64]] = []
         self._posts: list[npt.NDArray[np.int64]] = []
         self._buf_h: list[npt.NDArray[np.uint64]] = []
@@ -227,19 +229,24 @@ class GramIndex:
         self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0
     ) -> tuple[bytes, bytes, bytes]:
         """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
-        raw = self._c.seeds_packed(packed, max_df, min_seeds, window, max_seeds)
-        out: tuple[bytes, bytes, bytes] = _within(raw, max_seeds)
-        return out
+        raw = self._kernel().seeds_packed(packed, max_df, min_seeds, window, max_seeds)
+        return _within(raw, max_seeds)
 
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:
         """Post the winnowed grams of a packed document (the C index)."""
-        self._c.add_packed(doc, packed, window)
+        self._kernel().add_packed(doc, packed, window)
+
+    def _kernel(self) -> _backend.OV.Index:
+        """The C index (the packed methods need it: see :attr:`packed`)."""
+        if self._c is None:
+            raise RuntimeError("packed documents need the C index (GramIndex.packed is False)")
+        return self._c
 
     def arrays(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
         """All postings as one sorted segment (for saving)."""
         if self._c is not None:
-            h, p = self._c.arrays()
-            return np.frombuffer(h, np.uint64), np.frombuffer(p, np.int64).reshape(-1, COLUMNS)
+            hs, ps = self._c.arrays()
+            return np.frombuffer(hs, np.uint64), np.frombuffer(ps, np.int64).reshape(-1, COLUMNS)
         self._flush()
         while len(self._hashes) > 1:
             h2, p2 = self._hashes.pop(), self._posts.pop()

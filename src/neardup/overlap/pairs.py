@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
+from neardup._backend import overlap_kernels
 from neardup.features.charclass import char_classes
-from neardup.overlap._kernel import kernel
 from neardup.overlap.align import Alignment, align, fine_seeds, gram_share_counts
 from neardup.overlap.tokens import (
     CJK_UNITS,
@@ -122,23 +123,24 @@ def prepare(text: str, params: PairParams) -> Prepared:
     """Tokenise ``text`` and hash its grams for :func:`pair_passages`."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if kernel() is None:
+    if overlap_kernels() is None:
         toks = tokenize(text)
         return Prepared(toks, coarse_grams(toks, params), fine_grams(toks, params))
     return unpack(text, prepare_packed(text, params))
 
 
 def prepare_packed(text: str, params: PairParams) -> bytes:
-    """The packed arrays of :func:`prepare` (see ``_csrc/overlap.c``)."""
+    """The packed arrays of :func:`prepare` (see ``overlap_kernels.h``)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    k = kernel()
-    if k is None:
+    if overlap_kernels() is None:
         return pack(prepare(text, params))
     coarse, fine = gram_sizes(params)
     fold = fold_table()
     while True:
-        packed = k.prepare(text, char_classes(), fold, WORD_UNITS, CJK_UNITS, coarse, fine)
+        packed = _backend.OV.prepare(
+            text, char_classes(), fold, WORD_UNITS, CJK_UNITS, coarse, fine
+        )
         if isinstance(packed, bytes):
             return packed
         fold = fold_table(text)  # a character seen for the first time: fold all of them
@@ -147,10 +149,9 @@ def prepare_packed(text: str, params: PairParams) -> bytes:
 def packer(params: PairParams) -> Callable[[str], bytes]:
     """:func:`prepare_packed` for ``params`` with its arguments bound (C kernel; the per-text
     cost of a stream of texts)."""
-    k = kernel()
-    if k is None:
+    if overlap_kernels() is None:
         return lambda text: prepare_packed(text, params)
-    run, cls, fold = k.prepare, char_classes(), fold_table()  # fold: filled in place
+    run, cls, fold = _backend.OV.prepare, char_classes(), fold_table()  # fold: filled in place
     coarse, fine = gram_sizes(params)
 
     def pack_one(text: str) -> bytes:
@@ -161,7 +162,7 @@ def packer(params: PairParams) -> Callable[[str], bytes]:
 
 
 def unpack(text: str, packed: bytes) -> Prepared:
-    """The :class:`Prepared` whose arrays are views of ``packed`` (see ``_csrc/overlap.c``)."""
+    """The :class:`Prepared` whose arrays are views of ``packed`` (see ``overlap_kernels.h``)."""
     a = np.frombuffer(packed, dtype=np.int64)
     n, nc, nf = int(a[0]), int(a[1]), int(a[2])
     o = [3]
@@ -219,12 +220,11 @@ def pair_passages(
 ) -> list[Found]:
     """Passages of ``query`` found in ``source`` from their shared ``seeds`` (rows
     ``(q_first, q_last, d_first, d_last)`` in token units), in the order of their boxes."""
-    k = kernel()
-    if k is None:
+    if overlap_kernels() is None:
         return pair_passages_reference(query, source, seeds, params)
     seeds = np.ascontiguousarray(seeds, dtype=np.int64).reshape(-1, 4)
     bounds = np.array([0, seeds.shape[0]], dtype=np.int64)
-    rows = k.pairs(pack(query), [pack(source)], seeds, bounds, *kernel_params(params))
+    rows = _backend.OV.pairs(pack(query), [pack(source)], seeds, bounds, *kernel_params(params))
     return [Found((a, b), (c, d), score(num, den)) for _, a, b, c, d, num, den in rows]
 
 

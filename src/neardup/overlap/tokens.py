@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
+from neardup._backend import overlap_kernels
 from neardup.features.charclass import WORD, char_classes
-from neardup.overlap._kernel import kernel
 
 __all__ = [
     "Grams",
@@ -195,10 +196,9 @@ def winnow(hashes: npt.NDArray[np.uint64], window: int) -> npt.NDArray[np.int64]
     >>> winnow(np.array([5, 3, 9, 1, 7], dtype=np.uint64), 2).tolist()
     [1, 3]
     """
-    k = kernel()
-    if k is not None:
+    if overlap_kernels() is not None:
         out = np.empty(hashes.size, dtype=np.int64)
-        count = k.winnow(np.ascontiguousarray(hashes, dtype=np.uint64), window, out)
+        count = _backend.OV.winnow(np.ascontiguousarray(hashes, dtype=np.uint64), window, out)
         return out[:count]
     return winnow_reference(hashes, window)
 

@@ -1,0 +1,572 @@
+/* neardup._overlap: thin CPython bindings over the plain C kernels of neardup.overlap
+ * (overlap_kernels.h: tokens, the per-pair step, the gram index).
+ *
+ * Arguments are checked here, with the GIL held, so a wrong buffer gives a TypeError or
+ * ValueError naming the argument; the kernels then run without the GIL where they touch no
+ * Python object. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlap_kernels.h"
+
+
+/* ---------------------------------------------------------------- buffers */
+
+typedef struct {
+    Py_buffer b[8];
+    int n;
+} bufs;
+
+static void release(bufs *bs) {
+    for (int i = 0; i < bs->n; i++) PyBuffer_Release(&bs->b[i]);
+    bs->n = 0;
+}
+
+static void *get(bufs *bs, PyObject *o, Py_ssize_t itemsize, Py_ssize_t min_len, int writable,
+                 const char *name, Py_ssize_t *len) {
+    Py_buffer *v = &bs->b[bs->n];
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous%s buffer", name,
+                     writable ? " writable" : "");
+        return NULL;
+    }
+    bs->n++;
+    if (v->len % itemsize || v->len / itemsize < min_len) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at least %zd items of %zd bytes", name,
+                     min_len, itemsize);
+        return NULL;
+    }
+    if (len) *len = v->len / itemsize;
+    return v->buf;
+}
+
+/* ---------------------------------------------------------------- tokens and grams */
+
+static PyObject *py_prepare(PyObject *self, PyObject *args) {
+    PyObject *text, *cls_o, *fold_o;
+    Py_ssize_t word_units, cjk_units, coarse, fine;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "UOOnnnn", &text, &cls_o, &fold_o, &word_units, &cjk_units,
+                          &coarse, &fine))
+        return NULL;
+    const uint8_t *cls = get(&bs, cls_o, 1, 0x110000, 0, "cls", NULL);
+    if (!cls) goto fail;
+    const uint32_t *fold = get(&bs, fold_o, 4, 0x110000, 0, "fold", NULL);
+    if (!fold) goto fail;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    int64_t len = PyUnicode_GET_LENGTH(text), counts[3], n;
+    int64_t *mem = malloc(sizeof(int64_t) * OV_PREPARE_SCRATCH(len));
+    if (!mem) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    /* without the GIL (a 10^6-character text is tens of ms that other threads of a server
+     * would wait): only the text's own immutable buffer (args hold it), the held tables and
+     * this scratch are read or written */
+    Py_BEGIN_ALLOW_THREADS
+    n = ov_prepare(kind, data, len, cls, fold, word_units, cjk_units, coarse, fine, mem, counts);
+    Py_END_ALLOW_THREADS
+    if (n < 0) {
+        free(mem);
+        release(&bs);
+        return PyLong_FromLongLong(-n - 1);  /* the code point whose fold is needed */
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(ov_packed_items(counts) * 8));
+    if (!out) {
+        free(mem);
+        goto fail;
+    }
+    ov_pack(mem, len, counts, (int64_t *)PyBytes_AS_STRING(out));
+    free(mem);
+    release(&bs);
+    return out;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+
+/* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
+ * of `window` hashes, each index once, ascending (as tokens.winnow). */
+static PyObject *py_winnow(PyObject *self, PyObject *args) {
+    PyObject *h_o, *out_o;
+    Py_ssize_t window, n, cap;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OnO", &h_o, &window, &out_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "hashes", &n);
+    if (!h) goto fail;
+    int64_t *out = get(&bs, out_o, 8, 0, 1, "out", &cap);
+    if (!out) goto fail;
+    if (cap < n) {
+        PyErr_SetString(PyExc_ValueError, "out must hold len(hashes) items");
+        goto fail;
+    }
+    int64_t m = ov_winnow(h, n, window, out);
+    release(&bs);
+    return PyLong_FromLongLong(m);
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the per-pair step */
+
+/* The scratch kept between calls (its pages stay mapped), or a fresh one when another call
+ * holds it (calls run without the GIL); taken and given back with the GIL held. NULL: no
+ * memory. */
+static ov_ctx *kept_ctx;
+static int kept_busy;
+
+static ov_ctx *take_ctx(void) {
+    if (!kept_busy && (kept_ctx || (kept_ctx = ov_ctx_new()))) {
+        kept_busy = 1;
+        return kept_ctx;
+    }
+    return ov_ctx_new();
+}
+
+static void give_ctx(ov_ctx *c) {
+    if (c == kept_ctx)
+        kept_busy = 0;
+    else
+        ov_ctx_free(c);
+}
+
+
+/* The passages as a list of (source index, span start, span end, source start, source end,
+ * num, den) tuples, spans in code points (ds: the sources). */
+static PyObject *found_list(const doc_t *q, const doc_t *ds, const found_vec *fv) {
+    PyObject *result = PyList_New((Py_ssize_t)fv->n);
+    if (!result) return NULL;
+    for (int64_t i = 0; i < fv->n; i++) {
+        const found_t *f = &fv->v[i];
+        const doc_t *d = &ds[f->pair];
+        PyObject *t = Py_BuildValue("(LLLLLLL)", (long long)f->pair, (long long)q->starts[f->q0],
+                                    (long long)q->ends[f->q1 - 1], (long long)d->starts[f->d0],
+                                    (long long)d->ends[f->d1 - 1], (long long)f->num,
+                                    (long long)f->den);
+        if (!t) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, i, t);
+    }
+    return result;
+}
+
+/* One query and its sources, checked and unpacked with the GIL held, then run without it:
+ * srcs (a tuple, owned) keeps the sources' bytes alive, the buffers the seeds and bounds. */
+typedef struct {
+    PyObject *q_o, *srcs;
+    bufs bs;
+    doc_t q, *ds;
+    int64_t m, ns;
+    const int64_t *seeds, *bounds;
+    found_vec fv;
+    int rc;
+} job_t;
+
+static void job_free(job_t *J) {
+    release(&J->bs);
+    Py_CLEAR(J->srcs);
+    free(J->ds), free(J->fv.v);
+    J->ds = NULL, J->fv.v = NULL;
+}
+
+/* Check and unpack (query, sources, seeds, bounds); -1 with an exception set. */
+static int job_load(job_t *J, PyObject *q_o, PyObject *srcs, PyObject *seeds_o,
+                    PyObject *bounds_o) {
+    Py_ssize_t qlen, ns, nbnd;
+    const int64_t *qp = get(&J->bs, q_o, 8, 3, 0, "query", &qlen);
+    if (!qp) return -1;
+    J->seeds = get(&J->bs, seeds_o, 8, 0, 0, "seeds", &ns);
+    if (!J->seeds) return -1;
+    J->bounds = get(&J->bs, bounds_o, 8, 1, 0, "bounds", &nbnd);
+    if (!J->bounds) return -1;
+    if (ov_unpack(qp, qlen, &J->q) < 0) {
+        PyErr_SetString(PyExc_ValueError, "query is not a packed document");
+        return -1;
+    }
+    J->srcs = PySequence_Tuple(srcs);
+    if (!J->srcs) return -1;
+    Py_ssize_t m = PyTuple_GET_SIZE(J->srcs);
+    const int64_t *bounds = J->bounds;
+    if (nbnd != m + 1 || ns % 4 || bounds[0] != 0 || bounds[m] != ns / 4) {
+        PyErr_SetString(PyExc_ValueError, "bounds must be len(sources) + 1 offsets into seeds");
+        return -1;
+    }
+    J->m = m, J->ns = ns;
+    J->ds = malloc(sizeof(doc_t) * (size_t)(m + 1));
+    if (!J->ds) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *so = PyTuple_GET_ITEM(J->srcs, j);
+        if (!PyBytes_Check(so)) {
+            PyErr_SetString(PyExc_TypeError, "sources must be packed documents (bytes)");
+            return -1;
+        }
+        Py_ssize_t sl = PyBytes_GET_SIZE(so);
+        if (sl % 8 || ov_unpack((const int64_t *)PyBytes_AS_STRING(so), sl / 8, &J->ds[j]) < 0) {
+            PyErr_SetString(PyExc_ValueError, "source is not a packed document");
+            return -1;
+        }
+        if (bounds[j] > bounds[j + 1] || bounds[j + 1] > ns / 4) {
+            PyErr_SetString(PyExc_ValueError, "bounds must be ascending");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The passages of a loaded job (no Python objects touched: runs without the GIL). */
+static void job_run(ov_ctx *c, job_t *J, const params_t *p) {
+    J->rc = c ? ov_query(c, &J->q, J->ds, J->m, J->seeds, J->bounds, p, &J->fv) : -1;
+}
+
+/* The job's passages as found_list, or NULL with the exception of its failure. */
+static PyObject *job_result(job_t *J) {
+    if (J->rc == -2) {
+        PyErr_SetString(PyExc_IndexError, "a seed lies outside its documents");
+        return NULL;
+    }
+    if (J->rc) return PyErr_NoMemory();
+    return found_list(&J->q, J->ds, &J->fv);
+}
+
+/* pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> list of
+ * (source index, span start, span end, source start, source end, num, den): the passages of
+ * the packed query in each packed source; source j's seeds are rows bounds[j]:bounds[j+1]. */
+static PyObject *py_pairs(PyObject *self, PyObject *args) {
+    PyObject *q_o, *srcs, *seeds_o, *bounds_o, *result = NULL;
+    params_t p;
+    job_t J = {.bs = {.n = 0}};
+    if (!PyArg_ParseTuple(args, "OO!OOnnnnn", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o,
+                          &p.near, &p.gap, &p.min_units, &p.reach, &p.fanout))
+        return NULL;
+    if (job_load(&J, q_o, srcs, seeds_o, bounds_o) == 0) {
+        ov_ctx *ctx = take_ctx();
+        Py_BEGIN_ALLOW_THREADS
+        job_run(ctx, &J, &p);
+        Py_END_ALLOW_THREADS
+        give_ctx(ctx);
+        result = job_result(&J);
+    }
+    job_free(&J);
+    return result;
+}
+
+/* pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in
+ * jobs], each job a (query, sources, seeds, bounds) tuple; all of them run without the GIL,
+ * so a Python thread can prepare the next ones meanwhile. */
+static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
+    PyObject *jobs_o, *result = NULL;
+    params_t p;
+    if (!PyArg_ParseTuple(args, "Onnnnn", &jobs_o, &p.near, &p.gap, &p.min_units, &p.reach,
+                          &p.fanout))
+        return NULL;
+    PyObject *jobs = PySequence_Tuple(jobs_o);
+    if (!jobs) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(jobs), loaded = 0;
+    job_t *J = calloc((size_t)n + 1, sizeof(job_t));
+    if (!J) {
+        Py_DECREF(jobs);
+        return PyErr_NoMemory();
+    }
+    for (; loaded < n; loaded++) {
+        PyObject *q_o, *srcs, *seeds_o, *bounds_o, *job = PyTuple_GET_ITEM(jobs, loaded);
+        if (!PyTuple_Check(job) ||
+            !PyArg_ParseTuple(job, "OO!OO", &q_o, &PyList_Type, &srcs, &seeds_o, &bounds_o)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a job is (query, sources, seeds, bounds)");
+            break;
+        }
+        if (job_load(&J[loaded], q_o, srcs, seeds_o, bounds_o) < 0) {
+            loaded++;
+            break;
+        }
+    }
+    if (!PyErr_Occurred()) {
+        ov_ctx *ctx = take_ctx();
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) job_run(ctx, &J[i], &p);
+        Py_END_ALLOW_THREADS
+        give_ctx(ctx);
+        result = PyList_New(n);
+        for (Py_ssize_t i = 0; result && i < n; i++) {
+            PyObject *r = job_result(&J[i]);
+            if (!r) Py_CLEAR(result);
+            else PyList_SET_ITEM(result, i, r);
+        }
+    }
+    for (Py_ssize_t i = 0; i < loaded; i++) job_free(&J[i]);
+    free(J);
+    Py_DECREF(jobs);
+    return result;
+}
+
+/* ---------------------------------------------------------------- the gram index */
+
+typedef struct {
+    PyObject_HEAD
+    ov_index *ix;
+} IndexObject;
+
+static PyObject *index_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    IndexObject *self = (IndexObject *)PyType_GenericNew(type, args, kwds);
+    if (self && !(self->ix = ov_index_new())) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void index_dealloc(IndexObject *self) {
+    ov_index_free(self->ix);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* ov_index_add, its failure as an exception; -1 with it set */
+static int add_grams(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
+                     const int64_t *l, const int64_t *idx, int64_t n) {
+    int rc = ov_index_add(self->ix, doc, h, f, l, idx, n);
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "token offsets out of range");
+    if (rc == -1) PyErr_NoMemory();
+    return rc < 0 ? -1 : 0;
+}
+
+static int get_grams(bufs *bs, PyObject *h_o, PyObject *f_o, PyObject *l_o, const uint64_t **h,
+                     const int64_t **f, const int64_t **l, Py_ssize_t *n) {
+    Py_ssize_t nf, nl;
+    *h = get(bs, h_o, 8, 0, 0, "hashes", n);
+    if (!*h) return -1;
+    *f = get(bs, f_o, 8, 0, 0, "first", &nf);
+    if (!*f) return -1;
+    *l = get(bs, l_o, 8, 0, 0, "last", &nl);
+    if (!*l) return -1;
+    if (nf != *n || nl != *n) {
+        PyErr_SetString(PyExc_ValueError, "hashes, first and last must have one length");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *index_add(IndexObject *self, PyObject *args) {
+    PyObject *h_o, *f_o, *l_o;
+    Py_ssize_t doc, n;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "nOOO", &doc, &h_o, &f_o, &l_o)) return NULL;
+    if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
+        return NULL;
+    }
+    const uint64_t *h;
+    const int64_t *f, *l;
+    if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
+    if (add_grams(self, doc, h, f, l, NULL, n) < 0) goto fail;
+    release(&bs);
+    Py_RETURN_NONE;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* The hits (sorted by document) of the documents with >= min_seeds of them, as the bytes
+ * (docs, bounds, seeds) that Index.seeds returns. */
+static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const int64_t *f,
+                         const int64_t *l) {
+    int64_t nd, ns;
+    ov_group_sizes(hits, k, min_seeds, &nd, &ns);
+    PyObject *docs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * nd));
+    PyObject *bounds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * (nd + 1)));
+    PyObject *seeds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(32 * ns));
+    if (!docs || !bounds || !seeds) {
+        Py_XDECREF(docs);
+        Py_XDECREF(bounds);
+        Py_XDECREF(seeds);
+        return NULL;
+    }
+    ov_group(hits, k, min_seeds, f, l, (int64_t *)PyBytes_AS_STRING(docs),
+             (int64_t *)PyBytes_AS_STRING(bounds), (int64_t *)PyBytes_AS_STRING(seeds));
+    return Py_BuildValue("(NNN)", docs, bounds, seeds);
+}
+
+/* seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) as
+ * bytes of int64: the postings of each query gram (skipping grams posted by more than max_df
+ * documents: boilerplate; a text repeating a sentence posts its grams many times, once)
+ * grouped by document (ascending), in query-gram then posting order, for the documents with
+ * at least min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). With max_seeds
+ * > 0 and more postings than that, their count (an int) instead, before any is copied: a text
+ * of a few words repeated meets each of its grams' many postings once per occurrence, so its
+ * seeds grow with the square of its length (and the per-pair step's work with them). */
+/* Index.seeds on the query grams (h, f, l)[0..n). */
+static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
+                            const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds,
+                            int64_t max_seeds) {
+    hit_t *hits = NULL;
+    int64_t k;
+    int rc = ov_index_hits(self->ix, h, n, max_df, max_seeds, &hits, &k);
+    if (rc < 0) return PyErr_NoMemory();
+    if (rc > 0) return PyLong_FromLongLong((long long)k); /* over max_seeds */
+    PyObject *out = grouped(hits, k, min_seeds, f, l);
+    free(hits);
+    return out;
+}
+
+static PyObject *index_seeds(IndexObject *self, PyObject *args) {
+    PyObject *h_o, *f_o, *l_o;
+    Py_ssize_t max_df, min_seeds, n, max_seeds = 0;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOnn|n", &h_o, &f_o, &l_o, &max_df, &min_seeds, &max_seeds))
+        return NULL;
+    const uint64_t *h;
+    const int64_t *f, *l;
+    if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
+    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds, max_seeds);
+    release(&bs);
+    return out;
+fail:
+    release(&bs);
+    return NULL;
+}
+
+/* The packed document's coarse grams (a bytes object from prepare), or NULL + TypeError. */
+static int packed_doc(PyObject *o, doc_t *d) {
+    if (!PyBytes_Check(o) || PyBytes_GET_SIZE(o) % 8 ||
+        ov_unpack((const int64_t *)PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o) / 8, d) < 0) {
+        PyErr_SetString(PyExc_TypeError, "expected a packed document (bytes from prepare)");
+        return -1;
+    }
+    return 0;
+}
+
+/* seeds_packed(packed, max_df, min_seeds, window[, max_seeds]): Index.seeds on the coarse grams of a packed
+ * document that winnowing with `window` keeps (at most add_packed's window: a window of grams
+ * shared with a posted document has its minimum kept on both sides, so no other gram needs a
+ * probe; window 2: 1.5x fewer random probes than every gram, window 4: 2.5x). */
+static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t max_df, min_seeds, window, max_seeds = 0;
+    doc_t d;
+    if (!PyArg_ParseTuple(args, "Onnn|n", &o, &max_df, &min_seeds, &window, &max_seeds) ||
+        packed_doc(o, &d) < 0)
+        return NULL;
+    /* one block: the kept indices, then the kept grams' hash, first and last */
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(4 * d.nc + 4));
+    if (!keep) return PyErr_NoMemory();
+    int64_t m = ov_winnow(d.chash, d.nc, window, keep);
+    uint64_t *h = (uint64_t *)(keep + d.nc + 1);
+    int64_t *f = keep + 2 * d.nc + 2, *l = keep + 3 * d.nc + 3;
+    for (int64_t i = 0; i < m; i++) {
+        h[i] = d.chash[keep[i]];
+        f[i] = d.cfirst[keep[i]];
+        l[i] = d.clast[keep[i]];
+    }
+    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds, max_seeds);
+    free(keep);
+    return out;
+}
+
+/* add_packed(doc, packed, window): post the winnowed coarse grams of a packed document. */
+static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
+    PyObject *o;
+    Py_ssize_t doc, window;
+    doc_t d;
+    if (!PyArg_ParseTuple(args, "nOn", &doc, &o, &window) || packed_doc(o, &d) < 0) return NULL;
+    if (doc < 0 || doc > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc must be in [0, 2**32)");
+        return NULL;
+    }
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(d.nc + 1));
+    if (!keep) return PyErr_NoMemory();
+    int64_t m = ov_winnow(d.chash, d.nc, window, keep);
+    int rc = add_grams(self, doc, d.chash, d.cfirst, d.clast, keep, m);
+    free(keep);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
+ * postings of one hash in insertion order. */
+static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
+    int64_t np = ov_index_postings(self->ix);
+    PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * np));
+    PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * np));
+    if (!hs || !ps) {
+        Py_XDECREF(hs);
+        Py_XDECREF(ps);
+        return NULL;
+    }
+    if (ov_index_arrays(self->ix, (uint64_t *)PyBytes_AS_STRING(hs),
+                        (int64_t *)PyBytes_AS_STRING(ps)) < 0) {
+        Py_DECREF(hs);
+        Py_DECREF(ps);
+        return PyErr_NoMemory();
+    }
+    return Py_BuildValue("(NN)", hs, ps);
+}
+
+static PyObject *index_len(IndexObject *self, PyObject *unused) {
+    return PyLong_FromLongLong(ov_index_postings(self->ix));
+}
+
+static PyMethodDef index_methods[] = {
+    {"add", (PyCFunction)index_add, METH_VARARGS, "add(doc, hashes, first, last)"},
+    {"seeds", (PyCFunction)index_seeds, METH_VARARGS,
+     "seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) "
+     "bytes, or the postings' count when over max_seeds > 0"},
+    {"seeds_packed", (PyCFunction)index_seeds_packed, METH_VARARGS,
+     "seeds_packed(packed, max_df, min_seeds, window[, max_seeds]) -> (docs, bounds, seeds) "
+     "bytes, or the postings' count when over max_seeds > 0"},
+    {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
+     "add_packed(doc, packed, window): post the winnowed coarse grams"},
+    {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},
+    {"postings", (PyCFunction)index_len, METH_NOARGS, "postings() -> count"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject IndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Index",
+    .tp_basicsize = sizeof(IndexObject),
+    .tp_dealloc = (destructor)index_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Gram hash -> postings (see overlap_index.c).",
+    .tp_methods = index_methods,
+    .tp_new = index_new,
+};
+
+static PyMethodDef methods[] = {
+    {"prepare", py_prepare, METH_VARARGS,
+     "prepare(text, cls, fold, word_units, cjk_units, coarse, fine) -> packed bytes, or the "
+     "code point (int) whose fold is missing"},
+    {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
+    {"pairs", py_pairs, METH_VARARGS,
+     "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
+    {"pairs_many", py_pairs_many, METH_VARARGS,
+     "pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in "
+     "jobs] (computed without the GIL)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_overlap", "Kernels of neardup.overlap (see overlap_kernels.h).", -1, methods,
+    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__overlap(void) {
+    if (PyType_Ready(&IndexType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&IndexType);
+    if (PyModule_AddObject(m, "Index", (PyObject *)&IndexType) < 0) {
+        Py_DECREF(&IndexType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,89 @@
+"""The two forms of a text prepared for the per-pair step, and every branch on them.
+
+A prepared text is a :class:`~neardup.overlap.pairs.Prepared` (numpy arrays: the Python
+references) or packed ``bytes`` (one int64 buffer: the C kernels' form, see
+``_csrc/overlap_kernels.h``). :class:`~neardup.overlap.finder.OverlapFinder` keeps either,
+and asks here what it needs of one: the other form, its gram count, its postings in the
+:class:`~neardup.overlap.index.GramIndex` and its look-ups there.
+
+>>> from neardup.overlap.pairs import PairParams
+>>> params = PairParams(ngram=4, gap=30, min_length=10)
+>>> text = "a b c d e f g h"
+>>> one = gram_count(prepare_form(text, params, packed=False))
+>>> one == gram_count(prepare_form(text, params, packed=True)) > 0
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.overlap.index import GramIndex
+from neardup.overlap.pairs import PairParams, Prepared, pack, prepare, prepare_packed, unpack
+from neardup.overlap.tokens import winnow
+
+__all__ = [
+    "Form",
+    "as_packed",
+    "as_prepared",
+    "gram_count",
+    "look_up",
+    "post",
+    "prepare_form",
+    "reference_form",
+]
+
+Form = Prepared | bytes
+_Seeds = tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def prepare_form(text: str, params: PairParams, packed: bool) -> Form:
+    """``text`` prepared: packed (the C kernels run: no views made) or a :class:`Prepared`."""
+    return prepare_packed(text, params) if packed else prepare(text, params)
+
+
+def as_prepared(text: str, form: Form) -> Prepared:
+    """The :class:`Prepared` of ``text`` (views of the packed arrays when it is packed)."""
+    return form if isinstance(form, Prepared) else unpack(text, form)
+
+
+def reference_form(form: Form) -> Prepared:
+    """``form`` where only the Python references run: a packed form comes only with the C
+    kernels."""
+    assert isinstance(form, Prepared)  # bytes only come with the kernel
+    return form
+
+
+def as_packed(form: Form) -> bytes:
+    """The packed form (the C kernels' sources)."""
+    return form if type(form) is bytes else pack(form)  # type: ignore[arg-type]
+
+
+def gram_count(form: Form) -> int:
+    """The text's coarse grams (what its seed budget is sized by)."""
+    if isinstance(form, bytes):
+        return int(np.frombuffer(form, np.int64, 3)[1])  # the packed header: n, nc, nf
+    return int(form.grams.hashes.size)
+
+
+def post(index: GramIndex, doc: int, form: Form, window: int) -> None:
+    """Index document ``doc``: the coarse grams winnowing with ``window`` keeps."""
+    if isinstance(form, bytes):
+        index.add_packed(doc, form, window)
+        return
+    g = form.grams
+    keep = winnow(g.hashes, window)
+    index.add(doc, g.hashes[keep], np.stack([g.first[keep], g.last[keep]], 1))
+
+
+def look_up(
+    index: GramIndex, form: Form, max_df: int, min_seeds: int, window: int, max_seeds: int
+) -> _Seeds:
+    """:meth:`GramIndex.seeds` of the coarse grams winnowing with ``window`` keeps (a window
+    of grams shared with an indexed text has its smallest hash kept on both sides)."""
+    if isinstance(form, bytes):
+        return index.seeds_packed(form, max_df, min_seeds, window, max_seeds)
+    g = form.grams
+    ask = winnow(g.hashes, window)
+    return index.seeds(g.hashes[ask], g.first[ask], g.last[ask], max_df, min_seeds, max_seeds)
