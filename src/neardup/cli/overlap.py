@@ -30,7 +30,7 @@ from neardup.cli._common import (
     read_notes,
     usage_error,
 )
-from neardup.cli._overlap_write import Found, write_found, write_rows
+from neardup.cli._overlap_write import DocumentPassages, write_found, write_rows
 from neardup.cli._strip_write import Spans, strip_options, write_stripped
 from neardup.io import (
     Document,
@@ -254,47 +254,18 @@ def overlap_command(
                  roots=inputs)  # fmt: skip
     start = time.perf_counter()
     if engine == "spark":
-        if save_reference is not None or any(_saved(p) for p in against):
-            raise usage_error(
-                "saved references (--save-reference, --against DIR) are for --engine local; "
-                "give --engine spark the reference files"
-            )
-        refs = check_inputs(against, fmt) if against else ()
-        read.against = against
-        _on_spark(params, files, refs, out, read, (spark_master, spark_conf))
+        _on_spark(params, files, (against, save_reference), out, read, (spark_master, spark_conf))
         return
+    strip = (strip_out, strip_min_length, strip_templates)
     with materialized_stdin(files) as paths:
-        try:
-            finder = _build(params, against, read)
-            ref_docs = len(finder)
-            docs = read.documents(paths)
-            if time_field:
-                docs = iter(sorted(docs, key=_order))
-            spans: Spans = {}
-            cut: Spans | None = {} if strip_out is not None and strip_templates else None
-            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
-        except InputError as exc:
-            raise DataError(str(exc)) from None
-        except SeedBudgetError as exc:
-            raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
+        finder, got = _find_local(params, against, read, paths, strip)
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        # the reference and the cleaned texts first, --out last: a failed run leaves --out as it was
-        if save_reference is not None:
-            with _disk_errors(f"cannot save the reference {save_reference}", out):
-                finder.save(save_reference)
-        stripped = by_templates = 0
-        if strip_out is not None:
-            with _disk_errors(f"cannot write {strip_out}", out):
-                stripped, by_templates = write_stripped(
-                    strip_out, read, paths, spans, strip_min_length, cut
-                )
-        notes: list[str] = []  # what the writer adapted
-        with _disk_errors(f"cannot write {out}", out):
-            write_found(out, found, notes, template=finder.templates == "keep")
-    ref = f" against {ref_docs:,} reference documents" if against else ""
-    pairs = sum(len(got) for got, _ in found)
-    _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
+        stripped, by_templates, notes = _write_local(finder, got, out, save_reference, read,
+                                                     paths, strip)  # fmt: skip
+    pairs = sum(len(passages) for passages, _ in got.found)
+    secs = time.perf_counter() - start
+    _summary(got.documents, got.against, got.with_copies, pairs, got.share, secs)
     if strip_out is not None:
         click.echo(
             f"strip: {stripped:,} characters removed ({by_templates:,} of them templates), "
@@ -304,6 +275,80 @@ def overlap_command(
     _templates_note(*finder.templates_set_aside)
     _sources_note(finder.sources_cut, finder.max_sources)
     _notes(read, notes, read.stats, read.ref_stats)
+
+
+# --strip, --strip-min-length and --strip-templates
+StripOptions = tuple[str | None, int, bool]
+
+
+@dataclass
+class _Passages:
+    """What a local run found: documents read, every document's passages, documents with a
+    passage, share of the text copied; the copy-side spans for ``--strip`` (``spans``, and
+    the templates' apart in ``cut`` when they are cut too); ``against``: the summary's words
+    on the reference (empty without --against)."""
+
+    documents: int
+    found: DocumentPassages
+    with_copies: int
+    share: float
+    spans: Spans
+    cut: Spans | None
+    against: str
+
+
+def _find_local(
+    params: dict[str, Any],
+    against: tuple[str, ...],
+    read: _Read,
+    paths: tuple[str, ...],
+    strip: StripOptions,
+) -> tuple[OverlapFinder, _Passages]:
+    """The finder (holding the reference) and the passages of the documents of ``paths``,
+    in time order with a time field; bad input rows and a text over the seed budget are
+    bad data."""
+    try:
+        finder = _build(params, against, read)
+        ref = f" against {len(finder):,} reference documents" if against else ""
+        docs = read.documents(paths)
+        if read.time_field:
+            docs = iter(sorted(docs, key=_order))
+        spans: Spans = {}
+        cut: Spans | None = {} if strip[0] is not None and strip[2] else None
+        n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except SeedBudgetError as exc:
+        raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
+    return finder, _Passages(n_docs, found, with_copies, share, spans, cut, ref)
+
+
+def _write_local(
+    finder: OverlapFinder,
+    got: _Passages,
+    out: str,
+    save_reference: str | None,
+    read: _Read,
+    paths: tuple[str, ...],
+    strip: StripOptions,
+) -> tuple[int, int, list[str]]:
+    """Save the reference, write the cleaned texts, then ``out`` (last: a failed run leaves
+    ``out`` as it was); the characters stripped (all, and of templates) and what the writer
+    adapted."""
+    if save_reference is not None:
+        with _disk_errors(f"cannot save the reference {save_reference}", out):
+            finder.save(save_reference)
+    stripped = by_templates = 0
+    strip_out, strip_min_length, _ = strip
+    if strip_out is not None:
+        with _disk_errors(f"cannot write {strip_out}", out):
+            stripped, by_templates = write_stripped(
+                strip_out, read, paths, got.spans, strip_min_length, got.cut
+            )
+    notes: list[str] = []  # what the writer adapted
+    with _disk_errors(f"cannot write {out}", out):
+        write_found(out, got.found, notes, template=finder.templates == "keep")
+    return stripped, by_templates, notes
 
 
 @contextmanager
@@ -383,12 +428,21 @@ def _sources_note(cut: int, most: int) -> None:
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
-    refs: tuple[str, ...],
+    reference: tuple[tuple[str, ...], str | None],
     out: str,
     read: _Read,
     spark_options: tuple[str | None, tuple[str, ...]],
 ) -> None:
-    """``--engine spark``: the same passages, found by :mod:`neardup.spark.overlap`."""
+    """``--engine spark``: the same passages, found by :mod:`neardup.spark.overlap`
+    (``reference``: ``--against`` and ``--save-reference``)."""
+    against, save_reference = reference
+    if save_reference is not None or any(_saved(p) for p in against):
+        raise usage_error(
+            "saved references (--save-reference, --against DIR) are for --engine local; "
+            "give --engine spark the reference files"
+        )
+    refs = check_inputs(against, read.fmt) if against else ()
+    read.against = against
     start = time.perf_counter()
     master, conf = spark_options[0], parse_spark_conf(spark_options[1])
     try:
@@ -440,12 +494,12 @@ def _run(
     read: _Read,
     spans: Spans | None = None,
     templates: Spans | None = None,
-) -> tuple[int, Found, int, float]:
+) -> tuple[int, DocumentPassages, int, float]:
     """Documents read, every document's passages with its partition columns (the document
     added to ``finder`` when ``keep``), documents with a passage, share of the characters
     inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``),
     ``templates`` (when given) those of its templates apart, set aside or flagged."""
-    found: Found = []
+    found: DocumentPassages = []
     n = chars = copied = 0
     read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
     aside = finder.record_template_spans() if templates is not None else None
