@@ -108,62 +108,44 @@ def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str
     return tuple(n for n in names if n not in ROW_FIELDS)
 
 
+# the OverlapFinder's parameters as options, in their --help order: (name, type, help); each
+# defaults to None, the finder's own default (given in brackets); the choices are the finder's
+# SOURCE_MODES and TEMPLATE_MODES, not copies
+FINDER_OPTIONS: tuple[tuple[str, click.ParamType, str], ...] = (
+    ("min-score", click.FloatRange(0, 1), "Drop passages scoring below this. Start from 0: 0.3 "
+     "already loses most heavy rewrites (a quarter of the words edited), 0.5 keeps "
+     "near-verbatim copies only (docs/OVERLAP.md) [0]."),
+    ("max-sources", click.IntRange(2), "With --sources all: the most sources per passage (the "
+     "earliest and the closest kept, the rest counted in the summary) [16]."),
+    ("sources", click.Choice(SOURCE_MODES), "Which sources a copied passage names: its "
+     "earliest (the original: by --time-field, else input order), with the closest beside it "
+     "when that is another document (original); the closest only (best); every earlier "
+     "document holding it, one row each (all, at most --max-sources) [original]."),
+    ("templates", click.Choice(TEMPLATE_MODES), "Templates of the collection (bylines, "
+     "datelines, quote headers, signatures, rows of figures): set aside and counted in the "
+     "summary (drop), or reported (keep) [drop]."),
+    ("template-min-docs", click.IntRange(2), "A passage is a template when most of its grams, "
+     "digits masked, are in this many earlier documents and it is short or a row of figures; "
+     "higher sets fewer aside [10]."),
+    ("max-seeds-per-gram", click.IntRange(0), "Refuse a text whose grams find more postings "
+     "than this many a gram (of at least 65,536 grams): a text of a few words repeated finds "
+     "a number, and costs a time, that grow with the square of its length [16]."),
+    ("query-window", click.IntRange(0), "Winnowing window of a text's look-ups, 1-4 (1: look "
+     "up every gram: a little more recall on heavy rewrites, a cost that grows with the "
+     "reference) [2]."),
+    ("gap", click.IntRange(0), "Largest gap in words between the seeds of one passage [30]."),
+    ("ngram", click.IntRange(0), "Words per hashed gram [4]."),
+    ("min-length", click.IntRange(0), "Shortest passage reported, in words (a Han character "
+     "counts 2/3) [10]."),
+)  # fmt: skip
+
+
 def _finder_options(func: Any) -> Any:
-    for name, help_ in (
-        ("min-length", "Shortest passage reported, in words (a Han character counts 2/3) [10]."),
-        ("ngram", "Words per hashed gram [4]."),
-        ("gap", "Largest gap in words between the seeds of one passage [30]."),
-        (
-            "query-window",
-            "Winnowing window of a text's look-ups, 1-4 (1: look up every gram: a little more "
-            "recall on heavy rewrites, a cost that grows with the reference) [2].",
-        ),
-        (
-            "max-seeds-per-gram",
-            "Refuse a text whose grams find more postings than this many a gram (of at least "
-            "65,536 grams): a text of a few words repeated finds a number, and costs a time, "
-            "that grow with the square of its length [16].",
-        ),
-    ):
-        func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
-    func = click.option(
-        "--template-min-docs",
-        type=click.IntRange(2),
-        default=None,
-        help="A passage is a template when most of its grams, digits masked, are in this many "
-        "earlier documents and it is short or a row of figures; higher sets fewer aside [10].",
-    )(func)
-    func = click.option(
-        "--templates",
-        type=click.Choice(TEMPLATE_MODES),  # the finder's, not a copy
-        default=None,
-        help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
-        "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
-    )(func)
-    func = click.option(
-        "--sources",
-        type=click.Choice(SOURCE_MODES),
-        default=None,
-        help="Which sources a copied passage names: its earliest (the original: by "
-        "--time-field, else input order), with the closest beside it when that is another "
-        "document (original); the closest only (best); every earlier document holding it, one "
-        "row each (all, at most --max-sources) [original].",
-    )(func)
-    func = click.option(
-        "--max-sources",
-        type=click.IntRange(2),
-        default=None,
-        help="With --sources all: the most sources per passage (the earliest and the closest "
-        "kept, the rest counted in the summary) [16].",
-    )(func)
-    return click.option(
-        "--min-score",
-        type=click.FloatRange(0, 1),
-        default=None,
-        help="Drop passages scoring below this. Start from 0: 0.3 already loses most heavy "
-        "rewrites (a quarter of the words edited), 0.5 keeps near-verbatim copies only "
-        "(docs/OVERLAP.md) [0].",
-    )(func)
+    """The options of :data:`FINDER_OPTIONS` (applied last first: click lists them in the
+    order they are applied in reverse)."""
+    for name, type_, help_ in reversed(FINDER_OPTIONS):
+        func = click.option(f"--{name}", type=type_, default=None, help=help_)(func)
+    return func
 
 
 def _saved(path: str) -> bool:
