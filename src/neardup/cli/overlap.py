@@ -111,7 +111,7 @@ def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str
 # the OverlapFinder's parameters as options, in their --help order: (name, type, help); each
 # defaults to None, the finder's own default (given in brackets); the choices are the finder's
 # SOURCE_MODES and TEMPLATE_MODES, not copies
-FINDER_OPTIONS: tuple[tuple[str, click.ParamType, str], ...] = (
+FINDER_OPTIONS: tuple[tuple[str, click.ParamType[Any, Any], str], ...] = (
     ("min-score", click.FloatRange(0, 1), "Drop passages scoring below this. Start from 0: 0.3 "
      "already loses most heavy rewrites (a quarter of the words edited), 0.5 keeps "
      "near-verbatim copies only (docs/OVERLAP.md) [0]."),
@@ -238,13 +238,15 @@ def overlap_command(
     if engine == "spark":
         _on_spark(params, files, (against, save_reference), out, read, (spark_master, spark_conf))
         return
-    strip = (strip_out, strip_min_length, strip_templates)
+    cut_templates = strip_out is not None and strip_templates
     with materialized_stdin(files) as paths:
-        finder, got = _find_local(params, against, read, paths, strip)
+        finder, got = _find_local(params, against, read, paths, cut_templates)
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        stripped, by_templates, notes = _write_local(finder, got, out, save_reference, read,
-                                                     paths, strip)  # fmt: skip
+        strip = (strip_out, strip_min_length)
+        stripped, by_templates, notes = _write_local(
+            finder, got, (out, save_reference), read, paths, strip
+        )
     pairs = sum(len(passages) for passages, _ in got.found)
     secs = time.perf_counter() - start
     _summary(got.documents, got.against, got.with_copies, pairs, got.share, secs)
@@ -257,10 +259,6 @@ def overlap_command(
     _templates_note(*finder.templates_set_aside)
     _sources_note(finder.sources_cut, finder.max_sources)
     _notes(read, notes, read.stats, read.ref_stats)
-
-
-# --strip, --strip-min-length and --strip-templates
-StripOptions = tuple[str | None, int, bool]
 
 
 @dataclass
@@ -284,11 +282,11 @@ def _find_local(
     against: tuple[str, ...],
     read: _Read,
     paths: tuple[str, ...],
-    strip: StripOptions,
+    cut_templates: bool,
 ) -> tuple[OverlapFinder, _Passages]:
     """The finder (holding the reference) and the passages of the documents of ``paths``,
-    in time order with a time field; bad input rows and a text over the seed budget are
-    bad data."""
+    in time order with a time field (``cut_templates``: --strip cuts templates too, their
+    spans kept apart); bad input rows and a text over the seed budget are bad data."""
     try:
         finder = _build(params, against, read)
         ref = f" against {len(finder):,} reference documents" if against else ""
@@ -296,7 +294,7 @@ def _find_local(
         if read.time_field:
             docs = iter(sorted(docs, key=_order))
         spans: Spans = {}
-        cut: Spans | None = {} if strip[0] is not None and strip[2] else None
+        cut: Spans | None = {} if cut_templates else None
         n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
     except InputError as exc:
         raise DataError(str(exc)) from None
@@ -308,20 +306,20 @@ def _find_local(
 def _write_local(
     finder: OverlapFinder,
     got: _Passages,
-    out: str,
-    save_reference: str | None,
+    outputs: tuple[str, str | None],
     read: _Read,
     paths: tuple[str, ...],
-    strip: StripOptions,
+    strip: tuple[str | None, int],
 ) -> tuple[int, int, list[str]]:
-    """Save the reference, write the cleaned texts, then ``out`` (last: a failed run leaves
-    ``out`` as it was); the characters stripped (all, and of templates) and what the writer
-    adapted."""
+    """Save the reference (``outputs``: --out and --save-reference), write the cleaned texts
+    (``strip``: --strip and --strip-min-length), then --out (last: a failed run leaves it as it
+    was); the characters stripped (all, and of templates) and what the writer adapted."""
+    out, save_reference = outputs
     if save_reference is not None:
         with _disk_errors(f"cannot save the reference {save_reference}", out):
             finder.save(save_reference)
     stripped = by_templates = 0
-    strip_out, strip_min_length, _ = strip
+    strip_out, strip_min_length = strip
     if strip_out is not None:
         with _disk_errors(f"cannot write {strip_out}", out):
             stripped, by_templates = write_stripped(
