@@ -3,14 +3,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from neardup.eval.cli import eval_command
+from neardup.eval.cli import eval_command, read_labelled_pairs
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.harness import METHODS, neardup_method, run_method
 from neardup.eval.methods import Candidates, anchor_module, minhash_lsh
+from neardup.eval.pan import read_alignments
 
 BASE = (
     "the central bank raised its key interest rate by half a point on friday citing "
@@ -83,3 +85,23 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "exactly one" in res.output
     res = CliRunner().invoke(eval_command, ["--corpus", "nope"])
     assert res.exit_code == 2 and "unknown corpus" in res.output
+
+
+def test_jsonl_readers_skip_blank_lines_and_name_the_line_of_an_error(tmp_path: Path) -> None:
+    # both eval readers number lines through io.readers.text_lines: blank lines are skipped but
+    # counted, so the error names the line an editor shows
+    good = json.dumps({"a": TEXTS[0], "b": TEXTS[1], "label": 1})
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(f"\n{good}\n  \n{good}\n")
+    a, b, labels = read_labelled_pairs(path)
+    assert a == [TEXTS[0]] * 2 and b == [TEXTS[1]] * 2 and labels.tolist() == [True, True]
+    path.write_text(f"\n{good}\n\n{{broken\n")
+    with pytest.raises(click.UsageError, match=r"pairs\.jsonl:4: expected a JSON object"):
+        read_labelled_pairs(path)
+    path.write_text(f"{good}\n\n" + json.dumps({"a": "x", "b": "y", "label": 2}) + "\n")
+    with pytest.raises(click.UsageError, match=r"pairs\.jsonl:3: a and b must be strings"):
+        read_labelled_pairs(path)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('\n\n{"x": 1\n')
+    with pytest.raises(ValueError, match=r"rows\.jsonl:3: not JSON"):
+        read_alignments(rows)

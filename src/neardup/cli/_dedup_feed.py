@@ -13,7 +13,8 @@ from typing import Any
 from neardup.dedup import Decisions, Deduplicator
 from neardup.io import Document, Record
 
-Chunk = list[tuple[Document, Record]]
+# a chunk of the input: each document read with its record
+DocumentRecords = list[tuple[Document, Record]]
 # chunks read ahead of the one whose decisions are collected: 2 absorbs the other threads'
 # waits for the GIL (they take it back several times per chunk while this thread parses)
 AHEAD = 2
@@ -21,7 +22,7 @@ AHEAD = 2
 
 def feed_ahead(
     dd: Deduplicator,
-    chunks: Iterator[tuple[Chunk, list[float] | None]],
+    chunks: Iterator[tuple[DocumentRecords, list[float] | None]],
     with_ids: bool,
     advance: Callable[[int], None],
     depth: int = AHEAD,
@@ -57,7 +58,7 @@ def feed_ahead(
 
 def _submit(
     dd: Deduplicator,
-    item: tuple[Chunk, list[float] | None],
+    item: tuple[DocumentRecords, list[float] | None],
     with_ids: bool,
     pools: tuple[ThreadPoolExecutor, ThreadPoolExecutor],
     before: Future[Decisions] | None,

@@ -168,9 +168,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
     spool = src.spool
     lines = spool.lines if spool is not None and spool.lines is not None else None
     if lookahead:  # kept documents may come after their duplicates: collect ids first
-        for p, line in enumerate(_lines(src) if lines is None else lines):
-            if p in plan.needed:
-                plan.ids[p] = _record_id(_json.loads(line), src.id_field, p)
+        _collect_ids(src, plan, lines)
     encoded: dict[int, bytes] = {}  # JSON of each kept document's id, made once
     needed, examples, cluster, rep = plan.needed, plan.examples, plan.cluster, plan.rep
     tails = [_STATUS_TAIL[s] for s in plan.status]
@@ -202,17 +200,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 writer.write({**_json.loads(line), **_fields(plan, p)})
                 advance(1)
                 continue
-            if r < 0:
-                middle = b'null, "distance": null, "similarity": null, "threshold": null'
-            else:
-                if r not in encoded:
-                    encoded[r] = dumps_utf8(plan.ids[r])
-                middle = b'%b, "distance": %d, "similarity": %b, "threshold": %b' % (
-                    encoded[r],
-                    plan.distance[p],
-                    b"null" if plan.similarity[p] is None else b"%r" % plan.similarity[p],
-                    b"null" if plan.threshold[p] is None else b"%r" % plan.threshold[p],
-                )
+            middle = _KEPT_MIDDLE if r < 0 else _duplicate_middle(plan, p, r, encoded)
             batch.append(
                 b'%b, "cluster_id": %d, "duplicate_of": %b%b' % (line[:-1], c, middle, tails[p])
             )
@@ -220,6 +208,31 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 flush()
         flush()
         behind.drain()
+
+
+def _collect_ids(src: Source, plan: Plan, lines: list[bytes] | None) -> None:
+    """The ids of the kept documents that duplicates name (``plan.needed``), read before
+    writing (``lines``: pass 1's spool, else the input read again)."""
+    for p, line in enumerate(_lines(src) if lines is None else lines):
+        if p in plan.needed:
+            plan.ids[p] = _record_id(_json.loads(line), src.id_field, p)
+
+
+# the decision fields of a kept document after "duplicate_of": (its line's tail before status)
+_KEPT_MIDDLE = b'null, "distance": null, "similarity": null, "threshold": null'
+
+
+def _duplicate_middle(plan: Plan, p: int, r: int, encoded: dict[int, bytes]) -> bytes:
+    """The decision fields of duplicate ``p`` of kept ``r`` after ``"duplicate_of": ``
+    (``encoded``: a cache of the kept documents' ids as JSON)."""
+    if r not in encoded:
+        encoded[r] = dumps_utf8(plan.ids[r])
+    return b'%b, "distance": %d, "similarity": %b, "threshold": %b' % (
+        encoded[r],
+        plan.distance[p],
+        b"null" if plan.similarity[p] is None else b"%r" % plan.similarity[p],
+        b"null" if plan.threshold[p] is None else b"%r" % plan.threshold[p],
+    )
 
 
 class _Behind:

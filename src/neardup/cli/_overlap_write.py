@@ -26,7 +26,7 @@ from neardup.overlap import Passage
 __all__ = ["jsonl_lines", "row", "write_found", "write_rows"]
 
 # the documents' passages (one list per document with any) and its partition columns
-Found = list[tuple[list[Passage], dict[str, Any]]]
+DocumentPassages = list[tuple[list[Passage], dict[str, Any]]]
 
 
 def row(p: Passage, template: bool = False) -> dict[str, Any]:
@@ -88,7 +88,7 @@ def write_rows(out: str, rows: Iterable[dict[str, Any]], notes: list[str] | None
 
 
 def write_found(
-    out: str, found: Found, notes: list[str] | None = None, template: bool = False
+    out: str, found: DocumentPassages, notes: list[str] | None = None, template: bool = False
 ) -> None:
     """Write the rows of ``found`` to ``out`` (with the ``template`` field when asked): JSONL
     lines formatted here when no document has partition columns, else the row dicts with the

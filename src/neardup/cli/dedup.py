@@ -31,7 +31,7 @@ from neardup.cli._common import (
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
-from neardup.cli._dedup_feed import Chunk, feed_ahead
+from neardup.cli._dedup_feed import DocumentRecords, feed_ahead
 from neardup.cli._dedup_write import (
     OUR_FIELDS,
     LineSpool,
@@ -271,37 +271,67 @@ def dedup_command(
     seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
     _check_pairs(pairs_path, window, state_dir, inputs + files, out)
     disorder = _disorder_buffer(max_disorder, seconds, keep)
-    bound = None if disorder is None else disorder.max_disorder
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
-        opts = SparkOptions(fmt, text_field, id_field, time_field, epoch_unit, on_error,
-                            drop_duplicates, report_dir, spark_master, spark_conf,
-                            roots=inputs, max_time=max_time,
-                            cluster_members=clusters_path is not None,
-                            pairs=pairs_path,
-                            max_disorder=bound)  # fmt: skip
-        if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
-            _write_engine_outputs(result, extra, out, bound)
-            return
         run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
                    utf8_ids=needs_utf8(out), roots=inputs, max_time=max_time,
                    buffer=disorder)  # fmt: skip
+        opts = _spark_options(run, drop_duplicates, report_dir, (spark_master, spark_conf),
+                              clusters_path is not None, pairs_path)  # fmt: skip
+        if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
+            _write_engine_outputs(result, extra, out, opts.max_disorder)
+            return
         decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
-        seconds_taken = time.perf_counter() - start
-        record = summary_record(run.stats, decisions, seconds_taken)
-        record["notes"] = read_notes(run.stats, id_field, epoch_unit) + run.notes
-        if pairs_path is not None:
-            docs = (doc for doc, _ in run.documents(ReadStats()))
-            record["notes"].append(write_pairs(pairs_path, dd, docs))
-        record["outputs"] = extra.written(out)
-        # before the state commits: an output that cannot be written leaves the state as it was
-        report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
-        extra.write(record, decisions, plan.ids, report)
+        record = _write_local_outputs(run, dd, (decisions, plan), extra, out, pairs_path, start)
     print_summary(record)
     if record["notes"]:
         click.echo("\n".join(record["notes"]), err=True)
+
+
+def _spark_options(
+    run: _Run,
+    drop_duplicates: bool,
+    report_dir: str | None,
+    spark: tuple[str | None, tuple[str, ...]],
+    cluster_members: bool,
+    pairs_path: str | None,
+) -> SparkOptions:
+    """What ``--engine spark`` reads of this run: ``run``'s read options and the outputs
+    (``spark``: ``--spark-master`` and ``--spark-conf``)."""
+    buffer = run.buffer
+    return SparkOptions(run.fmt, run.text_field, run.id_field, run.time_field, run.epoch_unit,
+                        run.on_error, drop_duplicates, report_dir, *spark, roots=run.roots,
+                        max_time=run.max_time, cluster_members=cluster_members,
+                        pairs=pairs_path,
+                        max_disorder=None if buffer is None else buffer.max_disorder)  # fmt: skip
+
+
+def _write_local_outputs(
+    run: _Run,
+    dd: Deduplicator,
+    decided: tuple[Decisions, Plan],
+    extra: ExtraOutputs,
+    out: str,
+    pairs_path: str | None,
+    start: float,
+) -> dict[str, Any]:
+    """The summary record of a local run (``decided``: its decisions and the writer's plan)
+    after writing ``--pairs`` and the extra outputs (``--summary``, ``--clusters``,
+    ``--report``)."""
+    decisions, plan = decided
+    seconds_taken = time.perf_counter() - start
+    record = summary_record(run.stats, decisions, seconds_taken)
+    record["notes"] = read_notes(run.stats, run.id_field, run.epoch_unit) + run.notes
+    if pairs_path is not None:
+        docs = (doc for doc, _ in run.documents(ReadStats()))
+        record["notes"].append(write_pairs(pairs_path, dd, docs))
+    record["outputs"] = extra.written(out)
+    # before the state commits: an output that cannot be written leaves the state as it was
+    report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
+    extra.write(record, decisions, plan.ids, report)
+    return record
 
 
 def _checked_outputs(
@@ -484,7 +514,7 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
     return concat_decisions(parts) if dd.keep == "first" else dd.resolve()
 
 
-def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[Chunk, list[float] | None]]:
+def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[DocumentRecords, list[float] | None]]:
     """Pass 1's documents in chunks of ``chunk_size``, with their timestamps (None untimed);
     records holding a field of ours are noted for the generic writer as they are read."""
     docs = run.documents()

@@ -30,7 +30,7 @@ from neardup.cli._common import (
     read_notes,
     usage_error,
 )
-from neardup.cli._overlap_write import Found, write_found, write_rows
+from neardup.cli._overlap_write import DocumentPassages, write_found, write_rows
 from neardup.cli._strip_write import Spans, strip_options, write_stripped
 from neardup.io import (
     Document,
@@ -108,62 +108,44 @@ def partition_names(paths: tuple[str, ...], roots: tuple[str, ...]) -> tuple[str
     return tuple(n for n in names if n not in ROW_FIELDS)
 
 
+# the OverlapFinder's parameters as options, in their --help order: (name, type, help); each
+# defaults to None, the finder's own default (given in brackets); the choices are the finder's
+# SOURCE_MODES and TEMPLATE_MODES, not copies
+FINDER_OPTIONS: tuple[tuple[str, click.ParamType[Any, Any], str], ...] = (
+    ("min-score", click.FloatRange(0, 1), "Drop passages scoring below this. Start from 0: 0.3 "
+     "already loses most heavy rewrites (a quarter of the words edited), 0.5 keeps "
+     "near-verbatim copies only (docs/OVERLAP.md) [0]."),
+    ("max-sources", click.IntRange(2), "With --sources all: the most sources per passage (the "
+     "earliest and the closest kept, the rest counted in the summary) [16]."),
+    ("sources", click.Choice(SOURCE_MODES), "Which sources a copied passage names: its "
+     "earliest (the original: by --time-field, else input order), with the closest beside it "
+     "when that is another document (original); the closest only (best); every earlier "
+     "document holding it, one row each (all, at most --max-sources) [original]."),
+    ("templates", click.Choice(TEMPLATE_MODES), "Templates of the collection (bylines, "
+     "datelines, quote headers, signatures, rows of figures): set aside and counted in the "
+     "summary (drop), or reported (keep) [drop]."),
+    ("template-min-docs", click.IntRange(2), "A passage is a template when most of its grams, "
+     "digits masked, are in this many earlier documents and it is short or a row of figures; "
+     "higher sets fewer aside [10]."),
+    ("max-seeds-per-gram", click.IntRange(0), "Refuse a text whose grams find more postings "
+     "than this many a gram (of at least 65,536 grams): a text of a few words repeated finds "
+     "a number, and costs a time, that grow with the square of its length [16]."),
+    ("query-window", click.IntRange(0), "Winnowing window of a text's look-ups, 1-4 (1: look "
+     "up every gram: a little more recall on heavy rewrites, a cost that grows with the "
+     "reference) [2]."),
+    ("gap", click.IntRange(0), "Largest gap in words between the seeds of one passage [30]."),
+    ("ngram", click.IntRange(0), "Words per hashed gram [4]."),
+    ("min-length", click.IntRange(0), "Shortest passage reported, in words (a Han character "
+     "counts 2/3) [10]."),
+)  # fmt: skip
+
+
 def _finder_options(func: Any) -> Any:
-    for name, help_ in (
-        ("min-length", "Shortest passage reported, in words (a Han character counts 2/3) [10]."),
-        ("ngram", "Words per hashed gram [4]."),
-        ("gap", "Largest gap in words between the seeds of one passage [30]."),
-        (
-            "query-window",
-            "Winnowing window of a text's look-ups, 1-4 (1: look up every gram: a little more "
-            "recall on heavy rewrites, a cost that grows with the reference) [2].",
-        ),
-        (
-            "max-seeds-per-gram",
-            "Refuse a text whose grams find more postings than this many a gram (of at least "
-            "65,536 grams): a text of a few words repeated finds a number, and costs a time, "
-            "that grow with the square of its length [16].",
-        ),
-    ):
-        func = click.option(f"--{name}", type=click.IntRange(0), default=None, help=help_)(func)
-    func = click.option(
-        "--template-min-docs",
-        type=click.IntRange(2),
-        default=None,
-        help="A passage is a template when most of its grams, digits masked, are in this many "
-        "earlier documents and it is short or a row of figures; higher sets fewer aside [10].",
-    )(func)
-    func = click.option(
-        "--templates",
-        type=click.Choice(TEMPLATE_MODES),  # the finder's, not a copy
-        default=None,
-        help="Templates of the collection (bylines, datelines, quote headers, signatures, rows "
-        "of figures): set aside and counted in the summary (drop), or reported (keep) [drop].",
-    )(func)
-    func = click.option(
-        "--sources",
-        type=click.Choice(SOURCE_MODES),
-        default=None,
-        help="Which sources a copied passage names: its earliest (the original: by "
-        "--time-field, else input order), with the closest beside it when that is another "
-        "document (original); the closest only (best); every earlier document holding it, one "
-        "row each (all, at most --max-sources) [original].",
-    )(func)
-    func = click.option(
-        "--max-sources",
-        type=click.IntRange(2),
-        default=None,
-        help="With --sources all: the most sources per passage (the earliest and the closest "
-        "kept, the rest counted in the summary) [16].",
-    )(func)
-    return click.option(
-        "--min-score",
-        type=click.FloatRange(0, 1),
-        default=None,
-        help="Drop passages scoring below this. Start from 0: 0.3 already loses most heavy "
-        "rewrites (a quarter of the words edited), 0.5 keeps near-verbatim copies only "
-        "(docs/OVERLAP.md) [0].",
-    )(func)
+    """The options of :data:`FINDER_OPTIONS` (applied last first: click lists them in the
+    order they are applied in reverse)."""
+    for name, type_, help_ in reversed(FINDER_OPTIONS):
+        func = click.option(f"--{name}", type=type_, default=None, help=help_)(func)
+    return func
 
 
 def _saved(path: str) -> bool:
@@ -254,47 +236,20 @@ def overlap_command(
                  roots=inputs)  # fmt: skip
     start = time.perf_counter()
     if engine == "spark":
-        if save_reference is not None or any(_saved(p) for p in against):
-            raise usage_error(
-                "saved references (--save-reference, --against DIR) are for --engine local; "
-                "give --engine spark the reference files"
-            )
-        refs = check_inputs(against, fmt) if against else ()
-        read.against = against
-        _on_spark(params, files, refs, out, read, (spark_master, spark_conf))
+        _on_spark(params, files, (against, save_reference), out, read, (spark_master, spark_conf))
         return
+    cut_templates = strip_out is not None and strip_templates
     with materialized_stdin(files) as paths:
-        try:
-            finder = _build(params, against, read)
-            ref_docs = len(finder)
-            docs = read.documents(paths)
-            if time_field:
-                docs = iter(sorted(docs, key=_order))
-            spans: Spans = {}
-            cut: Spans | None = {} if strip_out is not None and strip_templates else None
-            n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
-        except InputError as exc:
-            raise DataError(str(exc)) from None
-        except SeedBudgetError as exc:
-            raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
+        finder, got = _find_local(params, against, read, paths, cut_templates)
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
-        # the reference and the cleaned texts first, --out last: a failed run leaves --out as it was
-        if save_reference is not None:
-            with _disk_errors(f"cannot save the reference {save_reference}", out):
-                finder.save(save_reference)
-        stripped = by_templates = 0
-        if strip_out is not None:
-            with _disk_errors(f"cannot write {strip_out}", out):
-                stripped, by_templates = write_stripped(
-                    strip_out, read, paths, spans, strip_min_length, cut
-                )
-        notes: list[str] = []  # what the writer adapted
-        with _disk_errors(f"cannot write {out}", out):
-            write_found(out, found, notes, template=finder.templates == "keep")
-    ref = f" against {ref_docs:,} reference documents" if against else ""
-    pairs = sum(len(got) for got, _ in found)
-    _summary(n_docs, ref, with_copies, pairs, share, time.perf_counter() - start)
+        strip = (strip_out, strip_min_length)
+        stripped, by_templates, notes = _write_local(
+            finder, got, (out, save_reference), read, paths, strip
+        )
+    pairs = sum(len(passages) for passages, _ in got.found)
+    secs = time.perf_counter() - start
+    _summary(got.documents, got.against, got.with_copies, pairs, got.share, secs)
     if strip_out is not None:
         click.echo(
             f"strip: {stripped:,} characters removed ({by_templates:,} of them templates), "
@@ -304,6 +259,76 @@ def overlap_command(
     _templates_note(*finder.templates_set_aside)
     _sources_note(finder.sources_cut, finder.max_sources)
     _notes(read, notes, read.stats, read.ref_stats)
+
+
+@dataclass
+class _Passages:
+    """What a local run found: documents read, every document's passages, documents with a
+    passage, share of the text copied; the copy-side spans for ``--strip`` (``spans``, and
+    the templates' apart in ``cut`` when they are cut too); ``against``: the summary's words
+    on the reference (empty without --against)."""
+
+    documents: int
+    found: DocumentPassages
+    with_copies: int
+    share: float
+    spans: Spans
+    cut: Spans | None
+    against: str
+
+
+def _find_local(
+    params: dict[str, Any],
+    against: tuple[str, ...],
+    read: _Read,
+    paths: tuple[str, ...],
+    cut_templates: bool,
+) -> tuple[OverlapFinder, _Passages]:
+    """The finder (holding the reference) and the passages of the documents of ``paths``,
+    in time order with a time field (``cut_templates``: --strip cuts templates too, their
+    spans kept apart); bad input rows and a text over the seed budget are bad data."""
+    try:
+        finder = _build(params, against, read)
+        ref = f" against {len(finder):,} reference documents" if against else ""
+        docs = read.documents(paths)
+        if read.time_field:
+            docs = iter(sorted(docs, key=_order))
+        spans: Spans = {}
+        cut: Spans | None = {} if cut_templates else None
+        n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except SeedBudgetError as exc:
+        raise DataError(f"{exc} (--max-seeds-per-gram N)") from None
+    return finder, _Passages(n_docs, found, with_copies, share, spans, cut, ref)
+
+
+def _write_local(
+    finder: OverlapFinder,
+    got: _Passages,
+    outputs: tuple[str, str | None],
+    read: _Read,
+    paths: tuple[str, ...],
+    strip: tuple[str | None, int],
+) -> tuple[int, int, list[str]]:
+    """Save the reference (``outputs``: --out and --save-reference), write the cleaned texts
+    (``strip``: --strip and --strip-min-length), then --out (last: a failed run leaves it as it
+    was); the characters stripped (all, and of templates) and what the writer adapted."""
+    out, save_reference = outputs
+    if save_reference is not None:
+        with _disk_errors(f"cannot save the reference {save_reference}", out):
+            finder.save(save_reference)
+    stripped = by_templates = 0
+    strip_out, strip_min_length = strip
+    if strip_out is not None:
+        with _disk_errors(f"cannot write {strip_out}", out):
+            stripped, by_templates = write_stripped(
+                strip_out, read, paths, got.spans, strip_min_length, got.cut
+            )
+    notes: list[str] = []  # what the writer adapted
+    with _disk_errors(f"cannot write {out}", out):
+        write_found(out, got.found, notes, template=finder.templates == "keep")
+    return stripped, by_templates, notes
 
 
 @contextmanager
@@ -383,12 +408,21 @@ def _sources_note(cut: int, most: int) -> None:
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
-    refs: tuple[str, ...],
+    reference: tuple[tuple[str, ...], str | None],
     out: str,
     read: _Read,
     spark_options: tuple[str | None, tuple[str, ...]],
 ) -> None:
-    """``--engine spark``: the same passages, found by :mod:`neardup.spark.overlap`."""
+    """``--engine spark``: the same passages, found by :mod:`neardup.spark.overlap`
+    (``reference``: ``--against`` and ``--save-reference``)."""
+    against, save_reference = reference
+    if save_reference is not None or any(_saved(p) for p in against):
+        raise usage_error(
+            "saved references (--save-reference, --against DIR) are for --engine local; "
+            "give --engine spark the reference files"
+        )
+    refs = check_inputs(against, read.fmt) if against else ()
+    read.against = against
     start = time.perf_counter()
     master, conf = spark_options[0], parse_spark_conf(spark_options[1])
     try:
@@ -440,12 +474,12 @@ def _run(
     read: _Read,
     spans: Spans | None = None,
     templates: Spans | None = None,
-) -> tuple[int, Found, int, float]:
+) -> tuple[int, DocumentPassages, int, float]:
     """Documents read, every document's passages with its partition columns (the document
     added to ``finder`` when ``keep``), documents with a passage, share of the characters
     inside one; ``spans`` gets the copy-side spans of each such document (for ``--strip``),
     ``templates`` (when given) those of its templates apart, set aside or flagged."""
-    found: Found = []
+    found: DocumentPassages = []
     n = chars = copied = 0
     read_ahead: deque[Document] = deque()  # the documents whose passages are still to come
     aside = finder.record_template_spans() if templates is not None else None

@@ -61,7 +61,7 @@ from neardup.index.lsh import BandDesign, band_keys, mix64_np, pairs_sharing_key
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
-Pairs = tuple[I64, I64, I64]
+CandidatePairs = tuple[I64, I64, I64]  # (row, candidate, hamming distance): not index.Pairs
 Sketches = npt.NDArray[Any] | None  # the verifier's sketch rows; None without a verifier
 
 
@@ -73,11 +73,11 @@ class CandidateIndex(Protocol):
     width)``, or None without a verifier) of the same rows.
     """
 
-    def query(self, fps: U64, sketches: Sketches) -> Pairs:
+    def query(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         """Candidates among the kept documents: ``(row, position, hamming distance)``."""
         ...
 
-    def pairs(self, fps: U64, sketches: Sketches) -> Pairs:
+    def pairs(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         """Candidate pairs among the given rows: ``(i, j, hamming distance)`` with ``i < j``."""
         ...
 
@@ -125,7 +125,7 @@ class HammingCandidates:
         self._queries = 0
         self._hits = 0
 
-    def query(self, fps: U64, sketches: Sketches) -> Pairs:
+    def query(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         m = self._index.search(fps, k=self.radius)
         self._queries += len(fps)
         self._hits += len(m.id)
@@ -135,7 +135,7 @@ class HammingCandidates:
             np.asarray(m.distance, np.int64),
         )
 
-    def pairs(self, fps: U64, sketches: Sketches) -> Pairs:
+    def pairs(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         i, j, d = all_pairs(fps, k=self.radius)
         return np.asarray(i, np.int64), np.asarray(j, np.int64), np.asarray(d, np.int64)
 
@@ -288,7 +288,7 @@ class BandCandidates:
         """``(n, bands)`` keys: ``mix64((band << 32) | band values)`` (:mod:`neardup.index.lsh`)."""
         return band_keys(self._need(sketches), self.design)
 
-    def query(self, fps: U64, sketches: Sketches) -> Pairs:
+    def query(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         fps = np.asarray(fps, np.uint64)
         rows, slots = self._table.lookup(self.keys(fps, sketches))
         self._queries += int(fps.size)
@@ -296,7 +296,7 @@ class BandCandidates:
         dist = np.bitwise_count(fps[rows] ^ self._fps.view()[slots]).astype(np.int64)
         return rows, self._pos.view()[slots].copy(), dist
 
-    def pairs(self, fps: U64, sketches: Sketches) -> Pairs:
+    def pairs(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         fps = np.asarray(fps, np.uint64)
         keys = self.keys(fps, sketches)
         docs = np.repeat(np.arange(fps.size, dtype=np.int64), keys.shape[1])

@@ -61,7 +61,6 @@ __all__ = [
 
 Csr = tuple[list[int], list[int], list[int], list[float] | None]
 Lookup = Callable[[npt.NDArray[np.int64]], npt.NDArray[Any]]
-Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
 @dataclass(frozen=True)

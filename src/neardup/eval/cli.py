@@ -27,7 +27,7 @@ from neardup.eval.harness import (
     METHODS,
     run_method,
 )
-from neardup.io.readers import open_text
+from neardup.io.readers import text_lines
 
 __all__ = ["eval_command", "labelled_pairs_report", "read_labelled_pairs"]
 
@@ -37,22 +37,19 @@ def read_labelled_pairs(path: str | Path) -> tuple[list[str], list[str], npt.NDA
     a: list[str] = []
     b: list[str] = []
     labels: list[bool] = []
-    with open_text(path) as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                ta, tb, lab = rec["a"], rec["b"], rec["label"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise click.UsageError(
-                    f"{path}:{no}: expected a JSON object with keys a, b, label ({exc})"
-                ) from exc
-            if not isinstance(ta, str) or not isinstance(tb, str) or lab not in (0, 1, True, False):
-                raise click.UsageError(f"{path}:{no}: a and b must be strings and label 0 or 1")
-            a.append(ta)
-            b.append(tb)
-            labels.append(bool(lab))
+    for where, line in text_lines(path):
+        try:
+            rec = json.loads(line)
+            ta, tb, lab = rec["a"], rec["b"], rec["label"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise click.UsageError(
+                f"{where}: expected a JSON object with keys a, b, label ({exc})"
+            ) from exc
+        if not isinstance(ta, str) or not isinstance(tb, str) or lab not in (0, 1, True, False):
+            raise click.UsageError(f"{where}: a and b must be strings and label 0 or 1")
+        a.append(ta)
+        b.append(tb)
+        labels.append(bool(lab))
     if not labels:
         raise click.UsageError(f"{path}: no labelled pairs found")
     return a, b, np.array(labels, dtype=bool)

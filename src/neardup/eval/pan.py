@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from neardup.io.readers import open_text
+from neardup.io.readers import text_lines
 
 __all__ = ["PanScores", "pan_scores", "read_alignments"]
 
@@ -148,14 +148,11 @@ def read_alignments(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file of cases or detections (``neardup overlap`` output reads as is);
     a bad line raises ``ValueError`` naming it."""
     rows = []
-    with open_text(path) as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{no}: not JSON ({exc})") from None
-            _item(row, f"{path}:{no}")
-            rows.append(row)
+    for where, line in text_lines(path):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not JSON ({exc})") from None
+        _item(row, where)
+        rows.append(row)
     return rows

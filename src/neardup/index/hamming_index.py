@@ -35,7 +35,7 @@ from neardup.index._validate import as_fingerprints, as_ids, as_timestamps, chec
 from neardup.index.design import DEFAULT_MEMORY_BUDGET, TableDesign, auto_design
 from neardup.index.expiry import ExpiryQueue
 from neardup.index.results import Matches
-from neardup.index.store import IdIndex, Store
+from neardup.index.store import IdIndex, IndexStore
 from neardup.index.tables import StaticTables
 from neardup.index.wide import MAX_K as MAX_K_128
 from neardup.index.wide import HalvesIndex
@@ -112,7 +112,7 @@ class HammingIndex:
             design = "auto"  # the halves own the table designs
         self.design_ = self._fixed_design(design)
         self._designed_for = 0
-        self._store = Store()
+        self._store = IndexStore()
         self._ids = IdIndex()
         self._runs: list[tuple[int, int, StaticTables]] = []  # (lo, hi, tables)
         self._indexed = 0

@@ -36,7 +36,7 @@ from neardup._persist import (
 from neardup.errors import BadInputError, DamagedFileError
 from neardup.index._validate import check_k
 from neardup.index.design import TableDesign
-from neardup.index.store import IdIndex, Store
+from neardup.index.store import IdIndex, IndexStore
 from neardup.index.tables import StaticTables
 from neardup.index.wide import MAX_K as MAX_K_128
 from neardup.index.wide import HalfIndex, HalvesIndex
@@ -66,7 +66,7 @@ class Persisted(HalfIndex, Protocol):
     buffer_size: int
     merge_factor: int
     _designed_for: int
-    _store: Store
+    _store: IndexStore
     _ids: IdIndex
     _runs: list[tuple[int, int, StaticTables]]
     _indexed: int
@@ -294,7 +294,7 @@ def _index_from(
     return index
 
 
-def _store(root: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> Store:
+def _store(root: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> IndexStore:
     """The row store, after checking that its columns agree (a shorter ``fps`` would let a
     kernel read past the end of a memory map)."""
     n = int(meta["stored"])
@@ -308,7 +308,7 @@ def _store(root: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
                 f"{root / (name + '.npy')} has shape {arr.shape}, the index stores {n} rows; "
                 "restore the index or rebuild it"
             )
-    store = Store.from_arrays(arrays["ids"], arrays["fps"], arrays["alive"], ts)
+    store = IndexStore.from_arrays(arrays["ids"], arrays["fps"], arrays["alive"], ts)
     if store.live != int(meta["live"]):
         raise IndexFormatError(
             f"{root / 'alive.npy'} marks {store.live} live rows, the manifest says "
@@ -317,7 +317,7 @@ def _store(root: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
     return store
 
 
-def _check_runs(root: Path, store: Store, runs: list[tuple[int, int, StaticTables]]) -> None:
+def _check_runs(root: Path, store: IndexStore, runs: list[tuple[int, int, StaticTables]]) -> None:
     """Cheap O(tables) bounds checks so that even unverified files cannot crash a kernel."""
     prev_hi = 0
     for i, (lo, hi, run) in enumerate(runs):

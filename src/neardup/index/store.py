@@ -3,7 +3,7 @@
 Tables refer to entries by uint32 position into the store, so ids are stored once.
 
 >>> import numpy as np
->>> s = Store()
+>>> s = IndexStore()
 >>> s.append(np.array([7, 9]), np.array([1, 2], np.uint64), None)
 >>> ix = IdIndex()
 >>> ix.rebuild(s)
@@ -24,7 +24,7 @@ NO_EXPIRY = np.iinfo(np.int64).max
 I64 = npt.NDArray[np.int64]
 
 
-class Store:
+class IndexStore:
     """Append-only columns with amortised growth; ``alive`` marks removed/expired rows.
 
     ``ids_``, ``fps_``, ``alive_`` (and ``ts_``) are the whole buffers (kernels take them with
@@ -93,10 +93,10 @@ class Store:
         self.live -= was
         return was
 
-    def compacted(self) -> Store:
+    def compacted(self) -> IndexStore:
         """A new store holding only live rows, in position order."""
         keep = np.flatnonzero(self.alive)
-        out = Store()
+        out = IndexStore()
         ts = None if self.ts is None else self.ts[keep]
         out.append(self.ids[keep], self.fps[keep], ts)
         return out
@@ -104,7 +104,7 @@ class Store:
     @classmethod
     def from_arrays(
         cls, ids: I64, fps: npt.NDArray[np.uint64], alive: npt.NDArray[np.uint8], ts: I64 | None
-    ) -> Store:
+    ) -> IndexStore:
         """A store over existing (possibly memory-mapped, read-only) arrays of equal length."""
         s = cls()
         s._ids, s._fps, s._alive = Growable.wrap(ids), Growable.wrap(fps), Growable.wrap(alive)
@@ -121,7 +121,7 @@ class IdIndex:
         self.order: npt.NDArray[Any] | None = None  # None: positions equal ranks
         self.recent: dict[int, int] = {}
 
-    def rebuild(self, store: Store) -> None:
+    def rebuild(self, store: IndexStore) -> None:
         """Index every live row of ``store`` in the sorted part."""
         ids = store.ids
         if store.live == store.n and (store.n < 2 or bool(np.all(ids[1:] > ids[:-1]))):
@@ -141,7 +141,7 @@ class IdIndex:
         positions = range(first_position, first_position + len(ids))
         self.recent.update(zip(ids.tolist(), positions, strict=True))
 
-    def lookup(self, ids: I64, store: Store) -> I64:
+    def lookup(self, ids: I64, store: IndexStore) -> I64:
         """Live position of each id, or -1."""
         if ids.shape[0] == 1:
             return np.array([self._lookup_one(int(ids[0]), store)], np.int64)
@@ -164,7 +164,7 @@ class IdIndex:
             out = self._lookup_recent(ids, out, store)
         return out
 
-    def _lookup_one(self, x: int, store: Store) -> int:
+    def _lookup_one(self, x: int, store: IndexStore) -> int:
         p = self.recent.get(x, -1)
         if p >= 0 and store.alive_[p]:
             return p
@@ -177,7 +177,7 @@ class IdIndex:
             rank += 1
         return -1
 
-    def _lookup_recent(self, ids: I64, out: I64, store: Store) -> I64:
+    def _lookup_recent(self, ids: I64, out: I64, store: IndexStore) -> I64:
         if ids.shape[0] < 64:
             for i, x in enumerate(ids.tolist()):
                 p = self.recent.get(x, -1)

@@ -177,6 +177,15 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
     return io.TextIOWrapper(open_binary(os.fspath(path)), encoding="utf-8")
 
 
+def text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
+    """The non-blank lines of the text file ``path`` (:func:`open_text`), each with where it
+    stands (``path:line``, numbered from 1) for the error that names it."""
+    with open_text(path) as f:
+        for no, line in enumerate(f, 1):
+            if line.strip():
+                yield f"{path}:{no}", line
+
+
 _OTHER_BOMS = {
     b"\xff\xfe\x00\x00": "UTF-32",
     b"\x00\x00\xfe\xff": "UTF-32",

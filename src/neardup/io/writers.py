@@ -194,6 +194,32 @@ class RecordWriter:
         if path == "-":
             self._fh = _StdoutSink()  # type: ignore[assignment]
             return
+        directory, name, raw = self._open_temp(path)
+        if fmt == "parquet":
+            from neardup.io.parquet_out import SpooledParquet
+
+            self._raw = raw  # the Parquet file, written at close from the spool
+            self._fh = self._open_spool(directory, name)
+            self._parquet = SpooledParquet(
+                self._fh, type_hints=self.type_hints, batch_rows=batch_rows, id_columns=id_columns
+            )
+        elif fmt == "csv":  # rows spooled: the header is known only after the last row
+            from neardup.io.csv_out import SpooledCsv
+
+            gz = path.endswith(".gz")
+            packed: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
+            self._raw, self._gz_raw = packed, raw if gz else None
+            self._fh = self._open_spool(directory, name)
+            self._csv = SpooledCsv(self._fh)
+        elif path.endswith(".gz"):
+            self._fh = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
+            self._raw = raw
+        else:
+            self._fh = raw
+
+    def _open_temp(self, path: str) -> tuple[str, str, IO[bytes]]:
+        """The temporary file the output is written to (renamed over the target at close):
+        its directory, the target's name and the open file."""
         # a URL: spooled locally, uploaded at close (module docs)
         self.url = path if _fs.is_remote(path) else None
         # through a symlink to its target, so the link stays a link (like `>` in a shell)
@@ -205,32 +231,12 @@ class RecordWriter:
         remove_stale_temps(directory, f".{name}.")
         fd, self._tmp = make_temp(directory, f".{name}")
         os.fchmod(fd, _mode_for(self.target))
-        raw = os.fdopen(fd, "wb")
-        if fmt == "parquet":
-            from neardup.io.parquet_out import SpooledParquet
+        return directory, name, os.fdopen(fd, "wb")
 
-            self._raw = raw  # the Parquet file, written at close from the spool
-            sfd, spool = make_temp(directory, f".{name}", ".spool.tmp")
-            self._spool = spool
-            self._fh = os.fdopen(sfd, "w+b")
-            self._parquet = SpooledParquet(
-                self._fh, type_hints=self.type_hints, batch_rows=batch_rows, id_columns=id_columns
-            )
-        elif fmt == "csv":  # rows spooled: the header is known only after the last row
-            from neardup.io.csv_out import SpooledCsv
-
-            gz = path.endswith(".gz")
-            packed: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
-            self._raw, self._gz_raw = packed, raw if gz else None
-            sfd, spool = make_temp(directory, f".{name}", ".spool.tmp")
-            self._spool = spool
-            self._fh = os.fdopen(sfd, "w+b")
-            self._csv = SpooledCsv(self._fh)
-        elif path.endswith(".gz"):
-            self._fh = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # type: ignore[assignment]
-            self._raw = raw
-        else:
-            self._fh = raw
+    def _open_spool(self, directory: str, name: str) -> IO[bytes]:
+        """The spool of rows (CSV, Parquet) beside the temporary file, open for writing."""
+        sfd, self._spool = make_temp(directory, f".{name}", ".spool.tmp")
+        return os.fdopen(sfd, "w+b")
 
     def write(self, record: Record) -> None:
         """Append one record."""

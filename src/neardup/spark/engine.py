@@ -310,6 +310,28 @@ def decide(
     sizes: Any = multi.groupBy("comp").count().agg(F.max("count"), F.count("*")).first()
     info["largest_component"], info["components"] = int(sizes[0] or 0), int(sizes[1])
     phase("decide")
+    out, ranked, decisions = _decided(prep, singles, multi, edges, comps, dd, buckets)
+    info["decided"] = out.count()
+    phase(None)
+    info["total_s"] = time.perf_counter() - start
+    for df in (live, edges, graph, comps, multi, ranked, decisions, prep):
+        df.unpersist()
+    return out, info
+
+
+def _decided(
+    prep: DataFrame,
+    singles: DataFrame,
+    multi: DataFrame,
+    edges: DataFrame,
+    comps: DataFrame,
+    dd: Deduplicator,
+    buckets: int,
+) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Every document's decision with its cluster id and similarity (persisted), the ranked
+    kept documents and the bare decisions (both to unpersist): documents alone
+    (``singles``), those of the components ``multi`` (``edges`` between nodes, ``comps``
+    their components) and empty ones."""
     edge_comp = edges.join(comps.withColumnRenamed("node", "a"), "a")
     decided = _decide_components(multi, edge_comp, dd, buckets)
     empty = _fixed(prep.where(F.col("empty")), EMPTY)
@@ -317,12 +339,7 @@ def decide(
     decisions = singles.unionByName(decided).unionByName(empty).persist()
     out, ranked = _cluster_ids(decisions, prep, dd.keep)
     out = out.join(_similarities(decisions, prep, dd), "pos", "left").persist()
-    info["decided"] = out.count()
-    phase(None)
-    info["total_s"] = time.perf_counter() - start
-    for df in (live, edges, graph, comps, multi, ranked, decisions, prep):
-        df.unpersist()
-    return out, info
+    return out, ranked, decisions
 
 
 def _prepare_all(docs: DataFrame, dd: Deduplicator, info: dict[str, Any]) -> tuple[DataFrame, bool]:
