@@ -3,7 +3,6 @@ closest beside it, or every earlier document holding it; the rule against its in
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.pairs import HOLDS, NEAR_COPY, PART, cross_source_keep, holders, source_rows
 
-from tests.overlap_texts import copy_chain
+from tests.overlap_texts import article_last, copy_chain
 
 
 def _found(sources: str, timestamps: list[float] | None = None, **kw: Any) -> list[Passage]:
@@ -71,29 +70,6 @@ def test_an_original_after_its_copies_names_every_copy_with_all() -> None:
     assert [s for s, _ in one["orig"]] == ["copy-3"]  # the earliest in input order
 
 
-def _article_last(seed: int = 7) -> list[tuple[str, str]]:
-    """``(id, text)`` in input order, the original last (no time field): ``heavy`` rewrites
-    the first half of ``orig`` (one word in six replaced), ``sentence`` holds one of its
-    sentences verbatim, ``whole`` copies all of it with one word in thirty replaced (a near
-    copy); each among text of its own."""
-    rng = random.Random(seed)
-    vocab = ["".join(rng.choice("abcdefghiklmnoprstuvwy") for _ in range(rng.randint(4, 9)))
-             for _ in range(3000)]  # fmt: skip
-    words = [rng.choice(vocab) for _ in range(160)]
-
-    def own(n: int) -> str:
-        return " ".join(rng.choice(vocab) for _ in range(n))
-
-    heavy = [rng.choice(vocab) if k % 6 == 2 else w for k, w in enumerate(words[:80])]
-    whole = [rng.choice(vocab) if k % 30 == 7 else w for k, w in enumerate(words)]
-    return [
-        ("heavy", f"{own(30)} {' '.join(heavy)} {own(30)}"),
-        ("sentence", f"{own(40)} {' '.join(words[100:118])} {own(40)}"),
-        ("whole", f"{own(20)} {' '.join(whole)} {own(20)}"),
-        ("orig", " ".join(words)),
-    ]
-
-
 def _sources_of(found: list[Passage], ident: str) -> set[Any]:
     return {p.source_id for p in found if p.id == ident}
 
@@ -102,7 +78,7 @@ def test_a_longer_near_copy_is_not_a_holder_of_a_sentence_inside_it() -> None:
     # the article comes last: its sentence held verbatim by "sentence" (score 1.0) and the
     # whole of it by "whole" (a near copy) are two passages; before aligner 10 the whole copy
     # held the sentence's passage, "sentence" (earlier) was named, and "whole" was lost
-    docs = _article_last()
+    docs = article_last()
     texts, ids = [t for _, t in docs], [i for i, _ in docs]
     for sources in ("original", "all"):
         found = OverlapFinder(sources=sources).find(texts, ids)
@@ -115,7 +91,7 @@ def test_an_original_after_its_copies_names_a_heavy_copy_of_a_part_with_all() ->
     # "heavy" (earliest) rewrote half of the article: inside the whole copy's passage and
     # scoring under half of it, step 6 drops its row; "all" names it as an edited copy of a
     # part (before aligner 10 "who copied orig" missed it); "original" names a full holder
-    docs = _article_last()
+    docs = article_last()
     texts, ids = [t for _, t in docs], [i for i, _ in docs]
     every = OverlapFinder(sources="all").find(texts, ids)
     assert _sources_of(every, "orig") == {"heavy", "sentence", "whole"}
