@@ -106,7 +106,7 @@ def clough_collection(params: dict[str, Any], order: str, seed: int) -> dict[str
             linked[d["category"]] += (d["id"], d["source_id"]) in pairs
     share = {c: round(linked[c] / total[c], 3) for c in ("cut", "light", "heavy", "non")}
     cl = (linked["cut"] + linked["light"]) / (total["cut"] + total["light"])
-    return {"order": order, "linked_share": share, "cut+light": round(cl, 3)}
+    return {"order": order, "linked_share": share, "cut+light": round(cl, 3), "rows": len(found)}
 
 
 RAW = {

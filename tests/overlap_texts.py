@@ -97,3 +97,30 @@ def copy_chain(seed: int = 5, copies: int = 4) -> list[tuple[str, str]]:
         own = " ".join(rng.choice(vocab) for _ in range(40))
         docs.append((f"copy-{c}", own + " " + " ".join(rewrite) + " " + own[::-1]))
     return docs
+
+
+def article_last(seed: int = 7) -> list[tuple[str, str]]:
+    """``(id, text)`` in input order, the original last (no time field): ``heavy`` rewrites
+    the first half of ``orig`` (one word in six replaced), ``sentence`` holds one of its
+    sentences verbatim, ``whole`` copies all of it with one word in thirty replaced (a near
+    copy); each among text of its own.
+
+    >>> [i for i, _ in article_last()]
+    ['heavy', 'sentence', 'whole', 'orig']
+    """
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstuvwy") for _ in range(rng.randint(4, 9)))
+             for _ in range(3000)]  # fmt: skip
+    words = [rng.choice(vocab) for _ in range(160)]
+
+    def own(n: int) -> str:
+        return " ".join(rng.choice(vocab) for _ in range(n))
+
+    heavy = [rng.choice(vocab) if k % 6 == 2 else w for k, w in enumerate(words[:80])]
+    whole = [rng.choice(vocab) if k % 30 == 7 else w for k, w in enumerate(words)]
+    return [
+        ("heavy", f"{own(30)} {' '.join(heavy)} {own(30)}"),
+        ("sentence", f"{own(40)} {' '.join(words[100:118])} {own(40)}"),
+        ("whole", f"{own(20)} {' '.join(whole)} {own(20)}"),
+        ("orig", " ".join(words)),
+    ]

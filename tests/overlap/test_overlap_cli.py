@@ -149,6 +149,29 @@ def test_jsonl_lines_are_the_writers_rows_byte_for_byte(tmp_path: Path) -> None:
             assert out.read_bytes() == b"".join(rows)
 
 
+def test_overlap_names_near_copies_and_parts_as_the_library(tmp_path: Path) -> None:
+    # the original last (aligner 10): the CLI's rows are the library's, in both modes
+    from neardup.cli._overlap_write import row
+    from neardup.io.writers import dumps_utf8
+    from neardup.overlap import OverlapFinder
+
+    from tests.overlap_texts import article_last
+
+    docs = article_last()
+    path = tmp_path / "last.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    for sources in ("original", "all"):
+        out = tmp_path / f"out-{sources}.jsonl"
+        got = _invoke(["overlap", str(path), "--out", str(out), "--sources", sources])
+        assert got.exit_code == 0, got.output
+        found = OverlapFinder(sources=sources).find([t for _, t in docs], [i for i, _ in docs])
+        assert out.read_bytes() == b"".join(dumps_utf8(row(p)) + b"\n" for p in found)
+        named = {p.source_id for p in found if p.id == "orig"}
+        assert named == (
+            {"heavy", "sentence", "whole"} if sources == "all" else {"sentence", "whole"}
+        )
+
+
 def test_repeated_ids_are_warned_in_overlap_words(tmp_path: Path) -> None:
     """The warning names overlap's fields (id, source_id), not dedup's duplicate_of."""
     _, docs = _corpus(tmp_path)

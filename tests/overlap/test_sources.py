@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.pairs import cross_source_keep, source_rows
+from neardup.overlap.pairs import HOLDS, NEAR_COPY, PART, cross_source_keep, holders, source_rows
 
-from tests.overlap_texts import copy_chain
+from tests.overlap_texts import article_last, copy_chain
 
 
 def _found(sources: str, timestamps: list[float] | None = None, **kw: Any) -> list[Passage]:
@@ -70,6 +70,39 @@ def test_an_original_after_its_copies_names_every_copy_with_all() -> None:
     assert [s for s, _ in one["orig"]] == ["copy-3"]  # the earliest in input order
 
 
+def _sources_of(found: list[Passage], ident: str) -> set[Any]:
+    return {p.source_id for p in found if p.id == ident}
+
+
+def test_a_longer_near_copy_is_not_a_holder_of_a_sentence_inside_it() -> None:
+    # the article comes last: its sentence held verbatim by "sentence" (score 1.0) and the
+    # whole of it by "whole" (a near copy) are two passages; before aligner 10 the whole copy
+    # held the sentence's passage, "sentence" (earlier) was named, and "whole" was lost
+    docs = article_last()
+    texts, ids = [t for _, t in docs], [i for i, _ in docs]
+    for sources in ("original", "all"):
+        found = OverlapFinder(sources=sources).find(texts, ids)
+        assert {"sentence", "whole"} <= _sources_of(found, "orig"), sources
+    whole = next(p for p in OverlapFinder().find(texts, ids) if p.source_id == "whole")
+    assert whole.score >= NEAR_COPY and whole.span[1] - whole.span[0] > 0.9 * len(texts[-1])
+
+
+def test_an_original_after_its_copies_names_a_heavy_copy_of_a_part_with_all() -> None:
+    # "heavy" (earliest) rewrote half of the article: inside the whole copy's passage and
+    # scoring under half of it, step 6 drops its row; "all" names it as an edited copy of a
+    # part (before aligner 10 "who copied orig" missed it); "original" names a full holder
+    docs = article_last()
+    texts, ids = [t for _, t in docs], [i for i, _ in docs]
+    every = OverlapFinder(sources="all").find(texts, ids)
+    assert _sources_of(every, "orig") == {"heavy", "sentence", "whole"}
+    part = next(p for p in every if p.id == "orig" and p.source_id == "heavy")
+    assert part.closest_id == "whole" and part.score < 0.5
+    assert "heavy" not in _sources_of(OverlapFinder().find(texts, ids), "orig")
+    # dated, the article first: every copy names it, the heavy one too
+    dated = OverlapFinder().find(texts, ids, [1.0, 2.0, 3.0, 0.0])
+    assert {p.id for p in dated if p.source_id == "orig"} == {"heavy", "sentence", "whole"}
+
+
 def test_all_is_bounded_and_counts_what_it_leaves_out() -> None:
     finder = OverlapFinder(sources="all", max_sources=3)
     docs = copy_chain(copies=4)
@@ -111,15 +144,50 @@ def test_source_rows_keeps_every_closest_and_names_no_later_original(
     closest = {i if c is None else c for i, c in every}
     assert closest <= {i for i, k in enumerate(keep) if k}
     original, _ = source_rows(rows, "original", limit)
-    assert set(original) <= set(every)  # the same pairs, fewer of them
+    # the same rows, fewer of them (a part holder "all" names may be another passage's
+    # original: "original" does not gather the parts)
+    assert {i for i, _ in original} <= {i for i, _ in every}
+    assert {i if c is None else c for i, c in original} == closest
     assert len(original) == len(closest)  # one row per passage
     for i, c in every:
-        if c is not None:  # a holder covers half the closest's query span, is not later
-            g0, g1 = rows[c][0], rows[c][1]
-            assert 2 * (min(rows[i][1], g1) - max(rows[i][0], g0)) >= g1 - g0
+        if c is not None:  # a holder of the closest's passage, in full or in part
+            assert _full(rows, keep, i, c) or _part(rows, keep, i, c)
     for i, c in original:
-        if c is not None:
-            assert rows[i][2] <= rows[c][2]
+        if c is not None:  # the original holds it in full, is not later
+            assert _full(rows, keep, i, c) and rows[i][2] <= rows[c][2]
     bounded, cut = source_rows(rows, "all", limit)
     assert len(bounded) + cut == len(every)
     assert {i if c is None else c for i, c in bounded} == closest  # no closest left out
+
+
+def _shared(rows: list[tuple[int, int, int, float]], i: int, c: int) -> int:
+    return min(rows[i][1], rows[c][1]) - max(rows[i][0], rows[c][0])
+
+
+def _full(rows: list[tuple[int, int, int, float]], keep: list[bool], i: int, c: int) -> bool:
+    """Row ``i`` holds row ``c``'s passage: covers HOLDS of it, and is not a near copy of
+    its own (kept, scoring NEAR_COPY or more, ``c`` under half of it)."""
+    shared, long = _shared(rows, i, c), rows[i][1] - rows[i][0]
+    near_copy = keep[i] and rows[i][3] >= NEAR_COPY and shared < long / 2
+    return shared >= HOLDS * (rows[c][1] - rows[c][0]) and not near_copy
+
+
+def _part(rows: list[tuple[int, int, int, float]], keep: list[bool], i: int, c: int) -> bool:
+    """Row ``i``, dropped by step 6, lies inside row ``c``'s passage and is PART of it."""
+    long = rows[i][1] - rows[i][0]
+    inside = _shared(rows, i, c) >= HOLDS * long
+    return not keep[i] and inside and long >= PART * (rows[c][1] - rows[c][0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_rows)
+def test_holders_against_their_definition(rows: list[tuple[int, int, int, float]]) -> None:
+    # every closest, its full and part holders split the rows not taken, as defined pairwise
+    keep = cross_source_keep(rows)
+    for g in range(len(rows)):
+        taken = [k % 3 == 0 and k != g for k in range(len(rows))]
+        full, part = holders(rows, keep, taken, g)
+        free = [i for i in range(len(rows)) if not taken[i]]
+        assert full == [i for i in free if _full(rows, keep, i, g)]
+        assert part == [i for i in free if not _full(rows, keep, i, g) and _part(rows, keep, i, g)]
+        assert g in full

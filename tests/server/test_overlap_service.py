@@ -371,3 +371,18 @@ def test_sources_are_named_as_the_library_names_them(tmp_path: Path) -> None:
         last = [(p["source_id"], p["closest_id"]) for p in want[-1]]
         assert ("orig", "rewrite") in last
         assert len(last) == (4 if options else 1)
+
+
+def test_near_copies_and_parts_are_named_as_the_library_names_them(tmp_path: Path) -> None:
+    # the original stored last (aligner 10): a whole near copy and a sentence by default, the
+    # heavy rewrite of a part too with sources=all; the answers are the library's
+    from tests.overlap_texts import article_last
+
+    docs = article_last()
+    for options in ((), ("--overlap", "sources=all")):
+        want = library(docs, **dict(o.split("=") for o in options[1::2]))
+        with Server(tmp_path / f"d{len(options)}", "--no-verify", "--token", TOKEN, *options) as s:
+            got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+        assert [g["passages"] for g in got] == want
+        named = {p["source_id"] for p in want[-1]}
+        assert named == ({"heavy", "sentence", "whole"} if options else {"sentence", "whole"})

@@ -17,7 +17,7 @@ from neardup.overlap import OverlapFinder
 from neardup.spark.overlap import find_overlaps
 from neardup.spark.reader import Fields
 
-from tests.overlap_texts import copy_chain, synthetic
+from tests.overlap_texts import article_last, copy_chain, synthetic
 
 
 def write_input(path: Path, n: int, seed: int) -> list[dict[str, Any]]:
@@ -192,3 +192,19 @@ def test_spark_names_the_sources_the_local_finder_names(spark: Any, tmp_path: Pa
             seen.append(want)
     assert any(r["closest_id"] == "rewrite" for r in seen[0])  # the original named first
     assert len({json.dumps(w) for w in seen}) == 6  # every mode and order tells them apart
+
+
+def test_spark_names_near_copies_and_parts_as_the_local_finder(spark: Any, tmp_path: Path) -> None:
+    # the original last, a whole near copy, a sentence and a heavy rewrite of a part before it
+    # (aligner 10): the same rows on both engines, in both modes
+    recs = [{"id": i, "text": t} for i, t in article_last()]
+    src = tmp_path / "last.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    for sources in ("original", "all"):
+        want = local_rows(recs, False, sources=sources)
+        got = find_overlaps(spark, OverlapFinder(sources=sources), (str(src),))
+        assert got.rows == want
+        named = {r["source_id"] for r in want if r["id"] == "orig"}
+        assert named == (
+            {"heavy", "sentence", "whole"} if sources == "all" else {"sentence", "whole"}
+        )

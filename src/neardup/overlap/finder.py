@@ -73,7 +73,9 @@ TOKENIZER_VERSION = 3
 # 8: a passage names its earliest source, the closest beside it (pairs.source_rows)
 # 9: a passage's ends come from seeds matching one place on each side (align._ends): a
 # repeated phrase no longer stretches one side's span to a far repeat
-ALIGNER_VERSION = 9
+# 10: a longer near copy is a passage of its own, not a holder of a shorter one inside it;
+# "all" names the edited copies of a part of a passage too (pairs.holders)
+ALIGNER_VERSION = 10
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram

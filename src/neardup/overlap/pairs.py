@@ -325,6 +325,18 @@ SOURCE_MODES = ("original", "best", "all")
 # its document the original (at 1/2 a dateline holding 59 % of a copied paragraph did, and the
 # paragraph was then set aside with it as a template)
 HOLDS = 0.8
+# a passage over twice as long as the closest's, holding it and scoring NEAR_COPY or more,
+# is a copy of its own, reported as such: a whole article copied is not a holder of one of
+# its sentences copied verbatim elsewhere (Clough & Stevenson, articles last: the whole copy
+# and its link were lost). One scoring less (a rewrite or a template around the sentence), or
+# not twice as long (the sentence with a matching header), still holds it (Reuters: 40 more
+# passage pairs, the re-issued stories; holding nothing longer: 3,300 more, templates)
+NEAR_COPY = 0.8
+# a row step 6 drops inside a passage, at least PART as long, is an edited copy of a part of
+# it and named with "all" (Clough & Stevenson's rewrites of a part of an article: 16-70 % of
+# the passage, most over a third; the phrases PAN background texts share with a planted one:
+# 6-28 %, which named cost 1-3 points of precision there)
+PART = 1 / 3
 
 
 def source_rows(
@@ -336,9 +348,9 @@ def source_rows(
     ``"all"`` left out (at most ``limit`` rows per passage: the earliest and the closest).
 
     The closest sources are the rows :func:`cross_source_keep` keeps; taken by score, each
-    gathers the rows not yet gathered that hold it (cover :data:`HOLDS` of its query span): its
-    holders.
-    ``"original"`` reports the earliest holder, ``"all"`` every holder, earliest first.
+    gathers the rows not yet gathered that hold it (:func:`holders`).
+    ``"original"`` reports the earliest full holder, ``"all"`` every holder, the full ones
+    earliest first, then the partial ones.
 
     >>> rows = [(0, 100, 5, 0.9), (2, 98, 1, 0.4), (10, 20, 0, 0.1)]
     >>> source_rows(rows, "best"), source_rows(rows), source_rows(rows, "all")
@@ -354,24 +366,52 @@ def source_rows(
     for g in closest:
         if taken[g]:
             continue
-        g0, g1 = rows[g][0], rows[g][1]
-        held = [
-            i
-            for i, r in enumerate(rows)
-            if not taken[i] and min(r[1], g1) - max(r[0], g0) >= HOLDS * (g1 - g0)
-        ]
-        for i in held:
+        full, part = holders(rows, keep, taken, g)
+        for i in full + (part if mode == "all" else []):
             taken[i] = True
-        held.sort(key=lambda i: (rows[i][2], rows[i][0], i))  # the earliest source first
+        full.sort(key=lambda i: (rows[i][2], rows[i][0], i))  # the earliest source first
         if mode == "original":
-            picked = held[:1]
+            picked = full[:1]
         else:
-            picked = held[:limit]
+            part.sort(key=lambda i: (rows[i][2], rows[i][0], i))
+            picked = (full + part)[:limit]
             if g not in picked:
                 picked[-1] = g
-            cut += len(held) - len(picked)
+            cut += len(full) + len(part) - len(picked)
         out += [(i, None if i == g else g) for i in picked]
     return out, cut
+
+
+def holders(
+    rows: Sequence[tuple[int, int, int, float]], keep: Sequence[bool], taken: Sequence[bool], g: int
+) -> tuple[list[int], list[int]]:
+    """The rows not ``taken`` that hold the passage of the closest source ``rows[g]`` (rows as
+    for :func:`source_rows`; ``keep``: :func:`cross_source_keep`'s), in full and in part.
+
+    In full: their query span covers :data:`HOLDS` of its one (``g`` among them; the original
+    is one of these), unless it is a passage over twice as long scoring :data:`NEAR_COPY` or
+    more, a copy of its own. In part (named by ``"all"`` only): rows
+    :func:`cross_source_keep` drops lying inside it (:data:`HOLDS` of their span) and at least
+    :data:`PART` as long, an edited copy of a part of it: an original after its copies in
+    input order names them so.
+
+    >>> rows = [(0, 90, 3, 1.0), (5, 90, 1, 0.6), (20, 60, 0, 0.2), (0, 400, 2, 0.9)]
+    >>> holders(rows, cross_source_keep(rows), [False] * 4, 0)
+    ([0, 1], [2])
+    """
+    g0, g1 = rows[g][0], rows[g][1]
+    full, part = [], []
+    for i, (r0, r1, _, score) in enumerate(rows):
+        shared = min(r1, g1) - max(r0, g0)
+        if taken[i]:
+            continue
+        inside = shared >= HOLDS * (r1 - r0)
+        own = keep[i] and score >= NEAR_COPY and 2 * shared < r1 - r0  # a copy of its own
+        if shared >= HOLDS * (g1 - g0) and not own:
+            full.append(i)
+        elif inside and not keep[i] and r1 - r0 >= PART * (g1 - g0):
+            part.append(i)
+    return full, part
 
 
 _Kept = tuple[int, int, int, int, tuple[int, int], tuple[int, int]]
