@@ -140,8 +140,8 @@ def _pwrite_all(fd: int, arr: npt.NDArray[Any], offset: int) -> None:
     second copy of them while they are written; one ``pwrite`` may write less than asked)."""
     if not arr.size:
         return
-    view = memoryview(np.ascontiguousarray(arr)).cast("B")
-    while view:
+    view = np.ascontiguousarray(arr).data.cast("B")
+    while view.nbytes:
         done = os.pwrite(fd, view, offset)
         view, offset = view[done:], offset + done
 

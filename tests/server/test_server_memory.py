@@ -12,8 +12,9 @@ from neardup.dedup import Deduplicator
 from neardup.server.service import Service, Settings
 from neardup.server.snapshot import release_heap
 from neardup.server.validate import Item
-from tests.server.test_server_snapshot import crash, items
+
 from tests.server.test_server_decisions import corpus
+from tests.server.test_server_snapshot import crash, items
 
 
 def test_release_heap_trims_where_glibc_is() -> None:
