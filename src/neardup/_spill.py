@@ -126,7 +126,8 @@ class SpillGrowable(Growable):
         return self._bytes(self.size) if self._file is not None else 0
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """A copy (``copy.deepcopy``, pickle) holds the rows in memory; it spills on its own."""
+        """A copy (``copy.deepcopy``, pickle) gets the rows (a spill file of its own past
+        ``SPILL_BYTES``, see :meth:`wrap`)."""
         return (SpillGrowable.wrap, (np.array(self.view()),))
 
     def map_rows(self) -> None:
