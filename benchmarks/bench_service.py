@@ -95,6 +95,24 @@ def rss_bytes(pid: int) -> int:
     return _status_bytes(pid, "VmRSS")
 
 
+MEMORY = ("VmRSS", "RssAnon", "RssFile", "VmHWM")  # VmHWM: the peak, i.e. the load's transient
+
+
+def memory(pid: int) -> dict[str, int]:
+    """Resident memory of a process: total, anonymous, file-backed (mapped files) and peak."""
+    return {key: _status_bytes(pid, key) for key in MEMORY}
+
+
+def per_document(now: dict[str, int], empty: dict[str, int], n: int) -> str:
+    """``now`` over an empty server's resident memory, per stored document (the peak over the
+    empty server's RSS)."""
+    over = {key: now[key] - empty[key] for key in MEMORY}
+    over["VmHWM"] = now["VmHWM"] - empty["VmRSS"]
+    return "RSS {VmRSS} B/doc (anonymous {RssAnon}, file-backed {RssFile}), peak {VmHWM}".format(
+        **{key: f"{value / n:.0f}" for key, value in over.items()}
+    )
+
+
 def peak_rss(pid: int) -> int:
     return _status_bytes(pid, "VmHWM")
 
@@ -135,8 +153,11 @@ def post_all(url: str, bodies: list[bytes], inflight: int) -> float:
     return time.perf_counter() - t0
 
 
-def latencies(url: str, texts: list[str], prefix: str, dry_run: bool) -> list[float]:
-    """One request per document, one at a time; seconds each."""
+def latencies(
+    url: str, texts: list[str], prefix: str, dry_run: bool, failed: list[str] | None = None
+) -> list[float]:
+    """One request per document, one at a time; seconds each. An answer other than 200 is
+    appended to ``failed`` (None: raises)."""
     out = []
     with httpx.Client(timeout=120) as client:
         for j, text in enumerate(texts):
@@ -144,7 +165,10 @@ def latencies(url: str, texts: list[str], prefix: str, dry_run: bool) -> list[fl
             t0 = time.perf_counter()
             r = client.post(url, content=orjson.dumps(body))
             out.append(time.perf_counter() - t0)
-            assert r.status_code == 200, r.text
+            if r.status_code != 200:
+                if failed is None:
+                    raise RuntimeError(r.text)
+                failed.append(f"{r.status_code} {r.text}")
     return out
 
 
@@ -287,58 +311,66 @@ def build(data: Path, n: int, tail: int) -> None:
     svc.store.db.close()  # no shutdown snapshot: the last `tail` rows stay after the snapshot
 
 
-def start_over_empty(data: Path, port: int) -> tuple[subprocess.Popen[bytes], float, float, int]:
-    """A server on ``data``, started after an empty one whose RSS is the baseline: (process,
-    seconds to healthy, the empty server's seconds, the empty server's RSS in bytes)."""
+def start_over_empty(
+    data: Path, port: int
+) -> tuple[subprocess.Popen[bytes], float, float, dict[str, int]]:
+    """A server on ``data``, started after an empty one whose memory is the baseline:
+    (process, seconds to healthy, the empty server's seconds, the empty server's memory)."""
     empty = data.parent / "empty"
     proc, t_empty = start(empty, port)
-    base_rss = rss_bytes(proc.pid)
+    base = memory(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     shutil.rmtree(empty, ignore_errors=True)
     proc, t_data = start(data, port)
-    return proc, t_data, t_empty, base_rss
+    return proc, t_data, t_empty, base
 
 
 def measure(data: Path, n: int, probes: list[str]) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    proc, t_tail, t_empty, base_rss = start_over_empty(data, port)
+    proc, t_tail, t_empty, empty = start_over_empty(data, port)
     m = httpx.get(url + "/metrics").text
     kept = metric(m, "neardup_index_size")
-    rss = rss_bytes(proc.pid) - base_rss
     state = metric(m, "neardup_memory_bytes")
     print(
         f"restart, snapshot + rows after it (as after kill -9): {t_tail:.2f} s to healthy; "
-        f"{kept:,.0f} kept in the index; RSS {rss / n:.0f} B/stored doc over an empty "
-        f"server, dedup state {state / n:.0f} B/doc"
+        f"{kept:,.0f} kept in the index; {per_document(memory(proc.pid), empty, n)} over an "
+        f"empty server; dedup state {state / n:.0f} B/doc"
     )
-    half = len(probes) // 2
-    check = latencies(url + "/v1/documents", probes[:half], "q", True)
-    store = latencies(url + "/v1/documents", probes[half:], "p", False)
+    half, failed = len(probes) // 2, []
+    check = latencies(url + "/v1/documents", probes[:half], "q", True, failed)
+    store = latencies(url + "/v1/documents", probes[half:], "p", False, failed)
     print(
         f"single-document check (dry run) p50 {pct(check, 0.5):.1f} ms p99 "
         f"{pct(check, 0.99):.1f} ms; single-document ingest (stored, fsync) p50 "
-        f"{pct(store, 0.5):.1f} ms p99 {pct(store, 0.99):.1f} ms ({half} each, news texts)"
+        f"{pct(store, 0.5):.1f} ms p99 {pct(store, 0.99):.1f} ms ({half} each, news texts); "
+        f"{len(failed)} failed{f' ({failed[0][:80]})' if failed else ''}; after them "
+        f"{per_document(memory(proc.pid), empty, n)}"
     )
     t0 = time.perf_counter()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(120) == 0
     print(f"SIGTERM to exit (writes the shutdown snapshot): {time.perf_counter() - t0:.2f} s")
-    proc, t_snap = start(data, port)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    t_snap, snap = restart(data, port)
     aside = data.parent / "snapshot-aside"
     (data / "snapshot").rename(aside)
-    proc, t_rows = start(data, port)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    t_rows, rows = restart(data, port)
     aside.rename(data / "snapshot")
     print(
-        f"restart from the snapshot alone (after SIGTERM): {t_snap:.2f} s; "
-        f"from every SQLite row (no snapshot): {t_rows:.2f} s; "
-        f"an empty data directory: {t_empty:.2f} s"
+        f"restart from the snapshot alone (after SIGTERM): {t_snap:.2f} s, "
+        f"{per_document(snap, empty, n)}; from every SQLite row (no snapshot): {t_rows:.2f} s, "
+        f"{per_document(rows, empty, n)}; an empty data directory: {t_empty:.2f} s"
     )
+
+
+def restart(data: Path, port: int) -> tuple[float, dict[str, int]]:
+    """Start a server on ``data`` and kill it once healthy: seconds to healthy, its memory."""
+    proc, seconds = start(data, port)
+    got = memory(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return seconds, got
 
 
 def main() -> None:

@@ -6,10 +6,14 @@ then opens a :class:`~neardup.server.service.Service` on it in a fresh child pro
 restart after ``kill -9`` loads) and reports, per stored document: the anonymous and
 file-backed RSS growth over the same child with an empty service open, and the parts of the state
 (``neardup_memory_bytes``: per-document columns, sketches, candidate index and its key table;
-the exact-text map, a Python dict, measured with ``sys.getsizeof``).
+the exact-text map: its sorted arrays plus its dict of recent keys, measured with
+``sys.getsizeof``).
 
     PYTHONPATH=src:benchmarks flock /tmp/neardup-bench.lock python \\
         benchmarks/bench_service_memory.py --stored 1000000 --tail 100000 --keep /tmp/st
+
+``--data DIR/d``: a copy of the store ``bench_service.py --stored N --build DIR`` built (its
+snapshot and the rows after it; ``--tail`` only labels them).
 
 ``--grown``: instead, a fresh service ingests ``--stored`` documents in-process (``--batch``
 documents per ingest call, texts generated first), and the anonymous RSS growth per document
@@ -52,9 +56,10 @@ seconds = time.perf_counter() - t0
 after = status()
 st = svc.dd._state
 bc = st.candidates
-exact = st.exact
-exact_bytes = sys.getsizeof(exact) + sum(sys.getsizeof(k) for k in exact)
-exact_bytes += sum(sys.getsizeof(v) for v in exact.values())
+exact = st.exact  # issue 39: sorted arrays (the base) and a dict of recent keys (the tail)
+exact_bytes = sum(a.nbytes for a in exact.arrays().values())
+exact_bytes += sys.getsizeof(exact) + sum(sys.getsizeof(k) for k in dict.keys(exact))
+exact_bytes += sum(sys.getsizeof(v) for v in dict.values(exact))
 info = svc.dd.describe()
 print(json.dumps({
     "load_s": seconds,
@@ -64,6 +69,7 @@ print(json.dumps({
     "memory_bytes": svc.memory_bytes(),
     "state_bytes": info["state_bytes"],
     "sketch_bytes": info["sketch_bytes"],
+    "sketch_file_bytes": info["sketch_file_bytes"],
     "candidates_bytes": info["candidates"]["memory_bytes"],
     "key_table_bytes": bc._table.nbytes,
     "key_table_runs": bc._table.runs,
@@ -110,6 +116,9 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="build the store here and reuse it")
     ap.add_argument("--grown", action="store_true", help="ingest in-process instead (doc)")
     ap.add_argument("--batch", type=int, default=50_000, help="--grown: documents per ingest")
+    ap.add_argument(
+        "--data", type=Path, help="measure a copy of a store built by bench_service.py --build"
+    )
     args = ap.parse_args()
     if args.grown:
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
@@ -123,12 +132,12 @@ def main() -> None:
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp_name:
         root = args.keep or Path(tmp_name)
-        data = root / f"store-none-{args.stored}"
+        data = args.data or root / f"store-none-{args.stored}"
         if not (data / "neardup.db").exists():
             build(data, args.stored, None, 5.0)
         work = Path(tmp_name) / "run"
         shutil.copytree(data, work)
-        if args.tail:
+        if args.tail and not args.data:  # (bench_service.py's store has its tail)
             tail(work, args.tail)
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(work)], capture_output=True, text=True, check=False

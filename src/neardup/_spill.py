@@ -54,8 +54,14 @@ class SpillGrowable(Growable):
 
     @classmethod
     def wrap(cls, arr: npt.NDArray[Any]) -> SpillGrowable:
+        """The rows ``arr`` (a restored state's): past ``spill_bytes`` they go to the spill
+        file at once; wrapped as they are, they would stay in memory until the next append
+        (a service restarted on its store held every sketch in anonymous memory)."""
         g = cls(arr.dtype, None if arr.ndim == 1 else arr.shape[1])
-        g.data, g.size = arr, int(arr.shape[0])
+        if g._bytes(int(arr.shape[0])) > g.spill_bytes:
+            g.extend(arr)
+        else:
+            g.data, g.size = arr, int(arr.shape[0])
         return g
 
     @property
@@ -71,9 +77,9 @@ class SpillGrowable(Growable):
                 super().extend(arr)
                 return
             self._file = tempfile.TemporaryFile(prefix="neardup-spill-", dir=_spill_dir())  # noqa: SIM115
-            os.pwrite(self._file.fileno(), self.data[: self.size].tobytes(), 0)
+            _pwrite_all(self._file.fileno(), self.data[: self.size], 0)
             self.data = self.data[:0].copy()  # dtype and width only
-        os.pwrite(self._file.fileno(), arr.tobytes(), self._bytes(self.size))
+        _pwrite_all(self._file.fileno(), arr, self._bytes(self.size))
         self.size = need
 
     def reserve(self, need: int) -> npt.NDArray[Any]:
@@ -98,6 +104,8 @@ class SpillGrowable(Growable):
             picked: npt.NDArray[Any] = self.view()[rows]
             return picked
         out = np.empty((rows.size, *self.data.shape[1:]), self.data.dtype)
+        if not rows.size:  # (a memoryview of no bytes cannot be cast)
+            return out
         width = self._bytes(1)
         buf, fd = out.data.cast("B"), self._file.fileno()
         for i, r in enumerate(rows.tolist()):
@@ -118,13 +126,25 @@ class SpillGrowable(Growable):
         return self._bytes(self.size) if self._file is not None else 0
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """A copy (``copy.deepcopy``, pickle) holds the rows in memory; it spills on its own."""
+        """A copy (``copy.deepcopy``, pickle) gets the rows (a spill file of its own past
+        ``SPILL_BYTES``, see :meth:`wrap`)."""
         return (SpillGrowable.wrap, (np.array(self.view()),))
 
     def map_rows(self) -> None:
         """Read the rows through a map from now on (it outlives the file's descriptor)."""
         if self._file is not None and self.size:
             self._mapped = self.view()
+
+
+def _pwrite_all(fd: int, arr: npt.NDArray[Any], offset: int) -> None:
+    """Write the rows ``arr`` at ``offset`` from their own buffer (``tobytes`` would hold a
+    second copy of them while they are written; one ``pwrite`` may write less than asked)."""
+    if not arr.size:
+        return
+    view = np.ascontiguousarray(arr).data.cast("B")
+    while view.nbytes:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
 
 
 def _spill_dir() -> str | None:

@@ -12,6 +12,7 @@ import pytest
 
 from neardup.dedup import Deduplicator
 from neardup.server.service import Service, Settings
+from neardup.server.store import ROW, StoredRow
 from neardup.server.validate import Item
 from neardup.server.writer import Request, segments
 
@@ -63,16 +64,16 @@ def test_queued_single_documents_are_one_batch_with_the_library_decisions(
     assert not any(isinstance(a, BaseException) for a in answers)
 
     want = Deduplicator().feed([d["text"] for d in docs])
-    rows = svc.store.db.execute(
-        "SELECT position, id, status, duplicate_of, cluster_id FROM documents ORDER BY position"
-    ).fetchall()
-    assert [r[1] for r in rows] == [d["id"] for d in docs]  # arrival order, d5 stored once
-    assert [r[2] for r in rows] == want.status.tolist()
-    assert [-1 if r[3] is None else r[3] for r in rows] == want.duplicate_of.tolist()
-    assert [r[4] for r in rows] == want.cluster_id.tolist()
+    q = f"SELECT {ROW} FROM documents ORDER BY position"
+    rows = [StoredRow._make(r) for r in svc.store.db.execute(q)]
+    assert [r.id for r in rows] == [d["id"] for d in docs]  # arrival order, d5 stored once
+    assert [r.status for r in rows] == want.status.tolist()
+    dup = [-1 if r.duplicate_of is None else r.duplicate_of for r in rows]
+    assert dup == want.duplicate_of.tolist()
+    assert [r.cluster_id for r in rows] == want.cluster_id.tolist()
     by_id = {a[0]["id"]: a[0] for k, a in enumerate(answers) if k not in (60, 90)}
     for r in rows:
-        assert by_id[r[1]]["cluster_id"] == r[4]
+        assert by_id[r.id]["cluster_id"] == r.cluster_id
     assert answers[60] == answers[5]  # the re-post answers the stored decision
     # the dry run saw every document queued before it (the first 89 of them), not later ones
     first = Deduplicator()

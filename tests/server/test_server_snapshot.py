@@ -16,6 +16,7 @@ import pytest
 from neardup.dedup import Deduplicator
 from neardup.server.service import Service, Settings
 from neardup.server.snapshot import load_state
+from neardup.server.store import ROW, StoredRow
 from neardup.server.validate import Item
 
 from tests.server.test_server_decisions import corpus
@@ -134,17 +135,17 @@ def test_concurrent_batches_share_commits_and_decide_in_arrival_order(tmp_path: 
         t.start()
     for t in threads:
         t.join()
-    rows = svc.store.db.execute(
-        "SELECT position, id, status, duplicate_of, cluster_id FROM documents ORDER BY position"
-    ).fetchall()
-    assert [r[0] for r in rows] == list(range(len(texts)))
+    q = f"SELECT {ROW} FROM documents ORDER BY position"
+    rows = [StoredRow._make(r) for r in svc.store.db.execute(q)]
+    assert [r.position for r in rows] == list(range(len(texts)))
     by_id = {it.id: it.text for b in batches for it in b}
-    want = Deduplicator().feed([by_id[r[1]] for r in rows])
-    assert [r[2] for r in rows] == want.status.tolist()
-    assert [-1 if r[3] is None else r[3] for r in rows] == want.duplicate_of.tolist()
-    assert [r[4] for r in rows] == want.cluster_id.tolist()
+    want = Deduplicator().feed([by_id[r.id] for r in rows])
+    assert [r.status for r in rows] == want.status.tolist()
+    dup = [-1 if r.duplicate_of is None else r.duplicate_of for r in rows]
+    assert dup == want.duplicate_of.tolist()
+    assert [r.cluster_id for r in rows] == want.cluster_id.tolist()
     for r in rows:  # every answer is what was stored
-        assert answers[r[1]]["cluster_id"] == r[4]
+        assert answers[r.id]["cluster_id"] == r.cluster_id
     commits = sum(svc.commit_seconds._counts[()])
     assert commits <= len(batches)
     svc.close()

@@ -47,6 +47,7 @@ from neardup.server.store import (
     DatabaseProblem,
     opening,
     refuse_lost_database,
+    scalar,
 )
 
 __all__ = ["FORMAT", "OverlapConfigMismatch", "OverlapStore"]
@@ -115,8 +116,8 @@ class OverlapStore:
         return len(self.finder)
 
     def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        value = scalar(self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)))
+        return None if value is None else str(value)
 
     def _check_config(self) -> None:
         """Refuse stored documents of other parameters; record these ones otherwise."""
@@ -173,7 +174,7 @@ class OverlapStore:
         except ReferenceFormatError:  # another config or damaged: the rows are the truth
             return self._config.replace()
         n = len(saved)
-        if n > len(rows) or [saved.id_of(i) for i in range(n)] != [r[0] for r in rows[:n]]:
+        if n > len(rows) or [saved.id_of(i) for i in range(n)] != [i for i, _ in rows[:n]]:
             return self._config.replace()
         self._saved = n
         return saved
@@ -226,7 +227,8 @@ class OverlapStore:
     def _commit(self, rows: list[tuple[int, str, str, str]]) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            self.db.executemany("INSERT INTO documents VALUES (?, ?, ?, ?)", rows)
+            q = "INSERT INTO documents(position, id, text, passages) VALUES (?, ?, ?, ?)"
+            self.db.executemany(q, rows)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

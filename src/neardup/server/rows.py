@@ -1,7 +1,7 @@
 """Rows and answers: the store's rows of a decided batch (from the library's state columns),
 the public decision of a stored row, and the prepared rows of the new documents of a batch.
 
->>> result((0, "a", None, 7, 0, None, -1, 0, None, None), None)["status"]
+>>> result(StoredRow(0, "a", None, 7, 0, None, -1, 0, None, None), None)["status"]
 'unique'
 """
 
@@ -12,22 +12,22 @@ from typing import Any
 
 from neardup.dedup import Deduplicator
 from neardup.dedup.state import STATUS_NAMES, Decisions
-from neardup.server.store import to_i64
+from neardup.server.store import NewRow, StoredRow, to_i64
 from neardup.server.validate import Item
 
 EMPTY = STATUS_NAMES.index("empty")
 
 
-def result(row: tuple[Any, ...], dup_id: str | None) -> dict[str, Any]:
-    """The public decision of a stored row (``ROW`` order)."""
+def result(row: StoredRow, dup_id: str | None) -> dict[str, Any]:
+    """The public decision of a stored row."""
     return {
-        "id": row[1],
-        "status": STATUS_NAMES[int(row[4])],
+        "id": row.id,
+        "status": STATUS_NAMES[int(row.status)],
         "duplicate_of": dup_id,
-        "distance": None if row[5] is None else int(row[6]),
-        "similarity": row[8],
-        "threshold": row[9],
-        "cluster_id": int(row[7]),
+        "distance": None if row.duplicate_of is None else int(row.distance),
+        "similarity": row.similarity,
+        "threshold": row.threshold,
+        "cluster_id": int(row.cluster_id),
     }
 
 
@@ -44,10 +44,8 @@ def threshold(d: Decisions, i: int) -> float | None:
     return None if x != x else x
 
 
-def state_rows(
-    dd: Deduplicator, new: list[Item], d: Decisions, store_text: bool
-) -> list[tuple[Any, ...]]:
-    """The batch's rows from the library's state columns, in ``store.INSERT`` order."""
+def state_rows(dd: Deduplicator, new: list[Item], d: Decisions, store_text: bool) -> list[NewRow]:
+    """The batch's rows from the library's state columns."""
     start = int(d.position[0])
     cols = dd.state_columns(start, start + len(new))
     fps, hi, lo = (to_i64(cols[c]) for c in ("fingerprint", "exact_key_hi", "exact_key_lo"))
@@ -61,22 +59,22 @@ def state_rows(
     for i, it in enumerate(new):
         kept = dup[i] < 0 and status[i] != EMPTY
         rows.append(
-            (
-                start + i,
-                it.id,
-                it.timestamp,
-                fps[i],
-                sketches[i].tobytes() if kept and sketches is not None else None,
-                hi[i],
-                lo[i],
-                status[i],
-                None if dup[i] < 0 else dup[i],
-                distance[i],
-                cluster[i],
-                int(searched[i]),
-                it.text if store_text else None,
-                sims[i],
-                needs[i],
+            NewRow(
+                position=start + i,
+                id=it.id,
+                timestamp=it.timestamp,
+                fingerprint=fps[i],
+                sketch=sketches[i].tobytes() if kept and sketches is not None else None,
+                exact_key_hi=hi[i],
+                exact_key_lo=lo[i],
+                status=status[i],
+                duplicate_of=None if dup[i] < 0 else dup[i],
+                distance=distance[i],
+                cluster_id=cluster[i],
+                searched=int(searched[i]),
+                text=it.text if store_text else None,
+                similarity=sims[i],
+                threshold=needs[i],
             )
         )
     return rows
@@ -84,7 +82,7 @@ def state_rows(
 
 def answers(
     items: list[Item],
-    known: dict[str, tuple[Any, ...]],
+    known: dict[str, StoredRow],
     new: list[Item],
     decided: Decisions | None,
     pending_ids: dict[int, str],
@@ -93,7 +91,7 @@ def answers(
     """The answers in input order: stored decisions for known ids, new ones otherwise
     (``duplicate_of`` named by id: from the batch, the batches not yet on disk, the store)."""
     ids: dict[int, str] = {}
-    want = [r[5] for r in known.values() if r[5] is not None]
+    want = [r.duplicate_of for r in known.values() if r.duplicate_of is not None]
     if decided is not None:
         ids = {int(p): it.id for p, it in zip(decided.position, new, strict=True)}
         want += [int(p) for p in decided.duplicate_of if p >= 0 and int(p) not in ids]
@@ -109,7 +107,8 @@ def answers(
     for it in items:
         row = known.get(it.id)
         if row is not None:
-            out.append(result(row, None if row[5] is None else ids.get(row[5])))
+            dup_of = row.duplicate_of
+            out.append(result(row, None if dup_of is None else ids.get(dup_of)))
             continue
         assert decided is not None
         i = next(fresh)

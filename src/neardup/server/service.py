@@ -40,7 +40,7 @@ from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions, take_chunk
 from neardup.server.metrics import Histogram
 from neardup.server.rows import answers, result, state_rows
 from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
-from neardup.server.store import Store, opening
+from neardup.server.store import Store, StoredRow, opening
 from neardup.server.validate import BadRequest, Item
 from neardup.server.writer import (
     DECIDE_LIMIT,
@@ -83,7 +83,7 @@ class Service:
         self.settings = settings
         self.lock = threading.RLock()  # the Deduplicator and the undurable maps below
         self.group = GroupCommit(self._write, self._failed, self.lock)
-        self._undurable: dict[str, tuple[Any, ...]] = {}  # id -> ROW, decided, not yet on disk
+        self._undurable: dict[str, StoredRow] = {}  # id -> its row, decided, not yet on disk
         self._undurable_ids: dict[int, str] = {}  # position -> id of those
         self._last: Pending | None = None  # the batch submitted last (commits go in order)
         self._config = dd.replace()  # an empty Deduplicator of these settings
@@ -249,9 +249,9 @@ class Service:
                 call(r.answer, None, exc)
         return last
 
-    def _held(self, ids: list[str], known: dict[str, tuple[Any, ...]]) -> list[tuple[int, int]]:
+    def _held(self, ids: list[str], known: dict[str, StoredRow]) -> list[tuple[int, int]]:
         """Per id, its stored position and exact key ((-1, 0): not stored), for the rule."""
-        pos = [known[i][0] if i in known else -1 for i in ids]
+        pos = [known[i].position if i in known else -1 for i in ids]
         keys = dict(zip(pos, self.dd.exact_keys(pos), strict=True))
         keys.update(self.store.exact_keys(p for p, k in keys.items() if k is None and p >= 0))
         return [(-1, 0) if p < 0 else (p, keys.get(p) or 0) for p in pos]
@@ -285,8 +285,8 @@ class Service:
             times = [math.nan if t is None else t for t in ts]
         return self.dd.prepare([it.text for it in items], times)
 
-    def _known(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
-        """Rows (``ROW`` order) of the ids already decided: durable ones, then batches still
+    def _known(self, ids: list[str]) -> dict[str, StoredRow]:
+        """Rows of the ids already decided: durable ones, then batches still
         on their way to disk (a re-post of those must not be decided twice)."""
         known = self.store.lookup_ids(ids)
         for i in ids:
@@ -301,11 +301,11 @@ class Service:
             rows,
             self.dd.state_meta(),
             requests=requests,
-            ids={r[0]: r[1] for r in rows},
+            ids={r.position: r.id for r in rows},
             statuses=decided.status.tolist(),
         )
-        for r in rows:  # ROW order: position, id, timestamp, fingerprint, status, dup, ...
-            self._undurable[r[1]] = (r[0], r[1], r[2], r[3], r[7], r[8], r[9], r[10], r[13], r[14])
+        for r in rows:
+            self._undurable[r.id] = r.stored()
         self._undurable_ids.update(batch.ids)
         self._last = batch
         return self.group.submit(batch)
@@ -349,11 +349,12 @@ class Service:
         row = self.store.lookup_ids([doc_id]).get(doc_id)
         if row is None:
             return None
-        dup = None if row[5] is None else self.store.ids_of([row[5]]).get(row[5])
+        dup_of = row.duplicate_of
+        dup = None if dup_of is None else self.store.ids_of([dup_of]).get(dup_of)
         out = result(row, dup)
-        out["timestamp"] = row[2]
+        out["timestamp"] = row.timestamp
         if self.settings.store_text:
-            out["text"] = self.store.text(int(row[0]))
+            out["text"] = self.store.text(int(row.position))
         return out
 
     def delete(self, doc_id: str) -> dict[str, Any] | None:
@@ -372,7 +373,7 @@ class Service:
             rows = self.store.lookup_ids(list(dict.fromkeys(doc_ids)))
             if not rows:
                 return [None] * len(doc_ids)
-            positions = [int(r[0]) for r in rows.values()]
+            positions = [int(r.position) for r in rows.values()]
             try:
                 with self.store.transaction():
                     for p in positions:
@@ -382,14 +383,14 @@ class Service:
                 self.dd = self._load()
                 raise
             for r in rows.values():
-                self._counts[STATUS_NAMES[int(r[4])]] -= 1
+                self._counts[STATUS_NAMES[int(r.status)]] -= 1
         out: list[dict[str, Any] | None] = []
         for i in doc_ids:
             row = rows.pop(i, None)  # a repeated id: deleted once, then unknown
             out.append(
                 None
                 if row is None
-                else {"id": i, "deleted": True, "was": STATUS_NAMES[int(row[4])]}
+                else {"id": i, "deleted": True, "was": STATUS_NAMES[int(row.status)]}
             )
         return out
 
@@ -397,13 +398,15 @@ class Service:
         rows = self.store.cluster(cluster_id)
         if not rows:
             return None
-        reps = {r[5] for r in rows if r[5] is not None}
+        reps = {r.duplicate_of for r in rows if r.duplicate_of is not None}
         ids = self.store.ids_of(reps)
-        kept = [r[1] for r in rows if r[5] is None]
+        kept = [r.id for r in rows if r.duplicate_of is None]
         return {
             "cluster_id": cluster_id,
             "kept": kept[0] if kept else (ids.get(next(iter(reps))) if reps else None),
-            "documents": [result(r, None if r[5] is None else ids.get(r[5])) for r in rows],
+            "documents": [
+                result(r, None if r.duplicate_of is None else ids.get(r.duplicate_of)) for r in rows
+            ],
         }
 
     def counts(self) -> dict[str, int]:
@@ -423,7 +426,7 @@ class Service:
     def _count_rows(self) -> dict[str, int]:
         q = "SELECT status, count(*) FROM documents WHERE forgotten = 0 GROUP BY status"
         out = {name: 0 for name in STATUS_NAMES}
-        for status, n in self.store.reader().execute(q).fetchall():
+        for status, n in self.store.reader().execute(q):
             out[STATUS_NAMES[int(status)]] = int(n)
         return out
 

@@ -34,7 +34,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -68,14 +68,53 @@ CREATE INDEX IF NOT EXISTS documents_time ON documents(timestamp);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 FORMAT = "neardup-serve-2"
-ROW = (
-    "position, id, timestamp, fingerprint, status, duplicate_of, distance, cluster_id, "
-    "similarity, threshold"
-)
+
+
+class StoredRow(NamedTuple):
+    """A stored document's decision, read by column name (``SELECT {ROW}``): the one row
+    shape of :meth:`Store.lookup_ids`, :meth:`Store.cluster` and of the batches decided but
+    not yet on disk."""
+
+    position: int
+    id: str
+    timestamp: float | None
+    fingerprint: int
+    status: int
+    duplicate_of: int | None
+    distance: int
+    cluster_id: int
+    similarity: float | None
+    threshold: float | None
+
+
+class NewRow(NamedTuple):
+    """A decided document's row as inserted (``INSERT``; ``forgotten`` takes its default)."""
+
+    position: int
+    id: str
+    timestamp: float | None
+    fingerprint: int
+    sketch: bytes | None
+    exact_key_hi: int
+    exact_key_lo: int
+    status: int
+    duplicate_of: int | None
+    distance: int
+    cluster_id: int
+    searched: int
+    text: str | None
+    similarity: float | None
+    threshold: float | None
+
+    def stored(self) -> StoredRow:
+        """The decision of this row as :meth:`Store.lookup_ids` reads it once it is durable."""
+        return StoredRow._make(getattr(self, name) for name in StoredRow._fields)
+
+
+ROW = ", ".join(StoredRow._fields)
 INSERT = (
-    "INSERT INTO documents(position, id, timestamp, fingerprint, sketch, exact_key_hi, "
-    "exact_key_lo, status, duplicate_of, distance, cluster_id, searched, text, similarity, "
-    "threshold) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO documents({', '.join(NewRow._fields)}) "
+    f"VALUES ({', '.join('?' * len(NewRow._fields))})"
 )
 
 
@@ -162,7 +201,9 @@ class Store:
         self._local = threading.local()
         self.db = self._connect()
         self.db.executescript(SCHEMA)
-        columns = {r[1] for r in self.db.execute("PRAGMA table_info(documents)")}
+        columns = {
+            name for (name,) in self.db.execute("SELECT name FROM pragma_table_info('documents')")
+        }
         # a store from before a column is upgraded in place: its rows get NULL (unknown, as
         # the library's states of before read NaN); nothing else changed, so no refusal
         for name in ("similarity", "threshold"):
@@ -189,8 +230,8 @@ class Store:
 
     # ------------------------------------------------------------------ meta
     def meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        value = scalar(self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)))
+        return None if value is None else str(value)
 
     def state_meta(self) -> dict[str, Any] | None:
         """The library's counters after the last committed batch (None before the first)."""
@@ -245,8 +286,8 @@ class Store:
     def transaction(self) -> _Transaction:
         return _Transaction(self.db)
 
-    def insert_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Inside a transaction: new document rows (``INSERT`` order)."""
+    def insert_rows(self, rows: Iterable[NewRow]) -> None:
+        """Inside a transaction: new document rows."""
         self.db.executemany(INSERT, rows)
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -273,11 +314,11 @@ class Store:
     # ------------------------------------------------------------------ reads
     def n_documents(self) -> int:
         q = "SELECT count(*) FROM documents WHERE forgotten = 0"
-        return int(self.reader().execute(q).fetchone()[0])
+        return int(scalar(self.reader().execute(q)))
 
-    def lookup_ids(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-        """Stored (not deleted) rows by id, in ``ROW`` order."""
-        out: dict[str, tuple[Any, ...]] = {}
+    def lookup_ids(self, ids: Sequence[str]) -> dict[str, StoredRow]:
+        """Stored (not deleted) rows by id."""
+        out: dict[str, StoredRow] = {}
         db = self.reader()
         for i in range(0, len(ids), 500):
             part = list(ids[i : i + 500])
@@ -285,7 +326,8 @@ class Store:
             for row in db.execute(
                 f"SELECT {ROW} FROM documents WHERE forgotten = 0 AND id IN ({marks})", part
             ):
-                out[row[1]] = row
+                got = StoredRow._make(row)
+                out[got.id] = got
         return out
 
     def exact_keys(self, positions: Iterable[int]) -> dict[int, int]:
@@ -310,14 +352,14 @@ class Store:
             out.update(db.execute(q, part).fetchall())
         return out
 
-    def cluster(self, cluster_id: int) -> list[tuple[Any, ...]]:
+    def cluster(self, cluster_id: int) -> list[StoredRow]:
         q = f"SELECT {ROW} FROM documents WHERE cluster_id = ? AND forgotten = 0 ORDER BY position"
-        return self.reader().execute(q, (cluster_id,)).fetchall()
+        return [StoredRow._make(r) for r in self.reader().execute(q, (cluster_id,))]
 
     def text(self, position: int) -> str | None:
         q = "SELECT text FROM documents WHERE position = ?"
-        row = self.reader().execute(q, (position,)).fetchone()
-        return None if row is None else row[0]
+        text: str | None = scalar(self.reader().execute(q, (position,)))
+        return text
 
     def load(
         self, start: int, stop: int, width: int | None, sketch_dtype: Any
@@ -331,27 +373,15 @@ class Store:
         is what the library's expiry gives them too."""
         n = stop - start
         cols: dict[str, npt.NDArray[Any]] = {
-            "position": np.arange(start, stop, dtype=np.int64),
-            "timestamp": np.full(n, -np.inf),
-            "fingerprint": np.zeros(n, np.int64),
-            "exact_key_hi": np.zeros(n, np.int64),
-            "exact_key_lo": np.zeros(n, np.int64),
-            "status": np.zeros(n, np.int8),
-            "duplicate_of": np.full(n, -1, np.int64),
-            "distance": np.full(n, -1, np.int16),
-            "cluster_id": np.full(n, -1, np.int64),
-            "searched": np.zeros(n, bool),
-            "forgotten": np.ones(n, bool),
-            "similarity": np.full(n, np.nan),
-            "threshold": np.full(n, np.nan),
+            name: np.full(n, missing, dtype) for name, _, dtype, missing in _LOADED
         }
+        cols["position"] = np.arange(start, stop, dtype=np.int64)
         if width is not None:
             cols["sketch"] = np.zeros((n, width), sketch_dtype)
+        loaded = ", ".join(expr for _, expr, _, _ in _LOADED)
         cur = self.db.execute(
-            "SELECT position, ifnull(timestamp, 'nan'), fingerprint, exact_key_hi, exact_key_lo, "
-            "status, ifnull(duplicate_of, -1), distance, cluster_id, searched, forgotten, "
-            "ifnull(similarity, 'nan'), ifnull(threshold, 'nan'), sketch "
-            "FROM documents WHERE position >= ? AND position < ? ORDER BY position",
+            f"SELECT position, {loaded}, sketch FROM documents "
+            "WHERE position >= ? AND position < ? ORDER BY position",
             (start, stop),
         )
         while rows := cur.fetchmany(65536):
@@ -363,7 +393,32 @@ class Store:
     def forgotten_before(self, stop: int) -> list[int]:
         """Positions below ``stop`` deleted through the API (tombstones)."""
         q = "SELECT position FROM documents WHERE forgotten = 1 AND position < ?"
-        return [int(r[0]) for r in self.db.execute(q, (stop,))]
+        return [int(position) for (position,) in self.db.execute(q, (stop,))]
+
+
+# the state columns :meth:`Store.load` reads, by name: the SQL that reads each (NULL: what
+# the library's columns hold for "none"), their dtype, and the value of a row the retention
+# deleted (an expired, forgotten kept document: see :meth:`Store.load`)
+_LOADED: tuple[tuple[str, str, Any, Any], ...] = (
+    ("timestamp", "ifnull(timestamp, 'nan')", np.float64, -np.inf),
+    ("fingerprint", "fingerprint", np.int64, 0),
+    ("exact_key_hi", "exact_key_hi", np.int64, 0),
+    ("exact_key_lo", "exact_key_lo", np.int64, 0),
+    ("status", "status", np.int8, 0),
+    ("duplicate_of", "ifnull(duplicate_of, -1)", np.int64, -1),
+    ("distance", "distance", np.int16, -1),
+    ("cluster_id", "cluster_id", np.int64, -1),
+    ("searched", "searched", bool, False),
+    ("forgotten", "forgotten", bool, True),
+    ("similarity", "ifnull(similarity, 'nan')", np.float64, np.nan),
+    ("threshold", "ifnull(threshold, 'nan')", np.float64, np.nan),
+)
+
+
+def scalar(cursor: sqlite3.Cursor) -> Any:
+    """The one value a one-column query returns (None: no row)."""
+    row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 def _load_rows(
@@ -371,21 +426,7 @@ def _load_rows(
 ) -> None:
     pos, *values, sk = zip(*rows, strict=True)
     p = np.asarray(pos, np.int64) - start
-    names = (
-        "timestamp",
-        "fingerprint",
-        "exact_key_hi",
-        "exact_key_lo",
-        "status",
-        "duplicate_of",
-        "distance",
-        "cluster_id",
-        "searched",
-        "forgotten",
-        "similarity",
-        "threshold",
-    )
-    for name, column in zip(names, values, strict=True):
+    for (name, *_), column in zip(_LOADED, values, strict=True):
         cols[name][p] = np.asarray(column, dtype=cols[name].dtype)
     if width is not None:
         has = [i for i, b in enumerate(sk) if b is not None]

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from neardup.server.store import NewRow
 from neardup.server.validate import Item
 
 Done = Callable[[BaseException | None], None]
@@ -154,7 +155,7 @@ class Arrivals:
 class Pending:
     """One decided batch on its way to disk."""
 
-    rows: list[tuple[Any, ...]]
+    rows: list[NewRow]
     meta: dict[str, Any]
     done: bool = False
     error: BaseException | None = None
