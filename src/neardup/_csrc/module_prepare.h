@@ -177,14 +177,13 @@ static int pack_slow(growbuf *g, PyObject *const *items, Py_ssize_t n, PyObject 
 /* prepare_pack(texts: list[str], table, pool, fallback, offsets) -> bytes */
 static PyObject *py_prepare_pack(PyObject *self, PyObject *args) {
     PyObject *texts, *table, *pool, *fallback, *offsets, *own = NULL, *res = NULL;
+    Py_buffer *t, *p, *of;
     bufs bs = {.n = 0};
     growbuf g = {NULL, 0, 0};
     uint8_t *slow = NULL;
     if (!PyArg_ParseTuple(args, "O!OOOO", &PyList_Type, &texts, &table, &pool, &fallback, &offsets))
         return NULL;
-    GET(t, table, 'u', 4, 0, 1);
-    GET(p, pool, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 1, 1);
+    GETS(ARR(t, table, 'u', 4, 0, 1), ARR(p, pool, 'u', 1, 0, 1), ARR(of, offsets, 'i', 8, 1, 1));
     Py_ssize_t n = PyList_GET_SIZE(texts);
     if (LEN(t) != 0x10000) FAIL(PyExc_ValueError, "table must have 65536 entries");
     if (LEN(of) != n + 1) FAIL(PyExc_ValueError, "offsets must have len(texts) + 1 entries");
