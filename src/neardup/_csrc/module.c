@@ -53,14 +53,17 @@ static Py_buffer *get(bufs *bs, PyObject *o, char kind, Py_ssize_t size, int wri
 
 #define LEN(v) ((v)->itemsize ? (int64_t)((v)->len / (v)->itemsize) : 0)
 #define DIM(v, i) ((int64_t)(v)->shape[i])
+/* One array in an entry point whose failures go to its fail: label (module_keys.h's). */
 #define GET(var, obj, kind, size, w, nd)                       \
     Py_buffer *var = get(&bs, obj, kind, size, w, nd, #obj); \
     if (!var) goto fail
-#define FAIL(exc, ...)                      \
-    do {                                    \
-        PyErr_Format(exc, __VA_ARGS__);     \
-        goto fail;                          \
+/* In an entry point: raise exc with the message, the buffers released. */
+#define FAIL(exc, ...)                  \
+    do {                                \
+        PyErr_Format(exc, __VA_ARGS__); \
+        return failed(&bs);             \
     } while (0)
+
 /* One array argument for get_arrays: the object, the name its errors give, where its view
  * goes and what get() checks. ARR(var, obj, kind, size, writable, ndim) writes one. */
 typedef struct {
@@ -73,21 +76,23 @@ typedef struct {
 } arr;
 
 #define ARR(var, obj, kind, size, w, nd) {obj, #obj, &var, kind, size, w, nd}
-/* A list of ARR()s as get_arrays takes them: the array and its length. */
-#define ARRAYS(...) (const arr[]){__VA_ARGS__}, (int)(sizeof((const arr[]){__VA_ARGS__}) / sizeof(arr))
+/* A list of ARR()s as get_arrays takes them: the list and its length. */
+#define ARRAYS(...) \
+    (const arr[]){__VA_ARGS__}, (int)(sizeof((const arr[]){__VA_ARGS__}) / sizeof(arr))
 
 /* Every array argument of a call, in order: 0, or -1 with the first bad one's error set. */
 static int get_arrays(bufs *bs, const arr *a, int n) {
-    for (int i = 0; i < n; i++)
-        if (!(*a[i].view = get(bs, a[i].obj, a[i].kind, a[i].size, a[i].writable, a[i].ndim, a[i].name)))
-            return -1;
+    for (int i = 0; i < n; i++) {
+        *a[i].view = get(bs, a[i].obj, a[i].kind, a[i].size, a[i].writable, a[i].ndim, a[i].name);
+        if (!*a[i].view) return -1;
+    }
     return 0;
 }
 
-/* get_arrays in an entry point: each Py_buffer *var (declared by the caller) set, or to fail. */
-#define GETS(...)                                                \
-    do {                                                         \
-        if (get_arrays(&bs, ARRAYS(__VA_ARGS__)) < 0) goto fail; \
+/* get_arrays in an entry point: each Py_buffer *var (the caller's) set, or return the error. */
+#define GETS(...)                                                         \
+    do {                                                                  \
+        if (get_arrays(&bs, ARRAYS(__VA_ARGS__)) < 0) return failed(&bs); \
     } while (0)
 /* The kernel call with the GIL released (a statement; the buffers stay held). */
 #define NOGIL(...)                \
@@ -144,8 +149,6 @@ static PyObject *py_xxh3_64(PyObject *self, PyObject *args) {
     uint64_t h = nd_xxh3_64((const uint8_t *)v->buf + start, (size_t)n, seed);
     release(&bs);
     return PyLong_FromUnsignedLongLong(h);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_mix64(PyObject *self, PyObject *arg) {
@@ -176,12 +179,10 @@ static PyObject *py_token_spans(PyObject *self, PyObject *args) {
         return NULL;
     GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1), ARR(s, starts, 'i', 8, 1, 1),
          ARR(e, ends, 'i', 8, 1, 1));
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     if (LEN(s) < hi - lo + 1 || LEN(e) < hi - lo + 1) FAIL(PyExc_ValueError, "starts/ends too small");
     int64_t n = nd_token_spans(b->buf, lo, hi, c->buf, han_single, s->buf, e->buf);
     return done_long(&bs, n);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_is_cjk(PyObject *self, PyObject *args) {
@@ -191,12 +192,10 @@ static PyObject *py_is_cjk(PyObject *self, PyObject *args) {
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnnO", &buf, &lo, &hi, &cls)) return NULL;
     GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1));
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     int r = nd_is_cjk(b->buf, lo, hi, c->buf);
     release(&bs);
     return PyBool_FromLong(r);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_char_stream(PyObject *self, PyObject *args) {
@@ -208,13 +207,11 @@ static PyObject *py_char_stream(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OnnOOO|p", &buf, &lo, &hi, &cls, &out, &cps, &joined)) return NULL;
     GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1), ARR(o, out, 'u', 1, 1, 1),
          ARR(p, cps, 'i', 8, 1, 1));
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     if (LEN(o) < hi - lo || LEN(p) < hi - lo + 1) FAIL(PyExc_ValueError, "out/cp_starts too small");
     int64_t nb, ncp;
     nd_char_stream(b->buf, lo, hi, c->buf, o->buf, p->buf, joined, &nb, &ncp);
     return done_two(&bs, 0, nb, ncp);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_feature_keys(PyObject *self, PyObject *args) {
@@ -229,15 +226,13 @@ static PyObject *py_feature_keys(PyObject *self, PyObject *args) {
     GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1), ARR(st, stop, 'u', 8, 0, 1),
          ARR(sc, scratch, 'u', 1, 1, 1), ARR(s, starts, 'i', 8, 1, 1), ARR(e, ends, 'i', 8, 1, 1),
          ARR(k, keys, 'u', 8, 1, 1));
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     int64_t m = hi - lo;
     if (LEN(sc) < 2 * m + 8 || LEN(s) < m + 1 || LEN(e) < m + 1 || LEN(k) < m + 1)
         FAIL(PyExc_ValueError, "scratch must hold 2*len+8 bytes, starts/ends/keys len+1");
     int64_t r = nd_feature_keys(b->buf, lo, hi, c->buf, mode, n, han_single, st->buf, LEN(st),
                                 sc->buf, s->buf, e->buf, k->buf, n_cjk);
     return done_long(&bs, r);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_simhash_words(PyObject *self, PyObject *args) {
@@ -252,8 +247,6 @@ static PyObject *py_simhash_words(PyObject *self, PyObject *args) {
     if (LEN(o) < words || (!unit && LEN(w) < LEN(k))) FAIL(PyExc_ValueError, "out or weights too small");
     nd_simhash_words(k->buf, w->buf, LEN(k), unit, seed, words, o->buf);
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 static int check_offsets(Py_buffer *off, int64_t nbuf) {
@@ -324,9 +317,9 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
         return NULL;
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
-    if (ndoc < 0) goto fail;
+    if (ndoc < 0) return failed(&bs);
     nd_fp_conf fc;
-    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) goto fail;
+    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) return failed(&bs);
     GETS(ARR(o, out, 'u', 8, 1, 2), ARR(em, empty, 'b', 1, 1, 1));
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
     int rc;
@@ -335,8 +328,6 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
                                     fc.idf_vals, fc.nidf, idf_default, seed, o->buf, DIM(o, 1),
                                     em->buf, n_cjk));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 /* prepare_batch(buf, offsets, cls, <fingerprint_batch's configuration: mode .. seed>, n_cjk,
@@ -357,8 +348,8 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
         return NULL;
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
-    if (ndoc < 0) goto fail;
-    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) goto fail;
+    if (ndoc < 0) return failed(&bs);
+    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) return failed(&bs);
     GETS(ARR(o, fps, 'u', 8, 1, 2), ARR(em, empty, 'b', 1, 1, 1), ARR(ng, ngrams, 'i', 8, 0, 1),
          ARR(sa, salts, 'u', 8, 0, 1), ARR(mn, mins, 'u', 8, 1, 2), ARR(sg, segment, 'b', 1, 1, 1));
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc || LEN(sg) != ndoc)
@@ -376,69 +367,6 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     NOGIL(rc = nd_prepare_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, &fc, o->buf, em->buf, &sc,
                                 mn->buf, sg->buf));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
-}
-
-static PyObject *py_shingles(PyObject *self, PyObject *args) {
-    PyObject *buf, *offsets, *modes, *cls, *flat, *out_off;
-    Py_buffer *fl, *oo;
-    Py_ssize_t n;
-    uint64_t seed;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &flat, &out_off))
-        return NULL;
-    texts tx;
-    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
-    if (ndoc < 0) goto fail;
-    GETS(ARR(fl, flat, 'u', 8, 1, 1), ARR(oo, out_off, 'i', 8, 1, 1));
-    if (LEN(oo) < ndoc + 1 || LEN(fl) < LEN(tx.b) + ndoc + 1)
-        FAIL(PyExc_ValueError, "out_off/flat too small");
-    int64_t pos;
-    NOGIL(pos = nd_shingles(tx.b->buf, LEN(tx.b), tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed,
-                            fl->buf, oo->buf));
-    return pos < 0 ? done_none(&bs, pos) : done_long(&bs, pos);
-fail:
-    return failed(&bs);
-}
-
-static PyObject *py_minhash(PyObject *self, PyObject *args) {
-    PyObject *flat, *offsets, *salts, *out;
-    Py_buffer *fl, *of, *sa, *o;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOO", &flat, &offsets, &salts, &out)) return NULL;
-    GETS(ARR(fl, flat, 'u', 8, 0, 1), ARR(of, offsets, 'i', 8, 0, 1), ARR(sa, salts, 'u', 8, 0, 1),
-         ARR(o, out, 'u', 8, 1, 2));
-    if (check_offsets(of, LEN(fl)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
-    if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
-    NOGIL(nd_minhash(fl->buf, of->buf, ndoc, sa->buf, LEN(sa), o->buf));
-    return done_none(&bs, 0);
-fail:
-    return failed(&bs);
-}
-
-/* sketch(buf, offsets, modes, cls, n, seed, salts, out): MinHash minima straight from the
- * texts, equal to minhash() over shingles(). */
-static PyObject *py_sketch(PyObject *self, PyObject *args) {
-    PyObject *buf, *offsets, *modes, *cls, *salts, *out;
-    Py_buffer *sa, *o;
-    Py_ssize_t n;
-    uint64_t seed;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &salts, &out))
-        return NULL;
-    texts tx;
-    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
-    if (ndoc < 0) goto fail;
-    GETS(ARR(sa, salts, 'u', 8, 0, 1), ARR(o, out, 'u', 8, 1, 2));
-    if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
-    int rc;
-    NOGIL(rc = nd_sketch(tx.b->buf, tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed, sa->buf,
-                         LEN(sa), o->buf));
-    return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 /* collapse_spaces(buf, offsets, out, out_off): " ".join(t.split()) per document, in bytes. */
@@ -449,14 +377,13 @@ static PyObject *py_collapse_spaces(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOO", &buf, &offsets, &out, &out_off)) return NULL;
     GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(of, offsets, 'i', 8, 0, 1), ARR(o, out, 'u', 1, 1, 1),
          ARR(oo, out_off, 'i', 8, 1, 1));
-    if (check_offsets(of, LEN(b)) < 0) goto fail;
+    if (check_offsets(of, LEN(b)) < 0) return failed(&bs);
     if (LEN(o) < LEN(b) || LEN(oo) != LEN(of)) FAIL(PyExc_ValueError, "out or out_off too small");
     NOGIL(nd_collapse_spaces(b->buf, of->buf, LEN(of) - 1, o->buf, oo->buf));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
+#include "module_sketch.h"
 #include "module_index.h"
 #include "module_keys.h"
 #include "module_prepare.h"
@@ -472,10 +399,7 @@ static PyMethodDef methods[] = {
     {"fingerprint_batch", py_fingerprint_batch, METH_VARARGS, "Fingerprints of many texts."},
     {"prepare_batch", py_prepare_batch, METH_VARARGS, "Fingerprints and sketches, one pass."},
     {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
-    {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
-    {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
-    {"sketch", py_sketch, METH_VARARGS, "MinHash minima straight from the texts."},
-    INDEX_METHODS KEY_METHODS PREPARE_METHODS{NULL, NULL, 0, NULL}};
+    SKETCH_METHODS INDEX_METHODS KEY_METHODS PREPARE_METHODS{NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
                                        "neardup's compiled kernels (see neardup/_native/).", -1,

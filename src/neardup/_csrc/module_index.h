@@ -10,14 +10,11 @@ static int get_perm(bufs *bs, PyObject *rsh, PyObject *msk, PyObject *lsh, nd_pe
         PyErr_SetString(PyExc_ValueError, "rsh, msk, lsh must have one shape");
         return -1;
     }
-    pm->rsh = r->buf;
-    pm->msk = m->buf;
-    pm->lsh = l->buf;
-    pm->blocks = DIM(r, 1);
-    if (pm->blocks > 64) {
+    if (DIM(r, 1) > 64) {
         PyErr_SetString(PyExc_ValueError, "a permutation has at most 64 blocks");
         return -1;
     }
+    *pm = (nd_perm){.rsh = r->buf, .msk = m->buf, .lsh = l->buf, .blocks = DIM(r, 1)};
     *ntab = DIM(r, 0);
     return 0;
 }
@@ -105,17 +102,15 @@ static PyObject *search_tables_impl(PyObject *args, int ranged) {
     GETS(ARR(qs, queries, 'u', 8, 0, 1), ARR(al, alive, 'b', 1, 0, 1));
     if (get_perm(&bs, rsh, msk, lsh, &pm, &ntab) < 0 ||
         get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 || get_out(&bs, oq, op, od, &o) < 0)
-        goto fail;
+        return failed(&bs);
     if (tb.q != q || ntab != tb.ntab) FAIL(PyExc_ValueError, "tables and permutation disagree");
     if (t_hi < 0) t_hi = ntab;
     if (t_lo < 0 || t_lo >= t_hi || t_hi > ntab) FAIL(PyExc_IndexError, "table range out of bounds");
-    if (get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0) goto fail;
+    if (get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0) return failed(&bs);
     int rc;
     NOGIL(rc = nd_search_tables(start, qs->buf, LEN(qs), k, &tb, &pm, pr, nprobes, dd, radius,
                                 al->buf, LEN(al), t_lo, t_hi, &o, &resume));
     return done_two(&bs, rc, o.written, resume);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_search_tables(PyObject *self, PyObject *args) {
@@ -137,12 +132,10 @@ static PyObject *py_scan_range(PyObject *self, PyObject *args) {
                           &op, &od))
         return NULL;
     GETS(ARR(qs, queries, 'u', 8, 0, 1), ARR(f, fps, 'u', 8, 0, 1), ARR(al, alive, 'b', 1, 0, 1));
-    if (get_out(&bs, oq, op, od, &o) < 0) goto fail;
+    if (get_out(&bs, oq, op, od, &o) < 0) return failed(&bs);
     if (lo < 0 || hi > LEN(f) || hi > LEN(al)) FAIL(PyExc_IndexError, "scan range out of bounds");
     NOGIL(nd_scan_range(start, qs->buf, LEN(qs), k, f->buf, lo, hi, al->buf, &o, &resume));
     return done_two(&bs, 0, o.written, resume);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
@@ -154,11 +147,9 @@ static PyObject *py_brute_pairs(PyObject *self, PyObject *args) {
     int64_t resume;
     if (!PyArg_ParseTuple(args, "nOnOOO", &start, &fps, &k, &oi, &oj, &od)) return NULL;
     GETS(ARR(f, fps, 'u', 8, 0, 1));
-    if (get_out(&bs, oi, oj, od, &o) < 0) goto fail;
+    if (get_out(&bs, oi, oj, od, &o) < 0) return failed(&bs);
     NOGIL(nd_brute_pairs(start, f->buf, LEN(f), k, &o, &resume));
     return done_two(&bs, 0, o.written, resume);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_join_tables(PyObject *self, PyObject *args) {
@@ -175,11 +166,9 @@ static PyObject *py_join_tables(PyObject *self, PyObject *args) {
         return NULL;
     if (get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 ||
         get_out(&bs, oi, oj, od, &o) < 0 || get_probes(&bs, probes, nprobes, tb.nbuckets, &pr) < 0)
-        goto fail;
+        return failed(&bs);
     NOGIL(nd_join_tables(start, k, &tb, pr, nprobes, dd, radius, &o, &resume));
     return done_two(&bs, 0, o.written, resume);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
@@ -195,11 +184,9 @@ static PyObject *py_join_tables_r0(PyObject *self, PyObject *args) {
                           &oj, &od))
         return NULL;
     if (get_tables(&bs, keys, pos, offsets, dedup, &tb, &dd) < 0 || get_out(&bs, oi, oj, od, &o) < 0)
-        goto fail;
+        return failed(&bs);
     NOGIL(nd_join_tables_r0(start, k, &tb, dd, hot, &o, &resume));
     return done_two(&bs, 0, o.written, resume);
-fail:
-    return failed(&bs);
 }
 
 /* fps, or the rows `positions` of fps (None: all of them, in order), the permutation, and the
@@ -246,13 +233,11 @@ static PyObject *py_top_counts(PyObject *self, PyObject *args) {
     top_in ti;
     if (!PyArg_ParseTuple(args, "OOOOOnnO", &fps, &positions, &rsh, &msk, &lsh, &t, &top, &counts))
         return NULL;
-    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) goto fail;
+    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) return failed(&bs);
     GETS(ARR(c, counts, 'i', 8, 1, 1));
     if (LEN(c) != ((int64_t)1 << top) + 1) FAIL(PyExc_ValueError, "counts must hold 2**top + 1");
     NOGIL(nd_top_counts(ti.f->buf, ti.pp, ti.n, &ti.pm, t, top, c->buf));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 /* scatter_top(fps, positions or None, rsh, msk, lsh, t, top, starts, keys, pos) */
@@ -265,15 +250,13 @@ static PyObject *py_scatter_top(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOnnOOO", &fps, &positions, &rsh, &msk, &lsh, &t, &top,
                           &starts, &keys, &pos))
         return NULL;
-    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) goto fail;
+    if (get_top_in(&bs, fps, positions, rsh, msk, lsh, t, top, &ti) < 0) return failed(&bs);
     GETS(ARR(s, starts, 'i', 8, 0, 1), ARR(k, keys, 'u', 8, 1, 1), ARR(ps, pos, 'u', 4, 1, 1));
     if (LEN(s) != ((int64_t)1 << top) + 1 || LEN(k) < ti.n || LEN(ps) < ti.n)
         FAIL(PyExc_ValueError, "bad starts or output size");
     int rc;
     NOGIL(rc = nd_scatter_top(ti.f->buf, ti.pp, ti.n, &ti.pm, t, top, s->buf, k->buf, ps->buf));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
@@ -290,8 +273,6 @@ static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
     int rc;
     NOGIL(rc = nd_bucket_segments(k->buf, p->buf, LEN(k), q, top, s->buf, o->buf));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
@@ -304,8 +285,6 @@ static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
     if (q < 0 || q > 32 || LEN(o) < ((int64_t)1 << q) + 1) FAIL(PyExc_ValueError, "offsets too small");
     nd_offsets_from_sorted(k->buf, LEN(k), q, o->buf, LEN(o));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
@@ -319,8 +298,6 @@ static PyObject *py_sort_buckets(PyObject *self, PyObject *args) {
     int rc;
     NOGIL(rc = nd_sort_buckets(k->buf, p->buf, o->buf, LEN(o) - 1));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 /* expand_pairs(a, b, dist, order, starts, counts, out_i, out_j, out_d): outputs pre-sized. */
@@ -347,8 +324,6 @@ static PyObject *py_expand_pairs(PyObject *self, PyObject *args) {
         FAIL(PyExc_ValueError, "outputs must hold exactly %lld pairs", (long long)total);
     NOGIL(nd_expand_pairs(pa, pb, vd->buf, LEN(va), vo->buf, vs->buf, pc, ng, wi->buf, wj->buf, wd->buf));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 #define INDEX_METHODS                                                                       \
