@@ -19,6 +19,7 @@ SOURCES = ["module.c", "features.c", "verify.c", "index.c", "keys.c"]
 HEADERS = [
     "kernels.h",
     "xxh3.h",
+    "module_sketch.h",
     "module_index.h",
     "keys.h",
     "module_keys.h",

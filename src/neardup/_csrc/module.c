@@ -53,13 +53,46 @@ static Py_buffer *get(bufs *bs, PyObject *o, char kind, Py_ssize_t size, int wri
 
 #define LEN(v) ((v)->itemsize ? (int64_t)((v)->len / (v)->itemsize) : 0)
 #define DIM(v, i) ((int64_t)(v)->shape[i])
+/* One array in an entry point whose failures go to its fail: label (module_keys.h's). */
 #define GET(var, obj, kind, size, w, nd)                       \
     Py_buffer *var = get(&bs, obj, kind, size, w, nd, #obj); \
     if (!var) goto fail
-#define FAIL(exc, ...)                      \
-    do {                                    \
-        PyErr_Format(exc, __VA_ARGS__);     \
-        goto fail;                          \
+/* In an entry point: raise exc with the message, the buffers released. */
+#define FAIL(exc, ...)                  \
+    do {                                \
+        PyErr_Format(exc, __VA_ARGS__); \
+        return failed(&bs);             \
+    } while (0)
+
+/* One array argument for get_arrays: the object, the name its errors give, where its view
+ * goes and what get() checks. ARR(var, obj, kind, size, writable, ndim) writes one. */
+typedef struct {
+    PyObject *obj;
+    const char *name;
+    Py_buffer **view;
+    char kind;
+    Py_ssize_t size;
+    int writable, ndim;
+} arr;
+
+#define ARR(var, obj, kind, size, w, nd) {obj, #obj, &var, kind, size, w, nd}
+/* A list of ARR()s as get_arrays takes them: the list and its length. */
+#define ARRAYS(...) \
+    (const arr[]){__VA_ARGS__}, (int)(sizeof((const arr[]){__VA_ARGS__}) / sizeof(arr))
+
+/* Every array argument of a call, in order: 0, or -1 with the first bad one's error set. */
+static int get_arrays(bufs *bs, const arr *a, int n) {
+    for (int i = 0; i < n; i++) {
+        *a[i].view = get(bs, a[i].obj, a[i].kind, a[i].size, a[i].writable, a[i].ndim, a[i].name);
+        if (!*a[i].view) return -1;
+    }
+    return 0;
+}
+
+/* get_arrays in an entry point: each Py_buffer *var (the caller's) set, or return the error. */
+#define GETS(...)                                                         \
+    do {                                                                  \
+        if (get_arrays(&bs, ARRAYS(__VA_ARGS__)) < 0) return failed(&bs); \
     } while (0)
 /* The kernel call with the GIL released (a statement; the buffers stay held). */
 #define NOGIL(...)                \
@@ -106,17 +139,16 @@ static int to_u64(PyObject *o, void *out) {
 
 static PyObject *py_xxh3_64(PyObject *self, PyObject *args) {
     PyObject *data;
+    Py_buffer *v;
     Py_ssize_t start, n;
     uint64_t seed = 0;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "Onn|O&", &data, &start, &n, to_u64, &seed)) return NULL;
-    GET(v, data, 'b', 1, 0, 1);
+    GETS(ARR(v, data, 'b', 1, 0, 1));
     if (start < 0 || n < 0 || start + n > LEN(v)) FAIL(PyExc_IndexError, "range out of bounds");
     uint64_t h = nd_xxh3_64((const uint8_t *)v->buf + start, (size_t)n, seed);
     release(&bs);
     return PyLong_FromUnsignedLongLong(h);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_mix64(PyObject *self, PyObject *arg) {
@@ -139,98 +171,82 @@ static int check_text(Py_buffer *buf, Py_buffer *cls, int64_t lo, int64_t hi) {
 
 static PyObject *py_token_spans(PyObject *self, PyObject *args) {
     PyObject *buf, *cls, *starts, *ends;
+    Py_buffer *b, *c, *s, *e;
     Py_ssize_t lo, hi;
     int han_single;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnnOpOO", &buf, &lo, &hi, &cls, &han_single, &starts, &ends))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
-    GET(s, starts, 'i', 8, 1, 1);
-    GET(e, ends, 'i', 8, 1, 1);
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1), ARR(s, starts, 'i', 8, 1, 1),
+         ARR(e, ends, 'i', 8, 1, 1));
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     if (LEN(s) < hi - lo + 1 || LEN(e) < hi - lo + 1) FAIL(PyExc_ValueError, "starts/ends too small");
     int64_t n = nd_token_spans(b->buf, lo, hi, c->buf, han_single, s->buf, e->buf);
     return done_long(&bs, n);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_is_cjk(PyObject *self, PyObject *args) {
     PyObject *buf, *cls;
+    Py_buffer *b, *c;
     Py_ssize_t lo, hi;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnnO", &buf, &lo, &hi, &cls)) return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1));
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     int r = nd_is_cjk(b->buf, lo, hi, c->buf);
     release(&bs);
     return PyBool_FromLong(r);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_char_stream(PyObject *self, PyObject *args) {
     PyObject *buf, *cls, *out, *cps;
+    Py_buffer *b, *c, *o, *p;
     Py_ssize_t lo, hi;
     int joined = 0;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnnOOO|p", &buf, &lo, &hi, &cls, &out, &cps, &joined)) return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
-    GET(o, out, 'u', 1, 1, 1);
-    GET(p, cps, 'i', 8, 1, 1);
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1), ARR(o, out, 'u', 1, 1, 1),
+         ARR(p, cps, 'i', 8, 1, 1));
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     if (LEN(o) < hi - lo || LEN(p) < hi - lo + 1) FAIL(PyExc_ValueError, "out/cp_starts too small");
     int64_t nb, ncp;
     nd_char_stream(b->buf, lo, hi, c->buf, o->buf, p->buf, joined, &nb, &ncp);
     return done_two(&bs, 0, nb, ncp);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_feature_keys(PyObject *self, PyObject *args) {
     PyObject *buf, *cls, *stop, *scratch, *starts, *ends, *keys;
+    Py_buffer *b, *c, *st, *sc, *s, *e, *k;
     Py_ssize_t lo, hi, n, n_cjk = 5;
     int mode, han_single;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnnOinpOOOOO|n", &buf, &lo, &hi, &cls, &mode, &n, &han_single,
                           &stop, &scratch, &starts, &ends, &keys, &n_cjk))
         return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(c, cls, 'u', 1, 0, 1);
-    GET(st, stop, 'u', 8, 0, 1);
-    GET(sc, scratch, 'u', 1, 1, 1);
-    GET(s, starts, 'i', 8, 1, 1);
-    GET(e, ends, 'i', 8, 1, 1);
-    GET(k, keys, 'u', 8, 1, 1);
-    if (check_text(b, c, lo, hi) < 0) goto fail;
+    GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(c, cls, 'u', 1, 0, 1), ARR(st, stop, 'u', 8, 0, 1),
+         ARR(sc, scratch, 'u', 1, 1, 1), ARR(s, starts, 'i', 8, 1, 1), ARR(e, ends, 'i', 8, 1, 1),
+         ARR(k, keys, 'u', 8, 1, 1));
+    if (check_text(b, c, lo, hi) < 0) return failed(&bs);
     int64_t m = hi - lo;
     if (LEN(sc) < 2 * m + 8 || LEN(s) < m + 1 || LEN(e) < m + 1 || LEN(k) < m + 1)
         FAIL(PyExc_ValueError, "scratch must hold 2*len+8 bytes, starts/ends/keys len+1");
     int64_t r = nd_feature_keys(b->buf, lo, hi, c->buf, mode, n, han_single, st->buf, LEN(st),
                                 sc->buf, s->buf, e->buf, k->buf, n_cjk);
     return done_long(&bs, r);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_simhash_words(PyObject *self, PyObject *args) {
     PyObject *keys, *weights, *out;
+    Py_buffer *k, *w, *o;
     int unit;
     uint64_t seed;
     Py_ssize_t words;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOpO&nO", &keys, &weights, &unit, to_u64, &seed, &words, &out)) return NULL;
-    GET(k, keys, 'u', 8, 0, 1);
-    GET(w, weights, 'f', 8, 0, 1);
-    GET(o, out, 'u', 8, 1, 1);
+    GETS(ARR(k, keys, 'u', 8, 0, 1), ARR(w, weights, 'f', 8, 0, 1), ARR(o, out, 'u', 8, 1, 1));
     if (LEN(o) < words || (!unit && LEN(w) < LEN(k))) FAIL(PyExc_ValueError, "out or weights too small");
     nd_simhash_words(k->buf, w->buf, LEN(k), unit, seed, words, o->buf);
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 static int check_offsets(Py_buffer *off, int64_t nbuf) {
@@ -272,9 +288,9 @@ static int64_t get_texts(bufs *bs, PyObject *buf, PyObject *offsets, PyObject *m
 static int get_fp_tables(bufs *bs, PyObject *stop, PyObject *idf_keys, PyObject *idf_vals,
                          nd_fp_conf *fc) {
     Py_buffer *st, *ik, *iv;
-    if (!(st = get(bs, stop, 'u', 8, 0, 1, "stop"))) return -1;
-    if (!(ik = get(bs, idf_keys, 'u', 8, 0, 1, "idf_keys"))) return -1;
-    if (!(iv = get(bs, idf_vals, 'f', 8, 0, 1, "idf_vals"))) return -1;
+    if (get_arrays(bs, ARRAYS(ARR(st, stop, 'u', 8, 0, 1), ARR(ik, idf_keys, 'u', 8, 0, 1),
+                              ARR(iv, idf_vals, 'f', 8, 0, 1))) < 0)
+        return -1;
     if (LEN(iv) < LEN(ik)) {
         PyErr_SetString(PyExc_ValueError, "idf_vals shorter than idf_keys");
         return -1;
@@ -289,6 +305,7 @@ static int get_fp_tables(bufs *bs, PyObject *stop, PyObject *idf_keys, PyObject 
 
 static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *out, *empty;
+    Py_buffer *o, *em;
     int mode, han_single, weighting;
     Py_ssize_t n, top_n, n_cjk = 5;
     double idf_default;
@@ -300,11 +317,10 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
         return NULL;
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
-    if (ndoc < 0) goto fail;
+    if (ndoc < 0) return failed(&bs);
     nd_fp_conf fc;
-    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) goto fail;
-    GET(o, out, 'u', 8, 1, 2);
-    GET(em, empty, 'b', 1, 1, 1);
+    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) return failed(&bs);
+    GETS(ARR(o, out, 'u', 8, 1, 2), ARR(em, empty, 'b', 1, 1, 1));
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc) FAIL(PyExc_ValueError, "out/empty need one row per document");
     int rc;
     NOGIL(rc = nd_fingerprint_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, mode, n, han_single,
@@ -312,8 +328,6 @@ static PyObject *py_fingerprint_batch(PyObject *self, PyObject *args) {
                                     fc.idf_vals, fc.nidf, idf_default, seed, o->buf, DIM(o, 1),
                                     em->buf, n_cjk));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 /* prepare_batch(buf, offsets, cls, <fingerprint_batch's configuration: mode .. seed>, n_cjk,
@@ -323,6 +337,7 @@ fail:
 static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *cls, *stop, *idf_keys, *idf_vals, *fps, *empty, *ngrams, *salts, *mins,
         *segment;
+    Py_buffer *o, *em, *ng, *sa, *mn, *sg;
     nd_fp_conf fc;
     nd_sk_conf sc;
     bufs bs = {.n = 0};
@@ -333,14 +348,10 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
         return NULL;
     texts tx;
     int64_t ndoc = get_texts(&bs, buf, offsets, NULL, cls, &tx);
-    if (ndoc < 0) goto fail;
-    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) goto fail;
-    GET(o, fps, 'u', 8, 1, 2);
-    GET(em, empty, 'b', 1, 1, 1);
-    GET(ng, ngrams, 'i', 8, 0, 1);
-    GET(sa, salts, 'u', 8, 0, 1);
-    GET(mn, mins, 'u', 8, 1, 2);
-    GET(sg, segment, 'b', 1, 1, 1);
+    if (ndoc < 0) return failed(&bs);
+    if (get_fp_tables(&bs, stop, idf_keys, idf_vals, &fc) < 0) return failed(&bs);
+    GETS(ARR(o, fps, 'u', 8, 1, 2), ARR(em, empty, 'b', 1, 1, 1), ARR(ng, ngrams, 'i', 8, 0, 1),
+         ARR(sa, salts, 'u', 8, 0, 1), ARR(mn, mins, 'u', 8, 1, 2), ARR(sg, segment, 'b', 1, 1, 1));
     if (DIM(o, 0) != ndoc || LEN(em) != ndoc || LEN(sg) != ndoc)
         FAIL(PyExc_ValueError, "fps/empty/segment need one row per document");
     if (DIM(mn, 0) != ndoc || DIM(mn, 1) != LEN(sa) * LEN(ng))
@@ -356,89 +367,23 @@ static PyObject *py_prepare_batch(PyObject *self, PyObject *args) {
     NOGIL(rc = nd_prepare_batch(tx.b->buf, tx.of->buf, ndoc, tx.c->buf, &fc, o->buf, em->buf, &sc,
                                 mn->buf, sg->buf));
     return done_none(&bs, rc);
-fail:
-    return failed(&bs);
-}
-
-static PyObject *py_shingles(PyObject *self, PyObject *args) {
-    PyObject *buf, *offsets, *modes, *cls, *flat, *out_off;
-    Py_ssize_t n;
-    uint64_t seed;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &flat, &out_off))
-        return NULL;
-    texts tx;
-    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
-    if (ndoc < 0) goto fail;
-    GET(fl, flat, 'u', 8, 1, 1);
-    GET(oo, out_off, 'i', 8, 1, 1);
-    if (LEN(oo) < ndoc + 1 || LEN(fl) < LEN(tx.b) + ndoc + 1)
-        FAIL(PyExc_ValueError, "out_off/flat too small");
-    int64_t pos;
-    NOGIL(pos = nd_shingles(tx.b->buf, LEN(tx.b), tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed,
-                            fl->buf, oo->buf));
-    return pos < 0 ? done_none(&bs, pos) : done_long(&bs, pos);
-fail:
-    return failed(&bs);
-}
-
-static PyObject *py_minhash(PyObject *self, PyObject *args) {
-    PyObject *flat, *offsets, *salts, *out;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOO", &flat, &offsets, &salts, &out)) return NULL;
-    GET(fl, flat, 'u', 8, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(sa, salts, 'u', 8, 0, 1);
-    GET(o, out, 'u', 8, 1, 2);
-    if (check_offsets(of, LEN(fl)) < 0) goto fail;
-    int64_t ndoc = LEN(of) - 1;
-    if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
-    NOGIL(nd_minhash(fl->buf, of->buf, ndoc, sa->buf, LEN(sa), o->buf));
-    return done_none(&bs, 0);
-fail:
-    return failed(&bs);
-}
-
-/* sketch(buf, offsets, modes, cls, n, seed, salts, out): MinHash minima straight from the
- * texts, equal to minhash() over shingles(). */
-static PyObject *py_sketch(PyObject *self, PyObject *args) {
-    PyObject *buf, *offsets, *modes, *cls, *salts, *out;
-    Py_ssize_t n;
-    uint64_t seed;
-    bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOOnO&OO", &buf, &offsets, &modes, &cls, &n, to_u64, &seed, &salts, &out))
-        return NULL;
-    texts tx;
-    int64_t ndoc = get_texts(&bs, buf, offsets, modes, cls, &tx);
-    if (ndoc < 0) goto fail;
-    GET(sa, salts, 'u', 8, 0, 1);
-    GET(o, out, 'u', 8, 1, 2);
-    if (DIM(o, 0) != ndoc || DIM(o, 1) != LEN(sa)) FAIL(PyExc_ValueError, "out must be (docs, salts)");
-    int rc;
-    NOGIL(rc = nd_sketch(tx.b->buf, tx.of->buf, ndoc, tx.md->buf, tx.c->buf, n, seed, sa->buf,
-                         LEN(sa), o->buf));
-    return done_none(&bs, rc);
-fail:
-    return failed(&bs);
 }
 
 /* collapse_spaces(buf, offsets, out, out_off): " ".join(t.split()) per document, in bytes. */
 static PyObject *py_collapse_spaces(PyObject *self, PyObject *args) {
     PyObject *buf, *offsets, *out, *out_off;
+    Py_buffer *b, *of, *o, *oo;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOOO", &buf, &offsets, &out, &out_off)) return NULL;
-    GET(b, buf, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 0, 1);
-    GET(o, out, 'u', 1, 1, 1);
-    GET(oo, out_off, 'i', 8, 1, 1);
-    if (check_offsets(of, LEN(b)) < 0) goto fail;
+    GETS(ARR(b, buf, 'u', 1, 0, 1), ARR(of, offsets, 'i', 8, 0, 1), ARR(o, out, 'u', 1, 1, 1),
+         ARR(oo, out_off, 'i', 8, 1, 1));
+    if (check_offsets(of, LEN(b)) < 0) return failed(&bs);
     if (LEN(o) < LEN(b) || LEN(oo) != LEN(of)) FAIL(PyExc_ValueError, "out or out_off too small");
     NOGIL(nd_collapse_spaces(b->buf, of->buf, LEN(of) - 1, o->buf, oo->buf));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
+#include "module_sketch.h"
 #include "module_index.h"
 #include "module_keys.h"
 #include "module_prepare.h"
@@ -454,10 +399,7 @@ static PyMethodDef methods[] = {
     {"fingerprint_batch", py_fingerprint_batch, METH_VARARGS, "Fingerprints of many texts."},
     {"prepare_batch", py_prepare_batch, METH_VARARGS, "Fingerprints and sketches, one pass."},
     {"collapse_spaces", py_collapse_spaces, METH_VARARGS, "Whitespace runs to one space."},
-    {"shingles", py_shingles, METH_VARARGS, "Sorted unique shingle hashes per document."},
-    {"minhash", py_minhash, METH_VARARGS, "MinHash minima per document and salt."},
-    {"sketch", py_sketch, METH_VARARGS, "MinHash minima straight from the texts."},
-    INDEX_METHODS KEY_METHODS PREPARE_METHODS{NULL, NULL, 0, NULL}};
+    SKETCH_METHODS INDEX_METHODS KEY_METHODS PREPARE_METHODS{NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native",
                                        "neardup's compiled kernels (see neardup/_native/).", -1,

@@ -177,14 +177,13 @@ static int pack_slow(growbuf *g, PyObject *const *items, Py_ssize_t n, PyObject 
 /* prepare_pack(texts: list[str], table, pool, fallback, offsets) -> bytes */
 static PyObject *py_prepare_pack(PyObject *self, PyObject *args) {
     PyObject *texts, *table, *pool, *fallback, *offsets, *own = NULL, *res = NULL;
+    Py_buffer *t, *p, *of;
     bufs bs = {.n = 0};
     growbuf g = {NULL, 0, 0};
     uint8_t *slow = NULL;
     if (!PyArg_ParseTuple(args, "O!OOOO", &PyList_Type, &texts, &table, &pool, &fallback, &offsets))
         return NULL;
-    GET(t, table, 'u', 4, 0, 1);
-    GET(p, pool, 'u', 1, 0, 1);
-    GET(of, offsets, 'i', 8, 1, 1);
+    GETS(ARR(t, table, 'u', 4, 0, 1), ARR(p, pool, 'u', 1, 0, 1), ARR(of, offsets, 'i', 8, 1, 1));
     Py_ssize_t n = PyList_GET_SIZE(texts);
     if (LEN(t) != 0x10000) FAIL(PyExc_ValueError, "table must have 65536 entries");
     if (LEN(of) != n + 1) FAIL(PyExc_ValueError, "offsets must have len(texts) + 1 entries");
@@ -192,25 +191,29 @@ static PyObject *py_prepare_pack(PyObject *self, PyObject *args) {
     for (int64_t c = 0; c < 0x10000; c++) /* a corrupt table must not read outside the pool */
         if (tab[c] != PREP_UNSAFE && (tab[c] >> 5) + (tab[c] & 31u) > (uint64_t)LEN(p))
             FAIL(PyExc_ValueError, "table entry %lld points outside the pool", (long long)c);
-    if (!(own = PyList_GetSlice(texts, 0, n))) goto fail;
+    /* from here on errors go to out: (own, slow and g to free) */
+    if (!(own = PyList_GetSlice(texts, 0, n))) goto out;
     PyObject *const *items = (PyObject *const *)((PyListObject *)own)->ob_item;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (!PyUnicode_Check(items[i]))
-            FAIL(PyExc_TypeError, "texts[%zd] is %s, expected str", i, Py_TYPE(items[i])->tp_name);
+        if (!PyUnicode_Check(items[i])) {
+            PyErr_Format(PyExc_TypeError, "texts[%zd] is %s, expected str", i,
+                         Py_TYPE(items[i])->tp_name);
+            goto out;
+        }
     if (!(slow = malloc((size_t)(n > 0 ? n : 1)))) {
         PyErr_NoMemory();
-        goto fail;
+        goto out;
     }
     int64_t *off = of->buf, nslow;
     const char *pl = p->buf;
     NOGIL(nslow = pack_fast(&g, items, n, tab, pl, off, slow));
     if (nslow < 0) {
         PyErr_NoMemory();
-        goto fail;
+        goto out;
     }
-    if (nslow > 0 && pack_slow(&g, items, n, fallback, off, slow) < 0) goto fail;
+    if (nslow > 0 && pack_slow(&g, items, n, fallback, off, slow) < 0) goto out;
     res = PyBytes_FromStringAndSize(g.p ? g.p : "", (Py_ssize_t)g.len);
-fail:
+out:
     free(g.p);
     free(slow);
     Py_XDECREF(own);

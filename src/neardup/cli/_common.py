@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -9,7 +10,8 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass, fields
+from typing import Any, Protocol, TypeVar, cast
 
 import click
 
@@ -298,6 +300,41 @@ def input_options(*, id_field: bool = False) -> Callable[[F], F]:
         )
     )
     return lambda func: _stack(func, decorators)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What :func:`read_options` gave a command: its inputs, ``--out`` and how records are
+    read."""
+
+    inputs: tuple[str, ...]
+    out: str
+    fmt: str | None
+    text_field: str
+    id_field: str
+    on_error: str
+    time_field: str | None
+    epoch_unit: str
+
+
+def read_options(time_help: str) -> Callable[[F], F]:
+    """``INPUT...``, ``--format``, ``--text-field``, ``--id-field``, ``--on-error``, ``--out``,
+    ``--time-field`` (its help: ``time_help``) and ``--epoch-unit``, in that order in
+    ``--help``, handed to the command as one ``reading`` :class:`ReadOptions` (the commands
+    that read documents by id and time declare them once, here)."""
+    names = [f.name for f in fields(ReadOptions)]
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def command(**kwargs: Any) -> Any:
+            reading = ReadOptions(**{name: kwargs.pop(name) for name in names})
+            return func(reading=reading, **kwargs)
+
+        time_option = click.option("--time-field", default=None, help=time_help)
+        options = [input_options(id_field=True), out_option(), time_option, epoch_unit_option]
+        return _stack(cast(F, command), options)
+
+    return decorate
 
 
 class InputSettings(Protocol):

@@ -14,20 +14,19 @@ import click
 
 from neardup.cli._common import (
     DataError,
+    ReadOptions,
     build_fingerprinter,
     check_inputs,
     check_jobs,
     document_records,
     engine_options,
-    epoch_unit_option,
     fingerprinter_options,
-    input_options,
     materialized_stdin,
     nothing_read_error,
-    out_option,
     output_path_or_usage_error,
     progress,
     read_notes,
+    read_options,
     usage_error,
 )
 from neardup.cli._decision import Decision, build_deduplicator, decision_options
@@ -153,17 +152,12 @@ class _Run:
 
 
 @click.command("dedup", epilog=EXAMPLES)
-@input_options(id_field=True)
-@out_option()
-@click.option(
-    "--time-field",
-    default=None,
-    help="Timestamp field: ISO 8601 (2026-11-02, 2026-11-02T09:30:00Z), compact dates "
+@read_options(
+    "Timestamp field: ISO 8601 (2026-11-02, 2026-11-02T09:30:00Z), compact dates "
     "(20261102, 20261102093000), 2026/11/02, 26-FEB-1987 15:01:01, or an epoch number (see "
     "--epoch-unit); naive times are UTC. Non-finite values, invalid dates and years outside "
-    "1..9999 are bad rows (--on-error).",
+    "1..9999 are bad rows (--on-error)."
 )
-@epoch_unit_option
 @click.option("--window", default=None, help="Only documents this close in time match: 7d, 12h.")
 @click.option(
     "--max-disorder",
@@ -231,13 +225,7 @@ class _Run:
 @fingerprinter_options
 @engine_options
 def dedup_command(
-    inputs: tuple[str, ...],
-    out: str,
-    fmt: str | None,
-    text_field: str,
-    id_field: str,
-    time_field: str | None,
-    epoch_unit: str,
+    reading: ReadOptions,
     window: str | None,
     max_disorder: str,
     max_future: str,
@@ -248,7 +236,6 @@ def dedup_command(
     summary_path: str | None,
     clusters_path: str | None,
     pairs_path: str | None,
-    on_error: str,
     jobs: int,
     chunk_size: int,
     config_path: str | None,
@@ -266,18 +253,21 @@ def dedup_command(
     empty). A summary goes to stderr.
     INPUT is a file, a folder of parts or of .txt files, or - (stdin).
     """
-    files = check_inputs(inputs, fmt)
+    inputs, out = reading.inputs, reading.out
+    files = check_inputs(inputs, reading.fmt)
     extra = _checked_outputs(inputs + files, out, summary_path, clusters_path, report_dir)
-    seconds, max_time = _check_options(window, max_future, time_field, keep, state_dir, engine)
+    seconds, max_time = _check_options(
+        window, max_future, reading.time_field, keep, state_dir, engine
+    )
     _check_pairs(pairs_path, window, state_dir, inputs + files, out)
     disorder = _disorder_buffer(max_disorder, seconds, keep)
     fp = build_fingerprinter(config_path, idf_path)
     dd = build_deduplicator(fp, decision, keep=keep, window=seconds, n_jobs=jobs)
     start = time.perf_counter()
     with materialized_stdin(files) as paths, dedup_state(state_dir, dd) as state:
-        run = _Run(paths, fmt, text_field, id_field, time_field, on_error, epoch_unit,
-                   utf8_ids=needs_utf8(out), roots=inputs, max_time=max_time,
-                   buffer=disorder)  # fmt: skip
+        run = _Run(paths, reading.fmt, reading.text_field, reading.id_field, reading.time_field,
+                   reading.on_error, reading.epoch_unit, utf8_ids=needs_utf8(out), roots=inputs,
+                   max_time=max_time, buffer=disorder)  # fmt: skip
         opts = _spark_options(run, drop_duplicates, report_dir, (spark_master, spark_conf),
                               clusters_path is not None, pairs_path)  # fmt: skip
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:

@@ -18,16 +18,15 @@ from neardup import _fs
 from neardup._atomic import BrokenDirectoryError, current_version
 from neardup.cli._common import (
     DataError,
+    ReadOptions,
     check_inputs,
     document_records,
     engine_options,
-    epoch_unit_option,
-    input_options,
     materialized_stdin,
     nothing_read_error,
-    out_option,
     output_path_or_usage_error,
     read_notes,
+    read_options,
     usage_error,
 )
 from neardup.cli._overlap_write import DocumentPassages, write_found, write_rows
@@ -192,11 +191,7 @@ def _order(doc: Document) -> tuple[float, int]:
 
 
 @click.command("overlap", epilog=EXAMPLES)
-@input_options(id_field=True)
-@out_option()
-@click.option("--time-field", default=None, help="Timestamp field (as for dedup): the earlier "
-              "document is the source.")  # fmt: skip
-@epoch_unit_option
+@read_options("Timestamp field (as for dedup): the earlier document is the source.")
 @click.option("--against", multiple=True, help="Reference files (or one saved reference "
               "directory): check INPUT against these only. Repeatable.")  # fmt: skip
 @click.option("--save-reference", default=None, type=click.Path(file_okay=False),
@@ -205,16 +200,9 @@ def _order(doc: Document) -> tuple[float, int]:
 @strip_options
 @engine_options
 def overlap_command(
-    inputs: tuple[str, ...],
-    out: str,
-    fmt: str | None,
-    text_field: str,
-    id_field: str,
-    time_field: str | None,
-    epoch_unit: str,
+    reading: ReadOptions,
     against: tuple[str, ...],
     save_reference: str | None,
-    on_error: str,
     engine: str,
     spark_master: str | None,
     spark_conf: tuple[str, ...],
@@ -228,12 +216,13 @@ def overlap_command(
     INPUT is a file, a folder of parts or of .txt files, or - (stdin). A summary goes to
     stderr.
     """
-    files = check_inputs(inputs, fmt)
+    inputs, out = reading.inputs, reading.out
+    files = check_inputs(inputs, reading.fmt)
     output_path_or_usage_error(out, inputs + files)
     _check_strip(strip_out, out, inputs + files, engine)
     params = {k: v for k, v in finder_params.items() if v is not None}
-    read = _Read(fmt, text_field, id_field, time_field, on_error, epoch_unit, needs_utf8(out),
-                 roots=inputs)  # fmt: skip
+    read = _Read(reading.fmt, reading.text_field, reading.id_field, reading.time_field,
+                 reading.on_error, reading.epoch_unit, needs_utf8(out), roots=inputs)  # fmt: skip
     start = time.perf_counter()
     if engine == "spark":
         _on_spark(params, files, (against, save_reference), out, read, (spark_master, spark_conf))

@@ -176,6 +176,16 @@ def _extend(out: dict[str, list[Any]], d: Decisions, id_of: Any) -> None:
     out["status"] += d.statuses
 
 
+def _read(
+    table: Any, names: tuple[str, str | None, str | None], unit: EpochUnit, adds: tuple[str, ...]
+) -> tuple[str, Rows]:
+    """The kind of ``table`` and its checked rows (``names``: its text, id and time columns),
+    once it is known to have none of the columns ``adds`` (what the caller appends)."""
+    kind = kind_of(table)
+    check_new(all_columns(table, kind), adds)
+    return kind, read_rows(table, kind, names, unit)
+
+
 def dedup_table(
     table: Any,
     text: str = "text",
@@ -191,9 +201,7 @@ def dedup_table(
     ``keep``, ``window`` in seconds with ``time``, ...). ``duplicate_of`` holds the kept row's
     id (its position when the table has no ``id`` column), typed as the ids are.
     """
-    kind = kind_of(table)
-    check_new(all_columns(table, kind), DEDUP_COLUMNS)
-    rows = read_rows(table, kind, (text, id, time), epoch_unit)
+    kind, rows = _read(table, (text, id, time), epoch_unit, DEDUP_COLUMNS)
     dd = Deduplicator(**options)
     _check_time(dd, time)
     if dd.keep == "first":
@@ -220,9 +228,9 @@ def overlap_table(
     id: str | None = "id",
     time: str | None = None,
     *,
-    epoch_unit: EpochUnit = "s",
     finder: OverlapFinder | None = None,
     add: bool = True,
+    epoch_unit: EpochUnit = "s",
     strip: bool = False,
     strip_min_length: int = 0,
     strip_templates: bool = True,
@@ -254,9 +262,8 @@ def overlap_table(
         raise ValueError(
             f"pass either finder= or OverlapFinder options, not both (got {', '.join(options)})"
         )
-    kind = kind_of(table)
-    check_new(all_columns(table, kind), STRIP_COLUMNS if strip else ("passages",))
-    rows = read_rows(table, kind, (text, id, time), epoch_unit)
+    adds = STRIP_COLUMNS if strip else ("passages",)
+    kind, rows = _read(table, (text, id, time), epoch_unit, adds)
     finder = OverlapFinder(**options) if finder is None else finder
     found, templates = _passages(finder, rows, add, strip and strip_templates)
     source = rows.id_type if rows.id_type is not None and id is not None else pa.int64()

@@ -599,20 +599,24 @@ def _check_rules(
             f"query_window must be an integer in [1, window={window}] (a shared window of "
             f"grams must hold a looked-up gram the source posted), got {query_window!r}"
         )
-    if templates not in TEMPLATE_MODES:
-        raise ValueError(f"templates must be one of {TEMPLATE_MODES}, got {templates!r}")
-    if not isinstance(template_min_docs, int) or template_min_docs < 2:
-        raise ValueError(
-            "template_min_docs must be an integer >= 2 (a passage held by one other "
-            f"document is a copy, not a template), got {template_min_docs!r}"
-        )
-    if sources not in SOURCE_MODES:
-        raise ValueError(f"sources must be one of {SOURCE_MODES}, got {sources!r}")
-    if not isinstance(max_sources, int) or max_sources < 2:
-        raise ValueError(
-            "max_sources must be an integer >= 2 (the earliest source and the closest), "
-            f"got {max_sources!r}"
-        )
+    _check_mode("templates", templates, TEMPLATE_MODES)
+    why = "a passage held by one other document is a copy, not a template"
+    _check_at_least_two("template_min_docs", template_min_docs, why)
+    _check_mode("sources", sources, SOURCE_MODES)
+    _check_at_least_two("max_sources", max_sources, "the earliest source and the closest")
+
+
+def _check_mode(name: str, value: str, modes: tuple[str, ...]) -> None:
+    """A ValueError naming ``name`` unless ``value`` is one of ``modes``."""
+    if value not in modes:
+        raise ValueError(f"{name} must be one of {modes}, got {value!r}")
+
+
+def _check_at_least_two(name: str, value: int, why: str) -> None:
+    """A ValueError naming ``name`` (and ``why`` 2 is its floor) unless ``value`` is an
+    integer >= 2."""
+    if not isinstance(value, int) or value < 2:
+        raise ValueError(f"{name} must be an integer >= 2 ({why}), got {value!r}")
 
 
 def seed_budget(per_gram: int, grams: int) -> int:
