@@ -6,7 +6,9 @@ force; the same passages from ``add``, ``stream``, ``query`` and a saved referen
 from __future__ import annotations
 
 import json
+import random
 import re
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -15,7 +17,13 @@ from hypothesis import strategies as st
 
 from neardup.cli import cli
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.templates import TemplateBatch, TemplateCounts, template_flags
+from neardup.overlap.templates import (
+    MAX_FRAME_WORDS,
+    OWN_SHARE,
+    TemplateBatch,
+    TemplateCounts,
+    template_flags,
+)
 from neardup.overlap.tokens import tokenize
 
 from tests.overlap_texts import PLANTED, VIRAL, templated
@@ -147,11 +155,12 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     b = _batch(texts)
     df = TemplateCounts().count(b, add=True)
     min_docs = data.draw(st.integers(2, 4))
+    min_length = data.draw(st.integers(1, 12))
     i = data.draw(st.integers(0, len(texts) - 1))
     a = data.draw(st.integers(0, len(texts[i])))
     e = data.draw(st.integers(a, len(texts[i])))
     source = data.draw(st.sampled_from(texts))
-    [got] = template_flags(b, df, [(i, a, e, source)], min_docs)
+    [got] = template_flags(b, df, [(i, a, e, source)], min_docs, min_length)
     t = tokenize(texts[i])
     inside = [k for k in range(len(t)) if t.starts[k] >= a and t.ends[k] <= e]
     lo, hi = (inside[0], inside[-1] + 1) if inside else (0, 0)
@@ -171,7 +180,18 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
 
     query = texts[i][a:e]
     slots = numbers(query) != numbers(source) and frame(query) == frame(source)
-    assert got == ((short and (recurs or slots)) or (figures and recurs))
+    # a frame: the words both sides share (aligned) that no key held by half min_docs covers
+    # are fewer than OWN_SHARE of min_length, and the sides differ somewhere or the passage is short
+    cover = max(2, (min_docs + 1) // 2)
+    covered = {k for g in at if df[g] >= cover for k in range(b.first[g], b.last[g])}
+    theirs = source.split()
+    blocks = SequenceMatcher(None, words, theirs, autojunk=False).get_matching_blocks()
+    shared = {lo + j + b.tok_off[i] for x, _, n in blocks for j in range(x, x + n)}
+    own = len(shared - covered)
+    differ = sum(n for *_, n in blocks) < max(len(words), len(theirs))
+    mine = own < OWN_SHARE * min_length
+    framed = 0 < len(words) <= MAX_FRAME_WORDS and mine and (differ or short)
+    assert got == ((short and (recurs or slots)) or (figures and recurs) or framed)
 
 
 def test_odd_texts_do_not_break_the_rule() -> None:
@@ -182,3 +202,26 @@ def test_odd_texts_do_not_break_the_rule() -> None:
     found = OverlapFinder().find(texts)
     assert [(p.id, p.source_id, p.closest_id) for p in found] == [(2, 1, None), (3, 1, None)]
     assert not any(p.template for p in found)
+
+
+def _han(rng: random.Random, n: int) -> str:
+    return "".join(chr(rng.randrange(0x4E00, 0x9FA0)) for _ in range(n))
+
+
+def test_datelines_with_another_city_or_reporter_are_templates() -> None:
+    # People's Daily datelines: the frame recurs, its slots (city, reporter, date) are names
+    # and numbers; before aligner 10 a pair with another city was reported as copied
+    rng = random.Random(36)
+    cities, names = [_han(rng, 4) for _ in range(4)], [_han(rng, 3) for _ in range(4)]
+    story = _han(rng, 80)
+    texts = []
+    for k in range(40):
+        line = f"据新华社{cities[k % 4]}１月{k % 28 + 1}日电（记者{names[k // 10]}）"
+        body = story if k in (30, 35) else _han(rng, 120)
+        texts.append(_han(rng, 20) + "\n" + line + body)
+    found = OverlapFinder().find(texts)
+    assert [(p.id, p.source_id) for p in found] == [(35, 30)]  # the story, copied once
+    keep = OverlapFinder(templates="keep").find(texts)
+    lines = [p for p in keep if p.template]
+    assert len(lines) > 10
+    assert all(texts[p.id][slice(*p.span)].startswith(("据新华社", "新华社")) for p in lines)

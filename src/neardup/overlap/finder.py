@@ -66,7 +66,8 @@ TOKENIZER_VERSION = 3
 # 8: a passage names its earliest source, the closest beside it (pairs.source_rows)
 # 9: a passage's ends come from seeds matching one place on each side (align._ends): a
 # repeated phrase no longer stretches one side's span to a far repeat
-ALIGNER_VERSION = 9
+# 10: the template rule sees frames with name and clause slots (templates.OWN_WORDS)
+ALIGNER_VERSION = 10
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
@@ -318,7 +319,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         template rule applied (:func:`apply_templates`); those set aside are counted, the
         first few kept as examples."""
         kept, aside = apply_templates(
-            found, *templates, self._source_text, self.template_min_docs, self.templates
+            found,
+            *templates,
+            self._source_text,
+            self.template_min_docs,
+            self.min_length,
+            self.templates,
         )
         self._aside += len(aside)
         if self._aside_spans is not None:
@@ -667,15 +673,17 @@ def apply_templates(
     df: npt.NDArray[np.int64],
     source_text: Callable[[Passage], str],
     min_docs: int,
+    min_length: int,
     templates: str,
 ) -> tuple[list[list[Passage]], list[tuple[int, Passage]]]:
     """The template rule on the passages of a run of texts (``found[i]``: those of text
     ``i`` of ``batch``; ``df``: the counts of its keys; ``source_text``: a passage's source
-    passage; :func:`~neardup.overlap.templates.template_flags`): the passages as reported
+    passage; ``min_docs``, ``min_length``: the finder's;
+    :func:`~neardup.overlap.templates.template_flags`): the passages as reported
     (templates flagged with ``templates="keep"``, left out with ``"drop"``) and those set
     aside, with their text's index."""
     rows = [(i, *p.span, source_text(p)) for i, got in enumerate(found) for p in got]
-    flags = iter(template_flags(batch, df, rows, min_docs))
+    flags = iter(template_flags(batch, df, rows, min_docs, min_length))
     kept: list[list[Passage]] = []
     aside: list[tuple[int, Passage]] = []
     for i, got in enumerate(found):

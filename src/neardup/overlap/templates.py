@@ -27,23 +27,27 @@ counts of their keys.
 >>> batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 4)
 >>> df = TemplateCounts().count(batch, add=True)  # each text's keys: the texts before it
 >>> copied = [(5, 0, 40, texts[5][:40])]  # its numbers copied: only the counts tell
->>> template_flags(batch, df, copied, 5), template_flags(batch, df, copied, 6)
+>>> template_flags(batch, df, copied, 5, 10), template_flags(batch, df, copied, 11, 10)
 ([True], [False])
->>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6)  # 5 Jan 6 against 4 Jan 5
+>>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6, 10)  # 5 Jan 6 against 4 Jan 5
 [True]
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from difflib import SequenceMatcher
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.overlap.tokens import Tokens, grams
+from neardup.overlap.tokens import Tokens, grams, tokenize
 
 __all__ = [
+    "MAX_FRAME_WORDS",
     "MAX_WORDS",
+    "OWN_SHARE",
     "TemplateBatch",
     "TemplateCounts",
     "template_flags",
@@ -55,6 +59,11 @@ MAX_WORDS = 40
 DIGIT_SHARE = 0.25  # a passage a quarter of whose tokens hold a digit is a row of figures
 HIGH_SHARE = 0.5  # share of a passage's template keys that must recur across documents
 SAMPLE = 2  # one gram in SAMPLE (by hash) is a template key: half the counting work
+# a passage whose two sides share less than OWN_SHARE of min_length (gram units) that no
+# recurring key covers is a frame with its slots (names, clauses, dates) filled in: a dateline
+# with another city, a wire formula with other parties; MAX_FRAME_WORDS bounds the alignment
+OWN_SHARE = 0.8
+MAX_FRAME_WORDS = 200
 _MASK = np.uint64(0x9E3779B97F4A7C15)  # the hash every token with a digit is masked to
 _GRAM_WORD = 3  # gram units per word (tokens.gram_units; pairs.GRAM_WORD)
 
@@ -102,6 +111,7 @@ class TemplateBatch:
         self.units = np.zeros(weights.size + 1, dtype=np.int64)
         np.cumsum(weights, out=self.units[1:])
         hashes = cat([np.zeros(0, dtype=np.uint64), *(t[3] for t in tokens)])
+        self.token_hashes = hashes
         masked = Tokens("", self.starts, self.ends, self.units, np.where(self.digit, _MASK, hashes))
         g = grams(masked, ngram * _GRAM_WORD, self.units)
         doc = np.searchsorted(self.tok_off, g.first, "right") - 1
@@ -210,10 +220,12 @@ def template_flags(
     df: npt.NDArray[np.int64],
     rows: list[tuple[int, int, int, str]],
     min_docs: int,
+    min_length: int,
 ) -> list[bool]:
     """For each passage ``(text, start, end, source)`` (a text of ``batch``, a code-point span
     of it, the source passage's text): is it a template (module docstring)? ``df``: the counts
-    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`)."""
+    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`);
+    ``min_length``: the finder's, in words (a frame leaves less than :data:`OWN_SHARE` of it)."""
     if not rows:
         return []
     doc, a, b = np.array([r[:3] for r in rows], dtype=np.int64).reshape(-1, 3).T
@@ -237,13 +249,48 @@ def template_flags(
     for k in np.flatnonzero(short & ~recurs).tolist():  # only where it can decide
         r = rows[k]
         slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
-    flags: list[bool] = ((short & (recurs | slots)) | (figures & recurs)).tolist()
-    return flags
+    flags = (short & (recurs | slots)) | (figures & recurs)
+    framed = batch.units[t1] - batch.units[t0] <= MAX_FRAME_WORDS * _GRAM_WORD
+    own_units = _own_units(batch, df, min_docs)
+    for k in np.flatnonzero(~flags & framed & (t1 > t0)).tolist():
+        own, differ = own_units(int(t0[k]), int(t1[k]), rows[k][3])
+        flags[k] = own < OWN_SHARE * min_length * _GRAM_WORD and (differ or bool(short[k]))
+    out: list[bool] = flags.tolist()
+    return out
 
 
-# a number: digits, or Han numerals before 年/月/日 (a date written 一月四日)
+def _own_units(
+    batch: TemplateBatch, df: npt.NDArray[np.int64], min_docs: int
+) -> Callable[[int, int, str], tuple[int, bool]]:
+    """A function of a query's token range ``[t0, t1)`` and its source passage: the gram
+    units of the query's tokens that the source holds too (aligned token by token) and that
+    no recurring key covers -- the text the two sides share that is theirs alone -- and
+    whether the sides differ anywhere (a slot)."""
+    rec = df >= max(2, (min_docs + 1) // 2)  # half the rule's count covers a token
+    edge = np.zeros(batch.token_hashes.size + 1, dtype=np.int64)
+    np.add.at(edge, batch.first[rec], 1)
+    np.add.at(edge, batch.last[rec], -1)
+    covered = np.cumsum(edge[:-1]) > 0
+    weights = np.diff(batch.units)
+
+    def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
+        q = batch.token_hashes[t0:t1].tolist()
+        s = tokenize(source).hashes.tolist()
+        shared = np.zeros(t1 - t0, dtype=np.bool_)
+        matched = 0
+        for i, _, n in SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks():
+            shared[i : i + n] = True
+            matched += n
+        units = int(weights[t0:t1][shared & ~covered[t0:t1]].sum())
+        return units, matched < max(len(q), len(s))
+
+    return own
+
+
+# a number: digits, a part of a series (（上）/（中）/（下）), or Han numerals before 年/月/日 (a
+# date written 一月四日)
 _NUMBER = re.compile(
-    "[0-9\uff10-\uff19]+|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
+    "[0-9\uff10-\uff19]+|(?<=[\uff08(])[\u4e0a\u4e2d\u4e0b]+(?=[\uff09)])|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
 )
 _ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19", "0123456789")
 
@@ -254,6 +301,8 @@ def _slots_changed(query: str, source: str) -> bool:
     >>> _slots_changed("本报北京１月４日讯记者", "本报北京1月15日讯 记者")
     True
     >>> _slots_changed("本报北京一月四日讯记者", "本报北京１月２３日讯记者")
+    True
+    >>> _slots_changed("商业（上）本报记者田俊荣", "商业（下）本报记者田俊荣")  # a series
     True
     >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
     (False, False)
