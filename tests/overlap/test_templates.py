@@ -180,15 +180,15 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
 
     query = texts[i][a:e]
     slots = numbers(query) != numbers(source) and frame(query) == frame(source)
-    # a frame: the words both sides share (aligned) that no key held by half min_docs covers
+    # a frame: the words both sides share (aligned) that no recurring key covers
     # are fewer than OWN_SHARE of min_length, and the sides differ somewhere or the passage is short
-    cover = max(2, (min_docs + 1) // 2)
-    covered = {k for g in at if df[g] >= cover for k in range(b.first[g], b.last[g])}
     theirs = source.split()
     blocks = SequenceMatcher(None, words, theirs, autojunk=False).get_matching_blocks()
     shared = {lo + j + b.tok_off[i] for x, _, n in blocks for j in range(x, x + n)}
-    own = len(shared - covered)
     differ = sum(n for *_, n in blocks) < max(len(words), len(theirs))
+    cover = max(2, (min_docs + 1) // 2) if differ else min_docs  # half where slots differ
+    covered = {k for g in at if df[g] >= cover for k in range(b.first[g], b.last[g])}
+    own = len(shared - covered)
     mine = own < OWN_SHARE * min_length
     framed = 0 < len(words) <= MAX_FRAME_WORDS and mine and (differ or short)
     assert got == ((short and (recurs or slots)) or (figures and recurs) or framed)

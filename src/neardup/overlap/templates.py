@@ -3,16 +3,22 @@
 Collections repeat their own templates: bylines and datelines (``新华社华盛顿１月２９日电（记者…``),
 quote headers (``In article <…> writes:``), signatures, legal notices, rows of figures. They are
 learned from the indexed documents themselves: each document's tokens with a digit are masked
-(a date or a figure is a variable slot), its grams of ``ngram`` words are hashed on the masked
-tokens and half of them, chosen by hash, are its *template keys*; every key counts the indexed
-documents that hold it. A reported passage is a **template** when it is
+(a date or a figure is a variable slot), its grams of ``ngram`` tokens (words or Han
+characters: a key of 4 Han characters fits between the slots of a dateline) are hashed on the
+masked tokens and half of them, chosen by hash, are its *template keys*; every key counts the
+indexed documents that hold it. A reported passage is a **template** when it is
 
 - short (at most :data:`MAX_WORDS` words; a Han character counts 2/3) and either recurs (at
   least half of the query's template keys inside it are held by ``min_docs`` or more earlier
   indexed documents) or has its slots changed (the two sides are the same text but for their
   numbers, which differ: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's
   ``１月２５日``), or
-- a row of figures (a quarter of its tokens hold a digit) that recurs.
+- a row of figures (a quarter of its tokens hold a digit) that recurs, or
+- a **frame with its slots filled in**: the text its two sides share (aligned token by token)
+  that no recurring key covers is under :data:`OWN_SHARE` of ``min_length``, and the sides
+  differ somewhere (a slot: ``据新华社乌鲁木齐１月１９日电（记者`` against ``…蒙得维的亚…``,
+  a wire formula with other parties) or it is short (the same reporter's byline on the same
+  day). Where the sides differ, keys held by half of ``min_docs`` documents count as recurring.
 
 A viral story copied into fifty articles recurs as much, but it is content: longer than a
 formula, not made of numbers, its numbers copied as they were.
@@ -27,7 +33,7 @@ counts of their keys.
 >>> batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 4)
 >>> df = TemplateCounts().count(batch, add=True)  # each text's keys: the texts before it
 >>> copied = [(5, 0, 40, texts[5][:40])]  # its numbers copied: only the counts tell
->>> template_flags(batch, df, copied, 5, 10), template_flags(batch, df, copied, 11, 10)
+>>> template_flags(batch, df, copied, 5, 10), template_flags(batch, df, copied, 6, 10)
 ([True], [False])
 >>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6, 10)  # 5 Jan 6 against 4 Jan 5
 [True]
@@ -78,7 +84,7 @@ class TemplateBatch:
     whole batch rather than per text). ``tokens``: each text's token ``starts``, ``ends``,
     cumulative ``units`` and ``hashes`` (:class:`~neardup.overlap.tokens.Tokens`' arrays).
 
-    A template key is a gram of ``ngram`` words over the masked tokens; a key is kept when its
+    A template key is a gram of ``ngram`` tokens over the masked tokens; a key is kept when its
     hash falls in the sampled half (:data:`SAMPLE`): the same gram is kept in every text,
     whatever surrounds it, so a passage's keys are found in any other text holding it.
     """
@@ -113,7 +119,7 @@ class TemplateBatch:
         hashes = cat([np.zeros(0, dtype=np.uint64), *(t[3] for t in tokens)])
         self.token_hashes = hashes
         masked = Tokens("", self.starts, self.ends, self.units, np.where(self.digit, _MASK, hashes))
-        g = grams(masked, ngram * _GRAM_WORD, self.units)
+        g = grams(masked, ngram, np.arange(self.units.size, dtype=np.int64))
         doc = np.searchsorted(self.tok_off, g.first, "right") - 1
         # a gram that runs into the next text is not one of either
         ok = (g.last <= self.tok_off[doc + 1]) & (g.hashes % np.uint64(SAMPLE) == 0)
@@ -265,12 +271,10 @@ def _own_units(
     """A function of a query's token range ``[t0, t1)`` and its source passage: the gram
     units of the query's tokens that the source holds too (aligned token by token) and that
     no recurring key covers -- the text the two sides share that is theirs alone -- and
-    whether the sides differ anywhere (a slot)."""
-    rec = df >= max(2, (min_docs + 1) // 2)  # half the rule's count covers a token
-    edge = np.zeros(batch.token_hashes.size + 1, dtype=np.int64)
-    np.add.at(edge, batch.first[rec], 1)
-    np.add.at(edge, batch.last[rec], -1)
-    covered = np.cumsum(edge[:-1]) > 0
+    whether the sides differ anywhere (a slot). A key recurs in ``min_docs`` documents, in
+    half as many where the sides differ: a frame whose slots were filled in differently."""
+    strict = _covered(batch, df >= min_docs)
+    loose = _covered(batch, df >= max(2, (min_docs + 1) // 2))
     weights = np.diff(batch.units)
 
     def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
@@ -281,10 +285,20 @@ def _own_units(
         for i, _, n in SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks():
             shared[i : i + n] = True
             matched += n
-        units = int(weights[t0:t1][shared & ~covered[t0:t1]].sum())
-        return units, matched < max(len(q), len(s))
+        differ = matched < max(len(q), len(s))
+        covered = (loose if differ else strict)[t0:t1]
+        return int(weights[t0:t1][shared & ~covered].sum()), differ
 
     return own
+
+
+def _covered(batch: TemplateBatch, keys: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Per token of ``batch``: does one of the chosen ``keys`` (a mask over its keys) hold it?"""
+    edge = np.zeros(batch.token_hashes.size + 1, dtype=np.int64)
+    np.add.at(edge, batch.first[keys], 1)
+    np.add.at(edge, batch.last[keys], -1)
+    out: npt.NDArray[np.bool_] = np.cumsum(edge[:-1]) > 0
+    return out
 
 
 # a number: digits, a part of a series (（上）/（中）/（下）), or Han numerals before 年/月/日 (a
