@@ -6,7 +6,6 @@ force; the same passages from ``add``, ``stream``, ``query`` and a saved referen
 from __future__ import annotations
 
 import json
-import random
 import re
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -26,7 +25,7 @@ from neardup.overlap.templates import (
 )
 from neardup.overlap.tokens import tokenize
 
-from tests.overlap_texts import PLANTED, VIRAL, templated
+from tests.overlap_texts import DATELINE_STORY, PLANTED, VIRAL, datelines, templated
 
 DOCS = templated()
 TEXTS = [t for _, t in DOCS]
@@ -204,24 +203,24 @@ def test_odd_texts_do_not_break_the_rule() -> None:
     assert not any(p.template for p in found)
 
 
-def _han(rng: random.Random, n: int) -> str:
-    return "".join(chr(rng.randrange(0x4E00, 0x9FA0)) for _ in range(n))
-
-
-def test_datelines_with_another_city_or_reporter_are_templates() -> None:
+def test_datelines_with_another_city_or_reporter_are_templates(tmp_path: Path) -> None:
     # People's Daily datelines: the frame recurs, its slots (city, reporter, date) are names
     # and numbers; before aligner 10 a pair with another city was reported as copied
-    rng = random.Random(36)
-    cities, names = [_han(rng, 4) for _ in range(4)], [_han(rng, 3) for _ in range(4)]
-    story = _han(rng, 80)
-    texts = []
-    for k in range(40):
-        line = f"据新华社{cities[k % 4]}１月{k % 28 + 1}日电（记者{names[k // 10]}）"
-        body = story if k in (30, 35) else _han(rng, 120)
-        texts.append(_han(rng, 20) + "\n" + line + body)
-    found = OverlapFinder().find(texts)
-    assert [(p.id, p.source_id) for p in found] == [(35, 30)]  # the story, copied once
-    keep = OverlapFinder(templates="keep").find(texts)
+    docs = datelines()
+    texts, ids = [t for _, t in docs], [i for i, _ in docs]
+    found = OverlapFinder().find(texts, ids)
+    assert [(p.id, p.source_id) for p in found] == [DATELINE_STORY[::-1]]  # the story only
+    keep = OverlapFinder(templates="keep").find(texts, ids)
     lines = [p for p in keep if p.template]
     assert len(lines) > 10
     assert all(texts[p.id][slice(*p.span)].startswith(("据新华社", "新华社")) for p in lines)
+    # the CLI writes the library's rows, templates kept (flagged) and set aside
+    src = tmp_path / "datelines.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    for mode, want in (("drop", found), ("keep", keep)):
+        out = tmp_path / f"{mode}.jsonl"
+        args = ["overlap", str(src), "--out", str(out), "--templates", mode]
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert rows == [p.row(mode == "keep") for p in want]
