@@ -66,7 +66,7 @@ TOKENIZER_VERSION = 3
 # 8: a passage names its earliest source, the closest beside it (pairs.source_rows)
 # 9: a passage's ends come from seeds matching one place on each side (align._ends): a
 # repeated phrase no longer stretches one side's span to a far repeat
-# 10: the template rule sees frames with name and clause slots (templates.OWN_WORDS)
+# 10: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
 ALIGNER_VERSION = 10
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary

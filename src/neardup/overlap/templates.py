@@ -48,7 +48,8 @@ from difflib import SequenceMatcher
 import numpy as np
 import numpy.typing as npt
 
-from neardup.overlap.tokens import Tokens, grams, tokenize
+from neardup.overlap.pairs import PairParams, prepare, token_arrays
+from neardup.overlap.tokens import Tokens, grams
 
 __all__ = [
     "MAX_FRAME_WORDS",
@@ -70,6 +71,7 @@ SAMPLE = 2  # one gram in SAMPLE (by hash) is a template key: half the counting 
 # with another city, a wire formula with other parties; MAX_FRAME_WORDS bounds the alignment
 OWN_SHARE = 0.8
 MAX_FRAME_WORDS = 200
+_TOKENS_ONLY = PairParams(ngram=1, gap=0, min_length=1)  # a source's tokens (C kernel if built)
 _MASK = np.uint64(0x9E3779B97F4A7C15)  # the hash every token with a digit is masked to
 _GRAM_WORD = 3  # gram units per word (tokens.gram_units; pairs.GRAM_WORD)
 
@@ -279,7 +281,7 @@ def _own_units(
 
     def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
         q = batch.token_hashes[t0:t1].tolist()
-        s = tokenize(source).hashes.tolist()
+        s = token_arrays(prepare(source, _TOKENS_ONLY))[3].tolist()
         shared = np.zeros(t1 - t0, dtype=np.bool_)
         matched = 0
         for i, _, n in SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks():
