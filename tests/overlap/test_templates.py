@@ -183,7 +183,8 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     # are fewer than OWN_SHARE of min_length, and the sides differ somewhere or the passage is short
     theirs = source.split()
     blocks = SequenceMatcher(None, words, theirs, autojunk=False).get_matching_blocks()
-    shared = {lo + j + b.tok_off[i] for x, _, n in blocks for j in range(x, x + n)}
+    runs = [(x, n) for x, _, n in blocks if n >= 2]  # at least ngram (2 here) tokens
+    shared = {lo + j + b.tok_off[i] for x, n in runs for j in range(x, x + n)}
     differ = sum(n for *_, n in blocks) < max(len(words), len(theirs))
     cover = max(2, (min_docs + 1) // 2) if differ else min_docs  # half where slots differ
     covered = {k for g in at if df[g] >= cover for k in range(b.first[g], b.last[g])}

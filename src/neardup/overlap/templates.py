@@ -14,11 +14,12 @@ indexed documents that hold it. A reported passage is a **template** when it is
   numbers, which differ: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's
   ``１月２５日``), or
 - a row of figures (a quarter of its tokens hold a digit) that recurs, or
-- a **frame with its slots filled in**: the text its two sides share (aligned token by token)
-  that no recurring key covers is under :data:`OWN_SHARE` of ``min_length``, and the sides
-  differ somewhere (a slot: ``据新华社乌鲁木齐１月１９日电（记者`` against ``…蒙得维的亚…``,
-  a wire formula with other parties) or it is short (the same reporter's byline on the same
-  day). Where the sides differ, keys held by half of ``min_docs`` documents count as recurring.
+- a **frame with its slots filled in**: the text its two sides share (aligned token by token,
+  in runs of at least ``ngram`` tokens) that no recurring key covers is under
+  :data:`OWN_SHARE` of ``min_length``, and the sides differ somewhere (a slot:
+  ``据新华社乌鲁木齐１月１９日电（记者`` against ``…蒙得维的亚…``, a wire formula with other
+  parties) or it is short (the same reporter's byline on the same day). Where the sides
+  differ, keys held by half of ``min_docs`` documents count as recurring.
 
 A viral story copied into fifty articles recurs as much, but it is content: longer than a
 formula, not made of numbers, its numbers copied as they were.
@@ -92,6 +93,7 @@ class TemplateBatch:
     """
 
     def __init__(self, texts: list[str], tokens: list[_TokenArrays], ngram: int) -> None:
+        self.ngram = ngram
         sizes = np.array([t[0].size for t in tokens], dtype=np.int64)
         self.texts = texts
         self.tok_off = np.zeros(len(texts) + 1, dtype=np.int64)
@@ -271,8 +273,9 @@ def _own_units(
     batch: TemplateBatch, df: npt.NDArray[np.int64], min_docs: int
 ) -> Callable[[int, int, str], tuple[int, bool]]:
     """A function of a query's token range ``[t0, t1)`` and its source passage: the gram
-    units of the query's tokens that the source holds too (aligned token by token) and that
-    no recurring key covers -- the text the two sides share that is theirs alone -- and
+    units of the query's tokens that the source holds too (aligned token by token, in runs of
+    at least ``ngram`` tokens: a shorter run between slots is the frame's glue) and that no
+    recurring key covers -- the text the two sides share that is theirs alone -- and
     whether the sides differ anywhere (a slot). A key recurs in ``min_docs`` documents, in
     half as many where the sides differ: a frame whose slots were filled in differently."""
     strict = _covered(batch, df >= min_docs)
@@ -285,7 +288,7 @@ def _own_units(
         shared = np.zeros(t1 - t0, dtype=np.bool_)
         matched = 0
         for i, _, n in SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks():
-            shared[i : i + n] = True
+            shared[i : i + n] = n >= batch.ngram  # a shorter run is a frame's glue
             matched += n
         differ = matched < max(len(q), len(s))
         covered = (loose if differ else strict)[t0:t1]
