@@ -131,7 +131,9 @@ def _finder_options(func: Any) -> Any:
         type=click.IntRange(2),
         default=None,
         help="A passage is a template when most of its grams, digits masked, are in this many "
-        "earlier documents and it is short or a row of figures; higher sets fewer aside [10].",
+        "earlier documents and it is short or a row of figures, or when what its two sides "
+        "share is a frame held by half as many with slots filled in; higher sets fewer "
+        "aside [10].",
     )(func)
     func = click.option(
         "--templates",

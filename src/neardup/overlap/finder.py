@@ -166,8 +166,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     (bylines, datelines, quote headers, signatures, rows of figures:
     :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
-    that must hold most of a passage's masked grams for it to be a template (10; higher sets
-    fewer aside). ``sources`` which sources a copied passage names
+    that must hold most of a passage's masked grams for it to be a template (10, half as many
+    for the frame of a passage whose sides differ; higher sets fewer aside). ``sources``
+    which sources a copied passage names
     (:func:`~neardup.overlap.pairs.source_rows`): ``"original"`` (default) its earliest source
     (input order, or ``find``'s timestamps), with the closest one beside it
     (:attr:`Passage.closest_id`) when that is another document; ``"best"`` the closest only;
