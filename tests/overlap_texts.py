@@ -124,3 +124,32 @@ def article_last(seed: int = 7) -> list[tuple[str, str]]:
         ("whole", f"{own(20)} {' '.join(whole)} {own(20)}"),
         ("orig", " ".join(words)),
     ]
+
+
+DATELINE_STORY = (30, 35)  # (source, copy) of the one story copied (datelines)
+
+
+def datelines(seed: int = 36, n: int = 40) -> list[tuple[int, str]]:
+    """``(id, text)``: People's Daily-like texts of random Han characters, each with a Xinhua
+    dateline whose slots are names and numbers (one of four cities, one of four reporters, the
+    day), and one story of text ``DATELINE_STORY[0]`` copied into ``DATELINE_STORY[1]``: the
+    frame recurs, the city or reporter differs, so only the frame rule (aligner 11) sets the
+    datelines aside.
+
+    >>> docs = datelines(n=2)
+    >>> [i for i, _ in docs], "１月1日电（记者" in docs[0][1]
+    ([0, 1], True)
+    """
+    rng = random.Random(seed)
+
+    def han(k: int) -> str:
+        return "".join(chr(rng.randrange(0x4E00, 0x9FA0)) for _ in range(k))
+
+    cities, names = [han(4) for _ in range(4)], [han(3) for _ in range(4)]
+    story = han(80)
+    docs: list[tuple[int, str]] = []
+    for k in range(n):
+        line = f"据新华社{cities[k % 4]}１月{k % 28 + 1}日电（记者{names[k // 10 % 4]}）"
+        body = story if k in DATELINE_STORY else han(120)
+        docs.append((k, han(20) + "\n" + line + body))
+    return docs

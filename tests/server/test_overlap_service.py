@@ -386,3 +386,20 @@ def test_near_copies_and_parts_are_named_as_the_library_names_them(tmp_path: Pat
         assert [g["passages"] for g in got] == want
         named = {p["source_id"] for p in want[-1]}
         assert named == ({"heavy", "sentence", "whole"} if options else {"sentence", "whole"})
+
+
+def test_dateline_frames_are_set_aside_as_the_library_does(tmp_path: Path) -> None:
+    # the frame rule (aligner 11) learned from the store: datelines whose city or reporter
+    # differs are set aside, or flagged with templates=keep, as the library does
+    from tests.overlap_texts import datelines
+
+    docs = [(f"d-{i}", t) for i, t in datelines()]
+    for options in ((), ("--overlap", "templates=keep")):
+        params = dict(o.split("=") for o in options[1::2])
+        want = library(docs, **params)
+        data = tmp_path / f"data{len(options)}"
+        with Server(data, "--no-verify", "--token", TOKEN, *options) as s:
+            got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+        assert [g["passages"] for g in got] == want
+        flagged = sum(p["template"] for w in want for p in w)
+        assert (flagged > 10) if options else (flagged == 0 and any(want))

@@ -208,3 +208,18 @@ def test_spark_names_near_copies_and_parts_as_the_local_finder(spark: Any, tmp_p
         assert named == (
             {"heavy", "sentence", "whole"} if sources == "all" else {"sentence", "whole"}
         )
+
+
+def test_spark_sets_dateline_frames_aside_as_local(spark: Any, tmp_path: Path) -> None:
+    # the frame rule (aligner 11): datelines whose city or reporter differs are templates on
+    # both engines, the one copied story is reported
+    from tests.overlap_texts import datelines
+
+    recs = [{"id": f"d-{i}", "text": t} for i, t in datelines()]
+    src = tmp_path / "datelines.jsonl"
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
+    for mode in ("drop", "keep"):
+        want = local_rows(recs, False, templates=mode)
+        got = find_overlaps(spark, OverlapFinder(templates=mode), (str(src),), fields=Fields())
+        assert got.rows == want
+    assert sum(r["template"] for r in want) > 10

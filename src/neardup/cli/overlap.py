@@ -119,12 +119,14 @@ FINDER_OPTIONS: tuple[tuple[str, click.ParamType[Any, Any], str], ...] = (
     ("sources", click.Choice(SOURCE_MODES), "Which sources a copied passage names: its "
      "earliest (the original: by --time-field, else input order), with the closest beside it "
      "when that is another document (original); the closest only (best); every earlier "
-     "document holding it, one row each (all, at most --max-sources) [original]."),
+     "document holding it or an edited copy of a part of it, one row each (all, at most "
+     "--max-sources) [original]."),
     ("templates", click.Choice(TEMPLATE_MODES), "Templates of the collection (bylines, "
      "datelines, quote headers, signatures, rows of figures): set aside and counted in the "
      "summary (drop), or reported (keep) [drop]."),
     ("template-min-docs", click.IntRange(2), "A passage is a template when most of its grams, "
-     "digits masked, are in this many earlier documents and it is short or a row of figures; "
+     "digits masked, are in this many earlier documents and it is short or a row of figures, "
+     "or when what its two sides share is a frame held by half as many with slots filled in; "
      "higher sets fewer aside [10]."),
     ("max-seeds-per-gram", click.IntRange(0), "Refuse a text whose grams find more postings "
      "than this many a gram (of at least 65,536 grams): a text of a few words repeated finds "

@@ -75,7 +75,8 @@ TOKENIZER_VERSION = 3
 # repeated phrase no longer stretches one side's span to a far repeat
 # 10: a longer near copy is a passage of its own, not a holder of a shorter one inside it;
 # "all" names the edited copies of a part of a passage too (pairs.holders)
-ALIGNER_VERSION = 10
+# 11: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
+ALIGNER_VERSION = 11
 TEMPLATE_MODES = ("drop", "keep")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
@@ -174,8 +175,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     (bylines, datelines, quote headers, signatures, rows of figures:
     :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
-    that must hold most of a passage's masked grams for it to be a template (10; higher sets
-    fewer aside). ``sources`` which sources a copied passage names
+    that must hold most of a passage's masked grams for it to be a template (10, half as many
+    for the frame of a passage whose sides differ; higher sets fewer aside). ``sources``
+    which sources a copied passage names
     (:func:`~neardup.overlap.pairs.source_rows`): ``"original"`` (default) its earliest source
     (input order, or ``find``'s timestamps), with the closest one beside it
     (:attr:`Passage.closest_id`) when that is another document; ``"best"`` the closest only;
@@ -300,7 +302,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         template rule applied (:func:`apply_templates`); those set aside are counted, the
         first few kept as examples."""
         kept, aside = apply_templates(
-            found, *templates, self._source_text, self.template_min_docs, self.templates
+            found,
+            *templates,
+            self._source_text,
+            self.template_min_docs,
+            self.min_length,
+            self.templates,
         )
         self._aside += len(aside)
         if self._aside_spans is not None:
@@ -675,15 +682,17 @@ def apply_templates(
     df: npt.NDArray[np.int64],
     source_text: Callable[[Passage], str],
     min_docs: int,
+    min_length: int,
     templates: str,
 ) -> tuple[list[list[Passage]], list[tuple[int, Passage]]]:
     """The template rule on the passages of a run of texts (``found[i]``: those of text
     ``i`` of ``batch``; ``df``: the counts of its keys; ``source_text``: a passage's source
-    passage; :func:`~neardup.overlap.templates.template_flags`): the passages as reported
+    passage; ``min_docs``, ``min_length``: the finder's;
+    :func:`~neardup.overlap.templates.template_flags`): the passages as reported
     (templates flagged with ``templates="keep"``, left out with ``"drop"``) and those set
     aside, with their text's index."""
     rows = [(i, *p.span, source_text(p)) for i, got in enumerate(found) for p in got]
-    flags = iter(template_flags(batch, df, rows, min_docs))
+    flags = iter(template_flags(batch, df, rows, min_docs, min_length))
     kept: list[list[Passage]] = []
     aside: list[tuple[int, Passage]] = []
     for i, got in enumerate(found):

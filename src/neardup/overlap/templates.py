@@ -3,16 +3,23 @@
 Collections repeat their own templates: bylines and datelines (``新华社华盛顿１月２９日电（记者…``),
 quote headers (``In article <…> writes:``), signatures, legal notices, rows of figures. They are
 learned from the indexed documents themselves: each document's tokens with a digit are masked
-(a date or a figure is a variable slot), its grams of ``ngram`` words are hashed on the masked
-tokens and half of them, chosen by hash, are its *template keys*; every key counts the indexed
-documents that hold it. A reported passage is a **template** when it is
+(a date or a figure is a variable slot), its grams of ``ngram`` tokens (words or Han
+characters: a key of 4 Han characters fits between the slots of a dateline) are hashed on the
+masked tokens and half of them, chosen by hash, are its *template keys*; every key counts the
+indexed documents that hold it. A reported passage is a **template** when it is
 
 - short (at most :data:`MAX_WORDS` words; a Han character counts 2/3) and either recurs (at
   least half of the query's template keys inside it are held by ``min_docs`` or more earlier
   indexed documents) or has its slots changed (the two sides are the same text but for their
   numbers, which differ: ``本报石家庄１月１３日电记者陈国琦报道`` against the same reporter's
   ``１月２５日``), or
-- a row of figures (a quarter of its tokens hold a digit) that recurs.
+- a row of figures (a quarter of its tokens hold a digit) that recurs, or
+- a **frame with its slots filled in**: the text its two sides share (aligned token by token,
+  in runs of at least ``ngram`` tokens) that no recurring key covers is under
+  :data:`OWN_SHARE` of ``min_length``, and the sides differ somewhere (a slot:
+  ``据新华社乌鲁木齐１月１９日电（记者`` against ``…蒙得维的亚…``, a wire formula with other
+  parties) or it is short (the same reporter's byline on the same day). Where the sides
+  differ, keys held by half of ``min_docs`` documents count as recurring.
 
 A viral story copied into fifty articles recurs as much, but it is content: longer than a
 formula, not made of numbers, its numbers copied as they were.
@@ -27,23 +34,28 @@ counts of their keys.
 >>> batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 4)
 >>> df = TemplateCounts().count(batch, add=True)  # each text's keys: the texts before it
 >>> copied = [(5, 0, 40, texts[5][:40])]  # its numbers copied: only the counts tell
->>> template_flags(batch, df, copied, 5), template_flags(batch, df, copied, 6)
+>>> template_flags(batch, df, copied, 5, 10), template_flags(batch, df, copied, 6, 10)
 ([True], [False])
->>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6)  # 5 Jan 6 against 4 Jan 5
+>>> template_flags(batch, df, [(5, 0, 40, texts[4][:40])], 6, 10)  # 5 Jan 6 against 4 Jan 5
 [True]
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from difflib import SequenceMatcher
 
 import numpy as np
 import numpy.typing as npt
 
+from neardup.overlap.pairs import PairParams, prepare, token_arrays
 from neardup.overlap.tokens import Tokens, grams
 
 __all__ = [
+    "MAX_FRAME_WORDS",
     "MAX_WORDS",
+    "OWN_SHARE",
     "TemplateBatch",
     "TemplateCounts",
     "template_flags",
@@ -55,6 +67,12 @@ MAX_WORDS = 40
 DIGIT_SHARE = 0.25  # a passage a quarter of whose tokens hold a digit is a row of figures
 HIGH_SHARE = 0.5  # share of a passage's template keys that must recur across documents
 SAMPLE = 2  # one gram in SAMPLE (by hash) is a template key: half the counting work
+# a passage whose two sides share less than OWN_SHARE of min_length (gram units) that no
+# recurring key covers is a frame with its slots (names, clauses, dates) filled in: a dateline
+# with another city, a wire formula with other parties; MAX_FRAME_WORDS bounds the alignment
+OWN_SHARE = 0.8
+MAX_FRAME_WORDS = 200
+_TOKENS_ONLY = PairParams(ngram=1, gap=0, min_length=1)  # a source's tokens (C kernel if built)
 _MASK = np.uint64(0x9E3779B97F4A7C15)  # the hash every token with a digit is masked to
 _GRAM_WORD = 3  # gram units per word (tokens.gram_units; pairs.GRAM_WORD)
 
@@ -69,12 +87,13 @@ class TemplateBatch:
     whole batch rather than per text). ``tokens``: each text's token ``starts``, ``ends``,
     cumulative ``units`` and ``hashes`` (:class:`~neardup.overlap.tokens.Tokens`' arrays).
 
-    A template key is a gram of ``ngram`` words over the masked tokens; a key is kept when its
+    A template key is a gram of ``ngram`` tokens over the masked tokens; a key is kept when its
     hash falls in the sampled half (:data:`SAMPLE`): the same gram is kept in every text,
     whatever surrounds it, so a passage's keys are found in any other text holding it.
     """
 
     def __init__(self, texts: list[str], tokens: list[_TokenArrays], ngram: int) -> None:
+        self.ngram = ngram
         sizes = np.array([t[0].size for t in tokens], dtype=np.int64)
         self.texts = texts
         self.tok_off = np.zeros(len(texts) + 1, dtype=np.int64)
@@ -102,8 +121,9 @@ class TemplateBatch:
         self.units = np.zeros(weights.size + 1, dtype=np.int64)
         np.cumsum(weights, out=self.units[1:])
         hashes = cat([np.zeros(0, dtype=np.uint64), *(t[3] for t in tokens)])
+        self.token_hashes = hashes
         masked = Tokens("", self.starts, self.ends, self.units, np.where(self.digit, _MASK, hashes))
-        g = grams(masked, ngram * _GRAM_WORD, self.units)
+        g = grams(masked, ngram, np.arange(self.units.size, dtype=np.int64))
         doc = np.searchsorted(self.tok_off, g.first, "right") - 1
         # a gram that runs into the next text is not one of either
         ok = (g.last <= self.tok_off[doc + 1]) & (g.hashes % np.uint64(SAMPLE) == 0)
@@ -210,10 +230,12 @@ def template_flags(
     df: npt.NDArray[np.int64],
     rows: list[tuple[int, int, int, str]],
     min_docs: int,
+    min_length: int,
 ) -> list[bool]:
     """For each passage ``(text, start, end, source)`` (a text of ``batch``, a code-point span
     of it, the source passage's text): is it a template (module docstring)? ``df``: the counts
-    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`)."""
+    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`);
+    ``min_length``: the finder's, in words (a frame leaves less than :data:`OWN_SHARE` of it)."""
     if not rows:
         return []
     doc, a, b = np.array([r[:3] for r in rows], dtype=np.int64).reshape(-1, 3).T
@@ -237,13 +259,57 @@ def template_flags(
     for k in np.flatnonzero(short & ~recurs).tolist():  # only where it can decide
         r = rows[k]
         slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
-    flags: list[bool] = ((short & (recurs | slots)) | (figures & recurs)).tolist()
-    return flags
+    flags = (short & (recurs | slots)) | (figures & recurs)
+    framed = batch.units[t1] - batch.units[t0] <= MAX_FRAME_WORDS * _GRAM_WORD
+    own_units = _own_units(batch, df, min_docs)
+    for k in np.flatnonzero(~flags & framed & (t1 > t0)).tolist():
+        own, differ = own_units(int(t0[k]), int(t1[k]), rows[k][3])
+        flags[k] = own < OWN_SHARE * min_length * _GRAM_WORD and (differ or bool(short[k]))
+    out: list[bool] = flags.tolist()
+    return out
 
 
-# a number: digits, or Han numerals before 年/月/日 (a date written 一月四日)
+def _own_units(
+    batch: TemplateBatch, df: npt.NDArray[np.int64], min_docs: int
+) -> Callable[[int, int, str], tuple[int, bool]]:
+    """A function of a query's token range ``[t0, t1)`` and its source passage: the gram
+    units of the query's tokens that the source holds too (aligned token by token, in runs of
+    at least ``ngram`` tokens: a shorter run between slots is the frame's glue) and that no
+    recurring key covers -- the text the two sides share that is theirs alone -- and
+    whether the sides differ anywhere (a slot). A key recurs in ``min_docs`` documents, in
+    half as many where the sides differ: a frame whose slots were filled in differently."""
+    strict = _covered(batch, df >= min_docs)
+    loose = _covered(batch, df >= max(2, (min_docs + 1) // 2))
+    weights = np.diff(batch.units)
+
+    def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
+        q = batch.token_hashes[t0:t1].tolist()
+        s = token_arrays(prepare(source, _TOKENS_ONLY))[3].tolist()
+        shared = np.zeros(t1 - t0, dtype=np.bool_)
+        matched = 0
+        for i, _, n in SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks():
+            shared[i : i + n] = n >= batch.ngram  # a shorter run is a frame's glue
+            matched += n
+        differ = matched < max(len(q), len(s))
+        covered = (loose if differ else strict)[t0:t1]
+        return int(weights[t0:t1][shared & ~covered].sum()), differ
+
+    return own
+
+
+def _covered(batch: TemplateBatch, keys: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Per token of ``batch``: does one of the chosen ``keys`` (a mask over its keys) hold it?"""
+    edge = np.zeros(batch.token_hashes.size + 1, dtype=np.int64)
+    np.add.at(edge, batch.first[keys], 1)
+    np.add.at(edge, batch.last[keys], -1)
+    out: npt.NDArray[np.bool_] = np.cumsum(edge[:-1]) > 0
+    return out
+
+
+# a number: digits, a part of a series (（上）/（中）/（下）), or Han numerals before 年/月/日 (a
+# date written 一月四日)
 _NUMBER = re.compile(
-    "[0-9\uff10-\uff19]+|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
+    "[0-9\uff10-\uff19]+|(?<=[\uff08(])[\u4e0a\u4e2d\u4e0b]+(?=[\uff09)])|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
 )
 _ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19", "0123456789")
 
@@ -254,6 +320,8 @@ def _slots_changed(query: str, source: str) -> bool:
     >>> _slots_changed("本报北京１月４日讯记者", "本报北京1月15日讯 记者")
     True
     >>> _slots_changed("本报北京一月四日讯记者", "本报北京１月２３日讯记者")
+    True
+    >>> _slots_changed("商业（上）本报记者田俊荣", "商业（下）本报记者田俊荣")  # a series
     True
     >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
     (False, False)

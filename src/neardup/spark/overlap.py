@@ -380,7 +380,13 @@ def _templated(
         return texts[p.source_position][p.source_span[0] : p.source_span[1]]
 
     kept, aside = apply_templates(
-        queries, batch, df, source_text, finder.template_min_docs, finder.templates
+        queries,
+        batch,
+        df,
+        source_text,
+        finder.template_min_docs,
+        finder.min_length,
+        finder.templates,
     )
     out = [
         (by_key[(p.position, p.span, p.source_position, p.source_span)], p)
