@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from neardup.cli import cli
 from neardup.dedup import Deduplicator
+from neardup.eval.cli import eval_command, product_pair_decisions
 from neardup.eval.harness import METHODS, product_params
 
 WORDS = [f"w{i}" for i in range(2000)]
@@ -38,13 +40,18 @@ def _chain() -> list[str]:
     return ["", c, a, b, a, "short one", "", "another text entirely, about the weather"]
 
 
-def _cli_clusters(tmp_path: Path, texts: list[str], args: list[str]) -> list[int]:
+def _cli_rows(tmp_path: Path, texts: list[str], args: list[str]) -> list[dict[str, Any]]:
+    """``neardup dedup`` of ``texts`` (a real JSONL file in, one out): the output rows."""
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     rows = [{"id": f"d{i}", "text": t} for i, t in enumerate(texts)]
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     res = CliRunner().invoke(cli, ["dedup", str(src), "--out", str(out), *args])
     assert res.exit_code == 0, res.output
-    return [json.loads(line)["cluster_id"] for line in out.read_text("utf-8").splitlines()]
+    return [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+
+
+def _cli_clusters(tmp_path: Path, texts: list[str], args: list[str]) -> list[int]:
+    return [row["cluster_id"] for row in _cli_rows(tmp_path, texts, args)]
 
 
 # (eval method, the CLI's options, the library's parameters): one configuration each
@@ -80,6 +87,37 @@ def test_eval_configuration_is_the_product_default(
 ) -> None:
     eval_dd = Deduplicator(**product_params(**params))
     assert eval_dd.config_id == Deduplicator(**params).config_id  # type: ignore[arg-type]
+
+
+def test_pairs_default_is_the_cli_decision(tmp_path: Path) -> None:
+    """``neardup eval --pairs``' default row scores the product's decision on each pair: the
+    CLI's status of b in a file [a, b]. The pair 15 bits apart (estimate 0.81) shares a band,
+    so the product finds it; a Hamming radius of 14 did not."""
+    rng = random.Random(1)
+    base = [rng.choice(WORDS) for _ in range(80)]
+    a = " ".join(base)
+    pairs = [
+        (a, _edited(base, (0, 9))),  # 15 bits, estimate 0.81: a duplicate
+        (a, _edited(base, (0, 4))),
+        (a, _edited(base, (0, 12), (40, 52))),  # estimate 0.44: not one
+        ("the cat sat on the mat by the door", "the cat sat on the mat by the window"),
+        (a, ""),
+    ]
+    cli_says = [
+        _cli_rows(tmp_path, [x, y], [])[1]["status"] in ("duplicate", "exact_duplicate")
+        for x, y in pairs
+    ]
+    assert cli_says == [True, True, False, False, False]
+    xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+    assert product_pair_decisions(xs, ys).tolist() == cli_says
+    path = tmp_path / "pairs.jsonl"
+    lines = [{"a": x, "b": y, "label": int(d)} for (x, y), d in zip(pairs, cli_says, strict=True)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), "utf-8")
+    res = CliRunner().invoke(eval_command, ["--pairs", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["default"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert report["config_id"] == Deduplicator().config_id
 
 
 def _refines(fine: npt.NDArray[np.int64], coarse: npt.NDArray[np.int64]) -> bool:
