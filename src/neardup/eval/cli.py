@@ -25,6 +25,7 @@ from neardup.eval.harness import (
     DEFAULT_FINGERPRINTER,
     DEFAULT_VERIFIER,
     METHODS,
+    product_params,
     run_method,
 )
 from neardup.io.readers import text_lines
@@ -76,7 +77,6 @@ def product_pair_decisions(a: Sequence[str], b: Sequence[str]) -> npt.NDArray[np
     array([ True, False])
     """
     from neardup.dedup import Deduplicator
-    from neardup.eval.harness import product_params
 
     dd = Deduplicator(**product_params())
     found = ("duplicate", "exact_duplicate")
@@ -98,7 +98,6 @@ def labelled_pairs_report(
     without features are never duplicates.
     """
     from neardup.dedup import Deduplicator
-    from neardup.eval.harness import product_params
     from neardup.fingerprint import Fingerprinter, hamming
 
     fp = Fingerprinter(**DEFAULT_FINGERPRINTER)
