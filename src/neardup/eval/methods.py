@@ -4,9 +4,9 @@ Two kinds, scored alike but not the same thing:
 
 - **the product's decisions** (:func:`decision_labels`): a :class:`~neardup.dedup.Deduplicator`
   at a configuration decides the texts, and each text's label is the ``cluster_id`` it gets --
-  the clusters the library, the CLI (``cluster_id`` column) and the service give for the same
-  input and configuration (the cluster rule, keep policy and floor of ``dedup/core.py``: a
-  duplicate joins a kept document's cluster only when the rule admits it, no chaining);
+  the clusters the library and the CLI (``cluster_id`` column) give for the same input and
+  configuration (the decide step's cluster rule, keep policy and floor: a duplicate joins a
+  kept document's cluster only when the rule admits it, no chaining through duplicates);
 - **method sweeps and anchors** (:class:`Candidates`): candidate pairs with a Hamming distance
   (and a verifier similarity) so that one fingerprinting pass can be scored at every k of a
   sweep; labels are connected components of the pairs the core's accept test lets through
