@@ -25,11 +25,17 @@ from neardup.eval.harness import (
     DEFAULT_FINGERPRINTER,
     DEFAULT_VERIFIER,
     METHODS,
+    product_params,
     run_method,
 )
 from neardup.io.readers import text_lines
 
-__all__ = ["eval_command", "labelled_pairs_report", "read_labelled_pairs"]
+__all__ = [
+    "eval_command",
+    "labelled_pairs_report",
+    "product_pair_decisions",
+    "read_labelled_pairs",
+]
 
 
 def read_labelled_pairs(path: str | Path) -> tuple[list[str], list[str], npt.NDArray[np.bool_]]:
@@ -62,14 +68,36 @@ def _prf(pred: npt.NDArray[np.bool_], truth: npt.NDArray[np.bool_]) -> dict[str,
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
 
 
+def product_pair_decisions(a: Sequence[str], b: Sequence[str]) -> npt.NDArray[np.bool_]:
+    """The product's decision on each pair: ``Deduplicator()`` (eval's configuration) keeps
+    ``a[i]`` and decides ``b[i]`` against it (a dry run, ``commit=False``, so pairs do not
+    see each other); a duplicate or exact duplicate is True.
+
+    >>> product_pair_decisions(["storm hits the coast", "a b"], ["STORM hits the coast", ""])
+    array([ True, False])
+    """
+    from neardup.dedup import Deduplicator
+
+    dd = Deduplicator(**product_params())
+    found = ("duplicate", "exact_duplicate")
+    return np.array(
+        [dd.feed([x, y], commit=False).statuses[1] in found for x, y in zip(a, b, strict=True)],
+        dtype=bool,
+    )
+
+
 def labelled_pairs_report(
     a: Sequence[str], b: Sequence[str], truth: npt.NDArray[np.bool_]
 ) -> dict[str, Any]:
-    """P/R/F1 of the default decision on labelled pairs, and the k that maximises F1.
+    """P/R/F1 of the product's decisions on labelled pairs, and the k that maximises F1.
 
-    Decision (as in the dedup pipeline): duplicate when the Hamming distance is <= candidate_k
-    and the verifier confirms. Texts without features are never duplicates.
+    ``default``: the product's decisions (:func:`product_pair_decisions`, ``Deduplicator()``
+    whose ``config_id`` is given). The suggestions are a method sweep of the same fingerprints
+    and verifier: a pair is a duplicate when the Hamming distance is <= k (and, verified, the
+    verifier confirms); ``candidate_k`` is the library's radius when ``k`` is passed. Texts
+    without features are never duplicates.
     """
+    from neardup.dedup import Deduplicator
     from neardup.fingerprint import Fingerprinter, hamming
 
     fp = Fingerprinter(**DEFAULT_FINGERPRINTER)
@@ -86,7 +114,7 @@ def labelled_pairs_report(
         out: npt.NDArray[np.bool_] = valid & (dist <= k)
         return out
 
-    default = _prf(plain(DEFAULT_CANDIDATE_K) & confirmed, truth)
+    default = _prf(product_pair_decisions(a, b), truth)
     bits = int(DEFAULT_FINGERPRINTER.get("bits", 64))
     best_f1, neg_k = max((_prf(plain(k), truth)["f1"], -k) for k in range(bits // 2 + 1))
     verified = [(_prf(plain(ck) & confirmed, truth)["f1"], -ck) for ck in range(bits // 2 + 1)]
@@ -95,6 +123,7 @@ def labelled_pairs_report(
         "pairs": len(truth),
         "positives": int(truth.sum()),
         "default": default,
+        "config_id": Deduplicator(**product_params()).config_id,
         "candidate_k": DEFAULT_CANDIDATE_K,
         "threshold": DEFAULT_VERIFIER.threshold,
         "suggested_k_unverified": -neg_k,
@@ -176,8 +205,8 @@ def eval_command(
             return
         d = report["default"]
         click.echo(
-            f"{report['pairs']} pairs ({report['positives']} duplicates); default: "
-            f"candidate_k={report['candidate_k']}, verifier threshold {report['threshold']}"
+            f"{report['pairs']} pairs ({report['positives']} duplicates); default: the "
+            f"product's decisions (Deduplicator(), config {report['config_id']})"
         )
         click.echo(f"precision {d['precision']:.4f}  recall {d['recall']:.4f}  F1 {d['f1']:.4f}")
         click.echo(

@@ -1,10 +1,19 @@
 """Run named methods over a corpus and score them: precision, recall, F1, ARI, seconds.
 
-A method is a callable ``texts -> cluster labels`` (one label per text). Built-in methods:
+A method is a callable ``texts -> cluster labels`` (one label per text). The ``neardup`` rows
+score **the product's decisions** (:func:`neardup_decisions`: a ``Deduplicator`` at that
+configuration decides the texts, labels are its ``cluster_id``, as in the library and the CLI):
 
-- ``neardup``: the recommended defaults (fingerprint, candidates within ``candidate_k``,
-  b-bit MinHash verification, connected components) -- see ``docs/ACCURACY.md``;
-- ``neardup-unverified``: the same fingerprints, plain pairs within ``k``;
+- ``neardup``: the defaults (``Deduplicator()``: MinHash band candidates, verified, clusters
+  bounded by the cluster rule) -- see ``docs/ACCURACY.md``;
+- ``neardup-radius``: ``Deduplicator(k=DEFAULT_CANDIDATE_K)`` (exact Hamming radius candidates);
+- ``neardup-unverified``: ``Deduplicator(verifier=None)`` (plain SimHash at k=8, star clusters).
+
+The other rows are **method sweeps and anchors**, scored as connected components of accepted
+pairs (no decision rule of their own; :func:`neardup_method`):
+
+- ``neardup-components`` / ``neardup-components-radius``: the pairs the defaults' candidates
+  and verifier accept, chained transitively (what the product's cluster rule declines to do);
 - ``pypi-simhash``: PyPI ``simhash`` default features (``Simhash(text)``), pairs within k=3;
 - ``classic``: word unigrams, TF-IDF, k=3; ``text-dedup``: word 3-shingles, unweighted, k=3;
 - ``minhash-lsh``: ``datasketch`` MinHashLSH(threshold=0.8, num_perm=128) on 5-shingles.
@@ -23,7 +32,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +41,7 @@ from neardup.dedup.pipeline import PLAIN_K, VERIFIED_K
 from neardup.eval.groundtruth import GroundTruth
 from neardup.eval.methods import (
     band_candidates,
+    decision_labels,
     minhash_lsh,
     neardup_fingerprints,
     pypi_simhash_fingerprints,
@@ -47,7 +57,9 @@ __all__ = [
     "DEFAULT_VERIFIER",
     "METHODS",
     "MethodResult",
+    "neardup_decisions",
     "neardup_method",
+    "product_params",
     "run_method",
 ]
 
@@ -114,10 +126,13 @@ def neardup_method(
     verifier: MinHashVerifier | None = DEFAULT_VERIFIER,
     candidate_k: int | None = DEFAULT_CANDIDATE_K,
 ) -> Method:
-    """A neardup method: Fingerprinter options, k, and optional verification at candidate_k.
+    """A method sweep: Fingerprinter options, k, and optional verification at candidate_k,
+    scored as connected components of the accepted pairs (not the product's clusters: those
+    are :func:`neardup_decisions`).
 
     With a verifier, every pair within ``candidate_k`` is a candidate and is accepted only when
-    the verifier confirms it (``k`` is then unused). ``verifier=None`` gives plain SimHash at ``k``.
+    the verifier confirms it (``k`` is then unused); ``candidate_k=None``: pairs sharing a
+    MinHash band. ``verifier=None`` gives plain SimHash at ``k``.
     """
     opts = dict(DEFAULT_FINGERPRINTER if options is None else options)
     return functools.partial(
@@ -125,19 +140,30 @@ def neardup_method(
     )
 
 
-def _dedup(texts: Sequence[str], candidate_k: int | None = None) -> IntArr:
-    from neardup.dedup import Deduplicator
+def product_params(**params: Any) -> dict[str, Any]:
+    """``Deduplicator`` parameters of eval's configuration: the default fingerprinter and
+    verifier, then ``params`` (``product_params()`` is ``Deduplicator()``'s configuration).
+
+    >>> sorted(product_params(k=14))
+    ['fingerprinter', 'k', 'verifier']
+    """
     from neardup.fingerprint import Fingerprinter
 
-    dd = Deduplicator(
-        fingerprinter=Fingerprinter(**DEFAULT_FINGERPRINTER),
-        k=candidate_k,
-        # MinHashVerifier is frozen (read-only threshold); the Verifier protocol declares a plain
-        # attribute, which mypy reads as settable
-        verifier=cast(Any, DEFAULT_VERIFIER),
-        candidate_k=candidate_k,
-    )
-    return np.asarray(dd.run(list(texts)).cluster_id, dtype=np.int64)
+    return {
+        "fingerprinter": Fingerprinter(**DEFAULT_FINGERPRINTER),
+        "verifier": DEFAULT_VERIFIER,
+        **params,
+    }
+
+
+def _decide(texts: Sequence[str], **params: Any) -> IntArr:
+    return decision_labels(texts, **product_params(**params))
+
+
+def neardup_decisions(**params: Any) -> Method:
+    """The product at a configuration: labels are the ``cluster_id`` of
+    ``Deduplicator(**product_params(**params)).run(texts)``, the library's and CLI's clusters."""
+    return functools.partial(_decide, **params)
 
 
 def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
@@ -147,24 +173,24 @@ def _pypi_simhash(texts: Sequence[str], k: int = 3) -> IntArr:
 
 METHODS: dict[str, tuple[Method, str]] = {
     "neardup": (
-        neardup_method(candidate_k=None),
-        "recommended defaults (MinHash band candidates, verified)",
-    ),
-    "neardup-dedup": (
-        _dedup,
-        "Deduplicator with the defaults (clusters of mutual duplicates around kept documents)",
+        neardup_decisions(),
+        "the product's decisions with the defaults (Deduplicator(): band candidates, verified)",
     ),
     "neardup-radius": (
-        neardup_method(),
-        f"candidates within Hamming {DEFAULT_CANDIDATE_K}, verified (the design before 13)",
-    ),
-    "neardup-dedup-radius": (
-        functools.partial(_dedup, candidate_k=DEFAULT_CANDIDATE_K),
-        f"Deduplicator(k={DEFAULT_CANDIDATE_K}): exact radius candidates, verified",
+        neardup_decisions(k=DEFAULT_CANDIDATE_K),
+        f"the product's decisions, Deduplicator(k={DEFAULT_CANDIDATE_K}): radius candidates",
     ),
     "neardup-unverified": (
-        neardup_method(k=DEFAULT_K, verifier=None, candidate_k=None),
-        "same fingerprints, no verification",
+        neardup_decisions(verifier=None),
+        f"the product's decisions, Deduplicator(verifier=None): k={DEFAULT_K}, no verification",
+    ),
+    "neardup-components": (
+        neardup_method(candidate_k=None),
+        "sweep: connected components of the defaults' verified band pairs (not the product)",
+    ),
+    "neardup-components-radius": (
+        neardup_method(),
+        f"sweep: connected components of verified pairs within Hamming {DEFAULT_CANDIDATE_K}",
     ),
     "pypi-simhash": (
         _pypi_simhash,

@@ -1,8 +1,17 @@
-"""Methods under evaluation: texts -> candidate pairs -> cluster labels.
+"""Methods under evaluation: texts -> cluster labels.
 
-A method returns :class:`Candidates` (pairs with a Hamming distance, or a similarity for
-MinHash LSH) so that one fingerprinting pass can be scored at every k of a sweep. Cluster
-labels are connected components of the accepted pairs (transitive, as the dedup pipeline does).
+Two kinds, scored alike but not the same thing:
+
+- **the product's decisions** (:func:`decision_labels`): a :class:`~neardup.dedup.Deduplicator`
+  at a configuration decides the texts, and each text's label is the ``cluster_id`` it gets --
+  the clusters the library and the CLI (``cluster_id`` column) give for the same input and
+  configuration (the decide step's cluster rule, keep policy and floor: a duplicate joins a
+  kept document's cluster only when the rule admits it, no chaining through duplicates);
+- **method sweeps and anchors** (:class:`Candidates`): candidate pairs with a Hamming distance
+  (and a verifier similarity) so that one fingerprinting pass can be scored at every k of a
+  sweep; labels are connected components of the pairs the core's accept test lets through
+  (transitive: a chain of small edits is one cluster). No product surface clusters this way; the
+  anchors (PyPI ``simhash``, ``datasketch``) have no decision rule of their own either.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from neardup.verify import MinHashVerifier, shingle_hashes
 __all__ = [
     "Candidates",
     "band_candidates",
+    "decision_labels",
     "minhash_lsh",
     "neardup_fingerprints",
     "pypi_simhash_fingerprints",
@@ -34,7 +44,11 @@ IntArr = npt.NDArray[np.int64]
 
 @dataclass
 class Candidates:
-    """Candidate pairs of ``n`` docs with Hamming distances (and optional verifier similarity)."""
+    """Candidate pairs of ``n`` docs with Hamming distances (and optional verifier similarity).
+
+    For sweeps and anchors: :meth:`labels` are connected components, not the product's clusters
+    (those are :func:`decision_labels`).
+    """
 
     n: int
     i: IntArr
@@ -44,12 +58,29 @@ class Candidates:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def labels(self, k: int, threshold: float | None = None) -> IntArr:
-        """Cluster labels from pairs within k (and with verifier similarity >= threshold)."""
+        """Connected components of the pairs within k (and with verifier similarity >=
+        threshold): a method sweep's labels, not the product's decisions."""
         if threshold is not None and self.sim is None:
             raise ValueError("threshold given but these candidates carry no verifier similarity")
         # the decision core's accept test (clusters here: connected components of accepted pairs)
         keep = accept(DecideConfig(k, "first", None, threshold), self.dist, None, None, self.sim)
         return connected_components(self.n, self.i[keep], self.j[keep])
+
+
+def decision_labels(texts: Sequence[str], **params: Any) -> IntArr:
+    """Cluster id per text as the product decides them: ``Deduplicator(**params).run(texts)``.
+
+    The library's public API, so these labels are the library's and the CLI's clusters for the
+    same texts and configuration (a duplicate is labelled with its kept document's cluster;
+    exact duplicates likewise; empty texts each a cluster of their own).
+
+    >>> decision_labels(["storm hits the coast today", "STORM hits the coast today", ""]).tolist()
+    [0, 0, 1]
+    """
+    from neardup.dedup import Deduplicator
+
+    decisions = Deduplicator(**params).run(list(texts))
+    return np.asarray(decisions.cluster_id, dtype=np.int64)
 
 
 def neardup_fingerprints(
