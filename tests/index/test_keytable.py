@@ -99,7 +99,7 @@ def test_tiny_tags_give_the_exact_candidate_set(seed: int, batches: int) -> None
             keys = key_pool(rng, n, 4, BITS)
             table.add(keys, np.arange(len(stored), len(stored) + n))
             stored.extend(keys)
-        assert {r.tags.dtype for r in table._runs} == {np.dtype(np.uint16)}
+        assert {pc.tags.dtype for r in table._runs for pc in r.pieces} == {np.dtype(np.uint16)}
         queries = key_pool(rng, 40, 4, BITS)
         assert hits(table, queries) == brute(stored, set(), queries)
 

@@ -33,6 +33,8 @@ default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 1
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,8 @@ __all__ = ["KeyTable"]
 
 _M32 = np.uint64(0xFFFFFFFF)
 _MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
+_PIECE_BITS = 3  # a run is 2**3 pieces by the table key's top bits (module docs)
+_COUNT_BLOCK = 1 << 20  # rows per step when counting dead rows (bounded temporaries)
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -61,7 +65,7 @@ def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
     """``(p, tag dtype)`` of a run: 4-8 rows per bucket (measured: as fast as the 64-bit keys'
     table; 8-16 rows saved 9 B/doc but were ~8% slower), or up to 4x the buckets where that
     narrows the tags enough to pay for the offsets (bytes of offsets + tags, the smaller)."""
-    p0 = min(bits - 1, max(1, (max(rows, 16) // 4).bit_length() - 1))
+    p0 = min(bits - 1, max(_PIECE_BITS, (max(rows, 16) // 4).bit_length() - 1))
     options = [p0] + [bits - w for w in (16, 32) if p0 < bits - w <= p0 + 2]
 
     def cost(p: int) -> int:
@@ -69,6 +73,15 @@ def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
 
     p = min(options, key=cost)
     return p, _tag_dtype(bits - p)
+
+
+def _live_rows(dead: npt.NDArray[np.bool_], slots: U32) -> int:
+    """Rows of ``slots`` whose slot is not dead (in blocks: no run-sized index temporaries)."""
+    dead_rows = sum(
+        int(np.count_nonzero(dead[slots[i : i + _COUNT_BLOCK]]))
+        for i in range(0, slots.size, _COUNT_BLOCK)
+    )
+    return int(slots.size) - dead_rows
 
 
 def _unfmix32(h: U64) -> U64:
@@ -81,25 +94,16 @@ def _unfmix32(h: U64) -> U64:
 
 
 @dataclass(frozen=True)
-class _Run:
-    tags: npt.NDArray[np.unsignedinteger[Any]]  # low `shift` bits of the sorted table keys
+class _Piece:
+    """Rows of one run sorted by their *local* key (the table key less its top piece bits)."""
+
+    tags: npt.NDArray[np.unsignedinteger[Any]]  # low `shift` bits of the sorted local keys
     slots: U32  # parallel to tags
-    offsets: U32  # (2**p + 1,) bucket starts by the table key's top p bits
+    offsets: U32  # (2**(p - _PIECE_BITS) + 1,) bucket starts by the local key's top bits
     shift: int  # value_bits - p
 
-    @classmethod
-    def build(cls, table_keys: U64, slots: U32, bits: int) -> _Run:
-        """A run from unsorted rows."""
-        order = np.argsort(table_keys)
-        keys = table_keys[order]
-        p, dtype = _layout(keys.size, bits)
-        offsets = np.empty((1 << p) + 1, np.uint32)
-        _k.key_offsets(keys, bits - p, offsets)  # one linear pass
-        mask = np.uint64((1 << (bits - p)) - 1)
-        return cls((keys & mask).astype(dtype), slots[order], offsets, bits - p)
-
     def lookup(self, queries: U64) -> tuple[I64, I64]:
-        """(query row, row in this run) for every equal table key."""
+        """(query row, row in this piece) for every equal local key."""
         cap = max(16, queries.size)
         while True:
             out_q = np.empty(cap, np.int64)
@@ -109,8 +113,8 @@ class _Run:
                 return out_q[:c], out_at[:c]
             cap = c
 
-    def table_keys(self) -> U64:
-        """Every row's table key (bucket and tag), sorted."""
+    def local_keys(self) -> U64:
+        """Every row's local key (bucket and tag), sorted."""
         buckets = np.repeat(
             np.arange(self.offsets.size - 1, dtype=np.uint64), np.diff(self.offsets)
         )
@@ -123,6 +127,87 @@ class _Run:
     @property
     def nbytes(self) -> int:
         return int(self.tags.nbytes + self.slots.nbytes + self.offsets.nbytes)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One sorted run as ``2**_PIECE_BITS`` pieces: piece ``j`` holds the rows whose table key's
+    top ``_PIECE_BITS`` bits (of ``bits``) are ``j``. Laid end to end, the pieces are the
+    run's saved layout (one tags, slots and offsets array: :meth:`layout`)."""
+
+    pieces: list[_Piece]
+    bits: int
+
+    @classmethod
+    def build(cls, table_keys: U64, slots: U32, bits: int) -> _Run:
+        """A run from unsorted rows."""
+        order = np.argsort(table_keys)
+        keys = table_keys[order]
+        p, dtype = _layout(keys.size, bits)
+        offsets = np.empty((1 << p) + 1, np.uint32)
+        _k.key_offsets(keys, bits - p, offsets)  # one linear pass
+        tags = (keys & np.uint64((1 << (bits - p)) - 1)).astype(dtype)
+        return cls.split(tags, slots[order], offsets, bits, copy=True)
+
+    @classmethod
+    def split(
+        cls,
+        tags: npt.NDArray[np.unsignedinteger[Any]],
+        slots: U32,
+        offsets: U32,
+        bits: int,
+        *,
+        copy: bool,
+    ) -> _Run:
+        """The run of a whole-run layout (``offsets`` on ``p >= _PIECE_BITS`` bits): pieces
+        are views of ``tags`` and ``slots`` (copies with ``copy``, so each can be freed)."""
+        p = int(offsets.size - 1).bit_length() - 1
+        per = 1 << (p - _PIECE_BITS)
+        pieces = []
+        for j in range(1 << _PIECE_BITS):
+            o0, o1 = int(offsets[j * per]), int(offsets[(j + 1) * per])
+            t, s = tags[o0:o1], slots[o0:o1]
+            local = offsets[j * per : (j + 1) * per + 1] - np.uint32(o0)
+            pieces.append(_Piece(t.copy() if copy else t, s.copy() if copy else s, local, bits - p))
+        return cls(pieces, bits)
+
+    @classmethod
+    def empty(cls, bits: int) -> _Run:
+        piece = _Piece(np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(2, np.uint32), 63)
+        return cls([piece] * (1 << _PIECE_BITS), bits)
+
+    def layout(self) -> tuple[npt.NDArray[np.unsignedinteger[Any]], U32, U32]:
+        """``(tags, slots, offsets)`` of the whole run (the pieces concatenated)."""
+        starts = np.cumsum([0] + [pc.size for pc in self.pieces], dtype=np.int64)
+        offsets = [
+            pc.offsets[:-1] + np.uint32(a)
+            for pc, a in zip(self.pieces, starts.tolist()[:-1], strict=True)
+        ]
+        return (
+            np.concatenate([pc.tags for pc in self.pieces]),
+            np.concatenate([pc.slots for pc in self.pieces]),
+            np.concatenate([*offsets, np.array([starts[-1]], np.uint32)]),
+        )
+
+    def table_keys(self) -> U64:
+        """Every row's table key, sorted."""
+        top = np.uint64(self.bits - _PIECE_BITS)
+        return np.concatenate(
+            [(np.uint64(j) << top) | pc.local_keys() for j, pc in enumerate(self.pieces)]
+        )
+
+    @property
+    def slots(self) -> U32:
+        """Every row's slot, in table key order."""
+        return np.concatenate([pc.slots for pc in self.pieces])
+
+    @property
+    def size(self) -> int:
+        return sum(pc.size for pc in self.pieces)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(pc.nbytes for pc in self.pieces)
 
 
 class KeyTable:
@@ -140,6 +225,7 @@ class KeyTable:
         self.value_bits = int(value_bits)
         self._runs: list[_Run] = []
         self._dead = np.zeros(0, dtype=bool)  # by slot
+        self._failed: str | None = None  # a merge that failed: see _merging
 
     def pack(self, keys: npt.ArrayLike) -> U64:
         """Table keys of ``keys`` (flattened); ``2**64 - 1`` for a key outside ``value_bits``."""
@@ -163,6 +249,7 @@ class KeyTable:
             raise BadInputError(
                 f"keys must be (n, m) for n={slot_arr.shape[0]} slots, got {keys.shape}"
             )
+        self._usable()
         if slot_arr.size == 0:
             return
         top = int(slot_arr.max())
@@ -181,22 +268,32 @@ class KeyTable:
             a, b = self._runs[-2], self._runs[-1]
             if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
                 break
-            self._runs[-2:] = [self._merge(a, b)]
+            with self._merging():
+                self._runs[-2:] = [self._merge(a, b)]
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
-        """``a`` and ``b`` as one run without dead rows (laid out for its live rows)."""
-        live = a.size + b.size
-        for run in (a, b):
-            live -= int(np.count_nonzero(self._dead[run.slots]))
-        p, dtype = _layout(live, self.value_bits)
-        offsets = np.empty((1 << p) + 1, np.uint32)
-        tags, slots = np.empty(live, dtype), np.empty(live, np.uint32)
-        m = _k.key_merge(
-            a.offsets, a.tags, a.shift, a.slots, b.offsets, b.tags, b.shift, b.slots,
-            self._dead, offsets, tags, self.value_bits - p, slots,
-        )  # fmt: skip
-        assert m == live
-        return _Run(tags, slots, offsets, self.value_bits - p)
+        """``a`` and ``b`` as one run without dead rows (laid out for its live rows), piece by
+        piece: each input piece is released once merged, so the merge holds one piece more
+        than the runs, not a second copy of them. ``a`` and ``b`` are consumed (emptied)."""
+        live = [
+            _live_rows(self._dead, pa.slots) + _live_rows(self._dead, pb.slots)
+            for pa, pb in zip(a.pieces, b.pieces, strict=True)
+        ]
+        p, dtype = _layout(sum(live), self.value_bits)
+        shift, gone = self.value_bits - p, _Run.empty(self.value_bits).pieces[0]
+        pieces = []
+        for j, n in enumerate(live):
+            pa, pb = a.pieces[j], b.pieces[j]
+            offsets = np.empty((1 << (p - _PIECE_BITS)) + 1, np.uint32)
+            tags, slots = np.empty(n, dtype), np.empty(n, np.uint32)
+            m = _k.key_merge(
+                pa.offsets, pa.tags, pa.shift, pa.slots, pb.offsets, pb.tags, pb.shift, pb.slots,
+                self._dead, offsets, tags, shift, slots,
+            )  # fmt: skip
+            assert m == n
+            pieces.append(_Piece(tags, slots, offsets, shift))
+            a.pieces[j] = b.pieces[j] = gone
+        return _Run(pieces, self.value_bits)
 
     def kill(self, slots: npt.ArrayLike) -> None:
         """Mark slots dead: lookups skip them, the next merge drops their rows."""
@@ -209,12 +306,13 @@ class KeyTable:
         ``live``: the sorted live slots, to renumber them ``0..len(live)-1`` (the caller drops
         its dead slots the same way); the runs are merged (each is sorted), never re-sorted.
         """
+        self._usable()
         merged: _Run | None = None
-        for run in self._runs:
-            merged = run if merged is None else self._merge(merged, run)
-        if merged is not None and len(self._runs) == 1:  # one run: still drop its dead rows
-            empty = _Run(merged.tags[:0], merged.slots[:0], np.zeros(2, np.uint32), 63)
-            merged = self._merge(merged, empty)
+        with self._merging():
+            for run in self._runs:
+                merged = run if merged is None else self._merge(merged, run)
+            if merged is not None and len(self._runs) == 1:  # one run: still drop its dead rows
+                merged = self._merge(merged, _Run.empty(self.value_bits))
         if live is None:
             self._runs = [merged] if merged is not None and merged.size else []
             return
@@ -225,27 +323,53 @@ class KeyTable:
         if merged is None or not merged.size:
             self._runs = []
             return
-        self._runs = [_Run(merged.tags, renumber[merged.slots], merged.offsets, merged.shift)]
+        pieces = [_Piece(pc.tags, renumber[pc.slots], pc.offsets, pc.shift) for pc in merged.pieces]
+        self._runs = [_Run(pieces, self.value_bits)]
+
+    @contextmanager
+    def _merging(self) -> Iterator[None]:
+        """Merges consume their input runs: one that fails (out of memory) leaves the table
+        without some rows, so it refuses every later use instead of missing candidates."""
+        try:
+            yield
+        except BaseException as e:
+            self._failed = f"{type(e).__name__}: {e}"
+            raise
+
+    def _usable(self) -> None:
+        if self._failed is not None:
+            raise RuntimeError(
+                f"the key table lost rows in a merge that failed ({self._failed}); load the "
+                "saved state again (or rebuild the index) before using it"
+            )
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
         """``(query row, slot)`` for every live slot holding a queried key, sorted, distinct.
 
         ``queries`` is ``(n,)`` or ``(n, m)`` (row ``i``'s m keys: a slot sharing any is a hit).
         """
+        self._usable()
         q2 = np.asarray(queries, dtype=np.uint64)
         m = q2.shape[1] if q2.ndim == 2 else 1
-        flat = self.pack(q2)  # outside value_bits: 2**64 - 1, a bucket no run has
-        rows, slots = [], []
-        for run in self._runs:
-            r, at = run.lookup(flat)
-            r = r // m
-            s = run.slots[at].astype(np.int64)
-            live = ~self._dead[s]
-            rows.append(r[live])
-            slots.append(s[live])
-        if not rows:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        flat = self.pack(q2)  # outside value_bits: 2**64 - 1, beyond every piece
+        top = np.uint64(self.value_bits - _PIECE_BITS)
+        piece = np.minimum(flat >> top, 1 << _PIECE_BITS).astype(np.uint8)
+        order = np.argsort(piece, kind="stable")
+        bounds = np.searchsorted(piece[order], np.arange((1 << _PIECE_BITS) + 1)).tolist()
+        local = flat & ((np.uint64(1) << top) - np.uint64(1))
+        rows, slots = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for j in range(1 << _PIECE_BITS):
+            if bounds[j] == bounds[j + 1]:
+                continue
+            at_j = order[bounds[j] : bounds[j + 1]]
+            queries_j = local[at_j]
+            for run in self._runs:
+                r, at = run.pieces[j].lookup(queries_j)
+                rows.append(at_j[r] // m)
+                slots.append(run.pieces[j].slots[at].astype(np.int64))
         row, slot = np.concatenate(rows), np.concatenate(slots)
+        alive = ~self._dead[slot]
+        row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
         row, slot = row[order], slot[order]
         first = np.ones(row.size, dtype=bool)
@@ -276,8 +400,7 @@ class KeyTable:
             "value_bits": np.array([self.value_bits], np.int64),
         }
         for i, run in enumerate(self._runs):
-            out[f"run{i}_tags"], out[f"run{i}_slots"] = run.tags, run.slots
-            out[f"run{i}_offsets"] = run.offsets
+            out[f"run{i}_tags"], out[f"run{i}_slots"], out[f"run{i}_offsets"] = run.layout()
         return out
 
     @classmethod
@@ -320,8 +443,18 @@ class KeyTable:
             )
             if not ok:
                 raise DamagedFileError(f"key table run {i} is inconsistent (tags, slots, offsets)")
-            table._runs.append(_Run(tags, slots, offsets, value_bits - p))
+            table._runs.append(table._loaded_run(tags, slots, offsets, p))
         return table
+
+    def _loaded_run(
+        self, tags: npt.NDArray[np.unsignedinteger[Any]], slots: U32, offsets: U32, p: int
+    ) -> _Run:
+        """A saved run's pieces: views of its arrays (a memory map stays one), or, for a run
+        saved on fewer bucket bits than the pieces take, re-laid out (a small run)."""
+        if p >= _PIECE_BITS:
+            return _Run.split(tags, slots, offsets, self.value_bits, copy=False)
+        whole = _Piece(tags, slots, offsets, self.value_bits - p)
+        return _Run.build(whole.local_keys(), np.array(slots), self.value_bits)
 
     def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
         """Run ``i`` of the format-1 layout, converted (its keys are checked here)."""
