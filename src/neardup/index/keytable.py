@@ -55,6 +55,7 @@ _M32 = np.uint64(0xFFFFFFFF)
 _MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
 _PIECE_BITS = 3  # a run is 2**3 pieces by the table key's top bits (module docs)
 _COUNT_BLOCK = 1 << 20  # rows per step when counting dead rows (bounded temporaries)
+_PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -113,6 +114,21 @@ class _Piece:
                 return out_q[:c], out_at[:c]
             cap = c
 
+    def split(self, *, copy: bool) -> list[_Piece]:
+        """This whole run (bucket bits ``p >= _PIECE_BITS``) as ``2**_PIECE_BITS`` pieces: views
+        of its tags and slots, or copies (``copy``: each can then be freed on its own)."""
+        p = int(self.offsets.size - 1).bit_length() - 1
+        per = 1 << (p - _PIECE_BITS)
+        pieces = []
+        for j in range(1 << _PIECE_BITS):
+            o0, o1 = int(self.offsets[j * per]), int(self.offsets[(j + 1) * per])
+            t, s = self.tags[o0:o1], self.slots[o0:o1]
+            local = self.offsets[j * per : (j + 1) * per + 1] - np.uint32(o0)
+            pieces.append(
+                _Piece(t.copy() if copy else t, s.copy() if copy else s, local, self.shift)
+            )
+        return pieces
+
     def local_keys(self) -> U64:
         """Every row's local key (bucket and tag), sorted."""
         buckets = np.repeat(
@@ -129,11 +145,15 @@ class _Piece:
         return int(self.tags.nbytes + self.slots.nbytes + self.offsets.nbytes)
 
 
+_EMPTY = _Piece(np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(2, np.uint32), 63)
+
+
 @dataclass(frozen=True)
 class _Run:
-    """One sorted run as ``2**_PIECE_BITS`` pieces: piece ``j`` holds the rows whose table key's
-    top ``_PIECE_BITS`` bits (of ``bits``) are ``j``. Laid end to end, the pieces are the
-    run's saved layout (one tags, slots and offsets array: :meth:`layout`)."""
+    """One sorted run: a single piece (its keys are the table keys), or, from
+    ``_PIECE_ROWS`` rows, ``2**_PIECE_BITS`` pieces, piece ``j`` holding the rows whose table
+    key's top ``_PIECE_BITS`` bits (of ``bits``) are ``j``, keyed by the bits below. Laid end to
+    end the pieces are the run's saved layout (:meth:`layout`)."""
 
     pieces: list[_Piece]
     bits: int
@@ -147,41 +167,35 @@ class _Run:
         offsets = np.empty((1 << p) + 1, np.uint32)
         _k.key_offsets(keys, bits - p, offsets)  # one linear pass
         tags = (keys & np.uint64((1 << (bits - p)) - 1)).astype(dtype)
-        return cls.split(tags, slots[order], offsets, bits, copy=True)
-
-    @classmethod
-    def split(
-        cls,
-        tags: npt.NDArray[np.unsignedinteger[Any]],
-        slots: U32,
-        offsets: U32,
-        bits: int,
-        *,
-        copy: bool,
-    ) -> _Run:
-        """The run of a whole-run layout (``offsets`` on ``p >= _PIECE_BITS`` bits): pieces
-        are views of ``tags`` and ``slots`` (copies with ``copy``, so each can be freed)."""
-        p = int(offsets.size - 1).bit_length() - 1
-        per = 1 << (p - _PIECE_BITS)
-        pieces = []
-        for j in range(1 << _PIECE_BITS):
-            o0, o1 = int(offsets[j * per]), int(offsets[(j + 1) * per])
-            t, s = tags[o0:o1], slots[o0:o1]
-            local = offsets[j * per : (j + 1) * per + 1] - np.uint32(o0)
-            pieces.append(_Piece(t.copy() if copy else t, s.copy() if copy else s, local, bits - p))
-        return cls(pieces, bits)
+        whole = _Piece(tags, slots[order], offsets, bits - p)
+        if keys.size < _PIECE_ROWS:
+            return cls([whole], bits)
+        return cls(whole.split(copy=True), bits)
 
     @classmethod
     def empty(cls, bits: int) -> _Run:
-        piece = _Piece(np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(2, np.uint32), 63)
-        return cls([piece] * (1 << _PIECE_BITS), bits)
+        return cls([_EMPTY], bits)
+
+    def cut(self, parts: int) -> list[_Piece]:
+        """The run as ``parts`` pieces (1 or ``2**_PIECE_BITS``): its own list when it is cut
+        so (a merge empties it as it goes), else views or, for one piece, a copy."""
+        if len(self.pieces) == parts:
+            return self.pieces
+        if not self.size:
+            return [_EMPTY] * parts
+        if parts > 1:
+            return self.pieces[0].split(copy=False)
+        tags, slots, offsets = self.layout()
+        return [_Piece(tags, slots, offsets, self.pieces[0].shift)]
 
     def layout(self) -> tuple[npt.NDArray[np.unsignedinteger[Any]], U32, U32]:
         """``(tags, slots, offsets)`` of the whole run (the pieces concatenated)."""
-        starts = np.cumsum([0] + [pc.size for pc in self.pieces], dtype=np.int64)
+        if len(self.pieces) == 1:
+            one = self.pieces[0]
+            return one.tags, one.slots, one.offsets
+        starts = np.cumsum([0] + [pc.size for pc in self.pieces], dtype=np.int64).tolist()
         offsets = [
-            pc.offsets[:-1] + np.uint32(a)
-            for pc, a in zip(self.pieces, starts.tolist()[:-1], strict=True)
+            pc.offsets[:-1] + np.uint32(a) for pc, a in zip(self.pieces, starts, strict=False)
         ]
         return (
             np.concatenate([pc.tags for pc in self.pieces]),
@@ -191,6 +205,8 @@ class _Run:
 
     def table_keys(self) -> U64:
         """Every row's table key, sorted."""
+        if len(self.pieces) == 1:
+            return self.pieces[0].local_keys()
         top = np.uint64(self.bits - _PIECE_BITS)
         return np.concatenate(
             [(np.uint64(j) << top) | pc.local_keys() for j, pc in enumerate(self.pieces)]
@@ -272,19 +288,21 @@ class KeyTable:
                 self._runs[-2:] = [self._merge(a, b)]
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
-        """``a`` and ``b`` as one run without dead rows (laid out for its live rows), piece by
-        piece: each input piece is released once merged, so the merge holds one piece more
-        than the runs, not a second copy of them. ``a`` and ``b`` are consumed (emptied)."""
+        """``a`` and ``b`` as one run without dead rows (laid out for its live rows). A large
+        one is merged piece by piece, each input piece released once merged: the merge holds
+        one piece more than the runs, not a second copy of them. ``a`` and ``b`` are consumed."""
+        parts = 1 << _PIECE_BITS if a.size + b.size >= _PIECE_ROWS else 1
+        a_in, b_in = a.cut(parts), b.cut(parts)
         live = [
             _live_rows(self._dead, pa.slots) + _live_rows(self._dead, pb.slots)
-            for pa, pb in zip(a.pieces, b.pieces, strict=True)
+            for pa, pb in zip(a_in, b_in, strict=True)
         ]
         p, dtype = _layout(sum(live), self.value_bits)
-        shift, gone = self.value_bits - p, _Run.empty(self.value_bits).pieces[0]
+        shift, bucket_bits = self.value_bits - p, p if parts == 1 else p - _PIECE_BITS
         pieces = []
         for j, n in enumerate(live):
-            pa, pb = a.pieces[j], b.pieces[j]
-            offsets = np.empty((1 << (p - _PIECE_BITS)) + 1, np.uint32)
+            pa, pb = a_in[j], b_in[j]
+            offsets = np.empty((1 << bucket_bits) + 1, np.uint32)
             tags, slots = np.empty(n, dtype), np.empty(n, np.uint32)
             m = _k.key_merge(
                 pa.offsets, pa.tags, pa.shift, pa.slots, pb.offsets, pb.tags, pb.shift, pb.slots,
@@ -292,7 +310,7 @@ class KeyTable:
             )  # fmt: skip
             assert m == n
             pieces.append(_Piece(tags, slots, offsets, shift))
-            a.pieces[j] = b.pieces[j] = gone
+            a_in[j] = b_in[j] = _EMPTY  # released (when the run was cut so)
         return _Run(pieces, self.value_bits)
 
     def kill(self, slots: npt.ArrayLike) -> None:
@@ -351,23 +369,18 @@ class KeyTable:
         self._usable()
         q2 = np.asarray(queries, dtype=np.uint64)
         m = q2.shape[1] if q2.ndim == 2 else 1
-        flat = self.pack(q2)  # outside value_bits: 2**64 - 1, beyond every piece
-        top = np.uint64(self.value_bits - _PIECE_BITS)
-        piece = np.minimum(flat >> top, 1 << _PIECE_BITS).astype(np.uint8)
-        order = np.argsort(piece, kind="stable")
-        bounds = np.searchsorted(piece[order], np.arange((1 << _PIECE_BITS) + 1)).tolist()
-        local = flat & ((np.uint64(1) << top) - np.uint64(1))
-        rows, slots = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-        for j in range(1 << _PIECE_BITS):
-            if bounds[j] == bounds[j + 1]:
-                continue
-            at_j = order[bounds[j] : bounds[j + 1]]
-            queries_j = local[at_j]
-            for run in self._runs:
-                r, at = run.pieces[j].lookup(queries_j)
-                rows.append(at_j[r] // m)
-                slots.append(run.pieces[j].slots[at].astype(np.int64))
-        row, slot = np.concatenate(rows), np.concatenate(slots)
+        flat = self.pack(q2)  # outside value_bits: 2**64 - 1, a bucket no run has
+        found: list[tuple[I64, I64, _Piece]] = []  # (query index, row in the piece, piece)
+        for run in self._runs:
+            if len(run.pieces) == 1:
+                found.append((*run.pieces[0].lookup(flat), run.pieces[0]))
+        cut = [run for run in self._runs if len(run.pieces) > 1]
+        if cut:
+            found += self._lookup_pieces(cut, flat)
+        if not found:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        row = np.concatenate([q for q, _, _ in found]) // m
+        slot = np.concatenate([pc.slots[at].astype(np.int64) for _, at, pc in found])
         alive = ~self._dead[slot]
         row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
@@ -375,6 +388,23 @@ class KeyTable:
         first = np.ones(row.size, dtype=bool)
         first[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
         return row[first], slot[first]
+
+    def _lookup_pieces(self, runs: list[_Run], flat: U64) -> list[tuple[I64, I64, _Piece]]:
+        """Lookups of table keys ``flat`` in runs cut in pieces: each key in its piece."""
+        top = np.uint64(self.value_bits - _PIECE_BITS)
+        piece = np.minimum(flat >> top, 1 << _PIECE_BITS).astype(np.uint8)  # 8: no piece
+        order = np.argsort(piece, kind="stable")
+        bounds = np.searchsorted(piece[order], np.arange((1 << _PIECE_BITS) + 1)).tolist()
+        local = flat & ((np.uint64(1) << top) - np.uint64(1))
+        found = []
+        for j in range(1 << _PIECE_BITS):
+            if bounds[j] < bounds[j + 1]:
+                at_j = order[bounds[j] : bounds[j + 1]]
+                queries_j = local[at_j]
+                for run in runs:
+                    r, at = run.pieces[j].lookup(queries_j)
+                    found.append((at_j[r], at, run.pieces[j]))
+        return found
 
     def keys_by_slot(self, slots: npt.ArrayLike, m: int) -> U64:
         """The ``(len(slots), m)`` keys of live slots (each must hold exactly ``m`` keys)."""
@@ -451,9 +481,9 @@ class KeyTable:
     ) -> _Run:
         """A saved run's pieces: views of its arrays (a memory map stays one), or, for a run
         saved on fewer bucket bits than the pieces take, re-laid out (a small run)."""
-        if p >= _PIECE_BITS:
-            return _Run.split(tags, slots, offsets, self.value_bits, copy=False)
         whole = _Piece(tags, slots, offsets, self.value_bits - p)
+        if p >= _PIECE_BITS:
+            return _Run([whole], self.value_bits)
         return _Run.build(whole.local_keys(), np.array(slots), self.value_bits)
 
     def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
