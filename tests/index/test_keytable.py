@@ -49,9 +49,28 @@ def hits(table: KeyTable, queries: np.ndarray) -> list[tuple[int, int]]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**31), st.integers(1, 6), st.integers(1, 4), st.sampled_from([64, BITS]))
-def test_keytable_lookup_brute_force(seed: int, batches: int, m: int, bits: int) -> None:
-    rng = np.random.default_rng(seed)
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.sampled_from([64, BITS]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_keytable_lookup_brute_force(
+    seed: int, batches: int, m: int, bits: int, pieces: bool, wide: bool
+) -> None:
+    """Against brute force; ``pieces``: runs of 64 rows and more are cut in 8 pieces (at
+    scale: 2**21), ``wide``: 4-byte slots (at scale: from 2**24 slots; else 3 bytes)."""
+    with pytest.MonkeyPatch.context() as mp:
+        if pieces:
+            mp.setattr(keytable, "_PIECE_ROWS", 64)
+        if wide:
+            mp.setattr(keytable, "_NARROW_SLOTS", 0)
+        check_against_brute_force(np.random.default_rng(seed), batches, m, bits)
+
+
+def check_against_brute_force(rng: np.random.Generator, batches: int, m: int, bits: int) -> None:
     table = KeyTable(merge_factor=2, value_bits=bits)
     stored: list[np.ndarray] = []
     dead: set[int] = set()
@@ -78,6 +97,9 @@ def test_keytable_lookup_brute_force(seed: int, batches: int, m: int, bits: int)
     table.compact(alive)  # renumbered 0..len(alive)-1
     renumbered = brute([stored[s] for s in alive.tolist()], set(), queries)
     assert hits(table, queries) == renumbered
+    again.add(key_pool(rng, 5, m, bits), np.arange(len(stored), len(stored) + 5))
+    again.compact()  # a loaded run (one piece over the saved arrays) merged with a new one
+    assert [(q, s) for q, s in hits(again, queries) if s < len(stored)] == want
 
 
 @settings(max_examples=15, deadline=None)

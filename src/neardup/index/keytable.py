@@ -48,6 +48,7 @@ from neardup.index.lsh import mix64_np
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
+Slots = npt.NDArray[np.unsignedinteger[Any]]  # uint32, or uint8 with 3 bytes a row
 
 __all__ = ["KeyTable"]
 
@@ -55,6 +56,8 @@ _M32 = np.uint64(0xFFFFFFFF)
 _MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
 _PIECE_BITS = 3  # a run is 2**3 pieces by the table key's top bits (module docs)
 _COUNT_BLOCK = 1 << 20  # rows per step when counting dead rows (bounded temporaries)
+_ALL = slice(None)
+_NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
 _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
 
 
@@ -76,13 +79,33 @@ def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
     return p, _tag_dtype(bits - p)
 
 
-def _live_rows(dead: npt.NDArray[np.bool_], slots: U32) -> int:
+def _slots_of(values: npt.NDArray[Any], wide: bool) -> Slots:
+    """Slots as a run stores them: uint32 (``wide``), else 3 little-endian bytes a row (uint8;
+    a table of fewer than ``2**24`` slots: 3 bytes of the ~5-6 a row)."""
+    v = np.ascontiguousarray(values, dtype="<u4")
+    return v if wide else v.view(np.uint8).reshape(-1, 4)[:, :3].reshape(-1)
+
+
+def _slot_values(slots: Slots, at: npt.NDArray[np.integer[Any]] | slice = _ALL) -> U32:
+    """The slots of rows ``at`` of stored ``slots`` (:func:`_slots_of`)."""
+    if slots.dtype != np.uint8:
+        return np.asarray(slots[at], np.uint32)
+    b = slots.reshape(-1, 3)[at].astype(np.uint32)
+    return np.asarray(b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16), np.uint32)
+
+
+def _slot_rows(slots: Slots) -> int:
+    return int(slots.size) // (3 if slots.dtype == np.uint8 else 1)
+
+
+def _live_rows(dead: npt.NDArray[np.bool_], slots: Slots) -> int:
     """Rows of ``slots`` whose slot is not dead (in blocks: no run-sized index temporaries)."""
+    rows = _slot_rows(slots)
     dead_rows = sum(
-        int(np.count_nonzero(dead[slots[i : i + _COUNT_BLOCK]]))
-        for i in range(0, slots.size, _COUNT_BLOCK)
+        int(np.count_nonzero(dead[_slot_values(slots, slice(i, i + _COUNT_BLOCK))]))
+        for i in range(0, rows, _COUNT_BLOCK)
     )
-    return int(slots.size) - dead_rows
+    return rows - dead_rows
 
 
 def _unfmix32(h: U64) -> U64:
@@ -99,7 +122,7 @@ class _Piece:
     """Rows of one run sorted by their *local* key (the table key less its top piece bits)."""
 
     tags: npt.NDArray[np.unsignedinteger[Any]]  # low `shift` bits of the sorted local keys
-    slots: U32  # parallel to tags
+    slots: Slots  # parallel to tags (:func:`_slots_of`)
     offsets: U32  # (2**(p - _PIECE_BITS) + 1,) bucket starts by the local key's top bits
     shift: int  # value_bits - p
 
@@ -122,7 +145,8 @@ class _Piece:
         pieces = []
         for j in range(1 << _PIECE_BITS):
             o0, o1 = int(self.offsets[j * per]), int(self.offsets[(j + 1) * per])
-            t, s = self.tags[o0:o1], self.slots[o0:o1]
+            w = 3 if self.slots.dtype == np.uint8 else 1
+            t, s = self.tags[o0:o1], self.slots[w * o0 : w * o1]
             local = self.offsets[j * per : (j + 1) * per + 1] - np.uint32(o0)
             pieces.append(
                 _Piece(t.copy() if copy else t, s.copy() if copy else s, local, self.shift)
@@ -159,15 +183,15 @@ class _Run:
     bits: int
 
     @classmethod
-    def build(cls, table_keys: U64, slots: U32, bits: int) -> _Run:
-        """A run from unsorted rows."""
+    def build(cls, table_keys: U64, slots: U32, bits: int, wide: bool) -> _Run:
+        """A run from unsorted rows (``wide``: 4-byte slots)."""
         order = np.argsort(table_keys)
         keys = table_keys[order]
         p, dtype = _layout(keys.size, bits)
         offsets = np.empty((1 << p) + 1, np.uint32)
         _k.key_offsets(keys, bits - p, offsets)  # one linear pass
         tags = (keys & np.uint64((1 << (bits - p)) - 1)).astype(dtype)
-        whole = _Piece(tags, slots[order], offsets, bits - p)
+        whole = _Piece(tags, _slots_of(slots[order], wide), offsets, bits - p)
         if keys.size < _PIECE_ROWS:
             return cls([whole], bits)
         return cls(whole.split(copy=True), bits)
@@ -192,14 +216,14 @@ class _Run:
         """``(tags, slots, offsets)`` of the whole run (the pieces concatenated)."""
         if len(self.pieces) == 1:
             one = self.pieces[0]
-            return one.tags, one.slots, one.offsets
+            return one.tags, _slot_values(one.slots), one.offsets
         starts = np.cumsum([0] + [pc.size for pc in self.pieces], dtype=np.int64).tolist()
         offsets = [
             pc.offsets[:-1] + np.uint32(a) for pc, a in zip(self.pieces, starts, strict=False)
         ]
         return (
             np.concatenate([pc.tags for pc in self.pieces]),
-            np.concatenate([pc.slots for pc in self.pieces]),
+            self.slots,
             np.concatenate([*offsets, np.array([starts[-1]], np.uint32)]),
         )
 
@@ -215,7 +239,7 @@ class _Run:
     @property
     def slots(self) -> U32:
         """Every row's slot, in table key order."""
-        return np.concatenate([pc.slots for pc in self.pieces])
+        return np.concatenate([_slot_values(pc.slots) for pc in self.pieces])
 
     @property
     def size(self) -> int:
@@ -242,6 +266,7 @@ class KeyTable:
         self._runs: list[_Run] = []
         self._dead = np.zeros(0, dtype=bool)  # by slot
         self._failed: str | None = None  # a merge that failed: see _merging
+        self._top = -1  # the highest slot added: 3-byte slots below 2**24
 
     def pack(self, keys: npt.ArrayLike) -> U64:
         """Table keys of ``keys`` (flattened); ``2**64 - 1`` for a key outside ``value_bits``."""
@@ -279,7 +304,8 @@ class KeyTable:
             grown[: self._dead.size] = self._dead
             self._dead = grown
         flat_slots = np.repeat(slot_arr.astype(np.uint32), keys.shape[1])
-        self._runs.append(_Run.build(packed, flat_slots, self.value_bits))
+        self._top = max(self._top, top)
+        self._runs.append(_Run.build(packed, flat_slots, self.value_bits, self._wide))
         while len(self._runs) >= 2:
             a, b = self._runs[-2], self._runs[-1]
             if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
@@ -303,7 +329,8 @@ class KeyTable:
         for j, n in enumerate(live):
             pa, pb = a_in[j], b_in[j]
             offsets = np.empty((1 << bucket_bits) + 1, np.uint32)
-            tags, slots = np.empty(n, dtype), np.empty(n, np.uint32)
+            tags = np.empty(n, dtype)
+            slots = np.empty(n, np.uint32) if self._wide else np.empty(3 * n, np.uint8)
             m = _k.key_merge(
                 pa.offsets, pa.tags, pa.shift, pa.slots, pb.offsets, pb.tags, pb.shift, pb.slots,
                 self._dead, offsets, tags, shift, slots,
@@ -338,10 +365,19 @@ class KeyTable:
         renumber = np.zeros(max(self._dead.size, 1), np.uint32)
         renumber[slots] = np.arange(slots.size, dtype=np.uint32)
         self._dead = np.zeros(slots.size, dtype=bool)
+        self._top = slots.size - 1
         if merged is None or not merged.size:
             self._runs = []
             return
-        pieces = [_Piece(pc.tags, renumber[pc.slots], pc.offsets, pc.shift) for pc in merged.pieces]
+        pieces = [
+            _Piece(
+                pc.tags,
+                _slots_of(renumber[_slot_values(pc.slots)], self._wide),
+                pc.offsets,
+                pc.shift,
+            )
+            for pc in merged.pieces
+        ]
         self._runs = [_Run(pieces, self.value_bits)]
 
     @contextmanager
@@ -380,7 +416,7 @@ class KeyTable:
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         row = np.concatenate([q for q, _, _ in found]) // m
-        slot = np.concatenate([pc.slots[at].astype(np.int64) for _, at, pc in found])
+        slot = np.concatenate([_slot_values(pc.slots, at).astype(np.int64) for _, at, pc in found])
         alive = ~self._dead[slot]
         row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
@@ -445,6 +481,7 @@ class KeyTable:
         """
         table = cls(merge_factor=merge_factor, value_bits=value_bits)
         table._dead = np.array(arrays["dead"], dtype=bool)  # a copy: kill() writes it
+        table._top = table._dead.size - 1  # at most
         if "run0_keys" in arrays:
             table._runs = [table._old_run(arrays, i) for i in range(_count(arrays, "keys"))]
             return table
@@ -484,7 +521,7 @@ class KeyTable:
         whole = _Piece(tags, slots, offsets, self.value_bits - p)
         if p >= _PIECE_BITS:
             return _Run([whole], self.value_bits)
-        return _Run.build(whole.local_keys(), np.array(slots), self.value_bits)
+        return _Run.build(whole.local_keys(), np.array(slots), self.value_bits, self._wide)
 
     def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
         """Run ``i`` of the format-1 layout, converted (its keys are checked here)."""
@@ -494,7 +531,12 @@ class KeyTable:
         packed = self.pack(keys)
         if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
             raise DamagedFileError(f"key table run {i} holds keys of another design")
-        return _Run.build(packed, np.array(slots), self.value_bits)
+        return _Run.build(packed, np.array(slots), self.value_bits, self._wide)
+
+    @property
+    def _wide(self) -> bool:
+        """Whether new runs store 4-byte slots (3 below ``2**24`` slots)."""
+        return self._top >= _NARROW_SLOTS
 
     @property
     def runs(self) -> list[int]:
