@@ -15,6 +15,7 @@ from neardup._atomic import atomic_directory, read_current
 from neardup._persist import read_bundle, write_bundle
 from neardup.dedup.persist import FORMAT, VERSION, StateFormatError
 from neardup.index.keytable import KeyTable
+from neardup.index.lsh import mix64_np
 
 from tests.index.test_keytable import old_layout
 
@@ -85,16 +86,61 @@ def test_a_state_of_an_unknown_version_is_refused(tmp_path: Path) -> None:
 
 def test_band_candidates_memory_per_key_at_scale() -> None:
     """The key table's bytes per stored key: 4-byte tags (2-byte ones from ~262,000 documents
-    in a run, see test_keytable.py), 4-byte slots, uint32 offsets (<= 1 byte a key); it was
-    8 + 4 + 1-2."""
+    in a run, see test_keytable.py), 3-byte slots (below 2**24 slots), uint32 offsets (<= 1
+    byte a key); it was 8 + 4 + 1-2, then 4 + 4 + 1. No timestamps given: none stored."""
     from neardup.dedup.candidates import BandCandidates
 
     rng = np.random.default_rng(1)
-    n = 70_000  # 2.24M keys in one run
+    n = 70_000  # 2.24M keys in one run: cut in 8 pieces
     sk = rng.integers(0, 256, size=(n, 129), dtype=np.uint8)
     bc = BandCandidates()
     bc.add(np.arange(n), np.arange(n, dtype=np.uint64), sk, None)
     per_key = bc._table.nbytes / (n * 32)
-    assert bc._table.runs == [n * 32] and per_key < 9.1, per_key
+    assert bc._table.runs == [n * 32] and per_key < 8.1, per_key
+    assert {pc.slots.dtype for pc in bc._table._runs[0].pieces} == {np.dtype(np.uint8)}
+    assert bc._ts.nbytes == 0
     q, p, _ = bc.query(np.arange(5, dtype=np.uint64), sk[:5])
     assert q.tolist() == list(range(5)) and p.tolist() == list(range(5))
+
+
+def test_timestamps_are_stored_from_the_first_ones_given() -> None:
+    """Slots added before any timestamp read 0 (as when zeros were stored for them)."""
+    from neardup.dedup.candidates import BandCandidates
+
+    rng = np.random.default_rng(2)
+    sk = rng.integers(0, 256, size=(30, 129), dtype=np.uint8)
+    fps = np.arange(30, dtype=np.uint64)
+    bc = BandCandidates()
+    bc.add(np.arange(10), fps[:10], sk[:10], None)
+    assert bc._ts.nbytes == 0 and "slot_timestamps" not in bc.to_arrays()
+    bc.add(np.arange(10, 20), fps[10:20], sk[10:20], np.full(10, 50, np.int64))
+    bc.add(np.arange(20, 30), fps[20:], sk[20:], None)
+    assert bc.to_arrays()["slot_timestamps"].tolist() == [0] * 10 + [50] * 10 + [0] * 10
+    assert bc.expire(1) == 20 and len(bc) == 10
+    _, p, _ = bc.query(fps, sk)
+    assert p.tolist() == list(range(10, 20))
+
+
+def test_a_merge_holds_one_piece_more_than_the_runs() -> None:
+    """Merging two large runs allocates about one piece (1/8) beyond the runs, not a second
+    copy of them (tracemalloc sees numpy's allocations)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    table = KeyTable(value_bits=37)
+    band = np.arange(32, dtype=np.uint64) << np.uint64(32)
+    tracemalloc.start()
+    try:
+        for n, first in ((200_000, 0), (40_000, 200_000)):  # 5x smaller: stays a second run
+            x = band | rng.integers(0, 2**32, size=(n, 32), dtype=np.uint64)
+            table.add(mix64_np(x), np.arange(first, first + n))
+        del x
+        assert len(table.runs) == 2
+        before, start = table.nbytes, tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        table.compact()
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert table.runs == [240_000 * 32]
+    assert peak < 0.3 * before, (peak, before)
