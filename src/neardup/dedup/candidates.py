@@ -263,7 +263,7 @@ class BandCandidates:
     def __init__(self, *, bands: int = 32, rows: int = 4) -> None:
         self.design = BandDesign(bands=bands, rows=rows)
         # band keys are mix64 of (band << 32) | values: the table stores what the bucket does
-        # not imply (keytable.py), 6-7 bytes a key instead of 14
+        # not imply and 3-byte slots (keytable.py), 5-6 bytes a key instead of 14
         self._bits = 32 + (bands - 1).bit_length()
         self._table = KeyTable(value_bits=self._bits)
         self._pos = Growable(np.int64)

@@ -3,12 +3,22 @@
 Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its rows sorted by
 *table key* ``K`` (below), plus direct-address uint32 offsets on ``K``'s top ``p`` bits (``2**p``
 ~ rows / 4 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
-*tag* (uint16 when they fit, else uint32 or uint64) and its uint32 slot. A lookup reads one
+*tag* (uint16 when they fit, else uint32 or uint64) and its slot (3 bytes while the table has
+fewer than ``2**24`` slots, else uint32; the saved layout is uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
 on the table's size except through the number of runs, which merging keeps logarithmic (runs of
 similar size merge, dropping the rows of dead slots). Slots are small integers the caller
 assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows stay until the next merge,
 lookups skip them).
+
+Memory (issue 39): a run of ``2**21`` rows or more is held as 8 *pieces*, piece ``j`` the rows
+whose table key's top 3 bits are ``j`` (its own tags, slots and offsets on the bits below). A
+merge goes piece by piece and releases each input piece once merged, so it holds one piece
+beyond the runs instead of a second copy of them (the peak of a growing table was about twice
+the table). Laid end to end the pieces are exactly the one-array layout that is saved and
+loaded (a loaded run stays one piece over its memory map until a merge cuts it). A merge that
+fails half-way (out of memory) has consumed input pieces: the table then refuses every use
+with an error instead of missing candidates.
 
 ``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
 (:func:`~neardup.index.lsh.band_keys`; 37 bits for 32 bands) and mix64 is a bijection, so the
@@ -18,7 +28,7 @@ keys are equal exactly when their table keys are, and (bucket, tag) is ``K`` its
 is truncated, so the candidate set is exactly that of the full keys; a band key of ``x >=
 2**value_bits`` is refused by :meth:`add` and matches nothing in :meth:`lookup`. With the
 default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 10^6 documents x
-32 bands a row is 2 + 4 bytes (+ 0.5-1 of offsets) instead of 8 + 4 (+ 1-2).
+32 bands a row is 2 + 3 bytes (+ 0.5-1 of offsets) instead of 8 + 4 (+ 1-2).
 
 >>> import numpy as np
 >>> t = KeyTable()
