@@ -423,6 +423,7 @@ class KeyTable:
         cut = [run for run in self._runs if len(run.pieces) > 1]
         if cut:
             found += self._lookup_pieces(cut, flat)
+        found = [f for f in found if f[1].size]  # gathers only where there are hits
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         row = np.concatenate([q for q, _, _ in found]) // m
