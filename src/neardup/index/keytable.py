@@ -470,14 +470,19 @@ class KeyTable:
         return self.unpack(key[order]).reshape(want.size, m)
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
-        """The runs, the dead-slot mask and ``value_bits`` as named arrays (saved as they are:
-        no re-sort on load)."""
+        """The runs, the dead-slot mask and ``value_bits`` as named arrays, saved as they are
+        (no re-sort on load, no copy on save): ``run{i}_tags/_slots/_offsets`` for a run of one
+        piece, ``run{i}_piece{j}_...`` for each piece of a cut one; slots of 3 bytes are uint8."""
         out: dict[str, npt.NDArray[Any]] = {
             "dead": self._dead,
             "value_bits": np.array([self.value_bits], np.int64),
         }
         for i, run in enumerate(self._runs):
-            out[f"run{i}_tags"], out[f"run{i}_slots"], out[f"run{i}_offsets"] = run.layout()
+            cut = len(run.pieces) > 1
+            for j, pc in enumerate(run.pieces):
+                name = f"run{i}_piece{j}" if cut else f"run{i}"
+                out[f"{name}_tags"], out[f"{name}_slots"] = pc.tags, pc.slots
+                out[f"{name}_offsets"] = pc.offsets
         return out
 
     @classmethod
@@ -488,7 +493,8 @@ class KeyTable:
         shapes and offsets the lookup kernel relies on (O(buckets)).
 
         The layout of state format 1 (``run{i}_keys``: full uint64 keys, int64 offsets) is
-        converted: its keys are packed and re-sorted (O(rows log rows), once).
+        converted: its keys are packed and re-sorted (O(rows log rows), once). Formats 2-3
+        (whole runs, uint32 slots) are read as they are.
         """
         table = cls(merge_factor=merge_factor, value_bits=value_bits)
         table._dead = np.array(arrays["dead"], dtype=bool)  # a copy: kill() writes it
@@ -502,37 +508,31 @@ class KeyTable:
             raise ConfigMismatchError(
                 f"the key table was saved with value_bits {bits}, this design has {value_bits}"
             )
-        for i in range(_count(arrays, "tags")):
-            tags, slots = arrays[f"run{i}_tags"], arrays[f"run{i}_slots"]
-            offsets = arrays[f"run{i}_offsets"]
-            p = int(offsets.size - 1).bit_length() - 1
-            ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
-                tags.dtype in (np.uint16, np.uint32, np.uint64)
-                and 1 <= p <= value_bits
-                and value_bits - p <= 8 * tags.dtype.itemsize
-                and slots.dtype == np.uint32
-                and tags.ndim == 1
-                and slots.shape == tags.shape
-                and offsets.dtype == np.uint32
-                and offsets.size == (1 << p) + 1
-                and int(offsets[0]) == 0
-                and int(offsets[-1]) == tags.size
-                and bool((offsets[1:] >= offsets[:-1]).all())
-            )
-            if not ok:
-                raise DamagedFileError(f"key table run {i} is inconsistent (tags, slots, offsets)")
-            table._runs.append(table._loaded_run(tags, slots, offsets, p))
+        i = 0
+        while f"run{i}_tags" in arrays or f"run{i}_piece0_tags" in arrays:
+            if f"run{i}_tags" in arrays:
+                whole, p = _saved_piece(arrays, f"run{i}", value_bits, f"run {i}")
+                table._runs.append(table._loaded_run(whole, p))
+            else:
+                where = [f"run {i} piece {j}" for j in range(1 << _PIECE_BITS)]
+                pieces = [
+                    _saved_piece(arrays, f"run{i}_piece{j}", value_bits - _PIECE_BITS, where[j])[0]
+                    for j in range(1 << _PIECE_BITS)
+                ]
+                if len({(pc.shift, pc.tags.dtype) for pc in pieces}) != 1:
+                    raise DamagedFileError(f"key table run {i}: its pieces disagree in layout")
+                table._runs.append(_Run(pieces, value_bits))
+            i += 1
         return table
 
-    def _loaded_run(
-        self, tags: npt.NDArray[np.unsignedinteger[Any]], slots: U32, offsets: U32, p: int
-    ) -> _Run:
-        """A saved run's pieces: views of its arrays (a memory map stays one), or, for a run
-        saved on fewer bucket bits than the pieces take, re-laid out (a small run)."""
-        whole = _Piece(tags, slots, offsets, self.value_bits - p)
+    def _loaded_run(self, whole: _Piece, p: int) -> _Run:
+        """A saved whole run: one piece over its arrays (a memory map stays one), or, saved on
+        fewer bucket bits than the pieces take, re-laid out (a small run)."""
         if p >= _PIECE_BITS:
             return _Run([whole], self.value_bits)
-        return _Run.build(whole.local_keys(), np.array(slots), self.value_bits, self._wide)
+        return _Run.build(
+            whole.local_keys(), _slot_values(whole.slots), self.value_bits, self._wide
+        )
 
     def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
         """Run ``i`` of the format-1 layout, converted (its keys are checked here)."""
@@ -558,6 +558,31 @@ class KeyTable:
     def nbytes(self) -> int:
         """Bytes of tags, slots and offsets."""
         return sum(r.nbytes for r in self._runs) + int(self._dead.nbytes)
+
+
+def _saved_piece(
+    arrays: dict[str, npt.NDArray[Any]], name: str, key_bits: int, where: str
+) -> tuple[_Piece, int]:
+    """Saved piece ``name`` (keys of ``key_bits`` bits) checked, and its bucket bits."""
+    tags, slots, offsets = (arrays[f"{name}_{part}"] for part in ("tags", "slots", "offsets"))
+    p = int(offsets.size - 1).bit_length() - 1
+    rows = tags.size if tags.ndim == 1 else -1
+    ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
+        tags.dtype in (np.uint16, np.uint32, np.uint64)
+        and 0 <= p <= key_bits
+        and key_bits - p <= 8 * tags.dtype.itemsize
+        and slots.ndim == 1
+        and slots.size == rows * (3 if slots.dtype == np.uint8 else 1)
+        and slots.dtype in (np.uint32, np.uint8)
+        and offsets.dtype == np.uint32
+        and offsets.size == (1 << p) + 1
+        and int(offsets[0]) == 0
+        and int(offsets[-1]) == rows
+        and bool((offsets[1:] >= offsets[:-1]).all())
+    )
+    if not ok:
+        raise DamagedFileError(f"key table {where} is inconsistent (tags, slots, offsets)")
+    return _Piece(tags, slots, offsets, key_bits - p), p
 
 
 def _count(arrays: dict[str, npt.NDArray[Any]], what: str) -> int:
