@@ -4,7 +4,7 @@ Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its 
 *table key* ``K`` (below), plus direct-address uint32 offsets on ``K``'s top ``p`` bits (``2**p``
 ~ rows / 4 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
 *tag* (uint16 when they fit, else uint32 or uint64) and its slot (3 bytes while the table has
-fewer than ``2**24`` slots, else uint32; the saved layout is uint32). A lookup reads one
+fewer than ``2**24`` slots, else uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
 on the table's size except through the number of runs, which merging keeps logarithmic (runs of
 similar size merge, dropping the rows of dead slots). Slots are small integers the caller
@@ -15,8 +15,9 @@ Memory (issue 39): a run of ``2**21`` rows or more is held as 8 *pieces*, piece 
 whose table key's top 3 bits are ``j`` (its own tags, slots and offsets on the bits below). A
 merge goes piece by piece and releases each input piece once merged, so it holds one piece
 beyond the runs instead of a second copy of them (the peak of a growing table was about twice
-the table). Laid end to end the pieces are exactly the one-array layout that is saved and
-loaded (a loaded run stays one piece over its memory map until a merge cuts it). A merge that
+the table). Runs are saved as they are held, piece by piece (no copy on save; state format
+4); a whole run saved by formats 2-3 is loaded as one piece over its memory map until a merge
+cuts it. A merge that
 fails half-way (out of memory) has consumed input pieces: the table then refuses every use
 with an error instead of missing candidates.
 
