@@ -3,6 +3,7 @@ its saved layouts (the current one and state format 1's full keys)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -231,3 +232,37 @@ def test_inconsistent_saved_runs_are_refused() -> None:
     wide_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint64))  # also exact
     queries = key_pool(rng, 20, 32, BITS)
     assert hits(KeyTable.from_arrays(wide_tags, value_bits=BITS), queries) == hits(table, queries)
+
+
+def test_a_merge_that_fails_half_way_makes_the_table_refuse_every_use() -> None:
+    """A merge consumes its input pieces: one that fails (here MemoryError at the third piece)
+    leaves rows missing, so the table says so instead of missing candidates."""
+    calls: list[int] = []
+    real = keytable._k
+
+    class FailingKernels:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def key_merge(self, *args: Any) -> int:
+            calls.append(1)
+            if len(calls) == 3:
+                raise MemoryError("no room for a piece")
+            return int(real.key_merge(*args))
+
+    rng = np.random.default_rng(7)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(keytable, "_PIECE_ROWS", 64)
+        table = KeyTable(value_bits=BITS)
+        table.add(key_pool(rng, 50, 4, BITS), np.arange(50))
+        mp.setattr(keytable, "_k", FailingKernels())
+        with pytest.raises(MemoryError):
+            table.add(key_pool(rng, 50, 4, BITS), np.arange(50, 100))
+    uses: list[Callable[[], object]] = [
+        lambda: table.lookup(key_pool(rng, 2, 4, BITS)),
+        lambda: table.add(key_pool(rng, 1, 4, BITS), [100]),
+        table.compact,
+    ]
+    for use in uses:
+        with pytest.raises(RuntimeError, match=r"lost rows in a merge that failed \(MemoryError"):
+            use()
