@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import os
 import random
@@ -185,35 +186,66 @@ def _proc_status() -> dict[str, int]:
     return out
 
 
-def _feed_synthetic(n_total: int) -> tuple[Any, float, int]:
-    """``Deduplicator()`` fed ``n_total`` synthetic documents (module docs); returns it, the
-    CPU seconds of the run and the bytes of the benchmark's own arrays."""
+def _feed_synthetic(n_total: int) -> tuple[Any, dict[str, Any], int]:
+    """``Deduplicator()`` fed ``n_total`` synthetic documents (module docs); returns it, what was
+    measured on the way (CPU seconds in all and per tenth of the stream, planted copies found)
+    and the bytes of the benchmark's own arrays."""
     import numpy as np
 
     from bench_scale import CHUNK, WIDTH, _plant, _Prepared, _synthetic_chunk
+    from neardup.dedup.state import DUPLICATE
 
     rng = np.random.default_rng(0)
     dd = _Prepared()
     all_fps, is_copy = np.zeros(n_total, np.uint64), np.zeros(n_total, bool)
     all_sk = np.zeros((n_total, WIDTH), np.uint8)
-    cpu, base = time.process_time(), 0
+    cpu, base, found, planted, tenths = time.process_time(), 0, 0, 0, [time.process_time()]
     while base < n_total:
         n = min(CHUNK, n_total - base)
         chunk, copies, orig = _synthetic_chunk(rng, n, base, 0.05, is_copy)
         _plant(rng, chunk, base, copies, orig, all_fps, all_sk, 0.9)
         hi, lo = rng.integers(0, 2**63, (2, n)).tolist()
         chunk.keys.extend((h << 65) | (x << 1) | 1 for h, x in zip(hi, lo, strict=True))
+        assert chunk.sketches is not None
         all_fps[base : base + n], all_sk[base : base + n] = chunk.fps, chunk.sketches
         dd._next_chunk = chunk
-        dd.feed([""] * n)
+        d = dd.feed([""] * n)
+        found += int(((d.status[copies] == DUPLICATE) & (d.duplicate_of[copies] == orig)).sum())
+        planted += int(copies.size)
         base += n
-    return dd, time.process_time() - cpu, all_fps.nbytes + all_sk.nbytes + is_copy.nbytes
+        if base * 10 >= len(tenths) * n_total:  # a tenth of the stream is done
+            tenths.append(time.process_time())
+    measured = {
+        "cpu_s": time.process_time() - cpu,
+        "cpu_us_per_doc_by_tenth": [
+            round(1e6 * (b - a) / (n_total / 10), 2) for a, b in itertools.pairwise(tenths)
+        ],
+        "planted_copies_found": round(found / max(planted, 1), 4),
+        "planted_copies": planted,
+    }
+    return dd, measured, all_fps.nbytes + all_sk.nbytes + is_copy.nbytes
+
+
+def _heap_free() -> int:
+    """Bytes free in the C heap but kept by the process (glibc ``mallinfo2``; 0 elsewhere)."""
+    import ctypes
+
+    class Info(ctypes.Structure):
+        names = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+        _fields_ = [(f, ctypes.c_size_t) for f in names.split(" ")]
+
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return 0
+    mallinfo2.restype = Info
+    return int(mallinfo2().fordblks)
 
 
 def state_breakdown(n: int) -> dict[str, object]:
     """Bytes per document of each part of the dedup state after ``n`` synthetic documents."""
     start = _proc_status()
-    dd, cpu, own = _feed_synthetic(n)
+    dd, measured, own = _feed_synthetic(n)
     st = dd._state
     columns = "rep dist cluster status ts fps slot key_hi key_lo flags sim need floor"
     parts = {name: getattr(st, name).nbytes for name in columns.split()}
@@ -231,12 +263,14 @@ def state_breakdown(n: int) -> dict[str, object]:
     return {
         "docs": n,
         "kept": len(dd._candidates),
-        "cpu_us_per_doc": round(1e6 * cpu / n, 2),
+        "cpu_us_per_doc": round(1e6 * measured.pop("cpu_s") / n, 2),
+        **measured,
         "bytes_per_doc": {k: round(v / n, 1) for k, v in parts.items()},
         "in_memory_bytes_per_doc": round(anon / n, 1),
         "peak_rss_bytes_per_doc": round((now["VmHWM"] - start["VmRSS"] - own) / n, 1),
         "rss_anon_MiB": round(now["RssAnon"] / 2**20, 1),
         "rss_file_MiB": round(now["RssFile"] / 2**20, 1),
+        "heap_free_MiB": round(_heap_free() / 2**20, 1),  # freed, not given back (in RssAnon)
         "benchmark_arrays_MiB": round(own / 2**20, 1),
     }
 

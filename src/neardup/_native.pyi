@@ -23,6 +23,7 @@ _I64 = npt.NDArray[np.int64]
 _U64 = npt.NDArray[np.uint64]
 _F64 = npt.NDArray[np.float64]
 _Tags = npt.NDArray[np.uint16] | npt.NDArray[np.uint32] | npt.NDArray[np.uint64]
+_Slots = npt.NDArray[np.uint32] | npt.NDArray[np.uint8]  # uint8: 3 bytes a slot
 _Seed = int | np.integer[Any]  # any integer, taken modulo 2**64
 
 # hashing
@@ -273,16 +274,16 @@ def key_merge(
     a_offsets: _U32,
     a_tags: _Tags,
     a_shift: int,
-    a_slots: _U32 | None,
+    a_slots: _Slots | None,
     b_offsets: _U32,
     b_tags: _Tags,
     b_shift: int,
-    b_slots: _U32 | None,
+    b_slots: _Slots | None,
     dead: _Flags,
     out_offsets: _U32,
     out_tags: _Tags,
     out_shift: int,
-    out_slots: _U32,
+    out_slots: _Slots,
     /,
 ) -> int: ...
 def key_offsets(keys: _U64, shift: int, offsets: _U32, /) -> None: ...

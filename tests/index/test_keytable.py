@@ -3,6 +3,7 @@ its saved layouts (the current one and state format 1's full keys)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,9 +50,28 @@ def hits(table: KeyTable, queries: np.ndarray) -> list[tuple[int, int]]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**31), st.integers(1, 6), st.integers(1, 4), st.sampled_from([64, BITS]))
-def test_keytable_lookup_brute_force(seed: int, batches: int, m: int, bits: int) -> None:
-    rng = np.random.default_rng(seed)
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.sampled_from([64, BITS]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_keytable_lookup_brute_force(
+    seed: int, batches: int, m: int, bits: int, pieces: bool, wide: bool
+) -> None:
+    """Against brute force; ``pieces``: runs of 64 rows and more are cut in 8 pieces (at
+    scale: 2**21), ``wide``: 4-byte slots (at scale: from 2**24 slots; else 3 bytes)."""
+    with pytest.MonkeyPatch.context() as mp:
+        if pieces:
+            mp.setattr(keytable, "_PIECE_ROWS", 64)
+        if wide:
+            mp.setattr(keytable, "_NARROW_SLOTS", 0)
+        check_against_brute_force(np.random.default_rng(seed), batches, m, bits)
+
+
+def check_against_brute_force(rng: np.random.Generator, batches: int, m: int, bits: int) -> None:
     table = KeyTable(merge_factor=2, value_bits=bits)
     stored: list[np.ndarray] = []
     dead: set[int] = set()
@@ -78,6 +98,9 @@ def test_keytable_lookup_brute_force(seed: int, batches: int, m: int, bits: int)
     table.compact(alive)  # renumbered 0..len(alive)-1
     renumbered = brute([stored[s] for s in alive.tolist()], set(), queries)
     assert hits(table, queries) == renumbered
+    again.add(key_pool(rng, 5, m, bits), np.arange(len(stored), len(stored) + 5))
+    again.compact()  # a loaded run (one piece over the saved arrays) merged with a new one
+    assert [(q, s) for q, s in hits(again, queries) if s < len(stored)] == want
 
 
 @settings(max_examples=15, deadline=None)
@@ -99,7 +122,7 @@ def test_tiny_tags_give_the_exact_candidate_set(seed: int, batches: int) -> None
             keys = key_pool(rng, n, 4, BITS)
             table.add(keys, np.arange(len(stored), len(stored) + n))
             stored.extend(keys)
-        assert {r.tags.dtype for r in table._runs} == {np.dtype(np.uint16)}
+        assert {pc.tags.dtype for r in table._runs for pc in r.pieces} == {np.dtype(np.uint16)}
         queries = key_pool(rng, 40, 4, BITS)
         assert hits(table, queries) == brute(stored, set(), queries)
 
@@ -209,3 +232,37 @@ def test_inconsistent_saved_runs_are_refused() -> None:
     wide_tags = dict(arrays, run0_tags=arrays["run0_tags"].astype(np.uint64))  # also exact
     queries = key_pool(rng, 20, 32, BITS)
     assert hits(KeyTable.from_arrays(wide_tags, value_bits=BITS), queries) == hits(table, queries)
+
+
+def test_a_merge_that_fails_half_way_makes_the_table_refuse_every_use() -> None:
+    """A merge consumes its input pieces: one that fails (here MemoryError at the third piece)
+    leaves rows missing, so the table says so instead of missing candidates."""
+    calls: list[int] = []
+    real = keytable._k
+
+    class FailingKernels:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def key_merge(self, *args: Any) -> int:
+            calls.append(1)
+            if len(calls) == 3:
+                raise MemoryError("no room for a piece")
+            return int(real.key_merge(*args))
+
+    rng = np.random.default_rng(7)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(keytable, "_PIECE_ROWS", 64)
+        table = KeyTable(value_bits=BITS)
+        table.add(key_pool(rng, 50, 4, BITS), np.arange(50))
+        mp.setattr(keytable, "_k", FailingKernels())
+        with pytest.raises(MemoryError):
+            table.add(key_pool(rng, 50, 4, BITS), np.arange(50, 100))
+    uses: list[Callable[[], object]] = [
+        lambda: table.lookup(key_pool(rng, 2, 4, BITS)),
+        lambda: table.add(key_pool(rng, 1, 4, BITS), [100]),
+        table.compact,
+    ]
+    for use in uses:
+        with pytest.raises(RuntimeError, match=r"lost rows in a merge that failed \(MemoryError"):
+            use()

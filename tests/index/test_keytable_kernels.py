@@ -107,3 +107,45 @@ def test_key_kernels_reject_bad_arguments() -> None:
         native.key_offsets(keys[::-1].copy(), 2, np.zeros(3, np.uint32))
     with pytest.raises(ValueError, match="bits"):
         native.key_pack(keys, 31, keys.copy())
+
+
+def three_bytes(slots: np.ndarray) -> np.ndarray:
+    """uint32 slots as the 3-byte layout (uint8, little-endian)."""
+    return slots.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :3].reshape(-1)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 2000))
+def test_merge_with_3_byte_slots_c_equal_numba_and_uint32(seed: int, n: int) -> None:
+    """Any mix of 3-byte and uint32 slots in and out: the same merge, C and numba."""
+    native = pytest.importorskip("neardup._native")
+    nb = pytest.importorskip("neardup._numba.keys")
+    rng = np.random.default_rng(seed)
+    a, b = run_of(rng, n, 21, np.uint16), run_of(rng, n, 8, np.uint32)
+    dead = rng.random(2 * n + 2) < 0.3
+    got = set()
+    for mod in (native, nb):
+        for narrow_in in (False, True):
+            for narrow_out in (False, True):
+                out = (np.zeros((1 << 22) + 1, np.uint32), np.zeros(2 * n, np.uint16))
+                slots = np.zeros(6 * n, np.uint8) if narrow_out else np.zeros(2 * n, np.uint32)
+                a_in = (*a[:3], three_bytes(a[3]) if narrow_in else a[3])
+                m = mod.key_merge(*a_in, *b[:4], dead, *out, 15, slots)
+                if narrow_out:
+                    v = slots[: 3 * m].reshape(-1, 3).astype(np.uint32)
+                    slots = v[:, 0] | (v[:, 1] << 8) | (v[:, 2] << 16)
+                got.add((m, tuple(out[0]), tuple(out[1][:m]), tuple(slots[:m])))
+    assert len(got) == 1
+
+
+def test_3_byte_slots_refuse_a_slot_of_2_24() -> None:
+    native = pytest.importorskip("neardup._native")
+    offsets, tags = np.array([0, 1], np.uint32), np.array([5], np.uint16)
+    big = np.array([1 << 24], np.uint32)
+    dead = np.zeros((1 << 24) + 1, bool)
+    empty = (np.zeros(2, np.uint32), np.zeros(0, np.uint16), 15, np.zeros(0, np.uint32))
+    out = (np.zeros(2, np.uint32), np.zeros(1, np.uint16), 15, np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match="too large for 3-byte"):
+        native.key_merge(offsets, tags, 15, big, *empty, dead, *out)
+    with pytest.raises(ValueError, match="disagree in length"):
+        native.key_merge(offsets, tags, 15, np.zeros(2, np.uint8), *empty, dead, *out)

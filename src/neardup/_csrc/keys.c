@@ -119,7 +119,7 @@ static inline uint64_t key_at(const nd_key_run *r, int64_t i, int64_t *t) {
 
 int64_t nd_key_merge(const nd_key_run *a, const nd_key_run *b, const uint8_t *dead,
                      uint32_t *out_offsets, int64_t out_nbuckets, void *out_tags, int out_width,
-                     int out_shift, uint32_t *out_slots) {
+                     int out_shift, void *out_slots, int out_slot_width) {
     int64_t i = 0, j = 0, o = 0, ta = 0, tb = 0, to = 0;
     const uint64_t mask = out_shift >= 64 ? UINT64_MAX : (((uint64_t)1 << out_shift) - 1);
     uint64_t ka = i < a->n ? key_at(a, 0, &ta) : 0, kb = j < b->n ? key_at(b, 0, &tb) : 0;
@@ -128,18 +128,18 @@ int64_t nd_key_merge(const nd_key_run *a, const nd_key_run *b, const uint8_t *de
         uint32_t s;
         if (j >= b->n || (i < a->n && ka <= kb)) {
             k = ka;
-            s = a->slots[i++];
+            s = nd_slot_at(a->slots, a->slot_width, i++);
             if (i < a->n) ka = key_at(a, i, &ta);
         } else {
             k = kb;
-            s = b->slots[j++];
+            s = nd_slot_at(b->slots, b->slot_width, j++);
             if (j < b->n) kb = key_at(b, j, &tb);
         }
         if (dead[s]) continue;
         int64_t bucket = (int64_t)(k >> out_shift);
         while (to <= bucket && to <= out_nbuckets) out_offsets[to++] = (uint32_t)o;
         tag_put(out_tags, out_width, o, k & mask);
-        out_slots[o++] = s;
+        nd_slot_put(out_slots, out_slot_width, o++, s);
     }
     while (to <= out_nbuckets) out_offsets[to++] = (uint32_t)o;
     return o;

@@ -1,7 +1,28 @@
 /* Bindings of the key table kernels (included by module.c); signatures mirror
  * neardup/_numba/keys.py. A run arrives as (offsets uint32, tags uint16/32/64, shift, slots
- * uint32); the tag width is the tags array's itemsize. */
+ * uint32, or uint8 of 3 bytes a row); the tag width is the tags array's itemsize. */
 #include "keys.h"
+
+/* Slots of `rows` rows: uint32, or uint8 with 3 bytes a row; sets *width (4 or 3). */
+static Py_buffer *get_slots(bufs *bs, PyObject *slots, int64_t rows, int writable, int *width,
+                            const char *name) {
+    PyObject *size = PyObject_GetAttrString(slots, "itemsize");
+    long item = size ? PyLong_AsLong(size) : -1;
+    Py_XDECREF(size);
+    if (item != 1 && item != 4) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a uint32 array or uint8 (3 bytes a slot)", name);
+        return NULL;
+    }
+    Py_buffer *s = get(bs, slots, 'u', item, writable, 1, name);
+    if (!s) return NULL;
+    *width = item == 4 ? 4 : 3;
+    if (rows >= 0 && LEN(s) != rows * (item == 4 ? 1 : 3)) {
+        PyErr_Format(PyExc_ValueError, "%s: a run's tags and slots disagree in length", name);
+        return NULL;
+    }
+    return s;
+}
 
 /* Fill `r` from a run's arrays (slots may be Py_None: a lookup reads no slot). */
 static int get_run(bufs *bs, PyObject *offsets, PyObject *tags, Py_ssize_t shift,
@@ -28,13 +49,10 @@ static int get_run(bufs *bs, PyObject *offsets, PyObject *tags, Py_ssize_t shift
     r->shift = (int)shift;
     r->n = LEN(t);
     r->slots = NULL;
+    r->slot_width = 4;
     if (slots != Py_None) {
-        Py_buffer *s = get(bs, slots, 'u', 4, 0, 1, "slots");
+        Py_buffer *s = get_slots(bs, slots, r->n, 0, &r->slot_width, "slots");
         if (!s) return -1;
-        if (LEN(s) != r->n) {
-            PyErr_SetString(PyExc_ValueError, "a run's tags and slots disagree in length");
-            return -1;
-        }
         r->slots = s->buf;
     }
     return 0;
@@ -75,18 +93,20 @@ fail:
 
 /* -1 (an error set) or the rows of run r whose slot is not dead */
 static int64_t check_run(const nd_key_run *r, const uint8_t *dead, int64_t ndead,
-                         const char *which) {
+                         const char *which, uint32_t *top) {
     int64_t live = 0;
     for (int64_t t = 0; t < r->nbuckets; t++)
         if (r->offsets[t + 1] < r->offsets[t]) goto bad;
     if (r->offsets[0] != 0 || r->offsets[r->nbuckets] != r->n) goto bad;
-    for (int64_t i = 0; i < r->n; i++)
-        if (r->slots[i] >= ndead) {
+    for (int64_t i = 0; i < r->n; i++) {
+        uint32_t s = nd_slot_at(r->slots, r->slot_width, i);
+        if (s >= ndead) {
             PyErr_Format(PyExc_IndexError, "merge: a slot of run %s is beyond the dead mask", which);
             return -1;
-        } else {
-            live += !dead[r->slots[i]];
         }
+        live += !dead[s];
+        if (s > *top) *top = s;
+    }
     return live;
 bad:
     PyErr_Format(PyExc_ValueError, "merge: the offsets of run %s are inconsistent", which);
@@ -112,14 +132,20 @@ static PyObject *py_key_merge(PyObject *self, PyObject *args) {
         FAIL(PyExc_TypeError, "out_tags must be a uint16, uint32 or uint64 array");
     }
     GET(vot, ot, 'u', width, 1, 1);
-    GET(vos, os, 'u', 4, 1, 1);
-    int64_t la = check_run(&a, vd->buf, LEN(vd), "a"), lb = la < 0 ? -1 : check_run(&b, vd->buf, LEN(vd), "b");
+    int sw;
+    Py_buffer *vos = get_slots(&bs, os, -1, 1, &sw, "out_slots");
+    if (!vos) goto fail;
+    uint32_t top = 0;
+    int64_t la = check_run(&a, vd->buf, LEN(vd), "a", &top);
+    int64_t lb = la < 0 ? -1 : check_run(&b, vd->buf, LEN(vd), "b", &top);
     if (lb < 0) goto fail;
-    if (LEN(voo) < 2 || osh < 0 || osh > 63 || LEN(vot) < la + lb || LEN(vos) < la + lb)
+    if (sw == 3 && top >= (1u << 24))
+        FAIL(PyExc_ValueError, "merge: a slot is too large for 3-byte output slots");
+    if (LEN(voo) < 2 || osh < 0 || osh > 63 || LEN(vot) < la + lb || LEN(vos) / (sw == 4 ? 1 : 3) < la + lb)
         FAIL(PyExc_ValueError, "merge: output offsets, shift or rows (the live ones) too short");
     int64_t m;
     NOGIL(m = nd_key_merge(&a, &b, vd->buf, voo->buf, LEN(voo) - 1, vot->buf, (int)width,
-                           (int)osh, vos->buf));
+                           (int)osh, vos->buf, sw));
     return done_long(&bs, m);
 fail:
     return failed(&bs);

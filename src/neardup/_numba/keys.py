@@ -1,9 +1,10 @@
 """numba kernels of :mod:`neardup.index.keytable`: key packing, bucket lookup and run merge
 (C: ``keys.c``; same signatures, same results).
 
-A run is ``(offsets uint32, tags, shift, slots uint32)``: rows sorted by table key ``K``,
+A run is ``(offsets uint32, tags, shift, slots)``: rows sorted by table key ``K``,
 bucket ``t = K >> shift`` (``offsets[t] <= row < offsets[t + 1]``), tag ``K``'s low ``shift``
-bits (uint16, uint32 or uint64). These are single passes that numpy can only express with
+bits (uint16, uint32 or uint64); slots are uint32, or uint8 with 3 bytes a row (little-endian,
+fewer than ``2**24`` slots). These are single passes that numpy can only express with
 several temporaries (the lookup) or a full re-sort (the merge); the rest is numpy.
 """
 
@@ -94,20 +95,40 @@ def _key_at(
 
 
 @numba.njit(cache=True, nogil=True)
+def _slot_at(slots: npt.NDArray[np.unsignedinteger], i: int) -> np.uint32:  # pragma: no cover
+    """Slot of row ``i``: uint32 slots, or 3 little-endian bytes a row."""
+    if slots.itemsize == 4:
+        return np.uint32(slots[i])
+    lo, mid, hi = np.uint32(slots[3 * i]), np.uint32(slots[3 * i + 1]), np.uint32(slots[3 * i + 2])
+    return lo | (mid << np.uint32(8)) | (hi << np.uint32(16))
+
+
+@numba.njit(cache=True, nogil=True)
+def _slot_put(
+    slots: npt.NDArray[np.unsignedinteger], i: int, v: np.uint32
+) -> None:  # pragma: no cover
+    if slots.itemsize == 4:
+        slots[i] = v
+        return
+    for b in range(3):
+        slots[3 * i + b] = (v >> np.uint32(8 * b)) & np.uint32(255)
+
+
+@numba.njit(cache=True, nogil=True)
 def key_merge(
     a_offsets: npt.NDArray[np.uint32],
     a_tags: npt.NDArray[np.unsignedinteger],
     a_shift: int,
-    a_slots: npt.NDArray[np.uint32],
+    a_slots: npt.NDArray[np.unsignedinteger],
     b_offsets: npt.NDArray[np.uint32],
     b_tags: npt.NDArray[np.unsignedinteger],
     b_shift: int,
-    b_slots: npt.NDArray[np.uint32],
+    b_slots: npt.NDArray[np.unsignedinteger],
     dead: npt.NDArray[np.bool_],
     out_offsets: npt.NDArray[np.uint32],
     out_tags: npt.NDArray[np.unsignedinteger],
     out_shift: int,
-    out_slots: npt.NDArray[np.uint32],
+    out_slots: npt.NDArray[np.unsignedinteger],
 ) -> int:  # pragma: no cover - compiled
     """Merge runs ``a`` and ``b`` (``a`` first on equal keys) into the ``out`` arrays, dropping
     rows of dead slots; returns the rows written."""
@@ -123,12 +144,12 @@ def key_merge(
         kb, tb = _key_at(b_offsets, b_tags, b_shift, 0, 0)
     while i < na or j < nb:
         if j >= nb or (i < na and ka <= kb):
-            k, s = ka, a_slots[i]
+            k, s = ka, _slot_at(a_slots, i)
             i += 1
             if i < na:
                 ka, ta = _key_at(a_offsets, a_tags, a_shift, i, ta)
         else:
-            k, s = kb, b_slots[j]
+            k, s = kb, _slot_at(b_slots, j)
             j += 1
             if j < nb:
                 kb, tb = _key_at(b_offsets, b_tags, b_shift, j, tb)
@@ -139,7 +160,7 @@ def key_merge(
             out_offsets[to] = o
             to += 1
         out_tags[o] = k & mask
-        out_slots[o] = s
+        _slot_put(out_slots, o, s)
         o += 1
     while to <= onb:
         out_offsets[to] = o

@@ -263,12 +263,12 @@ class BandCandidates:
     def __init__(self, *, bands: int = 32, rows: int = 4) -> None:
         self.design = BandDesign(bands=bands, rows=rows)
         # band keys are mix64 of (band << 32) | values: the table stores what the bucket does
-        # not imply (keytable.py), 6-7 bytes a key instead of 14
+        # not imply and 3-byte slots (keytable.py), 5-6 bytes a key instead of 14
         self._bits = 32 + (bands - 1).bit_length()
         self._table = KeyTable(value_bits=self._bits)
         self._pos = Growable(np.int64)
         self._fps = Growable(np.uint64)
-        self._ts = Growable(np.int64)
+        self._ts = Growable(np.int64)  # by slot, only once timestamps come (8 B/doc)
         self._alive = Growable(np.bool_)
         self._live = 0
         self._has_ts = False
@@ -315,10 +315,13 @@ class BandCandidates:
         self._alive.extend(np.ones(n, bool))
         self._live += n
         if timestamps is not None:
-            self._has_ts = True
+            if not self._has_ts:  # slots before the first timestamps read 0 (none stored)
+                self._ts.extend(np.zeros(self._pos.size - n, np.int64))
+                self._has_ts = True
             if self._expiry is not None:
                 self._expiry.push(timestamps, slots)
-        self._ts.extend(np.zeros(n, np.int64) if timestamps is None else timestamps)
+        if self._has_ts:
+            self._ts.extend(np.zeros(n, np.int64) if timestamps is None else timestamps)
 
     def _kill(self, slots: I64) -> int:
         """Kill live ``slots``; compact once as many slots are dead as live (amortised O(1))."""
@@ -335,7 +338,8 @@ class BandCandidates:
         self._table.compact(live)
         self._pos = Growable.wrap(self._pos.view()[live].copy())
         self._fps = Growable.wrap(self._fps.view()[live].copy())
-        self._ts = Growable.wrap(self._ts.view()[live].copy())
+        if self._has_ts:
+            self._ts = Growable.wrap(self._ts.view()[live].copy())
         self._alive = Growable.wrap(np.ones(live.size, np.bool_))
         self._expiry = None  # slots renumbered: rebuilt by the next expire()
 
@@ -390,7 +394,7 @@ class BandCandidates:
         self._expiry = None
         self._has_ts = "slot_timestamps" in arrays
         ts = arrays.get("slot_timestamps")
-        self._ts = Growable.wrap(np.zeros(n, np.int64) if ts is None else ts)
+        self._ts = Growable(np.int64) if ts is None else Growable.wrap(ts)
 
     def _load_keys(self, arrays: dict[str, npt.NDArray[Any]]) -> None:
         keys = np.asarray(arrays["keys"], np.uint64)

@@ -72,9 +72,10 @@ FORMAT = "neardup-dedup-state"
 # 2: the key table of band candidates stores tags (keytable.py); a version-1 state is read
 # (its full keys are packed and re-sorted once on load); 3: the per-document ``floor`` column
 # of the cluster_similarity rule (a version 1 or 2 state has all 1.0: its configuration never
-# has the rule)
-VERSION = 3
-READS = (1, 2, 3)
+# has the rule); 4: the key table's slots may take 3 bytes and a large run is saved as its 8
+# pieces (keytable.py: no copy on save); versions 1-3 are read as before
+VERSION = 4
+READS = (1, 2, 3, 4)
 
 
 class StateMixin:

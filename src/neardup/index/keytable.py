@@ -3,12 +3,23 @@
 Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its rows sorted by
 *table key* ``K`` (below), plus direct-address uint32 offsets on ``K``'s top ``p`` bits (``2**p``
 ~ rows / 4 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
-*tag* (uint16 when they fit, else uint32 or uint64) and its uint32 slot. A lookup reads one
+*tag* (uint16 when they fit, else uint32 or uint64) and its slot (3 bytes while the table has
+fewer than ``2**24`` slots, else uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
 on the table's size except through the number of runs, which merging keeps logarithmic (runs of
 similar size merge, dropping the rows of dead slots). Slots are small integers the caller
 assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows stay until the next merge,
 lookups skip them).
+
+Memory (issue 39): a run of ``2**21`` rows or more is held as 8 *pieces*, piece ``j`` the rows
+whose table key's top 3 bits are ``j`` (its own tags, slots and offsets on the bits below). A
+merge goes piece by piece and releases each input piece once merged, so it holds one piece
+beyond the runs instead of a second copy of them (the peak of a growing table was about twice
+the table). Runs are saved as they are held, piece by piece (no copy on save; state format
+4); a whole run saved by formats 2-3 is loaded as one piece over its memory map until a merge
+cuts it. A merge that
+fails half-way (out of memory) has consumed input pieces: the table then refuses every use
+with an error instead of missing candidates.
 
 ``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
 (:func:`~neardup.index.lsh.band_keys`; 37 bits for 32 bands) and mix64 is a bijection, so the
@@ -18,7 +29,7 @@ keys are equal exactly when their table keys are, and (bucket, tag) is ``K`` its
 is truncated, so the candidate set is exactly that of the full keys; a band key of ``x >=
 2**value_bits`` is refused by :meth:`add` and matches nothing in :meth:`lookup`. With the
 default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 10^6 documents x
-32 bands a row is 2 + 4 bytes (+ 0.5-1 of offsets) instead of 8 + 4 (+ 1-2).
+32 bands a row is 2 + 3 bytes (+ 0.5-1 of offsets) instead of 8 + 4 (+ 1-2).
 
 >>> import numpy as np
 >>> t = KeyTable()
@@ -33,6 +44,8 @@ default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 1
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,11 +59,17 @@ from neardup.index.lsh import mix64_np
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
+Slots = npt.NDArray[np.unsignedinteger[Any]]  # uint32, or uint8 with 3 bytes a row
 
 __all__ = ["KeyTable"]
 
 _M32 = np.uint64(0xFFFFFFFF)
 _MAX_ROWS = 2**32 - 1  # offsets are uint32: a run never grows past this (runs stop merging)
+_PIECE_BITS = 3  # a run is 2**3 pieces by the table key's top bits (module docs)
+_COUNT_BLOCK = 1 << 16  # rows per step when counting dead rows (bounded temporaries)
+_ALL = slice(None)
+_NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
+_PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -61,7 +80,7 @@ def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
     """``(p, tag dtype)`` of a run: 4-8 rows per bucket (measured: as fast as the 64-bit keys'
     table; 8-16 rows saved 9 B/doc but were ~8% slower), or up to 4x the buckets where that
     narrows the tags enough to pay for the offsets (bytes of offsets + tags, the smaller)."""
-    p0 = min(bits - 1, max(1, (max(rows, 16) // 4).bit_length() - 1))
+    p0 = min(bits - 1, max(_PIECE_BITS, (max(rows, 16) // 4).bit_length() - 1))
     options = [p0] + [bits - w for w in (16, 32) if p0 < bits - w <= p0 + 2]
 
     def cost(p: int) -> int:
@@ -69,6 +88,35 @@ def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
 
     p = min(options, key=cost)
     return p, _tag_dtype(bits - p)
+
+
+def _slots_of(values: npt.NDArray[Any], wide: bool) -> Slots:
+    """Slots as a run stores them: uint32 (``wide``), else 3 little-endian bytes a row (uint8;
+    a table of fewer than ``2**24`` slots: 3 bytes of the ~5-6 a row)."""
+    v = np.ascontiguousarray(values, dtype="<u4")
+    return v if wide else v.view(np.uint8).reshape(-1, 4)[:, :3].reshape(-1)
+
+
+def _slot_values(slots: Slots, at: npt.NDArray[np.integer[Any]] | slice = _ALL) -> U32:
+    """The slots of rows ``at`` of stored ``slots`` (:func:`_slots_of`)."""
+    if slots.dtype != np.uint8:
+        return np.asarray(slots[at], np.uint32)
+    b = slots.reshape(-1, 3)[at].astype(np.uint32)
+    return np.asarray(b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16), np.uint32)
+
+
+def _slot_rows(slots: Slots) -> int:
+    return int(slots.size) // (3 if slots.dtype == np.uint8 else 1)
+
+
+def _live_rows(dead: npt.NDArray[np.bool_], slots: Slots) -> int:
+    """Rows of ``slots`` whose slot is not dead (in blocks: no run-sized index temporaries)."""
+    rows = _slot_rows(slots)
+    dead_rows = sum(
+        int(np.count_nonzero(dead[_slot_values(slots, slice(i, i + _COUNT_BLOCK))]))
+        for i in range(0, rows, _COUNT_BLOCK)
+    )
+    return rows - dead_rows
 
 
 def _unfmix32(h: U64) -> U64:
@@ -81,25 +129,16 @@ def _unfmix32(h: U64) -> U64:
 
 
 @dataclass(frozen=True)
-class _Run:
-    tags: npt.NDArray[np.unsignedinteger[Any]]  # low `shift` bits of the sorted table keys
-    slots: U32  # parallel to tags
-    offsets: U32  # (2**p + 1,) bucket starts by the table key's top p bits
+class _Piece:
+    """Rows of one run sorted by their *local* key (the table key less its top piece bits)."""
+
+    tags: npt.NDArray[np.unsignedinteger[Any]]  # low `shift` bits of the sorted local keys
+    slots: Slots  # parallel to tags (:func:`_slots_of`)
+    offsets: U32  # (2**(p - _PIECE_BITS) + 1,) bucket starts by the local key's top bits
     shift: int  # value_bits - p
 
-    @classmethod
-    def build(cls, table_keys: U64, slots: U32, bits: int) -> _Run:
-        """A run from unsorted rows."""
-        order = np.argsort(table_keys)
-        keys = table_keys[order]
-        p, dtype = _layout(keys.size, bits)
-        offsets = np.empty((1 << p) + 1, np.uint32)
-        _k.key_offsets(keys, bits - p, offsets)  # one linear pass
-        mask = np.uint64((1 << (bits - p)) - 1)
-        return cls((keys & mask).astype(dtype), slots[order], offsets, bits - p)
-
     def lookup(self, queries: U64) -> tuple[I64, I64]:
-        """(query row, row in this run) for every equal table key."""
+        """(query row, row in this piece) for every equal local key."""
         cap = max(16, queries.size)
         while True:
             out_q = np.empty(cap, np.int64)
@@ -109,8 +148,24 @@ class _Run:
                 return out_q[:c], out_at[:c]
             cap = c
 
-    def table_keys(self) -> U64:
-        """Every row's table key (bucket and tag), sorted."""
+    def split(self, *, copy: bool) -> list[_Piece]:
+        """This whole run (bucket bits ``p >= _PIECE_BITS``) as ``2**_PIECE_BITS`` pieces: views
+        of its tags and slots, or copies (``copy``: each can then be freed on its own)."""
+        p = int(self.offsets.size - 1).bit_length() - 1
+        per = 1 << (p - _PIECE_BITS)
+        pieces = []
+        for j in range(1 << _PIECE_BITS):
+            o0, o1 = int(self.offsets[j * per]), int(self.offsets[(j + 1) * per])
+            w = 3 if self.slots.dtype == np.uint8 else 1
+            t, s = self.tags[o0:o1], self.slots[w * o0 : w * o1]
+            local = self.offsets[j * per : (j + 1) * per + 1] - np.uint32(o0)
+            pieces.append(
+                _Piece(t.copy() if copy else t, s.copy() if copy else s, local, self.shift)
+            )
+        return pieces
+
+    def local_keys(self) -> U64:
+        """Every row's local key (bucket and tag), sorted."""
         buckets = np.repeat(
             np.arange(self.offsets.size - 1, dtype=np.uint64), np.diff(self.offsets)
         )
@@ -123,6 +178,87 @@ class _Run:
     @property
     def nbytes(self) -> int:
         return int(self.tags.nbytes + self.slots.nbytes + self.offsets.nbytes)
+
+
+_EMPTY = _Piece(np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(2, np.uint32), 63)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One sorted run: a single piece (its keys are the table keys), or, from
+    ``_PIECE_ROWS`` rows, ``2**_PIECE_BITS`` pieces, piece ``j`` holding the rows whose table
+    key's top ``_PIECE_BITS`` bits (of ``bits``) are ``j``, keyed by the bits below. Laid end to
+    end the pieces are the run's saved layout (:meth:`layout`)."""
+
+    pieces: list[_Piece]
+    bits: int
+
+    @classmethod
+    def build(cls, table_keys: U64, slots: U32, bits: int, wide: bool) -> _Run:
+        """A run from unsorted rows (``wide``: 4-byte slots)."""
+        order = np.argsort(table_keys)
+        keys = table_keys[order]
+        p, dtype = _layout(keys.size, bits)
+        offsets = np.empty((1 << p) + 1, np.uint32)
+        _k.key_offsets(keys, bits - p, offsets)  # one linear pass
+        tags = (keys & np.uint64((1 << (bits - p)) - 1)).astype(dtype)
+        whole = _Piece(tags, _slots_of(slots[order], wide), offsets, bits - p)
+        if keys.size < _PIECE_ROWS:
+            return cls([whole], bits)
+        return cls(whole.split(copy=True), bits)
+
+    @classmethod
+    def empty(cls, bits: int) -> _Run:
+        return cls([_EMPTY], bits)
+
+    def cut(self, parts: int) -> list[_Piece]:
+        """The run as ``parts`` pieces (1 or ``2**_PIECE_BITS``): its own list when it is cut
+        so (a merge empties it as it goes), else views or, for one piece, a copy."""
+        if len(self.pieces) == parts:
+            return self.pieces
+        if not self.size:
+            return [_EMPTY] * parts
+        if parts > 1:
+            return self.pieces[0].split(copy=False)
+        tags, slots, offsets = self.layout()
+        return [_Piece(tags, slots, offsets, self.pieces[0].shift)]
+
+    def layout(self) -> tuple[npt.NDArray[np.unsignedinteger[Any]], U32, U32]:
+        """``(tags, slots, offsets)`` of the whole run (the pieces concatenated)."""
+        if len(self.pieces) == 1:
+            one = self.pieces[0]
+            return one.tags, _slot_values(one.slots), one.offsets
+        starts = np.cumsum([0] + [pc.size for pc in self.pieces], dtype=np.int64).tolist()
+        offsets = [
+            pc.offsets[:-1] + np.uint32(a) for pc, a in zip(self.pieces, starts, strict=False)
+        ]
+        return (
+            np.concatenate([pc.tags for pc in self.pieces]),
+            self.slots,
+            np.concatenate([*offsets, np.array([starts[-1]], np.uint32)]),
+        )
+
+    def table_keys(self) -> U64:
+        """Every row's table key, sorted."""
+        if len(self.pieces) == 1:
+            return self.pieces[0].local_keys()
+        top = np.uint64(self.bits - _PIECE_BITS)
+        return np.concatenate(
+            [(np.uint64(j) << top) | pc.local_keys() for j, pc in enumerate(self.pieces)]
+        )
+
+    @property
+    def slots(self) -> U32:
+        """Every row's slot, in table key order."""
+        return np.concatenate([_slot_values(pc.slots) for pc in self.pieces])
+
+    @property
+    def size(self) -> int:
+        return sum(pc.size for pc in self.pieces)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(pc.nbytes for pc in self.pieces)
 
 
 class KeyTable:
@@ -140,6 +276,8 @@ class KeyTable:
         self.value_bits = int(value_bits)
         self._runs: list[_Run] = []
         self._dead = np.zeros(0, dtype=bool)  # by slot
+        self._failed: str | None = None  # a merge that failed: see _merging
+        self._top = -1  # the highest slot added: 3-byte slots below 2**24
 
     def pack(self, keys: npt.ArrayLike) -> U64:
         """Table keys of ``keys`` (flattened); ``2**64 - 1`` for a key outside ``value_bits``."""
@@ -163,6 +301,7 @@ class KeyTable:
             raise BadInputError(
                 f"keys must be (n, m) for n={slot_arr.shape[0]} slots, got {keys.shape}"
             )
+        self._usable()
         if slot_arr.size == 0:
             return
         top = int(slot_arr.max())
@@ -176,27 +315,41 @@ class KeyTable:
             grown[: self._dead.size] = self._dead
             self._dead = grown
         flat_slots = np.repeat(slot_arr.astype(np.uint32), keys.shape[1])
-        self._runs.append(_Run.build(packed, flat_slots, self.value_bits))
+        self._top = max(self._top, top)
+        self._runs.append(_Run.build(packed, flat_slots, self.value_bits, self._wide))
         while len(self._runs) >= 2:
             a, b = self._runs[-2], self._runs[-1]
             if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
                 break
-            self._runs[-2:] = [self._merge(a, b)]
+            with self._merging():
+                self._runs[-2:] = [self._merge(a, b)]
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
-        """``a`` and ``b`` as one run without dead rows (laid out for its live rows)."""
-        live = a.size + b.size
-        for run in (a, b):
-            live -= int(np.count_nonzero(self._dead[run.slots]))
-        p, dtype = _layout(live, self.value_bits)
-        offsets = np.empty((1 << p) + 1, np.uint32)
-        tags, slots = np.empty(live, dtype), np.empty(live, np.uint32)
-        m = _k.key_merge(
-            a.offsets, a.tags, a.shift, a.slots, b.offsets, b.tags, b.shift, b.slots,
-            self._dead, offsets, tags, self.value_bits - p, slots,
-        )  # fmt: skip
-        assert m == live
-        return _Run(tags, slots, offsets, self.value_bits - p)
+        """``a`` and ``b`` as one run without dead rows (laid out for its live rows). A large
+        one is merged piece by piece, each input piece released once merged: the merge holds
+        one piece more than the runs, not a second copy of them. ``a`` and ``b`` are consumed."""
+        parts = 1 << _PIECE_BITS if a.size + b.size >= _PIECE_ROWS else 1
+        a_in, b_in = a.cut(parts), b.cut(parts)
+        live = [
+            _live_rows(self._dead, pa.slots) + _live_rows(self._dead, pb.slots)
+            for pa, pb in zip(a_in, b_in, strict=True)
+        ]
+        p, dtype = _layout(sum(live), self.value_bits)
+        shift, bucket_bits = self.value_bits - p, p if parts == 1 else p - _PIECE_BITS
+        pieces = []
+        for j, n in enumerate(live):
+            pa, pb = a_in[j], b_in[j]
+            offsets = np.empty((1 << bucket_bits) + 1, np.uint32)
+            tags = np.empty(n, dtype)
+            slots = np.empty(n, np.uint32) if self._wide else np.empty(3 * n, np.uint8)
+            m = _k.key_merge(
+                pa.offsets, pa.tags, pa.shift, pa.slots, pb.offsets, pb.tags, pb.shift, pb.slots,
+                self._dead, offsets, tags, shift, slots,
+            )  # fmt: skip
+            assert m == n
+            pieces.append(_Piece(tags, slots, offsets, shift))
+            a_in[j] = b_in[j] = _EMPTY  # released (when the run was cut so)
+        return _Run(pieces, self.value_bits)
 
     def kill(self, slots: npt.ArrayLike) -> None:
         """Mark slots dead: lookups skip them, the next merge drops their rows."""
@@ -209,12 +362,13 @@ class KeyTable:
         ``live``: the sorted live slots, to renumber them ``0..len(live)-1`` (the caller drops
         its dead slots the same way); the runs are merged (each is sorted), never re-sorted.
         """
+        self._usable()
         merged: _Run | None = None
-        for run in self._runs:
-            merged = run if merged is None else self._merge(merged, run)
-        if merged is not None and len(self._runs) == 1:  # one run: still drop its dead rows
-            empty = _Run(merged.tags[:0], merged.slots[:0], np.zeros(2, np.uint32), 63)
-            merged = self._merge(merged, empty)
+        with self._merging():
+            for run in self._runs:
+                merged = run if merged is None else self._merge(merged, run)
+            if merged is not None and len(self._runs) == 1:  # one run: still drop its dead rows
+                merged = self._merge(merged, _Run.empty(self.value_bits))
         if live is None:
             self._runs = [merged] if merged is not None and merged.size else []
             return
@@ -222,35 +376,83 @@ class KeyTable:
         renumber = np.zeros(max(self._dead.size, 1), np.uint32)
         renumber[slots] = np.arange(slots.size, dtype=np.uint32)
         self._dead = np.zeros(slots.size, dtype=bool)
+        self._top = slots.size - 1
         if merged is None or not merged.size:
             self._runs = []
             return
-        self._runs = [_Run(merged.tags, renumber[merged.slots], merged.offsets, merged.shift)]
+        pieces = [
+            _Piece(
+                pc.tags,
+                _slots_of(renumber[_slot_values(pc.slots)], self._wide),
+                pc.offsets,
+                pc.shift,
+            )
+            for pc in merged.pieces
+        ]
+        self._runs = [_Run(pieces, self.value_bits)]
+
+    @contextmanager
+    def _merging(self) -> Iterator[None]:
+        """Merges consume their input runs: one that fails (out of memory) leaves the table
+        without some rows, so it refuses every later use instead of missing candidates."""
+        try:
+            yield
+        except BaseException as e:
+            self._failed = f"{type(e).__name__}: {e}"
+            raise
+
+    def _usable(self) -> None:
+        if self._failed is not None:
+            raise RuntimeError(
+                f"the key table lost rows in a merge that failed ({self._failed}); load the "
+                "saved state again (or rebuild the index) before using it"
+            )
 
     def lookup(self, queries: U64) -> tuple[I64, I64]:
         """``(query row, slot)`` for every live slot holding a queried key, sorted, distinct.
 
         ``queries`` is ``(n,)`` or ``(n, m)`` (row ``i``'s m keys: a slot sharing any is a hit).
         """
+        self._usable()
         q2 = np.asarray(queries, dtype=np.uint64)
         m = q2.shape[1] if q2.ndim == 2 else 1
         flat = self.pack(q2)  # outside value_bits: 2**64 - 1, a bucket no run has
-        rows, slots = [], []
+        found: list[tuple[I64, I64, _Piece]] = []  # (query index, row in the piece, piece)
         for run in self._runs:
-            r, at = run.lookup(flat)
-            r = r // m
-            s = run.slots[at].astype(np.int64)
-            live = ~self._dead[s]
-            rows.append(r[live])
-            slots.append(s[live])
-        if not rows:
+            if len(run.pieces) == 1:
+                found.append((*run.pieces[0].lookup(flat), run.pieces[0]))
+        cut = [run for run in self._runs if len(run.pieces) > 1]
+        if cut:
+            found += self._lookup_pieces(cut, flat)
+        found = [f for f in found if f[1].size]  # gathers only where there are hits
+        if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        row, slot = np.concatenate(rows), np.concatenate(slots)
+        row = np.concatenate([q for q, _, _ in found]) // m
+        slot = np.concatenate([_slot_values(pc.slots, at).astype(np.int64) for _, at, pc in found])
+        alive = ~self._dead[slot]
+        row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
         row, slot = row[order], slot[order]
         first = np.ones(row.size, dtype=bool)
         first[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
         return row[first], slot[first]
+
+    def _lookup_pieces(self, runs: list[_Run], flat: U64) -> list[tuple[I64, I64, _Piece]]:
+        """Lookups of table keys ``flat`` in runs cut in pieces: each key in its piece."""
+        top = np.uint64(self.value_bits - _PIECE_BITS)
+        piece = np.minimum(flat >> top, 1 << _PIECE_BITS).astype(np.uint8)  # 8: no piece
+        order = np.argsort(piece, kind="stable")
+        bounds = np.searchsorted(piece[order], np.arange((1 << _PIECE_BITS) + 1)).tolist()
+        local = flat & ((np.uint64(1) << top) - np.uint64(1))
+        found = []
+        for j in range(1 << _PIECE_BITS):
+            if bounds[j] < bounds[j + 1]:
+                at_j = order[bounds[j] : bounds[j + 1]]
+                queries_j = local[at_j]
+                for run in runs:
+                    r, at = run.pieces[j].lookup(queries_j)
+                    found.append((at_j[r], at, run.pieces[j]))
+        return found
 
     def keys_by_slot(self, slots: npt.ArrayLike, m: int) -> U64:
         """The ``(len(slots), m)`` keys of live slots (each must hold exactly ``m`` keys)."""
@@ -269,15 +471,19 @@ class KeyTable:
         return self.unpack(key[order]).reshape(want.size, m)
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
-        """The runs, the dead-slot mask and ``value_bits`` as named arrays (saved as they are:
-        no re-sort on load)."""
+        """The runs, the dead-slot mask and ``value_bits`` as named arrays, saved as they are
+        (no re-sort on load, no copy on save): ``run{i}_tags/_slots/_offsets`` for a run of one
+        piece, ``run{i}_piece{j}_...`` for each piece of a cut one; slots of 3 bytes are uint8."""
         out: dict[str, npt.NDArray[Any]] = {
             "dead": self._dead,
             "value_bits": np.array([self.value_bits], np.int64),
         }
         for i, run in enumerate(self._runs):
-            out[f"run{i}_tags"], out[f"run{i}_slots"] = run.tags, run.slots
-            out[f"run{i}_offsets"] = run.offsets
+            cut = len(run.pieces) > 1
+            for j, pc in enumerate(run.pieces):
+                name = f"run{i}_piece{j}" if cut else f"run{i}"
+                out[f"{name}_tags"], out[f"{name}_slots"] = pc.tags, pc.slots
+                out[f"{name}_offsets"] = pc.offsets
         return out
 
     @classmethod
@@ -288,10 +494,12 @@ class KeyTable:
         shapes and offsets the lookup kernel relies on (O(buckets)).
 
         The layout of state format 1 (``run{i}_keys``: full uint64 keys, int64 offsets) is
-        converted: its keys are packed and re-sorted (O(rows log rows), once).
+        converted: its keys are packed and re-sorted (O(rows log rows), once). Formats 2-3
+        (whole runs, uint32 slots) are read as they are.
         """
         table = cls(merge_factor=merge_factor, value_bits=value_bits)
         table._dead = np.array(arrays["dead"], dtype=bool)  # a copy: kill() writes it
+        table._top = table._dead.size - 1  # at most
         if "run0_keys" in arrays:
             table._runs = [table._old_run(arrays, i) for i in range(_count(arrays, "keys"))]
             return table
@@ -301,27 +509,31 @@ class KeyTable:
             raise ConfigMismatchError(
                 f"the key table was saved with value_bits {bits}, this design has {value_bits}"
             )
-        for i in range(_count(arrays, "tags")):
-            tags, slots = arrays[f"run{i}_tags"], arrays[f"run{i}_slots"]
-            offsets = arrays[f"run{i}_offsets"]
-            p = int(offsets.size - 1).bit_length() - 1
-            ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
-                tags.dtype in (np.uint16, np.uint32, np.uint64)
-                and 1 <= p <= value_bits
-                and value_bits - p <= 8 * tags.dtype.itemsize
-                and slots.dtype == np.uint32
-                and tags.ndim == 1
-                and slots.shape == tags.shape
-                and offsets.dtype == np.uint32
-                and offsets.size == (1 << p) + 1
-                and int(offsets[0]) == 0
-                and int(offsets[-1]) == tags.size
-                and bool((offsets[1:] >= offsets[:-1]).all())
-            )
-            if not ok:
-                raise DamagedFileError(f"key table run {i} is inconsistent (tags, slots, offsets)")
-            table._runs.append(_Run(tags, slots, offsets, value_bits - p))
+        i = 0
+        while f"run{i}_tags" in arrays or f"run{i}_piece0_tags" in arrays:
+            if f"run{i}_tags" in arrays:
+                whole, p = _saved_piece(arrays, f"run{i}", value_bits, f"run {i}")
+                table._runs.append(table._loaded_run(whole, p))
+            else:
+                where = [f"run {i} piece {j}" for j in range(1 << _PIECE_BITS)]
+                pieces = [
+                    _saved_piece(arrays, f"run{i}_piece{j}", value_bits - _PIECE_BITS, where[j])[0]
+                    for j in range(1 << _PIECE_BITS)
+                ]
+                if len({(pc.shift, pc.tags.dtype) for pc in pieces}) != 1:
+                    raise DamagedFileError(f"key table run {i}: its pieces disagree in layout")
+                table._runs.append(_Run(pieces, value_bits))
+            i += 1
         return table
+
+    def _loaded_run(self, whole: _Piece, p: int) -> _Run:
+        """A saved whole run: one piece over its arrays (a memory map stays one), or, saved on
+        fewer bucket bits than the pieces take, re-laid out (a small run)."""
+        if p >= _PIECE_BITS:
+            return _Run([whole], self.value_bits)
+        return _Run.build(
+            whole.local_keys(), _slot_values(whole.slots), self.value_bits, self._wide
+        )
 
     def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
         """Run ``i`` of the format-1 layout, converted (its keys are checked here)."""
@@ -331,7 +543,12 @@ class KeyTable:
         packed = self.pack(keys)
         if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
             raise DamagedFileError(f"key table run {i} holds keys of another design")
-        return _Run.build(packed, np.array(slots), self.value_bits)
+        return _Run.build(packed, np.array(slots), self.value_bits, self._wide)
+
+    @property
+    def _wide(self) -> bool:
+        """Whether new runs store 4-byte slots (3 below ``2**24`` slots)."""
+        return self._top >= _NARROW_SLOTS
 
     @property
     def runs(self) -> list[int]:
@@ -342,6 +559,31 @@ class KeyTable:
     def nbytes(self) -> int:
         """Bytes of tags, slots and offsets."""
         return sum(r.nbytes for r in self._runs) + int(self._dead.nbytes)
+
+
+def _saved_piece(
+    arrays: dict[str, npt.NDArray[Any]], name: str, key_bits: int, where: str
+) -> tuple[_Piece, int]:
+    """Saved piece ``name`` (keys of ``key_bits`` bits) checked, and its bucket bits."""
+    tags, slots, offsets = (arrays[f"{name}_{part}"] for part in ("tags", "slots", "offsets"))
+    p = int(offsets.size - 1).bit_length() - 1
+    rows = tags.size if tags.ndim == 1 else -1
+    ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
+        tags.dtype in (np.uint16, np.uint32, np.uint64)
+        and 0 <= p <= key_bits
+        and key_bits - p <= 8 * tags.dtype.itemsize
+        and slots.ndim == 1
+        and slots.size == rows * (3 if slots.dtype == np.uint8 else 1)
+        and slots.dtype in (np.uint32, np.uint8)
+        and offsets.dtype == np.uint32
+        and offsets.size == (1 << p) + 1
+        and int(offsets[0]) == 0
+        and int(offsets[-1]) == rows
+        and bool((offsets[1:] >= offsets[:-1]).all())
+    )
+    if not ok:
+        raise DamagedFileError(f"key table {where} is inconsistent (tags, slots, offsets)")
+    return _Piece(tags, slots, offsets, key_bits - p), p
 
 
 def _count(arrays: dict[str, npt.NDArray[Any]], what: str) -> int:
