@@ -104,12 +104,12 @@ def test_deduplicator_feeds_from_threads(tmp_path: Path) -> None:
     again = Deduplicator.load(tmp_path / "st")
     assert again.n_documents == writers * per
     # one thread, the same batches in the order the calls were decided
-    ids = [dd.external_id(p) for p in range(dd.n_documents)]
+    ids = [dd.state.external_id(p) for p in range(dd.n_documents)]
     solo = Deduplicator()
     texts = {f"{t}-{i}": s for t in range(writers) for i, s in enumerate(_docs(t, per))}
     for a in range(0, len(ids), batch):
         solo.feed([texts[i] for i in ids[a : a + batch]], ids=ids[a : a + batch])
-    got, want = dd.decisions(), solo.decisions()
+    got, want = dd.state.decisions(), solo.state.decisions()
     assert (got.status == want.status).all() and (got.duplicate_of == want.duplicate_of).all()
     assert sorted(ids) == sorted(texts)
 

@@ -102,7 +102,7 @@ def test_look_ahead_raises_the_earlier_chunks_error_first(depth: int) -> None:
     feed_ahead(dd, iter([(c, None) for c in ok]), True, fed.append, depth)
     assert fed == [1, 2, 3, 4, 5]
     texts = [d.text for c in ok for d, _ in c]
-    assert dd.decisions().statuses == Deduplicator().run(texts).statuses
+    assert dd.state.decisions().statuses == Deduplicator().run(texts).statuses
 
 
 def test_writes_behind_keep_the_order_and_raise_a_write_error() -> None:
@@ -182,7 +182,7 @@ def test_look_ahead_decides_off_the_reading_thread_and_stops_at_an_error() -> No
     class Recording(Deduplicator):
         def feed_prepared(self, chunk, *, ids=None, commit=True):  # type: ignore[no-untyped-def]
             threads.add(threading.get_ident())
-            return super().feed_prepared(chunk, ids=ids, commit=commit)
+            return super().state.decide(chunk, ids=ids, commit=commit)
 
     def doc(text: Any, i: int) -> tuple[Document, Record]:
         return Document(i, i, text, None), {}

@@ -57,7 +57,7 @@ def test_state_round_trip_and_format_1_decide_as_the_saved_state(tmp_path: Path)
     dd = Deduplicator()
     for s in range(0, 1000, 150):  # several runs in the key table
         dd.feed(docs[s : s + 150])
-    dd.forget(list(range(0, 1000, 9)))
+    dd.state.forget(list(range(0, 1000, 9)))
     dd.save(tmp_path / "state")
     rewrite_as_format_1(tmp_path / "state", tmp_path / "old")
     old_meta, _ = read_bundle(

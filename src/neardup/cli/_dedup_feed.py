@@ -81,4 +81,4 @@ def _decide(
     re-raised here, stops every later chunk from being fed)."""
     if before is not None:
         before.result()
-    return dd.feed_prepared(prepared.result(), ids=ids)
+    return dd.state.decide(prepared.result(), ids=ids)

@@ -14,15 +14,16 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from neardup.cli._common import DataError, usage_error
-from neardup.dedup.state import DUPLICATE
+from neardup.dedup import trace
+from neardup.dedup.decisions import DUPLICATE
 from neardup.io.documents import iter_documents
 from neardup.io.readers import FormatError, InputError, detect_format, iter_records
 from neardup.verify import MinHashVerifier, shingle_texts
 
 if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
+    from neardup.dedup.decisions import Decisions
     from neardup.dedup.greedy import Considered
-    from neardup.dedup.state import Decisions
     from neardup.fingerprint import Fingerprinter
 
 #: input formats that hold documents with ids (a ``.txt`` argument is a text to compare)
@@ -69,7 +70,7 @@ def explain_document(
             f"--id-field names the id field)"
         )
     g = where[0]
-    decided, evidence = dd.trace([d.text for d in docs], positions=[g])
+    decided, evidence = trace(dd, [d.text for d in docs], positions=[g])
     out = _row(decided, ids, g)
     out.update(
         id=ids[g],

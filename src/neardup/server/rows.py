@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from neardup.dedup import Deduplicator
-from neardup.dedup.state import STATUS_NAMES, Decisions
+from neardup.dedup.decisions import STATUS_NAMES, Decisions
 from neardup.server.store import to_i64
 from neardup.server.validate import Item
 
@@ -49,7 +49,7 @@ def state_rows(
 ) -> list[tuple[Any, ...]]:
     """The batch's rows from the library's state columns, in ``store.INSERT`` order."""
     start = int(d.position[0])
-    cols = dd.state_columns(start, start + len(new))
+    cols = dd.state.columns(start, start + len(new))
     fps, hi, lo = (to_i64(cols[c]) for c in ("fingerprint", "exact_key_hi", "exact_key_lo"))
     sketches = cols.get("sketch")
     dup, status = cols["duplicate_of"].tolist(), cols["status"].tolist()

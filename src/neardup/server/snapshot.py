@@ -34,7 +34,7 @@ import numpy as np
 
 from neardup._atomic import atomic_directory, read_current
 from neardup._threads import object_lock
-from neardup.dedup import Deduplicator
+from neardup.dedup import Deduplicator, from_state_columns, persist
 from neardup.dedup.columns import StateFormatError
 from neardup.server.store import Store, refuse_lost_database
 
@@ -56,13 +56,13 @@ def load_state(store: Store, config: Deduplicator, snapshot_dir: str) -> Dedupli
     dd = _snapshot(store, config, snapshot_dir, n)
     if dd is None:
         log.info("state: rebuilt from %d stored rows", n)
-        return Deduplicator.from_state_columns(config, store.load(0, n, width, dtype), meta)
+        return from_state_columns(config, store.load(0, n, width, dtype), meta)
     start = dd.n_documents
     if start < n:
-        dd.extend_state_columns(store.load(start, n, width, dtype), meta)
+        dd.state.restore(store.load(start, n, width, dtype), meta)
     gone = store.forgotten_before(start)
     if gone:
-        dd.forget(gone)
+        dd.state.forget(gone)
     log.info("state: snapshot of %d documents + %d stored rows after it", start, n - start)
     return dd
 
@@ -133,7 +133,7 @@ def save_snapshot(dd: Deduplicator, db_id: str, path: str) -> bool:
     touching the store. False (logged) if it could not be written."""
     try:
         with atomic_directory(path) as version:  # dd.save(path), plus the owner in the version
-            dd.write_state(version)
+            persist.write_state(dd, version)
             owner = {"db_id": db_id, "documents": dd.n_documents}
             with open(version / OWNER, "w", encoding="utf-8") as f:
                 f.write(json.dumps(owner))
