@@ -128,7 +128,7 @@ def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
     whole = Deduplicator(cluster_similarity=Q).feed(texts)
     a = Deduplicator(cluster_similarity=Q)
     a.feed(texts[:200])
-    assert (a.state.floor.view() < 1).any()  # floors to carry across the boundary
+    assert (a.state.cols.floor.view() < 1).any()  # floors to carry across the boundary
     a.save(tmp_path / "s")
     cols, meta = a.state.columns(), json.loads(json.dumps(a.state.meta()))
     b = Deduplicator.load(tmp_path / "s")

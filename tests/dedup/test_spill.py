@@ -65,7 +65,7 @@ def test_spilled_sketches_decide_and_save_the_same(
     monkeypatch.setattr(_spill, "SPILL_BYTES", 1000)
     back = Deduplicator.load(tmp_path / "spilled")
     feed_all(back, texts[450:], None if ts is None else ts[450:], 128)
-    got, want = back.state.decisions(), ref.decisions()
+    got, want = back.state.decisions(), ref.state.decisions()
     start = len(want) - len(got)
     for name in FIELDS:
         assert np.array_equal(getattr(got, name), getattr(want, name)[start:]), name

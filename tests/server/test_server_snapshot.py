@@ -47,7 +47,7 @@ def assert_same_state(a: Deduplicator, b: Deduplicator) -> None:
             assert np.array_equal(x[name][live], y[name][live])
         elif name != "similarity":  # NaN: no time, no threshold (kept documents, exact copies)
             assert np.array_equal(x[name], y[name], equal_nan=x[name].dtype.kind == "f"), name
-    fa, fb = a.state.floor.view(), b.state.floor.view()
+    fa, fb = a.state.cols.floor.view(), b.state.cols.floor.view()
     assert np.array_equal(fa, fb) and (fa < 1).any()  # the rule's state, and a real test
 
 
