@@ -1,7 +1,7 @@
 """``neardup explain FILE ID``: replay what ``neardup dedup FILE`` decided for one document.
 
-The whole file is decided again with the same options (:meth:`Deduplicator.trace
-<neardup.dedup.pipeline.Deduplicator.trace>`); the decision step notes the kept candidates it
+The whole file is decided again with the same options (:func:`neardup.dedup.trace`);
+the decision step notes the kept candidates it
 considered for the document, in order, with their similarities, the floor of each cluster and
 whether it joined or refused. The member that refused is the one whose similarity set that
 floor (a member of the cluster decided before the document).

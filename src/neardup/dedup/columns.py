@@ -1,8 +1,15 @@
-"""The dedup state as columns, and what changes it besides deciding: forget, expiry, dry runs.
+"""The dedup state's per-document columns: one schema table, and the rules of expiry and forget.
 
-One column schema (what the service stores in SQLite, one row per document):
-:meth:`Deduplicator.state_columns` / :meth:`Deduplicator.from_state_columns` with
-``position, id?, timestamp, fingerprint, sketch?, exact_key_hi, exact_key_lo, status,
+:data:`SCHEMA` is the one table of the per-document columns (name, dtype, which states hold
+it, since which state format a saved state has it, whether a reader needs it, the value of a
+new row): :class:`DocColumns` is built from it, and a saved state (dedup/persist.py), the
+public columns and the one way rows enter a state without being decided
+(:meth:`~neardup.dedup.dedup_state.DedupState.take_rows`) read it. A new per-document column is
+one row of it (and its line in ``DocColumns.__init__``).
+
+The public columns (what the service stores in SQLite, one row per document):
+``dd.state.columns()`` / ``dd.state.restore(columns, meta)``
+(:func:`neardup.dedup.from_state_columns`) with ``position, id?, timestamp, fingerprint, sketch?, exact_key_hi, exact_key_lo, status,
 duplicate_of, distance, cluster_id, searched, forgotten, similarity, threshold`` (the last two
 optional on read: NaN, unknown). ``searched`` marks documents that
 went through the candidate search (step 3 of the rule), from which the exact-text map is
@@ -17,18 +24,19 @@ the saved state, and exact-map entries whose kept document expired are pruned: f
 ``i`` a pruned entry and a present one lead to the same decision (the window check of the exact
 path fails either way and the document is searched). With ``keep='first'`` the rule itself
 reads the horizon per document (:func:`neardup.dedup.greedy.horizons`, the newest timestamp up
-to it in input order): a kept document older than it never matches, in :meth:`run`, in
-:meth:`feed` with any chunking and in the Spark engine alike. A document is *late* when
+to it in input order): a kept document older than it never matches, in ``run``, in
+``feed`` with any chunking and in the Spark engine alike. A document is *late* when
 ``t_i < h_i`` (older than the newest minus the window); late documents are counted
 (``describe()["late_documents"]``; both CLI engines print the count). Input in time order has
 none. When a state with a window is saved,
 the per-document rows before ``origin`` leave it too: ``origin`` is the first position a later
 decision can read (the kept documents still in the index, the exact-map entries and their kept
 documents), so a long stream keeps about one window of rows. Positions stay global;
-``decisions()`` and ``state_columns()`` of a loaded state start at ``state_meta()["origin"]``.
+``state.decisions()`` and ``state.columns()`` of a loaded state start at
+``state.meta()["origin"]``.
 Without a window nothing expires and every row stays.
 
-``forget(positions)``: a deleted document stops attracting duplicates: it leaves the candidate
+``state.forget(positions)``: a deleted document stops attracting duplicates: it leaves the candidate
 index, and the exact-map entries that point to it (or to a duplicate of it) are dropped, so a
 later copy of its text is searched like a new text. Its cluster keeps its members and their
 decisions; the row stays, marked ``forgotten``.

@@ -14,7 +14,7 @@ of files, HTTP or Spark:
    position), and the greedy rule (:func:`~neardup.dedup.greedy.decide_in_order`).
 
 :class:`DecideConfig` holds the parameters these steps read; a ``Deduplicator`` builds it once
-(:attr:`Deduplicator.decide_config <neardup.dedup.pipeline.Deduplicator.decide_config>`).
+(``Deduplicator.state.decide_config``).
 
 >>> cfg = DecideConfig(radius=3, keep="first", window=None, threshold=None)
 >>> order = processing_order(cfg.keep, np.arange(3), np.array([5, 5, 5]), np.zeros(3))

@@ -4,14 +4,14 @@ kept in step.
 Requests are queued in arrival order (:meth:`Service.submit`, from the event loop: no thread
 pool) and handled by one decider thread (:mod:`neardup.server.writer`): consecutive requests
 are prepared (:meth:`Deduplicator.prepare`) and decided holding ``lock`` as one batch
-(:meth:`Deduplicator.feed_prepared`: every decision comes from the library, which decides the
+(``Deduplicator.state.decide``: every decision comes from the library, which decides the
 same however the ordered documents are cut into batches); their rows
-(:meth:`Deduplicator.state_columns`) are then written by group commit and each request is
+(``Deduplicator.state.columns``) are then written by group commit and each request is
 answered only after their ``COMMIT`` returned. If a write fails, every batch not yet durable
-fails and the Deduplicator is rebuilt from the store. A dry run is ``feed_prepared(...,
+fails and the Deduplicator is rebuilt from the store. A dry run is ``state.decide(...,
 commit=False)``, decided alone. Restarts load a snapshot (:mod:`neardup.server.snapshot`).
 
-A deleted document is forgotten (:meth:`Deduplicator.forget`): it leaves the candidate index and
+A deleted document is forgotten (``dd.state.forget``): it leaves the candidate index and
 the exact-text map, so it no longer attracts new duplicates (neither near nor exact copies); its
 row stays as a tombstone (``GET`` answers 404). When it was a kept document, its cluster keeps
 its members and their decisions (``duplicate_of`` still names it): a later copy of the same

@@ -1,12 +1,12 @@
 """Fast restarts: a snapshot of the in-memory state that the store points to.
 
-Rebuilding the Deduplicator from every SQLite row (:meth:`Deduplicator.from_state_columns`)
+Rebuilding the Deduplicator from every SQLite row (:func:`neardup.dedup.from_state_columns`)
 re-sorts the whole candidate index: seconds at 10^6 documents. So the service also writes the
 library's own persisted state (:meth:`Deduplicator.save`: one format, a checksummed bundle
 written atomically as a new version of ``DATA/snapshot``) every ``snapshot_every`` documents
 and at shutdown, and records in SQLite (``meta.snapshot``) the position it covers. On start:
 load the snapshot, then append the rows written after it
-(:meth:`Deduplicator.extend_state_columns`, no decision is made again) and forget again the
+(``Deduplicator.state.restore``, no decision is made again) and forget again the
 documents deleted since. SQLite stays the source of truth: a snapshot that is missing, damaged
 (bad checksum), of another configuration, of another database (each version holds ``owner.json``
 with the database's random ``db_id``) or ahead of the store is ignored with a log line, and
