@@ -53,7 +53,7 @@ class _Prepared(Deduplicator):
 def _synthetic_chunk(
     rng: np.random.Generator, n: int, base: int, copy_rate: float, is_copy: np.ndarray
 ) -> tuple[PreparedBatch, np.ndarray, np.ndarray]:
-    """PreparedBatch of n unrelated documents, then the copy rows and their originals' positions.
+    """A batch of n unrelated documents, then the copy rows and their originals' positions.
 
     Originals are earlier non-copy documents within the last ~4 chunks (news is re-issued
     soon); ``is_copy`` (global) is updated.
