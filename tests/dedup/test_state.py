@@ -194,7 +194,8 @@ def test_state_columns_round_trip_equals_continuing(tmp_path: Path) -> None:
     same(b.state.decisions(), a.state.decisions())
     same(c.state.decisions(), a.state.decisions())
     assert (
-        b.state.external_id(3) == "d3" and b.state.external_id(299) == c.state.external_id(299) == "d299"
+        b.state.external_id(3) == "d3"
+        and b.state.external_id(299) == c.state.external_id(299) == "d299"
     )
     assert 0 < c.state.meta()["origin"] < 300  # expired documents' rows left the saved state
 

@@ -9,12 +9,13 @@ one row of it (and its line in ``DocColumns.__init__``).
 
 The public columns (what the service stores in SQLite, one row per document):
 ``dd.state.columns()`` / ``dd.state.restore(columns, meta)``
-(:func:`neardup.dedup.from_state_columns`) with ``position, id?, timestamp, fingerprint, sketch?, exact_key_hi, exact_key_lo, status,
-duplicate_of, distance, cluster_id, searched, forgotten, similarity, threshold`` (the last two
-optional on read: NaN, unknown). ``searched`` marks documents that
-went through the candidate search (step 3 of the rule), from which the exact-text map is
-rebuilt: for each key, the last searched document. :attr:`Deduplicator.config_id` identifies
-what decides (fingerprinter, k, candidate design, verifier, window, keep).
+(:func:`neardup.dedup.from_state_columns`) with ``position, id?, timestamp, fingerprint,
+sketch?, exact_key_hi, exact_key_lo, status, duplicate_of, distance, cluster_id, searched,
+forgotten, similarity, threshold`` (the last two optional on read: NaN, unknown).
+``searched`` marks documents that went through the candidate search (step 3 of the rule),
+from which the exact-text map is rebuilt: for each key, the last searched document.
+:attr:`Deduplicator.config_id` identifies what decides (fingerprinter, k, candidate design,
+verifier, window, keep).
 
 Time window and expiry (the exact rule). Let ``M`` be the newest timestamp seen. A kept document
 ``r`` with ``t_r < M - window`` can never match a later document ``i`` with ``t_i >= M``
