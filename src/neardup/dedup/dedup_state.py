@@ -291,15 +291,14 @@ class DedupState:
         if not fresh:
             self.check_streaming()
             self.index_unindexed()
-        base, stop = (
-            (int(meta.get("origin", 0)) if fresh else self.n_documents),
-            int(meta["documents"]),
-        )
+        base = int(meta.get("origin", 0)) if fresh else self.n_documents
+        stop = int(meta["documents"])
         pos = np.asarray(columns["position"], np.int64)
         if not np.array_equal(pos, np.arange(base, stop)):
             raise ValueError(f"state columns must hold positions {base}..{stop - 1}, in order")
-        self.origin = base if fresh else self.origin
-        self.take_rows(internal(columns), meta, "these state columns")
+        if fresh:
+            self.origin = base
+        self.take_rows(internal(columns), meta, "these state columns", fresh=fresh)
         rows = slice(base - self.origin, stop - self.origin)
         lower_floors(self.cols, rows, self.origin)
         sketches = columns.get("sketch") if self.verifier is not None else None
@@ -310,10 +309,13 @@ class DedupState:
         if fresh and "id" in columns:  # (appended rows: the store answers their ids)
             self.ids = json_column(columns["id"].tolist())
 
-    def take_rows(self, arrays: dict[str, Any], meta: dict[str, Any], where: str) -> None:
+    def take_rows(
+        self, arrays: dict[str, Any], meta: dict[str, Any], where: str, *, fresh: bool
+    ) -> None:
         """The one way rows enter a state without being decided (a saved state's arrays, a
-        store's columns): :data:`~neardup.dedup.columns.SCHEMA` columns, then the counters."""
-        n, fresh = int(meta["documents"]), self.cols.rows == 0
+        store's columns): :data:`~neardup.dedup.columns.SCHEMA` columns, then the counters
+        (``fresh``: into an empty state, whose newest timestamp and horizon are ``meta``'s)."""
+        n = int(meta["documents"])
         if not 0 <= self.origin <= n:
             raise StateFormatError(f"{where}: origin {self.origin} is past {n} documents")
         at = f"positions {self.n_documents}..{n - 1}"
@@ -569,7 +571,7 @@ class DedupState:
         """Fill this empty state from a saved bundle's ``meta`` and ``arrays``, checked."""
         n, o = int(meta["documents"]), int(meta.get("origin", 0))
         self.origin = o
-        self.take_rows(arrays, meta, where)
+        self.take_rows(arrays, meta, where, fresh=True)
         exact_pos = arrays["exact_pos"]
         cand = {k[5:]: v for k, v in arrays.items() if k.startswith("cand_")}
         for what, values, low in (
