@@ -1,12 +1,17 @@
 """The one state of a :class:`~neardup.Deduplicator`: what it has decided and what it searches.
 
-:class:`DedupState` holds the per-document columns (:mod:`neardup.dedup.columns`: decisions,
-fingerprints, exact keys, timestamps, flags), the exact-text map, the candidate index, the
-sketches of kept documents, the external ids and the counters. It runs the decision core's
-step (:func:`neardup.dedup.core.decide_batch`) on itself, and is what a saved state, the
-service's SQLite rows and a snapshot hold. The :class:`~neardup.Deduplicator` facade owns the
-configuration and the public API; it holds one ``DedupState`` and a fresh one per
-:meth:`~neardup.Deduplicator.replace`.
+:class:`DedupState` (``dd.state``) holds the per-document columns (:class:`~neardup.dedup.
+columns.DocColumns`, built from the schema table :data:`~neardup.dedup.columns.SCHEMA`), the
+exact-text map, the candidate index, the sketches of kept documents, the external ids and the
+counters, and the configuration's identity (:attr:`DedupState.config_id`). It runs the decision
+core's step (:func:`neardup.dedup.core.decide_batch`) on itself (:meth:`DedupState.decide`,
+:meth:`DedupState.resolve`), and is what a saved state, the service's SQLite rows and a snapshot
+hold; rows decided earlier enter it one way (:meth:`DedupState.take_rows`: from a saved bundle
+or from :meth:`DedupState.columns` through :meth:`DedupState.restore`). The
+:class:`~neardup.Deduplicator` facade owns the configuration and the calls users make; it holds
+one ``DedupState`` and a fresh one per :meth:`~neardup.Deduplicator.replace`. The state's
+methods that read or change it hold its own lock (:data:`LOCKED`), so a service may call them
+from several threads.
 
 >>> from neardup import Deduplicator
 >>> dd = Deduplicator()

@@ -137,9 +137,9 @@ class Deduplicator(FrozenParams):  # parameters read-only: they define the confi
         n_jobs: fingerprinting worker processes (``-1``: all cores).
 
     Threads: one Deduplicator may be shared. Every method that reads or changes its state
-    holds the object's lock, so calls run one at a time, each whole, and the decisions are
-    those of one thread making the same calls in the order they took the lock;
-    :meth:`prepare` (no shared state) runs in parallel.
+    holds the object's lock (and ``state``'s methods the state's), so calls run one at a time,
+    each whole, and the decisions are those of one thread making the same calls in the order
+    they took the lock; :meth:`prepare` (no shared state) runs in parallel.
     """
 
     def __init__(
