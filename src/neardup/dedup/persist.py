@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 from neardup import _fs
 from neardup._atomic import BrokenDirectoryError, atomic_directory, read_current, read_live
 from neardup._persist import MANIFEST, read_bundle, write_bundle
+from neardup._threads import object_lock
 from neardup.dedup.columns import StateConfigError, StateFormatError, check_config
 from neardup.dedup.dedup_state import DedupState
 
@@ -81,18 +82,19 @@ def save(dd: Holder, path: str | os.PathLike[str], *, wait: bool = True) -> None
 
 def write_state(dd: Holder, directory: Path) -> None:
     """Write ``dd``'s state bundle into ``directory`` (inside an ``atomic_directory`` block)."""
-    if dd.state.pending:
-        raise ValueError(
-            "this Deduplicator holds collected documents not yet decided; call resolve() "
-            "before save()"
-        )
-    counters, arrays = dd.state.bundle()
-    files = []
-    if dd.fingerprinter.idf is not None:
-        dd.fingerprinter.idf.save(directory / "idf.tsv")
-        files.append("idf.tsv")
-    meta = {**dd.state.meta(), **counters}
-    write_bundle(directory, FORMAT, VERSION, meta, arrays, files)
+    with object_lock(dd.state):  # the arrays are views: no thread changes them while written
+        if dd.state.pending:
+            raise ValueError(
+                "this Deduplicator holds collected documents not yet decided; call resolve() "
+                "before save()"
+            )
+        counters, arrays = dd.state.bundle()
+        files = []
+        if dd.fingerprinter.idf is not None:
+            dd.fingerprinter.idf.save(directory / "idf.tsv")
+            files.append("idf.tsv")
+        meta = {**dd.state.meta(), **counters}
+        write_bundle(directory, FORMAT, VERSION, meta, arrays, files)
 
 
 def load(
