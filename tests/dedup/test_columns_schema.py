@@ -18,7 +18,7 @@ from neardup import Deduplicator
 from neardup._growable import Growable
 from neardup.dedup import from_state_columns
 from neardup.dedup.columns import SCHEMA, DocColumns
-from neardup.dedup.persist import StateFormatError
+from neardup.dedup.persist import StateFormatError, bundle, load_bundle
 
 from .test_state import corpus, same
 
@@ -70,11 +70,11 @@ def test_a_saved_state_writes_the_schema_columns_with_their_dtypes(
 
 def test_a_saved_state_missing_a_required_column_is_named(tmp_path: Path) -> None:
     dd = _fed({}, corpus(60, seed=4))
-    meta, arrays = dd.state.bundle()
+    meta, arrays = bundle(dd.state)
     del arrays["cluster"]
     fresh = Deduplicator()
     with pytest.raises(StateFormatError, match=r"saved: cluster\.npy is missing; restore it"):
-        fresh.state.load_bundle(meta, arrays, "saved")
+        load_bundle(fresh.state, meta, arrays, "saved")
 
 
 @settings(max_examples=12, deadline=None)

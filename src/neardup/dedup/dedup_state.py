@@ -73,8 +73,6 @@ LOCKED = (
     "collect",
     "resolve",
     "restore",
-    "load_bundle",
-    "bundle",
     "decisions",
     "forget",
     "columns",
@@ -550,59 +548,6 @@ class DedupState:
             at = self.exact.positions()
             first += [int(at.min()), int(self.cols.rep.view()[at - self.origin].min())]
         return max(self.origin, min(first))
-
-    # ------------------------------------------------------------------ saved bundles
-    def bundle(self) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
-        """The counters and arrays a saved state holds (dedup/persist.py writes them)."""
-        self.index_unindexed()
-        self.prune_exact(force=True)
-        cand = self.candidates.to_arrays()
-        origin = self.new_origin(cand["positions"])
-        cut = origin - self.origin
-        arrays = {c.name: self.cols.column(c.name).view()[cut:] for c in self.cols.saved()}
-        arrays.update(self.exact.arrays())
-        arrays.update({f"cand_{k}": v for k, v in cand.items()})
-        if self.sketches is not None:
-            rows = self.cols.slot.view()[cand["positions"] - self.origin]
-            arrays["sketches"] = self.sketches.take(rows)
-        if self.ids is not None:
-            data, off = self.ids.arrays()
-            arrays["ids_data"], arrays["ids_offsets"] = data[off[cut] :], off[cut:] - off[cut]
-        return {**self.counters(), "origin": origin}, arrays
-
-    def load_bundle(
-        self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], where: str
-    ) -> None:
-        """Fill this empty state from a saved bundle's ``meta`` and ``arrays``, checked."""
-        n, o = int(meta["documents"]), int(meta.get("origin", 0))
-        self.origin = o
-        self.take_rows(arrays, meta, where, fresh=True)
-        exact_pos = arrays["exact_pos"]
-        cand = {k[5:]: v for k, v in arrays.items() if k.startswith("cand_")}
-        for what, values, low in (
-            ("rep", arrays["rep"], 0),
-            ("exact_pos", exact_pos, o),
-            ("positions", cand["positions"], o),
-        ):
-            if values.size and (int(values.min()) < low or int(values.max()) >= n):
-                raise StateFormatError(
-                    f"{where}: {what} holds positions outside {low}..{n - 1}; restore it or "
-                    "start a new state"
-                )
-        if exact_pos.size and int(arrays["rep"][exact_pos - o].min()) < o:
-            raise StateFormatError(
-                f"{where}: an exact-map entry names a dropped row; restore it or start a new state"
-            )
-        self.exact = ExactMap.from_arrays(arrays["exact_hi"], arrays["exact_lo"], exact_pos)
-        self.candidates.load_arrays(cand)
-        if self.verifier is not None and "sketches" in arrays:  # none before a kept document
-            self.set_sketches(cand["positions"], arrays["sketches"])
-        if "ids_data" in arrays:
-            ids = JsonColumn(arrays["ids_data"], arrays["ids_offsets"])
-            ids.check(f"{where}/ids_offsets.npy", StateFormatError)
-            if len(ids) != n - o:
-                raise StateFormatError(f"{where}: {len(ids)} ids for {n - o} rows; restore it")
-            self.ids = ids
 
     # ------------------------------------------------------------------ columns and upkeep
     def columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:

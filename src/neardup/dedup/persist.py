@@ -30,12 +30,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
+import numpy.typing as npt
+
 from neardup import _fs
 from neardup._atomic import BrokenDirectoryError, atomic_directory, read_current, read_live
-from neardup._persist import MANIFEST, read_bundle, write_bundle
+from neardup._persist import MANIFEST, JsonColumn, read_bundle, write_bundle
 from neardup._threads import object_lock
 from neardup.dedup.columns import StateConfigError, StateFormatError, check_config
 from neardup.dedup.dedup_state import DedupState
+from neardup.dedup.exact_map import ExactMap
 
 if TYPE_CHECKING:
     from neardup.fingerprint import Fingerprinter
@@ -43,7 +46,9 @@ if TYPE_CHECKING:
 __all__ = [
     "StateConfigError",
     "StateFormatError",
+    "bundle",
     "load",
+    "load_bundle",
     "read_state",
     "save",
     "state_exists",
@@ -88,7 +93,7 @@ def write_state(dd: Holder, directory: Path) -> None:
                 "this Deduplicator holds collected documents not yet decided; call resolve() "
                 "before save()"
             )
-        counters, arrays = dd.state.bundle()
+        counters, arrays = bundle(dd.state)
         files = []
         if dd.fingerprinter.idf is not None:
             dd.fingerprinter.idf.save(directory / "idf.tsv")
@@ -133,7 +138,7 @@ def read_state(
     check_config(config.state.config_id, config.state.config, meta, where)
     dd = config.replace()
     try:
-        dd.state.load_bundle(meta, arrays, where)
+        load_bundle(dd.state, meta, arrays, where)
     except (KeyError, IndexError, ValueError, TypeError) as e:
         if isinstance(e, StateFormatError):
             raise
@@ -142,6 +147,60 @@ def read_state(
             "or start a new state"
         ) from None
     return dd
+
+
+def bundle(state: DedupState) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+    """The counters and arrays a saved state holds (hold the state's lock)."""
+    state.index_unindexed()
+    state.prune_exact(force=True)
+    cand = state.candidates.to_arrays()
+    origin = state.new_origin(cand["positions"])
+    cut = origin - state.origin
+    arrays = {c.name: state.cols.column(c.name).view()[cut:] for c in state.cols.saved()}
+    arrays.update(state.exact.arrays())
+    arrays.update({f"cand_{k}": v for k, v in cand.items()})
+    if state.sketches is not None:
+        rows = state.cols.slot.view()[cand["positions"] - state.origin]
+        arrays["sketches"] = state.sketches.take(rows)
+    if state.ids is not None:
+        data, off = state.ids.arrays()
+        arrays["ids_data"], arrays["ids_offsets"] = data[off[cut] :], off[cut:] - off[cut]
+    return {**state.counters(), "origin": origin}, arrays
+
+
+def load_bundle(
+    state: DedupState, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], where: str
+) -> None:
+    """Fill the empty ``state`` from a saved bundle's ``meta`` and ``arrays``, checked."""
+    n, o = int(meta["documents"]), int(meta.get("origin", 0))
+    state.origin = o
+    state.take_rows(arrays, meta, where, fresh=True)
+    exact_pos = arrays["exact_pos"]
+    cand = {k[5:]: v for k, v in arrays.items() if k.startswith("cand_")}
+    for what, values, low in (
+        ("rep", arrays["rep"], 0),
+        ("exact_pos", exact_pos, o),
+        ("positions", cand["positions"], o),
+    ):
+        if values.size and (int(values.min()) < low or int(values.max()) >= n):
+            raise StateFormatError(
+                f"{where}: {what} holds positions outside {low}..{n - 1}; restore it or "
+                "start a new state"
+            )
+    if exact_pos.size and int(arrays["rep"][exact_pos - o].min()) < o:
+        raise StateFormatError(
+            f"{where}: an exact-map entry names a dropped row; restore it or start a new state"
+        )
+    state.exact = ExactMap.from_arrays(arrays["exact_hi"], arrays["exact_lo"], exact_pos)
+    state.candidates.load_arrays(cand)
+    if state.verifier is not None and "sketches" in arrays:  # none before a kept document
+        state.set_sketches(cand["positions"], arrays["sketches"])
+    if "ids_data" in arrays:
+        ids = JsonColumn(arrays["ids_data"], arrays["ids_offsets"])
+        ids.check(f"{where}/ids_offsets.npy", StateFormatError)
+        if len(ids) != n - o:
+            raise StateFormatError(f"{where}: {len(ids)} ids for {n - o} rows; restore it")
+        state.ids = ids
 
 
 def state_exists(path: str | os.PathLike[str]) -> bool:
