@@ -101,3 +101,13 @@ def test_restore_in_parts_equals_feeding(cuts: list[int], which: int) -> None:
 
 def _rows(columns: dict[str, np.ndarray], a: int, b: int) -> dict[str, np.ndarray]:
     return {name: col[a:b] for name, col in columns.items()}
+
+
+def test_describe_counts_each_column_once() -> None:
+    """``state_bytes`` is every per-document column's buffer once (before the schema table, a
+    window's ``ts`` column was counted twice: once as saved, once as per-document)."""
+    texts = corpus(100, seed=5)
+    dd = _fed({"window": 5.0}, texts)
+    columns = [dd.state.cols.column(c.name) for c in SCHEMA]
+    assert dd.state.cols.ts.nbytes > 0
+    assert dd.describe()["state_bytes"] == sum(g.nbytes for g in columns)
