@@ -163,13 +163,13 @@ class DedupState:
         if ids is not None and len(ids) != len(chunk.fps):
             raise ValueError(f"got {len(ids)} ids for {len(chunk.fps)} texts")
         if ids is not None and len(ids):
-            rep = repeats(ids, chunk.keys, self.held)
+            rep = repeats(ids, chunk.keys, self._held)
             if (rep != NEW).any():
                 new = np.flatnonzero(rep == NEW).tolist()
-                decided = self.decide_new(take_batch(chunk, new), [ids[i] for i in new], commit)
+                decided = self._decide_new(take_batch(chunk, new), [ids[i] for i in new], commit)
                 self.already += int((rep != NEW).sum()) if commit else 0
                 return merge_repeats(rep, decided, self.decisions_at)
-        return self.decide_new(chunk, ids, commit)
+        return self._decide_new(chunk, ids, commit)
 
     def check_streaming(self) -> None:
         """Refuse streaming calls for a batch keep policy or while a batch is collected."""
@@ -181,7 +181,7 @@ class DedupState:
         if self.pending:
             raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
 
-    def held(self, ids: list[Any]) -> list[tuple[int, int]]:
+    def _held(self, ids: list[Any]) -> list[tuple[int, int]]:
         """Per id, the last held (not forgotten) position with it and its exact key (-1, 0)."""
         out = []
         positions = self.id_positions.lookup(self.ids, self.origin, ids)
@@ -215,24 +215,24 @@ class DedupState:
             return position
         return self.ids[row]
 
-    def decide_new(
+    def _decide_new(
         self, chunk: PreparedBatch, ids: Sequence[Any] | None, commit: bool
     ) -> Decisions:
         """:meth:`decide` of documents not decided before."""
         if commit and (cuts := self.budget_cuts(chunk)):  # hot keys: in parts, same decisions
             base, n = self.n_documents, len(chunk.fps)
             for a, b in pairwise([0, *cuts, n]):
-                self.decide_new(slice_batch(chunk, a, b), None if ids is None else ids[a:b], True)
+                self._decide_new(slice_batch(chunk, a, b), None if ids is None else ids[a:b], True)
             return self.decisions(base, base + n)
         self.index_unindexed()
         base, n = self.n_documents, len(chunk.fps)
         saved = (self.n_clusters, self.max_ts)
-        hz = self.chunk_horizons(chunk)
-        self.extend(chunk)
+        hz = self._chunk_horizons(chunk)
+        self._extend(chunk)
         self.exact.start_log(chunk.keys)  # its keys move into the map's dict
         floor_log: list[tuple[int, float]] = []
-        new = self.decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
-        self.fill_similarity(base, chunk)
+        new = self._decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
+        self._fill_similarity(base, chunk)
         out = self.decisions(base, base + n)
         if not commit:
             self.exact.undo_log()
@@ -243,8 +243,8 @@ class DedupState:
             self.cols.truncate(base - self.origin)
             self.n_clusters, self.max_ts = saved
             return out
-        self.commit(base, chunk, ids, hz)
-        self.index_new(base, new, chunk)
+        self._commit(base, chunk, ids, hz)
+        self._index_new(base, new, chunk)
         return out
 
     def collect(self, chunk: PreparedBatch) -> None:
@@ -261,15 +261,15 @@ class DedupState:
         chunk = concat_batches(self.pending)
         self.pending = []
         n = len(chunk.fps)
-        hz = self.chunk_horizons(chunk)
-        self.extend(chunk)
+        hz = self._chunk_horizons(chunk)
+        self._extend(chunk)
         order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
         self.exact.start_log(chunk.keys)  # its keys move into the map's dict
-        new = self.decide_rows(chunk, order, 0, streaming=False, hz=hz)
-        self.fill_similarity(0, chunk)
-        self.commit(0, chunk, None, hz)
+        new = self._decide_rows(chunk, order, 0, streaming=False, hz=hz)
+        self._fill_similarity(0, chunk)
+        self._commit(0, chunk, None, hz)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
-            self.keep_sketches(np.asarray(new, np.int64), 0, chunk)
+            self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
             self.unindexed = np.asarray(new, np.int64)
         return self.decisions(0, n)
 
@@ -306,9 +306,9 @@ class DedupState:
         lower_floors(self.cols, rows, self.origin)
         sketches = columns.get("sketch") if self.verifier is not None else None
         if fresh:
-            self.index_restored(None if sketches is None else np.asarray(sketches))
+            self._index_restored(None if sketches is None else np.asarray(sketches))
         else:
-            self.index_appended(base, stop, None if sketches is None else np.asarray(sketches))
+            self._index_appended(base, stop, None if sketches is None else np.asarray(sketches))
         if fresh and "id" in columns:  # (appended rows: the store answers their ids)
             self.ids = json_column(columns["id"].tolist())
 
@@ -329,7 +329,7 @@ class DedupState:
             self.max_ts = _number(meta.get("max_timestamp"))
             self.horizon = _number(meta.get("horizon"))
 
-    def index_restored(self, sketches: np.ndarray | None) -> None:
+    def _index_restored(self, sketches: np.ndarray | None) -> None:
         """Exact map and candidate index of a state filled from columns (rebuilt)."""
         self.exact = rebuild_exact(self.cols, self.origin, self.horizon)
         if sketches is not None:
@@ -340,7 +340,7 @@ class DedupState:
         if rows.size:
             self.candidates.add(rows + self.origin, self.cols.fps.view()[rows], sk, ts)
 
-    def index_appended(self, base: int, stop: int, sketches: np.ndarray | None) -> None:
+    def _index_appended(self, base: int, stop: int, sketches: np.ndarray | None) -> None:
         """Exact map and candidate index after rows ``base..stop-1`` were appended: as deciding
         them did (the last searched document of each key, the kept ones indexed)."""
         rows = slice(base - self.origin, stop - self.origin)
@@ -362,7 +362,7 @@ class DedupState:
             sketches,
         )  # fmt: skip
         kept = np.flatnonzero((status == UNIQUE) & ~forgotten)
-        self.index_new(base, kept.tolist(), chunk)
+        self._index_new(base, kept.tolist(), chunk)
         if forgotten.any():
             self.forget(pos[forgotten])
 
@@ -377,7 +377,7 @@ class DedupState:
         keys = self.candidates.keys(chunk.fps[live], _rows(chunk.sketches, live))
         return budget_cuts(keys, live, self.pair_budget)
 
-    def commit(
+    def _commit(
         self, base: int, chunk: PreparedBatch, ids: Sequence[Any] | None, hz: np.ndarray | None
     ) -> None:
         """Bookkeeping of a decided chunk: searched flags, late count, external ids."""
@@ -390,20 +390,20 @@ class DedupState:
         if self.ids is not None:
             self.ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
-    def extend(self, chunk: PreparedBatch) -> None:
+    def _extend(self, chunk: PreparedBatch) -> None:
         self.cols.grow(chunk.fps, chunk.keys, chunk.ts)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self.max_ts = max(self.max_ts, float(np.nanmax(chunk.ts)))
 
-    def chunk_horizons(self, chunk: PreparedBatch) -> np.ndarray | None:
+    def _chunk_horizons(self, chunk: PreparedBatch) -> np.ndarray | None:
         """Per document of the chunk, the horizon of :func:`~neardup.dedup.greedy.horizons`
         (``keep='first'`` with a window: the streaming order), from the newest timestamp before
-        the chunk; None otherwise. Call it before ``_extend_state`` moves the newest one."""
+        the chunk; None otherwise. Call it before ``_extend`` moves the newest one."""
         if self.window is None or self.keep != "first":
             return None
         return horizons(chunk.ts, self.window, self.max_ts)
 
-    def decide_rows(
+    def _decide_rows(
         self,
         chunk: PreparedBatch,
         order: np.ndarray,
@@ -433,7 +433,7 @@ class DedupState:
         view = StateView(
             self.exact,
             lambda pos: self.cols.ts.view()[pos - origin],
-            self.kept_sketches,
+            self._kept_sketches,
             self.candidates if streaming else None,
         )
         new = decide_batch(
@@ -443,7 +443,7 @@ class DedupState:
         self.n_clusters = ledger.n_clusters
         return new
 
-    def fill_similarity(self, base: int, chunk: PreparedBatch) -> None:
+    def _fill_similarity(self, base: int, chunk: PreparedBatch) -> None:
         """The similarity that decided each document of the chunk and the threshold that
         applied (dedup/similarity.py)."""
         rows = slice(base - self.origin, base - self.origin + len(chunk.fps))
@@ -468,21 +468,21 @@ class DedupState:
         self.cols.similarity.writable()[rows] = sim
         self.cols.threshold.writable()[rows] = need
 
-    def kept_sketches(self, pos: np.ndarray) -> np.ndarray:
+    def _kept_sketches(self, pos: np.ndarray) -> np.ndarray:
         assert self.sketches is not None
         rows: np.ndarray = self.sketches.take(self.cols.slot.view()[pos - self.origin])
         return rows
 
-    def index_new(self, base: int, new: list[int], chunk: PreparedBatch) -> None:
+    def _index_new(self, base: int, new: list[int], chunk: PreparedBatch) -> None:
         local = np.asarray(new, dtype=np.int64)
         if local.size:
             # the index keeps whole seconds; flooring only ever keeps entries a little longer
             ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
             self.candidates.add(local + base, chunk.fps[local], _rows(chunk.sketches, local), ts)
-            self.keep_sketches(local, base, chunk)
-        self.expire()
+            self._keep_sketches(local, base, chunk)
+        self._expire()
 
-    def keep_sketches(self, local: np.ndarray, base: int, chunk: PreparedBatch) -> None:
+    def _keep_sketches(self, local: np.ndarray, base: int, chunk: PreparedBatch) -> None:
         if chunk.sketches is not None and local.size:
             if self.sketches is None:
                 self.sketches = SpillGrowable(chunk.sketches.dtype, chunk.sketches.shape[1])
@@ -490,7 +490,7 @@ class DedupState:
             self.cols.slot.writable()[rows] = np.arange(local.size) + self.sketches.size
             self.sketches.extend(chunk.sketches[local])
 
-    def expire(self) -> None:
+    def _expire(self) -> None:
         """Drop kept documents that no in-order later document can match (see persist.py)."""
         if self.window is not None and np.isfinite(self.max_ts):
             horizon = int(np.floor(self.max_ts - self.window))
@@ -606,7 +606,7 @@ class DedupState:
         if self.window is not None:
             ts = np.floor(self.cols.ts.view()[rows]).astype(np.int64)
         self.candidates.add(pos, self.cols.fps.view()[rows], sk, ts)
-        self.expire()
+        self._expire()
 
     def prune_exact(self, force: bool = False) -> None:
         """Drop exact-map entries whose kept document expired (amortised: when it doubled)."""
