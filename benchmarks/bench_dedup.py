@@ -242,7 +242,7 @@ def synthetic(n: int) -> dict[str, object]:
         dd.feed(texts)
         t = time.perf_counter()
         work_s += t - t1
-    counts = dd.decisions().counts()
+    counts = dd.state.decisions().counts()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "docs": n,

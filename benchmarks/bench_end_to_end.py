@@ -103,8 +103,9 @@ pr._sketch_all = timed("MinHash sketches (sketch thread)", pr._sketch_all)
 pr._fused = timed("fingerprints + sketches, one pass (prep thread, 2 cores)", pr._fused)
 pl.decide_batch = timed("decisions: index, verify, greedy (decide thread)", pl.decide_batch)
 import neardup.dedup.pipeline as pp
-pp.Deduplicator.feed_prepared = timed(
-    "decide step, all of it (decide thread)", pp.Deduplicator.feed_prepared)
+import neardup.dedup.dedup_state as ds
+ds.DedupState.decide = timed(
+    "decide step, all of it (decide thread)", ds.DedupState.decide)
 cd.write_fast = timed("write output", cd.write_fast)
 cd.write_generic = timed("write output", cd.write_generic)
 t = time.perf_counter()

@@ -193,7 +193,7 @@ def _feed_synthetic(n_total: int) -> tuple[Any, dict[str, Any], int]:
     import numpy as np
 
     from bench_scale import CHUNK, WIDTH, _plant, _Prepared, _synthetic_chunk
-    from neardup.dedup.state import DUPLICATE
+    from neardup.dedup.decisions import DUPLICATE
 
     rng = np.random.default_rng(0)
     dd = _Prepared()

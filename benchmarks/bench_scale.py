@@ -33,8 +33,8 @@ from typing import Any
 import click
 import numpy as np
 
+from neardup.dedup.decisions import DUPLICATE, PreparedBatch
 from neardup.dedup.pipeline import Deduplicator
-from neardup.dedup.state import DUPLICATE, Chunk
 from neardup.verify import MinHashVerifier
 
 CHUNK = 16384
@@ -44,16 +44,16 @@ WIDTH = MinHashVerifier().width  # sketch columns of the default verifier (193)
 class _Prepared(Deduplicator):
     """A Deduplicator that decides precomputed chunks (the benchmark skips fingerprinting)."""
 
-    _next_chunk: Chunk
+    _next_chunk: PreparedBatch
 
-    def prepare(self, texts: Any, timestamps: Any = None) -> Chunk:
+    def prepare(self, texts: Any, timestamps: Any = None) -> PreparedBatch:
         return self._next_chunk
 
 
 def _synthetic_chunk(
     rng: np.random.Generator, n: int, base: int, copy_rate: float, is_copy: np.ndarray
-) -> tuple[Chunk, np.ndarray, np.ndarray]:
-    """Chunk of n unrelated documents, then the copy rows and their originals' positions.
+) -> tuple[PreparedBatch, np.ndarray, np.ndarray]:
+    """A batch of n unrelated documents, then the copy rows and their originals' positions.
 
     Originals are earlier non-copy documents within the last ~4 chunks (news is re-issued
     soon); ``is_copy`` (global) is updated.
@@ -72,13 +72,13 @@ def _synthetic_chunk(
             np.int64
         )
     ok = ~is_copy[orig]
-    chunk = Chunk(fps, np.zeros(n, bool), [], np.full(n, np.nan), np.full(n, 2000), sk)
+    chunk = PreparedBatch(fps, np.zeros(n, bool), [], np.full(n, np.nan), np.full(n, 2000), sk)
     return chunk, copies[ok], orig[ok]
 
 
 def _plant(
     rng: np.random.Generator,
-    chunk: Chunk,
+    chunk: PreparedBatch,
     base: int,
     copies: np.ndarray,
     orig: np.ndarray,
@@ -218,7 +218,7 @@ def _text(n: int, copy_rate: float, seed: int, jobs: int, out: Path) -> None:
         dd.feed(part)
         decide += time.perf_counter() - t2
     chars = sum(map(len, texts)) / n
-    d = dd.decisions()
+    d = dd.state.decisions()
     row = {
         "n": n,
         "mean_chars": round(chars),

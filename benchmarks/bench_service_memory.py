@@ -103,7 +103,7 @@ for s in range(0, n, batch):
     svc.ingest([Item(f"s{j}", texts[j], None) for j in range(s, min(s + batch, n))], False)
 release_heap()
 grown = anon() - before
-table = svc.dd._state.candidates._table
+table = svc.dd.state.candidates._table
 print(json.dumps({"anon_per_doc": grown / n, "memory_bytes_per_doc": svc.memory_bytes() / n,
                   "key_table_per_doc": table.nbytes / n, "runs": table.runs}))
 """

@@ -30,6 +30,7 @@ import numpy as np
 
 from neardup import Deduplicator
 from neardup._persist import checksum_file
+from neardup.dedup import from_state_columns
 from neardup.index import HammingIndex
 
 
@@ -117,7 +118,7 @@ def bench_state(docs: int, workdir: Path) -> None:
     t = time.perf_counter()
     for s in range(0, docs, 65536):
         dd.feed(texts[s : min(s + 65536, docs)])
-    c = dd.decisions().counts()
+    c = dd.state.decisions().counts()
     row(
         f"feed {docs:.0e} documents (default Deduplicator)",
         f"{time.perf_counter() - t:.1f} s",
@@ -140,10 +141,10 @@ def bench_state(docs: int, workdir: Path) -> None:
     )
     row("loaded state decides 10^4 more documents like the original", str(same))
     t = time.perf_counter()
-    cols = dd.state_columns()
+    cols = dd.state.columns()
     row("`state_columns()` (all rows)", f"{time.perf_counter() - t:.2f} s", f"{len(cols)} columns")
     t = time.perf_counter()
-    Deduplicator.from_state_columns(Deduplicator(), cols, dd.state_meta())
+    from_state_columns(Deduplicator(), cols, dd.state.meta())
     row("`from_state_columns` (rebuilds exact map and index)", f"{time.perf_counter() - t:.2f} s")
     shutil.rmtree(path)
 

@@ -104,12 +104,42 @@ def test_deduplicator_feeds_from_threads(tmp_path: Path) -> None:
     again = Deduplicator.load(tmp_path / "st")
     assert again.n_documents == writers * per
     # one thread, the same batches in the order the calls were decided
-    ids = [dd.external_id(p) for p in range(dd.n_documents)]
+    ids = [dd.state.external_id(p) for p in range(dd.n_documents)]
     solo = Deduplicator()
     texts = {f"{t}-{i}": s for t in range(writers) for i, s in enumerate(_docs(t, per))}
     for a in range(0, len(ids), batch):
         solo.feed([texts[i] for i in ids[a : a + batch]], ids=ids[a : a + batch])
-    got, want = dd.decisions(), solo.decisions()
+    got, want = dd.state.decisions(), solo.state.decisions()
+    assert (got.status == want.status).all() and (got.duplicate_of == want.duplicate_of).all()
+    assert sorted(ids) == sorted(texts)
+
+
+def test_the_state_decides_from_threads() -> None:
+    """``dd.state`` holds its own lock (the service calls ``state.decide`` on prepared chunks):
+    threads deciding through it directly, beside readers of its columns, lose nothing and
+    decide as one thread would in the order the calls took the lock."""
+    dd = Deduplicator()
+    per, batch, writers = 150, 3, 4
+    seen: list[int] = []
+
+    def work(t: int) -> None:
+        if t == writers:  # a reader: every call sees whole rows
+            for _ in range(200):
+                seen.append(len(dd.state.columns()["status"]))
+            return
+        texts = _docs(t, per)
+        for a in range(0, per, batch):
+            ids = [f"{t}-{i}" for i in range(a, a + batch)]
+            dd.state.decide(dd.prepare(texts[a : a + batch]), ids)
+
+    _threads(writers + 1, work)
+    assert dd.n_documents == writers * per and seen == sorted(seen)
+    ids = [dd.state.external_id(p) for p in range(dd.n_documents)]
+    solo = Deduplicator()
+    texts = {f"{t}-{i}": s for t in range(writers) for i, s in enumerate(_docs(t, per))}
+    for a in range(0, len(ids), batch):
+        solo.feed([texts[i] for i in ids[a : a + batch]], ids=ids[a : a + batch])
+    got, want = dd.state.decisions(), solo.state.decisions()
     assert (got.status == want.status).all() and (got.duplicate_of == want.duplicate_of).all()
     assert sorted(ids) == sorted(texts)
 

@@ -82,7 +82,7 @@ class FrozenParams:
 
 
 def config_difference(saved: dict[str, Any], current: dict[str, Any]) -> str:
-    """The settings two configurations differ in (a :meth:`~neardup.Deduplicator.state_config`,
+    """The settings two configurations differ in (a ``Deduplicator.state.config``,
     an :class:`~neardup.overlap.OverlapFinder`'s parameters), as ``name: saved -> current``
     (nested settings by dotted name); empty when they name the same settings.
 

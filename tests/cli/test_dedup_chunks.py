@@ -102,7 +102,7 @@ def test_look_ahead_raises_the_earlier_chunks_error_first(depth: int) -> None:
     feed_ahead(dd, iter([(c, None) for c in ok]), True, fed.append, depth)
     assert fed == [1, 2, 3, 4, 5]
     texts = [d.text for c in ok for d, _ in c]
-    assert dd.decisions().statuses == Deduplicator().run(texts).statuses
+    assert dd.state.decisions().statuses == Deduplicator().run(texts).statuses
 
 
 def test_writes_behind_keep_the_order_and_raise_a_write_error() -> None:
@@ -179,10 +179,14 @@ def test_look_ahead_decides_off_the_reading_thread_and_stops_at_an_error() -> No
 
     threads: set[int] = set()
 
-    class Recording(Deduplicator):
-        def feed_prepared(self, chunk, *, ids=None, commit=True):  # type: ignore[no-untyped-def]
-            threads.add(threading.get_ident())
-            return super().feed_prepared(chunk, ids=ids, commit=commit)
+    dd = Deduplicator()
+    decide = dd.state.decide
+
+    def recording(chunk: Any, ids: Any = None, commit: bool = True) -> Any:
+        threads.add(threading.get_ident())
+        return decide(chunk, ids=ids, commit=commit)
+
+    dd.state.decide = recording  # type: ignore[method-assign]
 
     def doc(text: Any, i: int) -> tuple[Document, Record]:
         return Document(i, i, text, None), {}
@@ -190,7 +194,6 @@ def test_look_ahead_decides_off_the_reading_thread_and_stops_at_an_error() -> No
     good = [doc(f"storm number {i} hits the coast", i) for i in range(3)]
     bad = [doc(1, 3)]  # not a str: prepare raises
     later = [doc(f"later text {i} of the run", 4 + i) for i in range(2)]
-    dd = Recording()
     with pytest.raises(TypeError, match=r"texts\[0\] is int"):
         feed_ahead(dd, iter([(good, None), (bad, None), (later, None)]), False, lambda n: None)
     assert dd.n_documents == len(good)  # chunk 2 was never fed

@@ -174,7 +174,7 @@ def test_report_plot_marks_threshold_with_whole_counts() -> None:
     import numpy as np
 
     from neardup.cli.report import deciding_figure
-    from neardup.dedup.state import Decisions
+    from neardup.dedup.decisions import Decisions
 
     n = 5
     d = Decisions(

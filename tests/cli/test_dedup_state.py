@@ -121,7 +121,7 @@ def test_kill_9_leaves_previous_state(tmp_path: Path, kill_at: str) -> None:
     st = tmp_path / "st"
     r = _invoke(["dedup", str(day1), "--out", str(tmp_path / "o1.jsonl"), "--state", str(st)])
     assert r.exit_code == 0, r.output
-    before = Deduplicator.load(st).state_columns()
+    before = Deduplicator.load(st).state.columns()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), SLEEP_PER_FILE: "0.3"}
     env[SLEEP_BEFORE_COMMIT] = "30"
     cmd = [sys.executable, "-m", "neardup", "dedup", str(day2), "--out", str(tmp_path / "o2.jsonl")]
@@ -141,7 +141,7 @@ def test_kill_9_leaves_previous_state(tmp_path: Path, kill_at: str) -> None:
     proc.wait()
     after = Deduplicator.load(st)
     assert after.n_documents == 15
-    for name, col in after.state_columns().items():
+    for name, col in after.state.columns().items():
         assert np.array_equal(col, before[name], equal_nan=col.dtype.kind == "f")
     r = _invoke([*cmd[3:], "--state", str(st)])  # the rerun, without test sleeps
     assert r.exit_code == 0, r.output

@@ -202,7 +202,7 @@ def test_kill_9_during_state_commit_on_s3(
     for day, chunk in enumerate((rows[:15], rows[15:])):
         fs.pipe_file(f"{bucket}/d{day}.jsonl", _jsonl(chunk))
     _ok(["dedup", f"{bucket}/d0.jsonl", "--out", f"{bucket}/o0.jsonl", "--state", st])
-    before = Deduplicator.load(st).state_columns()
+    before = Deduplicator.load(st).state.columns()
     tmp = tmp_path / "tmp"  # the runs' local temporary files
     tmp.mkdir()
     plain = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TMPDIR": str(tmp)}
@@ -225,7 +225,7 @@ def test_kill_9_during_state_commit_on_s3(
     assert json.loads(fs.cat_file(f"{st}/.lock"))["pid"] == proc.pid  # the dead writer's lock
     after = Deduplicator.load(st)
     assert after.n_documents == 15
-    for name, col in after.state_columns().items():
+    for name, col in after.state.columns().items():
         assert (col == before[name]).all() or name in ("timestamp", "similarity", "threshold")
     assert any(p.name.startswith("neardup-version.") for p in tmp.iterdir())
     # the rerun removes the dead writer's v-2 (and its local folder) and commits v-3

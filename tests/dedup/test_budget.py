@@ -33,8 +33,8 @@ def test_parts_give_the_same_decisions(k: int | None) -> None:
     texts = _templated(400, seed=3)
     whole = Deduplicator(k=k).feed(texts)
     small = Deduplicator(k=k)
-    small._state.pair_budget = 300  # far below this chunk's pairs: many parts
-    assert small._state.budget_cuts(small.prepare(texts)), "the budget must cut this chunk"
+    small.state.pair_budget = 300  # far below this chunk's pairs: many parts
+    assert small.state.budget_cuts(small.prepare(texts)), "the budget must cut this chunk"
     parts = small.feed(texts, ids=list(range(400)))
     assert (parts.status == whole.status).all() and (parts.duplicate_of == whole.duplicate_of).all()
     assert (parts.cluster_id == whole.cluster_id).all()
@@ -47,7 +47,7 @@ def test_parts_with_a_window_give_the_same_decisions() -> None:
     ts = [float(i // 3) for i in range(300)]
     whole = Deduplicator(window=40).feed(texts, ts)
     small = Deduplicator(window=40)
-    small._state.pair_budget = 200
+    small.state.pair_budget = 200
     parts = small.feed(texts, ts)
     assert (parts.status == whole.status).all() and (parts.duplicate_of == whole.duplicate_of).all()
 

@@ -40,12 +40,12 @@ def _found(index: BandCandidates, cfps: np.ndarray, csk: np.ndarray, orig: np.nd
 
 
 def test_default_is_band_design_and_exact_radius_on_request() -> None:
-    assert isinstance(Deduplicator().candidates, BandCandidates)
-    assert isinstance(Deduplicator(k=14).candidates, HammingCandidates)
-    assert isinstance(Deduplicator(candidate_k=18, k=14).candidates, HammingCandidates)
-    assert isinstance(Deduplicator(verifier=None).candidates, HammingCandidates)
+    assert isinstance(Deduplicator().state.candidates, BandCandidates)
+    assert isinstance(Deduplicator(k=14).state.candidates, HammingCandidates)
+    assert isinstance(Deduplicator(candidate_k=18, k=14).state.candidates, HammingCandidates)
+    assert isinstance(Deduplicator(verifier=None).state.candidates, HammingCandidates)
     small = MinHashVerifier(num_hashes=64)
-    assert isinstance(Deduplicator(verifier=small).candidates, HammingCandidates)
+    assert isinstance(Deduplicator(verifier=small).state.candidates, HammingCandidates)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -13,6 +13,7 @@ import pytest
 
 from neardup import Deduplicator, Fingerprinter
 from neardup._persist import checksum_json
+from neardup.dedup import from_state_columns
 from neardup.verify import MinHashVerifier
 
 from tests.synthetic import remix_corpus
@@ -127,11 +128,11 @@ def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
     whole = Deduplicator(cluster_similarity=Q).feed(texts)
     a = Deduplicator(cluster_similarity=Q)
     a.feed(texts[:200])
-    assert (a._state.floor.view() < 1).any()  # floors to carry across the boundary
+    assert (a.state.cols.floor.view() < 1).any()  # floors to carry across the boundary
     a.save(tmp_path / "s")
-    cols, meta = a.state_columns(), json.loads(json.dumps(a.state_meta()))
+    cols, meta = a.state.columns(), json.loads(json.dumps(a.state.meta()))
     b = Deduplicator.load(tmp_path / "s")
-    c = Deduplicator.from_state_columns(Deduplicator(cluster_similarity=Q), cols, meta)
+    c = from_state_columns(Deduplicator(cluster_similarity=Q), cols, meta)
     for dd in (b, c):
         rest = dd.feed(texts[200:])
         assert rest.statuses == whole.statuses[200:]
@@ -139,15 +140,15 @@ def test_saved_state_and_columns_continue_alike(tmp_path: Path) -> None:
 
 
 def test_configuration_and_refusals(tmp_path: Path) -> None:
-    assert Deduplicator().decide_config.cluster_similarity == 0.25
-    assert Deduplicator(threshold=0.2).decide_config.cluster_similarity == 0.2  # never above
-    assert Deduplicator(verifier=None).decide_config.cluster_similarity is None
+    assert Deduplicator().state.decide_config.cluster_similarity == 0.25
+    assert Deduplicator(threshold=0.2).state.decide_config.cluster_similarity == 0.2  # never above
+    assert Deduplicator(verifier=None).state.decide_config.cluster_similarity is None
     old = Deduplicator(cluster_similarity=None)
     assert old.config_id != Deduplicator().config_id
-    assert "cluster_similarity" not in old.state_config()  # ids of states from before the rule
+    assert "cluster_similarity" not in old.state.config  # ids of states from before the rule
     old.feed(remix_corpus(50, seed=7))
     old.save(tmp_path / "old")
-    assert Deduplicator.load(tmp_path / "old").decide_config.cluster_similarity is None
+    assert Deduplicator.load(tmp_path / "old").state.decide_config.cluster_similarity is None
     with pytest.raises(ValueError, match=old.config_id) as info:
         Deduplicator.load(tmp_path / "old", Deduplicator())
     assert "cluster_similarity: none -> 0.25" in str(info.value)  # names what differs
@@ -165,7 +166,7 @@ def _refuses_rule_version_1(path: Path) -> None:
     dd = Deduplicator()
     dd.feed(remix_corpus(40, seed=8))
     dd.save(path)
-    assert dd.state_config()["cluster_rule"] == 2
+    assert dd.state.config["cluster_rule"] == 2
     (manifest,) = path.glob("v-*/manifest.json")
     saved = json.loads(manifest.read_text())
     meta = saved["meta"]

@@ -66,10 +66,10 @@ def test_decide_keeps_the_nearest_kept_candidate() -> None:
 
 def test_deduplicator_exposes_the_config_it_decides_with() -> None:
     dd = Deduplicator(k=4, candidate_k=6, window=60.0)
-    assert dd.decide_config == DecideConfig(
+    assert dd.state.decide_config == DecideConfig(
         radius=6, keep="first", window=60.0, threshold=0.6, cluster_similarity=0.25
     )
-    plain = Deduplicator(verifier=None, k=3).decide_config
+    plain = Deduplicator(verifier=None, k=3).state.decide_config
     assert plain.threshold is None and plain.cluster_similarity is None
 
 
@@ -81,10 +81,10 @@ def test_core_decides_as_the_deduplicator_on_a_synthetic_corpus() -> None:
     want = dd.replace().run(texts)
     assert {"duplicate", "exact_duplicate", "empty"} <= set(want.statuses)
     chunk = dd.prepare(texts)
-    cfg, n = dd.decide_config, len(texts)
+    cfg, n = dd.state.decide_config, len(texts)
     order = processing_order(cfg.keep, np.arange(n), chunk.lengths, chunk.ts)
     live = searched_rows(cfg, order[~chunk.empty[order]], chunk.keys)
-    i, j, dist = dd.candidates.pairs(chunk.fps[live], None)
+    i, j, dist = dd.state.candidates.pairs(chunk.fps[live], None)
     q, p, d = np.concatenate([live[i], live[j]]), np.concatenate([live[j], live[i]]), dist
     d = np.concatenate([d, d]).astype(np.int64)
     ok = accept(cfg, d, None, None, None)

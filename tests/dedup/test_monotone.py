@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import Deduplicator
+from neardup.dedup import trace
 
 from tests.synthetic import edit, english_text
 
@@ -79,7 +80,7 @@ def test_trace_is_the_decision(
     refusals and names the first candidate; a kept document joined none."""
     texts = [edit(_BASES[b], rate, random.Random(seed)) for b, rate, seed in docs]
     dd = Deduplicator(k=63, threshold=threshold, cluster_similarity=q)
-    d, ev = dd.trace(texts, positions=range(len(texts)))
+    d, ev = trace(dd, texts, positions=range(len(texts)))
     assert d.statuses == dd.replace().run(texts).statuses
     for g, notes in ev.items():
         rep = int(d.duplicate_of[g])

@@ -71,8 +71,8 @@ def test_streaming_and_batch_match_reference(items, k, chunk) -> None:
     dd = _table(k=k)
     for s in range(0, len(texts), chunk):
         dd.feed(texts[s : s + chunk])
-    assert _rows(dd.decisions()) == want
-    assert dd.decisions().cluster_id.tolist() == batch.cluster_id.tolist()
+    assert _rows(dd.state.decisions()) == want
+    assert dd.state.decisions().cluster_id.tolist() == batch.cluster_id.tolist()
 
 
 @settings(max_examples=40, deadline=None)
@@ -85,7 +85,7 @@ def test_window_streaming_equals_batch(items, chunk) -> None:
     dd = _table(k=2, window=3.0)
     for s in range(0, len(texts), chunk):
         dd.feed(texts[s : s + chunk], ts[s : s + chunk])
-    assert _rows(dd.decisions()) == want
+    assert _rows(dd.state.decisions()) == want
 
 
 def test_window_separates_old_copies() -> None:
@@ -145,7 +145,7 @@ def test_verifier_hook_widens_and_filters() -> None:
     s = _table(k=1, verifier=ParityVerifier(), candidate_k=4)
     s.feed(texts[:2])
     s.feed(texts[2:])
-    assert _rows(s.decisions()) == _rows(d)
+    assert _rows(s.state.decisions()) == _rows(d)
     assert s.describe()["sketch_bytes"] > 0
 
 

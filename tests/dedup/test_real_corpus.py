@@ -16,7 +16,7 @@ def test_batch_equals_streaming_and_invariants(reuters_records: list[dict]) -> N
     stream = Deduplicator(k=3)
     for s in range(0, len(texts), 257):
         stream.feed(texts[s : s + 257])
-    got = stream.decisions()
+    got = stream.state.decisions()
     for name in ("status", "duplicate_of", "distance", "cluster_id", "fingerprint"):
         assert np.array_equal(getattr(batch, name), getattr(got, name)), name
     counts = batch.counts()
@@ -37,7 +37,7 @@ def test_window_on_real_dates(reuters_records: list[dict]) -> None:
     stream = Deduplicator(k=3, window=86400.0)
     for s in range(0, len(texts), 500):
         stream.feed(texts[s : s + 500], ts[s : s + 500])
-    assert np.array_equal(batch.duplicate_of, stream.decisions().duplicate_of)
+    assert np.array_equal(batch.duplicate_of, stream.state.decisions().duplicate_of)
     dup = np.flatnonzero(batch.duplicate_of >= 0)
     tsa = np.array(ts)
     assert (np.abs(tsa[dup] - tsa[batch.duplicate_of[dup]]) <= 86400).all()

@@ -50,7 +50,7 @@ def test_spilled_sketches_decide_and_save_the_same(
     monkeypatch.setattr(_spill, "SPILL_BYTES", 1000)  # every run spills after a few documents
     dd = Deduplicator(window=window)
     feed_all(dd, texts[:450], None if ts is None else ts[:450], 128)
-    assert dd._state.sketches is not None and dd._state.sketches.spilled
+    assert dd.state.sketches is not None and dd.state.sketches.spilled
     dd.save(tmp_path / "spilled")
     ref_half = Deduplicator(window=window)
     feed_all(ref_half, texts[:450], None if ts is None else ts[:450], 128)
@@ -65,7 +65,7 @@ def test_spilled_sketches_decide_and_save_the_same(
     monkeypatch.setattr(_spill, "SPILL_BYTES", 1000)
     back = Deduplicator.load(tmp_path / "spilled")
     feed_all(back, texts[450:], None if ts is None else ts[450:], 128)
-    got, want = back.decisions(), ref.decisions()
+    got, want = back.state.decisions(), ref.state.decisions()
     start = len(want) - len(got)
     for name in FIELDS:
         assert np.array_equal(getattr(got, name), getattr(want, name)[start:]), name

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import Deduplicator
-from neardup.dedup import Decisions
+from neardup.dedup import Decisions, from_state_columns
 from neardup.dedup.persist import StateFormatError
 
 FIELDS = ("status", "duplicate_of", "distance", "cluster_id", "fingerprint")
@@ -82,7 +82,7 @@ def test_day2_on_saved_state_equals_one_run(
     day2 = Deduplicator.load(tmp_path / "state")
     assert day2.config_id == day1.config_id and day2.n_documents == 350
     feed_all(day2, texts[350:], None if ts is None else ts[350:], 64)
-    same(day2.decisions(), one)
+    same(day2.state.decisions(), one)
     counts = one.counts()
     assert counts["duplicate"] > 10 and counts["exact_duplicate"] > 10
     assert day2.describe()["late_documents"] == 0
@@ -107,7 +107,7 @@ def test_random_splits_with_save_load_between(
         dd.feed(texts[a:b], None if ts is None else ts[a:b])
         dd.save(path)
         dd = Deduplicator.load(path, Deduplicator(window=window))
-    same(dd.decisions(), one)
+    same(dd.state.decisions(), one)
 
 
 def test_ids_survive_and_name_duplicates(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_ids_survive_and_name_duplicates(tmp_path: Path) -> None:
     dd.save(tmp_path / "s")
     back = Deduplicator.load(tmp_path / "s")
     d = back.add("STORM hits the coast tonight, says the weather office", id={"x": 1})
-    assert (d.id, d.duplicate_of, back.external_id(1)) == ({"x": 1}, "a", 7)
+    assert (d.id, d.duplicate_of, back.state.external_id(1)) == ({"x": 1}, "a", 7)
 
 
 def test_other_config_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -164,11 +164,11 @@ def test_dry_run_leaves_state_unchanged() -> None:
     dd = Deduplicator(window=40.0)
     ts = [float(i) for i in range(len(texts))]
     dd.feed(texts[:250], ts[:250])
-    before = dd.state_columns()
-    meta = dd.state_meta()
+    before = dd.state.columns()
+    meta = dd.state.meta()
     dry = dd.feed(texts[250:], ts[250:], commit=False)
-    after = dd.state_columns()
-    assert dd.state_meta() == meta and before.keys() == after.keys()
+    after = dd.state.columns()
+    assert dd.state.meta() == meta and before.keys() == after.keys()
     for name in before:
         nan = name in ("timestamp", "similarity", "threshold")
         assert np.array_equal(before[name], after[name], equal_nan=nan), name
@@ -182,19 +182,22 @@ def test_state_columns_round_trip_equals_continuing(tmp_path: Path) -> None:
     config = Deduplicator(window=60.0)
     a = Deduplicator(window=60.0)
     a.feed(texts[:300], ts[:300], ids=[f"d{i}" for i in range(300)])
-    a.forget([0, 5, 17])
-    cols, meta = a.state_columns(), json.loads(json.dumps(a.state_meta()))
-    b = Deduplicator.from_state_columns(config, cols, meta)
-    for name, col in b.state_columns().items():
+    a.state.forget([0, 5, 17])
+    cols, meta = a.state.columns(), json.loads(json.dumps(a.state.meta()))
+    b = from_state_columns(config, cols, meta)
+    for name, col in b.state.columns().items():
         assert np.array_equal(col, cols[name], equal_nan=col.dtype.kind == "f")
     a.save(tmp_path / "s")
     c = Deduplicator.load(tmp_path / "s")
     for dd in (a, b, c):
         dd.feed(texts[300:], ts[300:])
-    same(b.decisions(), a.decisions())
-    same(c.decisions(), a.decisions())
-    assert b.external_id(3) == "d3" and b.external_id(299) == c.external_id(299) == "d299"
-    assert 0 < c.state_meta()["origin"] < 300  # expired documents' rows left the saved state
+    same(b.state.decisions(), a.state.decisions())
+    same(c.state.decisions(), a.state.decisions())
+    assert (
+        b.state.external_id(3) == "d3"
+        and b.state.external_id(299) == c.state.external_id(299) == "d299"
+    )
+    assert 0 < c.state.meta()["origin"] < 300  # expired documents' rows left the saved state
 
 
 def test_forget_stops_attracting_and_keeps_cluster() -> None:
@@ -202,13 +205,13 @@ def test_forget_stops_attracting_and_keeps_cluster() -> None:
     dd = Deduplicator()
     first = dd.feed([text, text.upper(), text + " today"])
     assert first.statuses == ["unique", "exact_duplicate", "duplicate"]
-    assert dd.forget([0]) == 1
-    assert dd.decisions().cluster_id.tolist() == [0, 0, 0]  # the cluster keeps its members
+    assert dd.state.forget([0]) == 1
+    assert dd.state.decisions().cluster_id.tolist() == [0, 0, 0]  # the cluster keeps its members
     after = dd.feed([text, text + " today"])
     assert after.statuses == ["unique", "duplicate"]  # searched anew, new kept document
     assert after.duplicate_of.tolist() == [-1, 3]
     with pytest.raises(ValueError, match="position 9"):
-        dd.forget([9])
+        dd.state.forget([9])
 
 
 def test_batch_run_then_save_and_continue(tmp_path: Path) -> None:
@@ -219,7 +222,7 @@ def test_batch_run_then_save_and_continue(tmp_path: Path) -> None:
     dd.save(tmp_path / "s")
     back = Deduplicator.load(tmp_path / "s")
     back.feed(texts[250:])
-    same(back.decisions(), one)
+    same(back.state.decisions(), one)
 
 
 def test_expiry_is_exact_in_time_order_and_counts_late_documents() -> None:
@@ -228,7 +231,7 @@ def test_expiry_is_exact_in_time_order_and_counts_late_documents() -> None:
     one = Deduplicator(window=20.0).run(texts, ts)
     dd = Deduplicator(window=20.0)
     feed_all(dd, texts, ts, 50)
-    same(dd.decisions(), one)
+    same(dd.state.decisions(), one)
     assert dd.describe()["late_documents"] == 0
     assert dd.describe()["kept_in_index"] < int((one.status == 0).sum())  # expiry ran
     late = Deduplicator(window=20.0)
@@ -281,9 +284,9 @@ def test_tf_idf_configuration_and_pending_batches(tmp_path: Path) -> None:
     back = Deduplicator.load(tmp_path / "s")  # the IDF table travels with the state
     assert back.fingerprinter.config_id == fp.config_id
     back.feed(texts[150:])
-    same(back.decisions(), one)
+    same(back.state.decisions(), one)
     batch = Deduplicator()
-    batch.collect(texts[:10])
+    batch.state.collect(batch.prepare(texts[:10]))
     with pytest.raises(ValueError, match="resolve"):
         batch.save(tmp_path / "t")
 
@@ -303,26 +306,26 @@ def test_expired_documents_leave_the_saved_state(tmp_path: Path) -> None:
         same(dry, got[-1])
         dd.save(path)
         dd = Deduplicator.load(path)
-        meta = dd.state_meta()
+        meta = dd.state.meta()
         rows.append(meta["documents"] - meta["origin"])
-        cols = dd.state_columns()
-        back = Deduplicator.from_state_columns(Deduplicator(window=86400.0), cols, meta)
-        assert back.state_meta()["origin"] == meta["origin"]
+        cols = dd.state.columns()
+        back = from_state_columns(Deduplicator(window=86400.0), cols, meta)
+        assert back.state.meta()["origin"] == meta["origin"]
     assert max(rows) <= 420 and rows[-1] < 2000  # about one window of rows, not all
     for name in FIELDS:
         whole = np.concatenate([getattr(d, name) for d in got])
         assert np.array_equal(whole, getattr(one, name)), name
     assert one.counts()["duplicate"] > 50
-    dd.forget([0, 1999])  # an expired position is accepted (it attracts nothing already)
+    dd.state.forget([0, 1999])  # an expired position is accepted (it attracts nothing already)
 
 
 def test_ids_through_columns_keep_their_values() -> None:
     ids: list[Any] = ["caf\u00e9", "\ud800", {"k": [1, 2]}, 7, None]
     dd = Deduplicator()
     dd.feed(corpus(5, seed=10), ids=ids)
-    cols, meta = dd.state_columns(), dd.state_meta()
-    back = Deduplicator.from_state_columns(Deduplicator(), cols, meta)
-    assert [back.external_id(i) for i in range(5)] == ids
+    cols, meta = dd.state.columns(), dd.state.meta()
+    back = from_state_columns(Deduplicator(), cols, meta)
+    assert [back.state.external_id(i) for i in range(5)] == ids
     cols["id"][1] = "{not json"
     with pytest.raises(ValueError):
-        Deduplicator.from_state_columns(Deduplicator(), cols, meta)
+        from_state_columns(Deduplicator(), cols, meta)

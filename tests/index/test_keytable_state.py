@@ -76,7 +76,7 @@ def test_state_round_trip_and_formats_1_and_3_decide_as_the_saved_state(
         dd = Deduplicator()
         for s in range(0, 1000, 150):  # several runs in the key table
             dd.feed(docs[s : s + 150])
-        dd.forget(list(range(0, 1000, 9)))
+        dd.state.forget(list(range(0, 1000, 9)))
         dd.save(tmp_path / "state")
         saved = read_bundle(tmp_path / "state" / str(read_current(tmp_path / "state")), FORMAT, 4)
         assert any("_piece" in k for k in saved[1]) == pieces

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from neardup.dedup.state import STATUS_NAMES
+from neardup.dedup.decisions import STATUS_NAMES
 from neardup.eval.perturb import plant_copies
 
 from tests.server.server_helpers import Server

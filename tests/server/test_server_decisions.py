@@ -17,7 +17,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from neardup.cli import cli
-from neardup.dedup import Deduplicator
+from neardup.dedup import Deduplicator, from_state_columns
 from neardup.eval.perturb import plant_copies
 
 from tests.server.server_helpers import Server
@@ -187,7 +187,7 @@ def test_the_service_answers_and_stores_the_threshold_that_applied(tmp_path: Pat
     texts, docs = short_texts()
     ids = [d["id"] for d in docs]
     want = library(texts, ids, None)
-    default = Deduplicator().decide_config.threshold
+    default = Deduplicator().state.decide_config.threshold
     assert {r["threshold"] for r in want} == {None, 0.8, default}  # both thresholds applied
     assert want == command_line(tmp_path, docs)
     for every in ("2", "100000"):  # restart from a snapshot plus rows, from the rows alone
@@ -224,18 +224,18 @@ def test_state_columns_carry_the_threshold() -> None:
     texts, _ = short_texts()
     dd = Deduplicator()
     d = dd.feed(texts, ids=[f"s{i}" for i in range(len(texts))])
-    cols = dd.state_columns()
+    cols = dd.state.columns()
     np.testing.assert_array_equal(cols["threshold"], d.threshold)
-    back = Deduplicator.from_state_columns(Deduplicator(), cols, dd.state_meta())
-    np.testing.assert_array_equal(back.state_columns()["threshold"], d.threshold)
+    back = from_state_columns(Deduplicator(), cols, dd.state.meta())
+    np.testing.assert_array_equal(back.state.columns()["threshold"], d.threshold)
     again = back.feed(texts[:3], ids=["s0", "s1", "s2"])  # known: their stored decisions
     np.testing.assert_array_equal(again.threshold, d.threshold[:3])
     extended = Deduplicator()
-    extended.extend_state_columns(cols, dd.state_meta())
-    np.testing.assert_array_equal(extended.state_columns()["threshold"], d.threshold)
+    extended.state.restore(cols, dd.state.meta())
+    np.testing.assert_array_equal(extended.state.columns()["threshold"], d.threshold)
     del cols["threshold"]
-    old = Deduplicator.from_state_columns(Deduplicator(), cols, dd.state_meta())
-    assert np.isnan(old.state_columns()["threshold"]).all()
+    old = from_state_columns(Deduplicator(), cols, dd.state.meta())
+    assert np.isnan(old.state.columns()["threshold"]).all()
 
 
 def test_a_data_directory_of_the_older_cluster_rule_is_refused_saying_why(tmp_path: Path) -> None:

@@ -31,12 +31,12 @@ def test_a_batch_that_keeps_nothing_is_stored_once_the_sketches_spilled(
     texts = corpus("reuters", 120, seed=11)
     svc = Service(Deduplicator(), Settings(str(tmp_path / "d"), snapshot_every=0))
     got = svc.ingest(items(texts), False)
-    assert svc.dd._state.sketches is not None and svc.dd._state.sketches.spilled
+    assert svc.dd.state.sketches is not None and svc.dd.state.sketches.spilled
     got += svc.ingest([Item("copy", texts[0], None)], False)  # keeps nothing
     crash(svc)  # and a server restarted on it (the replay of every row spills again)
     svc = Service(Deduplicator(), Settings(str(tmp_path / "d"), snapshot_every=0))
     got += svc.ingest([Item("copy2", texts[1], None)], False)
-    assert svc.dd._state.sketches is not None and svc.dd._state.sketches.spilled
+    assert svc.dd.state.sketches is not None and svc.dd.state.sketches.spilled
     d = Deduplicator().feed([*texts, texts[0], texts[1]])  # the library, one stream
     ids = [it.id for it in items(texts)] + ["copy", "copy2"]
     assert [r["status"] for r in got] == d.statuses

@@ -40,7 +40,7 @@ def assert_same_state(a: Deduplicator, b: Deduplicator) -> None:
     compared where they are used (kept, not deleted). The similarity that decided is stored
     rounded to 4 decimals, as answered, and a snapshot keeps it whole: compared is what later
     decisions read of it, the floors of the cluster_similarity rule."""
-    x, y = a.state_columns(), b.state_columns()
+    x, y = a.state.columns(), b.state.columns()
     assert x.keys() == y.keys()
     live = (x["status"] == 0) & ~x["forgotten"]
     for name in x:
@@ -48,7 +48,7 @@ def assert_same_state(a: Deduplicator, b: Deduplicator) -> None:
             assert np.array_equal(x[name][live], y[name][live])
         elif name != "similarity":  # NaN: no time, no threshold (kept documents, exact copies)
             assert np.array_equal(x[name], y[name], equal_nan=x[name].dtype.kind == "f"), name
-    fa, fb = a._state.floor.view(), b._state.floor.view()
+    fa, fb = a.state.cols.floor.view(), b.state.cols.floor.view()
     assert np.array_equal(fa, fb) and (fa < 1).any()  # the rule's state, and a real test
 
 

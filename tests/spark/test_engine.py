@@ -160,7 +160,9 @@ def test_verified_pairs_equal_the_local_engines(
         base = [json.loads(line)["text"] for line in f]
     texts, _ = planted(base, seed=3)
     dd = Deduplicator(**opts)
-    want = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, dd.prepare(texts))
+    want = verified_pairs(
+        dd.state.decide_config, dd.state.candidates, dd.verifier, dd.prepare(texts)
+    )
     assert want[0].size >= 5
     rows = [(i, t, None) for i, t in enumerate(texts)]
     docs = spark.createDataFrame(rows, "pos long, text string, ts double")

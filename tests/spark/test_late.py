@@ -46,8 +46,8 @@ def test_late_documents_streaming_equals_run_and_spark(spark: Any) -> None:
         dd = Deduplicator(window=DAY)
         for i in range(0, len(texts), chunk):
             dd.feed(texts[i : i + chunk], ts[i : i + chunk])
-        assert dd.decisions().status.tolist() == ref.status.tolist(), chunk
-        assert dd.decisions().duplicate_of.tolist() == ref.duplicate_of.tolist(), chunk
+        assert dd.state.decisions().status.tolist() == ref.status.tolist(), chunk
+        assert dd.state.decisions().duplicate_of.tolist() == ref.duplicate_of.tolist(), chunk
         assert dd.describe()["late_documents"] == N_LATE
     # the early copies expired before the late ones came: those are not matched
     assert set(ref.statuses[300:]) == {"unique"}

@@ -28,7 +28,7 @@ def feed_ahead(
     depth: int = AHEAD,
 ) -> list[Decisions]:
     """``dd.feed`` of every chunk: :meth:`~Deduplicator.prepare` on one thread and
-    :meth:`~Deduplicator.feed_prepared` on another, while this one reads and parses the
+    ``Deduplicator.state.decide`` on another, while this one reads and parses the
     next ``depth`` chunks. Prepare keeps no state and the decide thread takes the chunks in
     input order, each after the one before succeeded, so the decisions are those of feeding
     one by one. An error of chunk i (prepare or decide) is raised before one of reading a
@@ -82,4 +82,4 @@ def _decide(
     re-raised here, stops every later chunk from being fed)."""
     if before is not None:
         before.result()
-    return dd.feed_prepared(prepared.result(), ids=ids)
+    return dd.state.decide(prepared.result(), ids=ids)

@@ -15,8 +15,8 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from neardup.dedup.core import verified_pairs
+from neardup.dedup.decisions import concat_batches
 from neardup.dedup.pairs import pair_records
-from neardup.dedup.state import concat_chunks
 from neardup.io import open_writer
 
 if TYPE_CHECKING:
@@ -38,8 +38,10 @@ def pair_rows(
     chunks = []
     while part := list(islice(it, chunk_size)):
         chunks.append(dd.prepare(part))
-    chunk = concat_chunks(chunks)
-    a, b, dist, sim = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, chunk)
+    chunk = concat_batches(chunks)
+    a, b, dist, sim = verified_pairs(
+        dd.state.decide_config, dd.state.candidates, dd.verifier, chunk
+    )
     return pair_records(a, b, dist, sim, ids)
 
 

@@ -32,7 +32,7 @@ from neardup._atomic import (
     read_live,
 )
 from neardup.cli._common import DataError, usage_error
-from neardup.dedup import Decisions, Deduplicator
+from neardup.dedup import Decisions, Deduplicator, persist
 from neardup.dedup.persist import StateConfigError, StateFormatError
 from neardup.dedup.rerun import run_positions
 
@@ -54,7 +54,7 @@ class RunState:
         (disk full) fails the run while ``--out`` is still as it was. It becomes live when the
         run ends well."""
         try:
-            self.dd.write_state(self.version)
+            persist.write_state(self.dd, self.version)
         except OSError as e:
             raise OSError(
                 e.errno,
@@ -69,7 +69,7 @@ class RunState:
         an earlier document ``r`` that is ``duplicate_of`` appears as ``n + r`` (its id in
         :attr:`earlier_ids`); see :func:`~neardup.dedup.rerun.run_positions`."""
         out, earlier = run_positions(decided, self.base)
-        self.earlier_ids = {len(out) + r: self.dd.external_id(r) for r in earlier}
+        self.earlier_ids = {len(out) + r: self.dd.state.external_id(r) for r in earlier}
         return out
 
     def notes(self, rows: int) -> list[str]:
@@ -92,8 +92,8 @@ class RunState:
         return out
 
     def _shared_ids_note(self) -> list[str]:
-        ids = [self.dd.external_id(p) for p in range(self.base, self.dd.n_documents)]
-        shared = self.dd.shared_ids(ids, self.base) if self.base else []
+        ids = [self.dd.state.external_id(p) for p in range(self.base, self.dd.n_documents)]
+        shared = self.dd.state.shared_ids(ids, self.base) if self.base else []
         if not shared:
             return []
         some = ", ".join(repr(v) for v in shared[:3])
@@ -146,7 +146,9 @@ def _load(root: str | Path, path: str, dd: Deduplicator) -> Deduplicator:
     if read_current(root) is None:
         return dd
     try:
-        return read_live(root, lambda version: Deduplicator.read_state(version, dd, name=path))
+        return read_live(
+            root, lambda version: persist.read_state(Deduplicator, version, dd, name=path)
+        )
     except StateConfigError as exc:
         raise usage_error(str(exc)) from None
     except StateFormatError as exc:

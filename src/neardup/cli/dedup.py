@@ -50,13 +50,13 @@ from neardup.cli._pairs import write_pairs
 from neardup.cli._state import RunState, dedup_state
 from neardup.cli.report import check_report_extra
 from neardup.dedup import Decisions, Deduplicator
+from neardup.dedup.decisions import concat_decisions
 from neardup.dedup.disorder import (
     DEFAULT_MAX_DISORDER,
     DisorderBuffer,
     disorder_note,
     in_input_order,
 )
-from neardup.dedup.state import concat_decisions
 from neardup.io import (
     Document,
     InputError,
@@ -319,7 +319,7 @@ def _write_local_outputs(
         record["notes"].append(write_pairs(pairs_path, dd, docs))
     record["outputs"] = extra.written(out)
     # before the state commits: an output that cannot be written leaves the state as it was
-    report = (plan.examples, run.stats, seconds_taken, dd.decide_config)
+    report = (plan.examples, run.stats, seconds_taken, dd.state.decide_config)
     extra.write(record, decisions, plan.ids, report)
     return record
 
@@ -499,9 +499,9 @@ def _decide(run: _Run, dd: Deduplicator, chunk_size: int, with_ids: bool = False
                 ids = [d.id for d, _ in chunk] if with_ids else None
                 parts.append(dd.feed(texts, ts, ids=ids))
             else:
-                dd.collect(texts, ts)
+                dd.state.collect(dd.prepare(texts, ts))
             advance(len(chunk))
-    return concat_decisions(parts) if dd.keep == "first" else dd.resolve()
+    return concat_decisions(parts) if dd.keep == "first" else dd.state.resolve()
 
 
 def _chunks(run: _Run, chunk_size: int) -> Iterator[tuple[DocumentRecords, list[float] | None]]:

@@ -67,21 +67,21 @@ def explain_pair(dd: Deduplicator, a: str, b: str, top: int) -> dict[str, Any]:
         "duplicate": status in ("duplicate", "exact_duplicate"),
         "status": status,
         "config_id": dd.config_id,
-        "candidates": dd.candidates.get_config(),
+        "candidates": dd.state.candidates.get_config(),
     }
     if chunk.empty.any():
         which = " and ".join(n for n, e in zip("AB", chunk.empty.tolist(), strict=True) if e)
         out.update(candidate=False, distance=None, reason=f"{which} has no features (empty)")
         return out
-    i, _, _ = dd.candidates.pairs(chunk.fps, chunk.sketches)
+    i, _, _ = dd.state.candidates.pairs(chunk.fps, chunk.sketches)
     out["candidate"] = bool(len(i)) or status == "exact_duplicate"
     out["distance"] = int(hamming(chunk.fps[0], chunk.fps[1]))
-    out["k"] = dd.decide_config.radius  # the decision core's parameters (dedup/core.py)
+    out["k"] = dd.state.decide_config.radius  # the decision core's parameters (dedup/core.py)
     if dd.verifier is not None and chunk.sketches is not None:
         sa, sb = chunk.sketches[:1], chunk.sketches[1:]
         # the estimated Jaccard similarity and the threshold that applied (short texts: the
         # verifier's short_threshold), as dedup writes them
-        sim, need = verify_pairs(dd.verifier, sa, sb, float(dd.decide_config.threshold or 0))
+        sim, need = verify_pairs(dd.verifier, sa, sb, float(dd.state.decide_config.threshold or 0))
         out["similarity"], out["threshold"] = round(float(sim[0]), 4), float(need[0])
     out.update(features(dd.fingerprinter, a, b, top))
     if "similarity" in out:  # the verifier's shingles: what its similarity estimates from

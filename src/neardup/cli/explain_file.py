@@ -1,7 +1,7 @@
 """``neardup explain FILE ID``: replay what ``neardup dedup FILE`` decided for one document.
 
-The whole file is decided again with the same options (:meth:`Deduplicator.trace
-<neardup.dedup.pipeline.Deduplicator.trace>`); the decision step notes the kept candidates it
+The whole file is decided again with the same options (:func:`neardup.dedup.trace`);
+the decision step notes the kept candidates it
 considered for the document, in order, with their similarities, the floor of each cluster and
 whether it joined or refused. The member that refused is the one whose similarity set that
 floor (a member of the cluster decided before the document).
@@ -14,15 +14,16 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from neardup.cli._common import DataError, usage_error
-from neardup.dedup.state import DUPLICATE
+from neardup.dedup import trace
+from neardup.dedup.decisions import DUPLICATE
 from neardup.io.documents import iter_documents
 from neardup.io.readers import FormatError, InputError, detect_format, iter_records
 from neardup.verify import MinHashVerifier, shingle_texts
 
 if TYPE_CHECKING:
     from neardup.dedup import Deduplicator
+    from neardup.dedup.decisions import Decisions
     from neardup.dedup.greedy import Considered
-    from neardup.dedup.state import Decisions
     from neardup.fingerprint import Fingerprinter
 
 #: input formats that hold documents with ids (a ``.txt`` argument is a text to compare)
@@ -69,7 +70,7 @@ def explain_document(
             f"--id-field names the id field)"
         )
     g = where[0]
-    decided, evidence = dd.trace([d.text for d in docs], positions=[g])
+    decided, evidence = trace(dd, [d.text for d in docs], positions=[g])
     out = _row(decided, ids, g)
     out.update(
         id=ids[g],

@@ -53,7 +53,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from neardup.dedup.state import Growable
+from neardup._growable import Growable
 from neardup.index import HammingIndex, all_pairs
 from neardup.index.expiry import ExpiryQueue
 from neardup.index.keytable import KeyTable

@@ -1,13 +1,21 @@
-"""The dedup state as columns, and what changes it besides deciding: forget, expiry, dry runs.
+"""The dedup state's per-document columns: one schema table, and the rules of expiry and forget.
 
-One column schema (what the service stores in SQLite, one row per document):
-:meth:`Deduplicator.state_columns` / :meth:`Deduplicator.from_state_columns` with
-``position, id?, timestamp, fingerprint, sketch?, exact_key_hi, exact_key_lo, status,
-duplicate_of, distance, cluster_id, searched, forgotten, similarity, threshold`` (the last two
-optional on read: NaN, unknown). ``searched`` marks documents that
-went through the candidate search (step 3 of the rule), from which the exact-text map is
-rebuilt: for each key, the last searched document. :attr:`Deduplicator.config_id` identifies
-what decides (fingerprinter, k, candidate design, verifier, window, keep).
+:data:`SCHEMA` is the one table of the per-document columns (name, dtype, which states hold
+it, since which state format a saved state has it, whether a reader needs it, the value of a
+new row): :class:`DocColumns` is built from it, and a saved state (dedup/persist.py), the
+public columns and the one way rows enter a state without being decided
+(:meth:`~neardup.dedup.dedup_state.DedupState.take_rows`) read it. A new per-document column is
+one row of it (and its line in ``DocColumns.__init__``).
+
+The public columns (what the service stores in SQLite, one row per document):
+``dd.state.columns()`` / ``dd.state.restore(columns, meta)``
+(:func:`neardup.dedup.from_state_columns`) with ``position, id?, timestamp, fingerprint,
+sketch?, exact_key_hi, exact_key_lo, status, duplicate_of, distance, cluster_id, searched,
+forgotten, similarity, threshold`` (the last two optional on read: NaN, unknown).
+``searched`` marks documents that went through the candidate search (step 3 of the rule),
+from which the exact-text map is rebuilt: for each key, the last searched document.
+:attr:`Deduplicator.config_id` identifies what decides (fingerprinter, k, candidate design,
+verifier, window, keep).
 
 Time window and expiry (the exact rule). Let ``M`` be the newest timestamp seen. A kept document
 ``r`` with ``t_r < M - window`` can never match a later document ``i`` with ``t_i >= M``
@@ -17,18 +25,19 @@ the saved state, and exact-map entries whose kept document expired are pruned: f
 ``i`` a pruned entry and a present one lead to the same decision (the window check of the exact
 path fails either way and the document is searched). With ``keep='first'`` the rule itself
 reads the horizon per document (:func:`neardup.dedup.greedy.horizons`, the newest timestamp up
-to it in input order): a kept document older than it never matches, in :meth:`run`, in
-:meth:`feed` with any chunking and in the Spark engine alike. A document is *late* when
+to it in input order): a kept document older than it never matches, in ``run``, in
+``feed`` with any chunking and in the Spark engine alike. A document is *late* when
 ``t_i < h_i`` (older than the newest minus the window); late documents are counted
 (``describe()["late_documents"]``; both CLI engines print the count). Input in time order has
 none. When a state with a window is saved,
 the per-document rows before ``origin`` leave it too: ``origin`` is the first position a later
 decision can read (the kept documents still in the index, the exact-map entries and their kept
 documents), so a long stream keeps about one window of rows. Positions stay global;
-``decisions()`` and ``state_columns()`` of a loaded state start at ``state_meta()["origin"]``.
+``state.decisions()`` and ``state.columns()`` of a loaded state start at
+``state.meta()["origin"]``.
 Without a window nothing expires and every row stays.
 
-``forget(positions)``: a deleted document stops attracting duplicates: it leaves the candidate
+``state.forget(positions)``: a deleted document stops attracting duplicates: it leaves the candidate
 index, and the exact-map entries that point to it (or to a duplicate of it) are dropped, so a
 later copy of its text is searched like a new text. Its cluster keeps its members and their
 decisions; the row stays, marked ``forgotten``.
@@ -37,7 +46,8 @@ decisions; the row stays, marked ``forgotten``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,13 +56,9 @@ import orjson
 from neardup._growable import Growable
 from neardup._params import config_difference, older_cluster_rule
 from neardup._persist import JsonColumn
-from neardup._spill import SpillGrowable
+from neardup.dedup.decisions import DUPLICATE, UNIQUE
 from neardup.dedup.exact_map import ExactMap
-from neardup.dedup.state import DUPLICATE, UNIQUE
 from neardup.errors import ConfigMismatchError, DamagedFileError
-
-if TYPE_CHECKING:
-    from neardup.dedup.candidates import CandidateIndex
 
 SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
 
@@ -75,310 +81,242 @@ def verifier_config(verifier: object) -> dict[str, Any] | None:
     return {"type": type(verifier).__qualname__, **params}
 
 
-class StateColumns:
-    """Columns, expiry, dry-run undo and forgetting of a
-    :class:`~neardup.dedup.dedup_state.DedupState` (module docs)."""
+@dataclass(frozen=True)
+class Column:
+    """One per-document column of a dedup state: the schema table :data:`SCHEMA` holds them."""
 
-    if TYPE_CHECKING:  # attributes of the DedupState this mixin works on
-        window: float | None
-        verifier: Any
-        candidates: CandidateIndex
-        rep: Growable
-        dist: Growable
-        cluster: Growable
-        status: Growable
-        ts: Growable
-        fps: Growable
-        slot: Growable
-        sketches: SpillGrowable | None
-        key_hi: Growable
-        key_lo: Growable
-        flags: Growable
-        sim: Growable
-        need: Growable
-        floor: Growable
-        core: Any
-        exact: ExactMap
-        ids: JsonColumn | None
-        n_clusters: int
-        origin: int
-        max_ts: float
-        horizon: float
-        late: int
-        pruned_at: int
-        unindexed: npt.NDArray[np.int64] | None
+    name: str  # attribute of DocColumns, and NAME.npy in a saved state
+    dtype: type[np.generic]  # the one place a column's dtype is written
+    held: str  # which states hold it: "always", "window", "rule" (cluster_similarity), "verifier"
+    since: int | None  # state format version that first saved it (None: never saved)
+    required: bool  # a saved state of that version must have it (else: its value of a new row)
+    new: float  # value of a row not decided yet
 
-        @property
-        def n_documents(self) -> int: ...
 
-        def expire(self) -> None: ...
+NAN = float("nan")
+#: The per-document columns, in the order a saved state writes them (dedup/persist.py).
+SCHEMA = (
+    Column("fps", np.uint64, "always", 1, True, 0),
+    Column("rep", np.int64, "always", 1, True, -1),  # the kept document (itself when kept)
+    Column("distance", np.int16, "always", 1, True, -1),
+    Column("cluster", np.int64, "always", 1, True, -1),
+    Column("status", np.int8, "always", 1, True, -1),
+    Column("key_hi", np.uint64, "always", 1, True, 0),  # exact keys (xxh3_128 halves)
+    Column("key_lo", np.uint64, "always", 1, True, 0),
+    Column("flags", np.int8, "always", 1, True, 0),  # SEARCHED | FORGOTTEN
+    Column("ts", np.float64, "window", 1, True, NAN),
+    # per kept document the lowest similarity of a member (the cluster_similarity rule);
+    # float32 everywhere: the same floors in every engine
+    Column("floor", np.float32, "rule", 3, True, 1.0),
+    # the similarity that decided and its threshold (issue 38: NaN in states saved before)
+    Column("similarity", np.float64, "always", 3, False, NAN),
+    Column("threshold", np.float64, "always", 3, False, NAN),
+    Column("slot", np.int64, "verifier", None, False, -1),  # row in the kept sketches
+)
+_DTYPES = {c.name: c.dtype for c in SCHEMA}
+#: :meth:`DocColumns.public` names (the service's SQLite columns) of the plain columns
+PUBLIC = {
+    "fps": "fingerprint",
+    "key_hi": "exact_key_hi",
+    "key_lo": "exact_key_lo",
+    "status": "status",
+    "distance": "distance",
+    "cluster": "cluster_id",
+    "similarity": "similarity",
+    "threshold": "threshold",
+}
 
-    def external_id(self, position: int) -> Any:
-        """The id given for the document at ``position`` (its position when none was)."""
-        row = position - self.origin
-        if self.ids is None or not 0 <= row < len(self.ids):
-            return position
-        return self.ids[row]
 
-    def named_columns(self) -> dict[str, Growable]:
-        """The saved per-document columns by name (plus ``ts`` with a window)."""
-        named = {
-            "fps": self.fps,
-            "rep": self.rep,
-            "distance": self.dist,
-            "cluster": self.cluster,
-            "status": self.status,
-            "key_hi": self.key_hi,
-            "key_lo": self.key_lo,
-            "flags": self.flags,
-        }
-        if self.window is not None:
-            named["ts"] = self.ts
-        if self.core.cluster_similarity is not None:
-            named["floor"] = self.floor
-        return named
+def _growable(name: str) -> Growable:
+    return Growable(_DTYPES[name])
 
-    def per_document(self) -> list[Growable]:
-        """Every per-document column (for sizes and a dry run's undo)."""
-        columns = [*self.named_columns().values(), self.ts, self.slot, self.sim, self.need]
-        return columns if "floor" in self.named_columns() else [*columns, self.floor]
 
-    def truncate(self, n: int) -> None:
-        """Forget the rows from position ``n`` on (a dry run's undo)."""
-        for g in self.per_document():
-            g.size = min(g.size, n - self.origin)
+class DocColumns:
+    """The per-document columns of a dedup state (row ``i``: position ``origin + i``), one
+    attribute per :data:`SCHEMA` row; ``held`` the columns this configuration keeps.
 
-    def index_unindexed(self) -> None:
-        """Put the documents kept by a batch ``resolve()`` into the candidate index."""
-        pos, self.unindexed = self.unindexed, None
-        if pos is None or not pos.size:
-            return
-        rows, sk, ts = pos - self.origin, None, None
-        if self.sketches is not None:
-            sk = self.sketches.take(self.slot.view()[rows])
-        if self.window is not None:
-            ts = np.floor(self.ts.view()[rows]).astype(np.int64)
-        self.candidates.add(pos, self.fps.view()[rows], sk, ts)
-        self.expire()
+    >>> cols = DocColumns(timed=False, tight=False, sketched=False)
+    >>> [c.name for c in cols.saved()][-3:], cols.rows
+    (['flags', 'similarity', 'threshold'], 0)
+    """
 
-    def prune_exact(self, force: bool = False) -> None:
-        """Drop exact-map entries whose kept document expired (amortised: when it doubled)."""
-        ex = self.exact
-        floor = self.pruned_at
-        if self.window is None or (not force and len(ex) < max(2 * floor, 65536)):
-            return
-        o = self.origin
-        pos = ex.positions()
-        ex.drop(np.floor(self.ts.view()[self.rep.view()[pos - o] - o]) < self.horizon)
-        self.pruned_at = len(ex)
+    def __init__(self, *, timed: bool, tight: bool, sketched: bool) -> None:
+        self.fps = _growable("fps")
+        self.rep = _growable("rep")
+        self.distance = _growable("distance")
+        self.cluster = _growable("cluster")
+        self.status = _growable("status")
+        self.key_hi = _growable("key_hi")
+        self.key_lo = _growable("key_lo")
+        self.flags = _growable("flags")
+        self.ts = _growable("ts")
+        self.floor = _growable("floor")
+        self.similarity = _growable("similarity")
+        self.threshold = _growable("threshold")
+        self.slot = _growable("slot")
+        kinds = {"always", *(("window",) if timed else ()), *(("rule",) if tight else ())}
+        kinds |= {"verifier"} if sketched else set()
+        self.held = tuple(c for c in SCHEMA if c.held in kinds)
 
-    def forget(self, positions: npt.ArrayLike) -> int:
-        """Deleted documents stop attracting duplicates (see the module docs); returns how many
-        left the candidate index.
+    def column(self, name: str) -> Growable:
+        """The column ``name`` of :data:`SCHEMA`."""
+        g: Growable = getattr(self, name)
+        return g
 
-        >>> from neardup import Deduplicator
-        >>> dd = Deduplicator()
-        >>> _ = dd.feed(["storm hits the coast tonight"])
-        >>> dd.forget([0]), dd.feed(["storm hits the coast tonight"]).statuses
-        (1, ['unique'])
-        """
-        pos = np.unique(np.asarray(positions, np.int64).ravel())
-        if pos.size and (pos[0] < 0 or pos[-1] >= self.n_documents):
-            bad = int(pos[0] if pos[0] < 0 else pos[-1])
-            raise ValueError(
-                f"position {bad} is not a decided document (0..{self.n_documents - 1}); "
-                "pass positions from Decisions.position"
-            )
-        o = self.origin
-        pos = pos[pos >= o]  # rows dropped from a saved state attract nothing already
-        self.index_unindexed()
-        removed = self.candidates.remove(pos)
-        self.flags.writable()[pos - o] |= FORGOTTEN
-        ex = self.exact
-        if pos.size and len(ex):
-            targets = ex.positions()
-            ex.drop(np.isin(targets, pos) | np.isin(self.rep.view()[targets - o], pos))
-        return int(removed)
+    def holds(self, name: str) -> bool:
+        """Whether this configuration keeps the column ``name``."""
+        return any(c.name == name for c in self.held)
 
-    def state_columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
-        """Rows ``start:stop`` of the per-document state as named columns (module docs).
+    @property
+    def rows(self) -> int:
+        return int(self.status.size)
 
-        ``id`` holds each external id as JSON text (only when ids were given); ``sketch`` the
-        verifier sketch of kept documents (zeros for others; only with a verifier).
-        """
-        n, o = self.n_documents, self.origin
-        start = max(start, o)
-        stop = n if stop is None else max(min(stop, n), start)
-        rows = slice(start - o, stop - o)
-        positions = np.arange(start, stop, dtype=np.int64)
-        rep = self.rep.view()[rows]
-        flags = self.flags.view()[rows]
-        cols: dict[str, np.ndarray] = {
+    def saved(self) -> list[Column]:
+        """The held columns a saved state writes."""
+        return [c for c in self.held if c.since is not None]
+
+    def nbytes(self) -> int:
+        """Bytes of every column (held or not: an unused one is empty)."""
+        return sum(self.column(c.name).nbytes for c in SCHEMA)
+
+    def truncate(self, rows: int) -> None:
+        """Forget the rows from ``rows`` on (a dry run's undo)."""
+        for c in SCHEMA:
+            g = self.column(c.name)
+            g.size = min(g.size, rows)
+
+    def grow(self, fps: npt.NDArray[Any], keys: list[int], ts: npt.NDArray[Any]) -> None:
+        """Rows for documents not decided yet (fingerprints, exact keys, timestamps)."""
+        n = len(fps)
+        for c in self.held:
+            if c.name not in ("fps", "key_hi", "key_lo", "ts"):
+                self.column(c.name).extend(np.full(n, c.new, c.dtype))
+        if self.holds("ts"):
+            self.ts.extend(ts)
+        self.fps.extend(fps)
+        k = np.array(keys, dtype=object)
+        self.key_hi.extend((k >> 64).astype(np.uint64) if n else [])
+        self.key_lo.extend((k & ((1 << 64) - 1)).astype(np.uint64) if n else [])
+
+    def take(self, arrays: dict[str, npt.NDArray[Any]], rows: int, where: str, at: str) -> None:
+        """Append ``rows`` rows of ``arrays`` (named as :data:`SCHEMA`; wrapped, not copied,
+        into an empty state), checked; a column not required and absent gets new rows' value.
+        ``at`` names the rows in an error (``"positions 0..9"``)."""
+        empty = self.rows == 0
+        for c in self.held:
+            got = arrays.get(c.name)
+            if got is None and c.required and c.since is not None:
+                raise StateFormatError(f"{where}: {c.name}.npy is missing; restore it")
+            values = np.full(rows, c.new, c.dtype) if got is None else got
+            if values.shape != (rows,):
+                raise StateFormatError(
+                    f"{where}: {c.name}.npy has shape {values.shape}, the state holds "
+                    f"{at}; restore it or start a new state"
+                )
+            g = self.column(c.name)
+            if empty:
+                g.data, g.size = np.asarray(values, c.dtype), rows
+            else:
+                g.extend(values)
+
+    def public(self, rows: slice, positions: npt.NDArray[np.int64]) -> dict[str, np.ndarray]:
+        """Rows ``rows`` as the public columns of :meth:`DedupState.columns` (no ids, no
+        sketches), in the order the service stores them."""
+        rep, flags = self.rep.view()[rows], self.flags.view()[rows]
+
+        def copy(name: str) -> np.ndarray:
+            return np.array(self.column(name).view()[rows])
+
+        timed = self.holds("ts")
+        return {
             "position": positions,
-            "timestamp": (
-                self.ts.view()[rows].copy()
-                if self.window is not None
-                else np.full(positions.size, np.nan)
-            ),
-            "fingerprint": self.fps.view()[rows].copy(),
-            "exact_key_hi": self.key_hi.view()[rows].copy(),
-            "exact_key_lo": self.key_lo.view()[rows].copy(),
-            "status": self.status.view()[rows].copy(),
+            "timestamp": copy("ts") if timed else np.full(positions.size, np.nan),
+            **{PUBLIC[n]: copy(n) for n in ("fps", "key_hi", "key_lo", "status")},
             "duplicate_of": np.where(rep == positions, -1, rep),
-            "distance": self.dist.view()[rows].copy(),
-            "cluster_id": self.cluster.view()[rows].copy(),
+            **{PUBLIC[n]: copy(n) for n in ("distance", "cluster")},
             "searched": (flags & SEARCHED) != 0,
             "forgotten": (flags & FORGOTTEN) != 0,
-            "similarity": self.sim.view()[rows].copy(),
-            "threshold": self.need.view()[rows].copy(),
-        }
-        if self.sketches is not None:
-            slot = self.slot.view()[rows]
-            sk = np.zeros((positions.size, self.sketches.data.shape[1]), self.sketches.data.dtype)
-            sk[slot >= 0] = self.sketches.take(slot[slot >= 0])
-            cols["sketch"] = sk
-        if self.ids is not None:
-            data, off = self.ids.arrays()
-            raw, ends = bytes(data), off.tolist()
-            cols["id"] = np.array(
-                [raw[ends[i] : ends[i + 1]].decode() for i in range(start - o, stop - o)],
-                dtype=object,
-            )
-        return cols
-
-    def fill(self, arrays: dict[str, npt.NDArray[Any]], meta: dict[str, Any]) -> None:
-        """Per-document columns (wrapped, copied on first write) and counters."""
-        self.origin = int(meta.get("origin", 0))
-        for name, g in self.named_columns().items():
-            g.data, g.size = arrays[name], int(arrays[name].shape[0])
-        rows = self.status.size
-        if self.verifier is not None:
-            self.slot.data, self.slot.size = np.full(rows, -1, np.int64), rows
-        # the similarity that decided and its threshold (saved since issue 38; NaN: unknown,
-        # older states)
-        for column, name in ((self.sim, "similarity"), (self.need, "threshold")):
-            got = arrays.get(name)
-            column.data = np.full(rows, np.nan) if got is None else np.asarray(got, np.float64)
-            column.size = rows
-        self.n_clusters = int(meta["clusters"])
-        self.max_ts = _number(meta.get("max_timestamp"))
-        self.horizon = _number(meta.get("horizon"))
-        self.late = int(meta.get("late_documents", 0))
-
-    def set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
-        self.sketches = SpillGrowable.wrap(sketches)
-        self.slot.writable()[positions - self.origin] = np.arange(positions.size)
-
-    def rebuild_exact(self) -> None:
-        """For each key, the last searched document, unless it (or its kept one) is forgotten
-        or expired (what the live map holds after pruning)."""
-        flags, rep, o = self.flags.view(), self.rep.view(), self.origin
-        rows = np.flatnonzero((flags & SEARCHED) != 0)
-        ex = ExactMap.from_arrays(self.key_hi.view()[rows], self.key_lo.view()[rows], rows + o)
-        at = ex.positions() - o
-        dropped = rep[at] < o  # its kept document left the saved state: expired
-        kept_at = np.where(dropped, 0, rep[at] - o)
-        bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
-        if self.window is not None:
-            bad |= np.floor(self.ts.view()[kept_at]) < self.horizon
-        ex.drop(bad)
-        self.exact = ex
-
-    def rebuild_candidates(self) -> None:
-        """Kept documents neither forgotten nor expired, into an empty candidate index."""
-        flags = self.flags.view()
-        keep = (self.status.view() == UNIQUE) & ((flags & FORGOTTEN) == 0)
-        ts = None
-        if self.window is not None:
-            whole = np.floor(self.ts.view())
-            keep &= whole >= self.horizon
-        rows = np.flatnonzero(keep)
-        if self.window is not None:
-            ts = whole[rows].astype(np.int64)
-        sk = None if self.sketches is None else self.sketches.take(self.slot.view()[rows])
-        if rows.size:
-            self.candidates.add(rows + self.origin, self.fps.view()[rows], sk, ts)
-
-    def lower_floors(self, rows: slice) -> None:
-        """``floor`` of the kept documents that the duplicates of ``rows`` joined, from their
-        similarities (state columns appended without deciding them again)."""
-        if self.core.cluster_similarity is None:
-            return
-        status, rep = self.status.view()[rows], self.rep.view()[rows]
-        sim = self.sim.view()[rows]
-        dup = (status == DUPLICATE) & ~np.isnan(sim) & (rep >= self.origin)
-        rounded = [round(x, 4) for x in sim[dup].tolist()]  # as greedy.decide_in_order reads
-        np.minimum.at(self.floor.writable(), rep[dup] - self.origin, np.asarray(rounded))
-
-    def counters(self) -> dict[str, Any]:
-        """The counters that go with :meth:`state_columns` (JSON-able)."""
-        return {
-            "documents": self.n_documents,
-            "origin": self.origin,
-            "clusters": self.n_clusters,
-            "max_timestamp": _finite(self.max_ts),
-            "horizon": _finite(self.horizon),
-            "late_documents": self.late,
+            **{PUBLIC[n]: copy(n) for n in ("similarity", "threshold")},
         }
 
-    def load_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-        """Fill this empty state from :meth:`state_columns` (all rows: positions
-        ``meta["origin"]``..n-1) and ``meta``."""
-        n, o = int(meta["documents"]), int(meta.get("origin", 0))
-        if not np.array_equal(columns["position"], np.arange(o, n)):
-            raise ValueError(f"state columns must hold positions {o}..{n - 1}, in order")
-        pos = columns["position"]
-        dup = np.asarray(columns["duplicate_of"], np.int64)
-        self.fill(
-            {
-                "fps": np.asarray(columns["fingerprint"], np.uint64),
-                "rep": np.where(dup < 0, pos, dup),
-                "distance": np.asarray(columns["distance"], np.int16),
-                "cluster": np.asarray(columns["cluster_id"], np.int64),
-                "status": np.asarray(columns["status"], np.int8),
-                "key_hi": np.asarray(columns["exact_key_hi"], np.uint64),
-                "key_lo": np.asarray(columns["exact_key_lo"], np.uint64),
-                "flags": (
-                    np.asarray(columns["searched"], bool) * SEARCHED
-                    + np.asarray(columns["forgotten"], bool) * FORGOTTEN
-                ).astype(np.int8),
-                "ts": np.asarray(columns["timestamp"], np.float64),
-                "floor": np.ones(n - o, np.float32),
-            },
-            meta,
-        )
-        if "threshold" in columns:  # optional: columns of before issue 38 lack it (NaN)
-            self.need.data = np.asarray(columns["threshold"], np.float64).copy()
-        if "similarity" in columns:
-            self.sim.data = np.asarray(columns["similarity"], np.float64).copy()
-            self.lower_floors(slice(0, n - o))
-        self.rebuild_exact()
-        if self.verifier is not None and "sketch" in columns:
-            kept = np.flatnonzero(np.asarray(columns["status"]) == UNIQUE)
-            self.set_sketches(kept + o, np.asarray(columns["sketch"])[kept])
-        self.rebuild_candidates()
-        if "id" in columns:
-            self.ids = _json_column(columns["id"].tolist())
+
+def internal(columns: dict[str, np.ndarray]) -> dict[str, npt.NDArray[Any]]:
+    """:meth:`DocColumns.public` columns back as :data:`SCHEMA` arrays (``floor``: 1, lowered
+    by :func:`lower_floors`; ``similarity`` and ``threshold`` optional: columns of before
+    issue 38 lack them)."""
+    pos = np.asarray(columns["position"], np.int64)
+    dup = np.asarray(columns["duplicate_of"], np.int64)
+    flags = np.asarray(columns["searched"], bool) * SEARCHED
+    flags += np.asarray(columns["forgotten"], bool) * FORGOTTEN
+    out = {n: np.array(columns[p], _DTYPES[n]) for n, p in PUBLIC.items() if p in columns}
+    out["rep"] = np.where(dup < 0, pos, dup)
+    out["flags"] = flags.astype(np.int8)
+    out["ts"] = np.array(columns["timestamp"], np.float64)
+    out["floor"] = np.ones(pos.size, _DTYPES["floor"])  # lowered from similarities after
+    return out
 
 
-def check_config(config: Any, saved_id: Any, where: str, saved: Any = None) -> None:
-    """Refuse a state of another configuration, naming both ids and (``saved``: the saved
-    :meth:`~neardup.Deduplicator.state_config`) the settings that differ."""
-    if saved_id != config.config_id:
-        differ = config_difference(saved, config.state_config()) if saved else ""
+def rebuild_exact(cols: DocColumns, origin: int, horizon: float) -> ExactMap:
+    """For each key, the last searched document, unless it (or its kept one) is forgotten
+    or expired (what the live map holds after pruning)."""
+    flags, rep, o = cols.flags.view(), cols.rep.view(), origin
+    rows = np.flatnonzero((flags & SEARCHED) != 0)
+    ex = ExactMap.from_arrays(cols.key_hi.view()[rows], cols.key_lo.view()[rows], rows + o)
+    at = ex.positions() - o
+    dropped = rep[at] < o  # its kept document left the saved state: expired
+    kept_at = np.where(dropped, 0, rep[at] - o)
+    bad = dropped | (((flags[at] | flags[kept_at]) & FORGOTTEN) != 0)
+    if cols.holds("ts"):
+        bad |= np.floor(cols.ts.view()[kept_at]) < horizon
+    ex.drop(bad)
+    return ex
+
+
+def live_kept(cols: DocColumns, horizon: float) -> tuple[npt.NDArray[np.int64], Any]:
+    """Rows of the kept documents neither forgotten nor expired, and their whole-second
+    timestamps (None without a window): what a rebuilt candidate index holds."""
+    flags = cols.flags.view()
+    keep = (cols.status.view() == UNIQUE) & ((flags & FORGOTTEN) == 0)
+    timed = cols.holds("ts")
+    if timed:
+        whole = np.floor(cols.ts.view())
+        keep &= whole >= horizon
+    rows = np.flatnonzero(keep)
+    return rows, whole[rows].astype(np.int64) if timed else None
+
+
+def lower_floors(cols: DocColumns, rows: slice, origin: int) -> None:
+    """``floor`` of the kept documents that the duplicates of ``rows`` joined, from their
+    similarities (state columns appended without deciding them again)."""
+    if not cols.holds("floor"):
+        return
+    status, rep = cols.status.view()[rows], cols.rep.view()[rows]
+    sim = cols.similarity.view()[rows]
+    dup = (status == DUPLICATE) & ~np.isnan(sim) & (rep >= origin)
+    rounded = [round(x, 4) for x in sim[dup].tolist()]  # as greedy.decide_in_order reads
+    np.minimum.at(cols.floor.writable(), rep[dup] - origin, np.asarray(rounded))
+
+
+def check_config(config_id: str, config: dict[str, Any], meta: Any, where: str) -> None:
+    """Refuse a state of another configuration than ``config_id`` (``config``: its settings):
+    ``meta`` holds the saved ``config_id`` and ``config``; the error names both ids and the
+    settings that differ."""
+    saved_id, saved = meta.get("config_id"), meta.get("config")
+    if saved_id != config_id:
+        differ = config_difference(saved, config) if saved else ""
         differ = differ or "fingerprinter, k, candidates, verifier, window, keep or rule differ"
         older = older_cluster_rule(differ, saved_id, where, "a new state directory")
         if older is not None:  # a state of the rule's version 1 (module greedy)
             raise StateConfigError(older)
         raise StateConfigError(
             f"{where} holds a dedup state of config {saved_id}, but this run's config is "
-            f"{config.config_id} ({differ}); run with the options the state was made with "
+            f"{config_id} ({differ}); run with the options the state was made with "
             "(the library: Deduplicator.load(path) without config= takes them from the state), "
             "or use a new state directory"
         )
 
 
-def _json_column(texts: list[str]) -> JsonColumn:
+def json_column(texts: list[str]) -> JsonColumn:
     """External ids given as JSON texts, checked (orjson; the stdlib for lone surrogates, which
     our writer escapes) and stored as they are."""
     blobs = [t.encode("utf-8", "surrogatepass") for t in texts]
@@ -390,11 +328,3 @@ def _json_column(texts: list[str]) -> JsonColumn:
     offsets = np.zeros(len(blobs) + 1, np.int64)
     np.cumsum([len(b) for b in blobs], out=offsets[1:])
     return JsonColumn(np.frombuffer(b"".join(blobs), np.uint8).copy(), offsets)
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
-def _number(x: Any) -> float:
-    return -np.inf if x is None else float(x)

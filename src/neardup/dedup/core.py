@@ -14,7 +14,7 @@ of files, HTTP or Spark:
    position), and the greedy rule (:func:`~neardup.dedup.greedy.decide_in_order`).
 
 :class:`DecideConfig` holds the parameters these steps read; a ``Deduplicator`` builds it once
-(:attr:`Deduplicator.decide_config <neardup.dedup.pipeline.Deduplicator.decide_config>`).
+(``Deduplicator.state.decide_config``).
 
 >>> cfg = DecideConfig(radius=3, keep="first", window=None, threshold=None)
 >>> order = processing_order(cfg.keep, np.arange(3), np.array([5, 5, 5]), np.zeros(3))
@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup.dedup.decisions import PreparedBatch
 from neardup.dedup.greedy import Ledger, decide_in_order
-from neardup.dedup.state import Chunk
 
 if TYPE_CHECKING:
     from neardup.dedup.candidates import CandidateIndex
@@ -258,7 +258,7 @@ def decide_batch(
     verifier: Any,
     view: StateView,
     ledger: Ledger,
-    chunk: Chunk,
+    chunk: PreparedBatch,
     order: npt.NDArray[np.int64],
     *,
     base: int = 0,
@@ -301,7 +301,7 @@ def decide_batch(
 
 
 def verified_pairs(
-    config: DecideConfig, design: CandidateIndex, verifier: Any, chunk: Chunk
+    config: DecideConfig, design: CandidateIndex, verifier: Any, chunk: PreparedBatch
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[Any]]:
     """Every verified candidate pair of a whole input ``chunk`` (positions ``a < b``, sorted):
     the rows :func:`searched_rows` searches (the first copy of each normalised text; no
@@ -313,7 +313,7 @@ def verified_pairs(
     >>> dd = Deduplicator()
     >>> text = "the storm hit the coast at night and the ferry to the island was cancelled"
     >>> chunk = dd.prepare([text, "x y z", text + " again", text])
-    >>> a, b, d, s = verified_pairs(dd.decide_config, dd.candidates, dd.verifier, chunk)
+    >>> a, b, d, s = verified_pairs(dd.state.decide_config, dd.state.candidates, dd.verifier, chunk)
     >>> a.tolist(), b.tolist()  # the exact copy (3) is not a verified pair
     ([0], [2])
     """

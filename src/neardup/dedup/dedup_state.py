@@ -1,23 +1,30 @@
 """The one state of a :class:`~neardup.Deduplicator`: what it has decided and what it searches.
 
-:class:`DedupState` holds the per-document columns (:mod:`neardup.dedup.columns`: decisions,
-fingerprints, exact keys, timestamps, flags), the exact-text map, the candidate index, the
-sketches of kept documents, the external ids and the counters. It runs the decision core's
-step (:func:`neardup.dedup.core.decide_batch`) on itself, and is what a saved state, the
-service's SQLite rows and a snapshot hold. The :class:`~neardup.Deduplicator` facade owns the
-configuration and the public API; it holds one ``DedupState`` and a fresh one per
-:meth:`~neardup.Deduplicator.replace`.
+:class:`DedupState` (``dd.state``) holds the per-document columns (:class:`~neardup.dedup.
+columns.DocColumns`, built from the schema table :data:`~neardup.dedup.columns.SCHEMA`), the
+exact-text map, the candidate index, the sketches of kept documents, the external ids and the
+counters, and the configuration's identity (:attr:`DedupState.config_id`). It runs the decision
+core's step (:func:`neardup.dedup.core.decide_batch`) on itself (:meth:`DedupState.decide`,
+:meth:`DedupState.resolve`), and is what a saved state, the service's SQLite rows and a snapshot
+hold; rows decided earlier enter it one way (:meth:`DedupState.take_rows`: from a saved bundle
+or from :meth:`DedupState.columns` through :meth:`DedupState.restore`). The
+:class:`~neardup.Deduplicator` facade owns the configuration and the calls users make; it holds
+one ``DedupState`` and a fresh one per :meth:`~neardup.Deduplicator.replace`. The state's
+methods that read or change it hold its own lock (:data:`LOCKED`), so a service may call them
+from several threads.
 
 >>> from neardup import Deduplicator
 >>> dd = Deduplicator()
 >>> _ = dd.feed(["storm hits the coast tonight", "storm hits the coast tonight"])
->>> state = dd._state
->>> state.n_documents, state.n_clusters, state.decisions(0, 2).statuses
+>>> state = dd.state
+>>> state.n_documents, state.n_clusters, state.decisions().statuses
 (2, 1, ['unique', 'exact_duplicate'])
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import Any
@@ -25,64 +32,85 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup._growable import Growable
 from neardup._persist import JsonColumn
 from neardup._spill import SpillGrowable
+from neardup._threads import thread_safe
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
-from neardup.dedup.columns import FORGOTTEN, SEARCHED, StateColumns, StateFormatError
+from neardup.dedup.columns import (
+    FORGOTTEN,
+    SEARCHED,
+    DocColumns,
+    StateFormatError,
+    check_config,
+    internal,
+    json_column,
+    live_kept,
+    lower_floors,
+    rebuild_exact,
+)
 from neardup.dedup.core import DecideConfig, StateView, decide_batch, processing_order
+from neardup.dedup.decisions import (
+    DUPLICATE,
+    EMPTY,
+    UNIQUE,
+    Decisions,
+    PreparedBatch,
+    concat_batches,
+    slice_batch,
+    take_batch,
+)
 from neardup.dedup.exact_map import ExactMap
 from neardup.dedup.greedy import Considered, Ledger, horizons
 from neardup.dedup.rerun import NEW, IdPositions, merge_repeats, repeats
 from neardup.dedup.similarity import decided_evidence
-from neardup.dedup.state import (
-    DUPLICATE,
-    STATUS_NAMES,
-    UNIQUE,
-    Chunk,
-    Decisions,
-    slice_chunk,
-    take_chunk,
+
+__all__ = ["LOCKED", "DedupState"]
+
+# DedupState methods that hold the state's lock (neardup._threads): all that read or change it
+LOCKED = (
+    "decide",
+    "collect",
+    "resolve",
+    "restore",
+    "decisions",
+    "forget",
+    "columns",
+    "meta",
+    "external_id",
+    "shared_ids",
+    "exact_keys",
 )
 
-__all__ = ["DedupState"]
 
-
-class DedupState(StateColumns):
+@thread_safe(*LOCKED)  # one call at a time, each whole (neardup._threads)
+class DedupState:
     """Per-document columns, exact map, candidate index, sketches, ids and counters of one
-    Deduplicator (module docs); ``core`` is the decide step's configuration."""
+    Deduplicator (module docs); ``decide_config`` is the decide step's configuration and
+    ``identity`` the configuration's JSON (:attr:`config_id`)."""
 
     def __init__(
         self,
-        core: DecideConfig,
+        decide_config: DecideConfig,
         candidates: CandidateIndex,
         verifier: Any,
+        identity: str,
         pair_budget: int = PAIR_BUDGET,
     ) -> None:
-        self.core = core
-        self.keep = core.keep
-        self.window = core.window
+        self.decide_config = decide_config
+        self.keep = decide_config.keep
+        self.window = decide_config.window
         self.verifier = verifier
         self.candidates = candidates
+        self.identity = identity
         self.pair_budget = pair_budget  # candidate pairs per streaming part (dedup/budget.py)
-        self.rep = Growable(np.int64)
-        self.dist = Growable(np.int16)
-        self.cluster = Growable(np.int64)
-        self.status = Growable(np.int8)
-        self.ts = Growable(np.float64)
-        self.fps = Growable(np.uint64)
-        self.slot = Growable(np.int64)  # row in sketches for kept docs (with a verifier)
+        tight = decide_config.cluster_similarity is not None
+        self.cols = DocColumns(
+            timed=self.window is not None, tight=tight, sketched=verifier is not None
+        )
         # read only for verified candidates: moves to a spill file past 64 MiB (issue 39)
         self.sketches: SpillGrowable | None = None
-        self.key_hi = Growable(np.uint64)  # exact keys (xxh3_128 halves), 0 when empty
-        self.key_lo = Growable(np.uint64)
-        self.flags = Growable(np.int8)  # SEARCHED | FORGOTTEN (dedup/columns.py)
-        self.sim = Growable(np.float64)  # the similarity that decided (saved; NaN: unknown)
-        self.need = Growable(np.float64)  # the threshold it was compared with (saved too)
         self.trace: dict[int, list[Considered]] | None = None  # see greedy.Ledger.trace
-        # per kept document the lowest similarity of a member (the cluster_similarity rule)
-        self.floor = Growable(np.float32)  # float32 everywhere: the same floors in every engine
         self.exact = ExactMap()
         self.ids: JsonColumn | None = None  # external ids, once any were given
         self.n_clusters = 0
@@ -94,165 +122,251 @@ class DedupState(StateColumns):
         self.unindexed: np.ndarray | None = None  # kept by resolve(), not yet in the index
         self.id_positions = IdPositions()  # the rerun rule's id look-up (dedup/rerun.py)
         self.already = 0  # documents fed again (same id and text): not added (not saved)
+        self.pending: list[PreparedBatch] = []  # batch chunks collected for resolve()
 
     @property
     def n_documents(self) -> int:
         """Documents decided so far."""
-        return self.origin + self.status.size
+        return self.origin + self.cols.rows
 
-    def decide_chunk(
-        self, chunk: Chunk, ids: Sequence[Any] | None = None, *, commit: bool = True
+    @property
+    def config_id(self) -> str:
+        """Short stable id of :attr:`config`, carried by every saved state.
+
+        >>> from neardup import Deduplicator
+        >>> Deduplicator().config_id == Deduplicator().state.config_id
+        True
+        """
+        return "dd1-" + hashlib.sha256(self.identity.encode()).hexdigest()[:16]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """What decides the decisions: fingerprints, k, candidate design, verifier, window,
+        keep (not speed settings such as ``n_jobs`` or the index design); a fresh dict."""
+        return dict(json.loads(self.identity))
+
+    def decide(
+        self, chunk: PreparedBatch, ids: Sequence[Any] | None = None, *, commit: bool = True
     ) -> Decisions:
-        """Decide ``chunk`` against this state (streaming order); ``commit=False`` leaves the
-        state exactly as it was (a dry run). With ``ids``, documents already decided (same id
-        and text) get their stored decision and are not added (:mod:`neardup.dedup.rerun`)."""
+        """Decide ``chunk`` (from :meth:`Deduplicator.prepare`) against this state, in order
+        (streaming); ``commit=False`` leaves the state exactly as it was (a dry run). With
+        ``ids``, documents already decided (same id and text) get their stored decision and are
+        not added (:mod:`neardup.dedup.rerun`). What ``Deduplicator.feed`` does after
+        preparing: a service prepares the next chunk while this one is decided.
+
+        >>> from neardup import Deduplicator
+        >>> dd = Deduplicator()
+        >>> dd.state.decide(dd.prepare(["the cat sat on the mat today"] * 2)).statuses
+        ['unique', 'exact_duplicate']
+        """
+        self.check_streaming()
+        if ids is not None and len(ids) != len(chunk.fps):
+            raise ValueError(f"got {len(ids)} ids for {len(chunk.fps)} texts")
         if ids is not None and len(ids):
-            rep = repeats(ids, chunk.keys, self.held)
+            rep = repeats(ids, chunk.keys, self._held)
             if (rep != NEW).any():
                 new = np.flatnonzero(rep == NEW).tolist()
-                decided = self.decide_new(take_chunk(chunk, new), [ids[i] for i in new], commit)
+                decided = self._decide_new(take_batch(chunk, new), [ids[i] for i in new], commit)
                 self.already += int((rep != NEW).sum()) if commit else 0
                 return merge_repeats(rep, decided, self.decisions_at)
-        return self.decide_new(chunk, ids, commit)
+        return self._decide_new(chunk, ids, commit)
 
-    def held(self, ids: list[Any]) -> list[tuple[int, int]]:
+    def check_streaming(self) -> None:
+        """Refuse streaming calls for a batch keep policy or while a batch is collected."""
+        if self.keep != "first":
+            raise ValueError(
+                f"keep={self.keep!r} needs the whole input: use run(), or "
+                "keep='first' for streaming"
+            )
+        if self.pending:
+            raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
+
+    def _held(self, ids: list[Any]) -> list[tuple[int, int]]:
         """Per id, the last held (not forgotten) position with it and its exact key (-1, 0)."""
         out = []
         positions = self.id_positions.lookup(self.ids, self.origin, ids)
         for p, key in zip(positions, self.exact_keys(positions), strict=True):
-            forgotten = key is not None and self.flags.view()[p - self.origin] & FORGOTTEN
+            forgotten = key is not None and self.cols.flags.view()[p - self.origin] & FORGOTTEN
             out.append((-1, 0) if key is None or forgotten else (p, key))
         return out
 
     def exact_keys(self, positions: Sequence[int]) -> list[int | None]:
-        """The exact key of each position (None: not held)."""
+        """The exact-text key (xxh3_128 of the normalised text, as an int) of the documents at
+        ``positions``; None for one this state no longer holds (what the rerun rule compares:
+        :mod:`neardup.dedup.rerun`).
+
+        >>> from neardup import Deduplicator
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["Storm hits the coast", "storm  hits the coast"])
+        >>> a, b = dd.state.exact_keys([0, 1]); a == b, dd.state.exact_keys([5])
+        (True, [None])
+        """
         out: list[int | None] = []
+        hi, lo = self.cols.key_hi.view(), self.cols.key_lo.view()
         for p in positions:
             row = p - self.origin
-            if 0 <= row < self.status.size:
-                out.append((int(self.key_hi.view()[row]) << 64) | int(self.key_lo.view()[row]))
-            else:
-                out.append(None)
+            out.append((int(hi[row]) << 64) | int(lo[row]) if 0 <= row < len(hi) else None)
         return out
 
-    def decide_new(self, chunk: Chunk, ids: Sequence[Any] | None, commit: bool) -> Decisions:
-        """:meth:`decide_chunk` of documents not decided before."""
+    def external_id(self, position: int) -> Any:
+        """The id given for the document at ``position`` (its position when none was)."""
+        row = position - self.origin
+        if self.ids is None or not 0 <= row < len(self.ids):
+            return position
+        return self.ids[row]
+
+    def _decide_new(
+        self, chunk: PreparedBatch, ids: Sequence[Any] | None, commit: bool
+    ) -> Decisions:
+        """:meth:`decide` of documents not decided before."""
         if commit and (cuts := self.budget_cuts(chunk)):  # hot keys: in parts, same decisions
             base, n = self.n_documents, len(chunk.fps)
             for a, b in pairwise([0, *cuts, n]):
-                self.decide_new(slice_chunk(chunk, a, b), None if ids is None else ids[a:b], True)
+                self._decide_new(slice_batch(chunk, a, b), None if ids is None else ids[a:b], True)
             return self.decisions(base, base + n)
         self.index_unindexed()
         base, n = self.n_documents, len(chunk.fps)
         saved = (self.n_clusters, self.max_ts)
-        hz = self.chunk_horizons(chunk)
-        self.extend(chunk)
+        hz = self._chunk_horizons(chunk)
+        self._extend(chunk)
         self.exact.start_log(chunk.keys)  # its keys move into the map's dict
         floor_log: list[tuple[int, float]] = []
-        new = self.decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
-        self.fill_similarity(base, chunk)
+        new = self._decide_rows(chunk, np.arange(n), base, streaming=True, hz=hz, log=floor_log)
+        self._fill_similarity(base, chunk)
         out = self.decisions(base, base + n)
         if not commit:
             self.exact.undo_log()
-            floor = self.floor.writable() if floor_log else None
+            floor = self.cols.floor.writable() if floor_log else None
             for row, old in reversed(floor_log):  # kept documents of earlier calls
                 assert floor is not None
                 floor[row] = old
-            self.truncate(base)
+            self.cols.truncate(base - self.origin)
             self.n_clusters, self.max_ts = saved
             return out
-        self.commit(base, chunk, ids, hz)
-        self.index_new(base, new, chunk)
+        self._commit(base, chunk, ids, hz)
+        self._index_new(base, new, chunk)
         return out
 
-    def append_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-        """Append rows decided earlier (positions ``n_documents``..``meta["documents"] - 1``)
-        without deciding them again; forgotten rows are forgotten again."""
-        self.index_unindexed()
-        base, stop = self.n_documents, int(meta["documents"])
-        pos = np.asarray(columns["position"], np.int64)
-        if not np.array_equal(pos, np.arange(base, stop)):
-            raise ValueError(f"state columns must hold positions {base}..{stop - 1}, in order")
-        status = np.asarray(columns["status"], np.int8)
-        hi = np.asarray(columns["exact_key_hi"], np.uint64).tolist()
-        lo = np.asarray(columns["exact_key_lo"], np.uint64).tolist()
-        sketches = columns.get("sketch") if self.verifier is not None else None
-        chunk = Chunk(
-            np.asarray(columns["fingerprint"], np.uint64),
-            status == STATUS_NAMES.index("empty"),
-            [(h << 64) | x for h, x in zip(hi, lo, strict=True)],
-            np.asarray(columns["timestamp"], np.float64),
-            np.zeros(pos.size, np.int64),
-            None if sketches is None else np.asarray(sketches),
-        )
-        self.extend(chunk)
-        rows = slice(base - self.origin, stop - self.origin)
-        dup = np.asarray(columns["duplicate_of"], np.int64)
-        searched = np.asarray(columns["searched"], bool)
-        forgotten = np.asarray(columns["forgotten"], bool)
-        self.rep.writable()[rows] = np.where(dup < 0, pos, dup)
-        self.dist.writable()[rows] = columns["distance"]
-        self.cluster.writable()[rows] = columns["cluster_id"]
-        self.status.writable()[rows] = status
-        self.flags.writable()[rows] = searched * SEARCHED
-        keys = np.array(chunk.keys, dtype=object)[searched].tolist()
-        self.exact.start_log(keys)
-        for key, p in zip(keys, pos[searched].tolist(), strict=True):
-            self.exact[key] = p  # the last searched document of each key, in order
-        self.exact.stop_log()
-        self.n_clusters = int(meta["clusters"])
-        self.late = int(meta.get("late_documents", 0))
-        if "threshold" in columns:
-            self.need.writable()[rows] = np.asarray(columns["threshold"], np.float64)
-        if "similarity" in columns:
-            self.sim.writable()[rows] = np.asarray(columns["similarity"], np.float64)
-            self.lower_floors(rows)
-        kept = np.flatnonzero((status == UNIQUE) & ~forgotten)
-        self.index_new(base, kept.tolist(), chunk)
-        if forgotten.any():
-            self.forget(pos[forgotten])
+    def collect(self, chunk: PreparedBatch) -> None:
+        """Batch phase 1: keep a prepared chunk for :meth:`resolve`."""
+        if self.n_documents:
+            raise ValueError(
+                "batch mode needs a fresh Deduplicator (this one has streamed documents)"
+            )
+        self.pending.append(chunk)
 
-    def resolve_chunk(self, chunk: Chunk) -> Decisions:
-        """Batch: decide every document of ``chunk`` (an empty state) in keep-policy order;
-        returns decisions in input order."""
+    def resolve(self) -> Decisions:
+        """Batch phase 2: decide every collected document (an empty state) in keep-policy
+        order; returns decisions in input order."""
+        chunk = concat_batches(self.pending)
+        self.pending = []
         n = len(chunk.fps)
-        hz = self.chunk_horizons(chunk)
-        self.extend(chunk)
+        hz = self._chunk_horizons(chunk)
+        self._extend(chunk)
         order = processing_order(self.keep, np.arange(n), chunk.lengths, chunk.ts)
         self.exact.start_log(chunk.keys)  # its keys move into the map's dict
-        new = self.decide_rows(chunk, order, 0, streaming=False, hz=hz)
-        self.fill_similarity(0, chunk)
-        self.commit(0, chunk, None, hz)
+        new = self._decide_rows(chunk, order, 0, streaming=False, hz=hz)
+        self._fill_similarity(0, chunk)
+        self._commit(0, chunk, None, hz)
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
-            self.keep_sketches(np.asarray(new, np.int64), 0, chunk)
+            self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
             self.unindexed = np.asarray(new, np.int64)
         return self.decisions(0, n)
 
-    def bundle(self) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
-        """The counters and arrays a saved state holds (dedup/persist.py writes them)."""
-        self.index_unindexed()
-        self.prune_exact(force=True)
-        cand = self.candidates.to_arrays()
-        origin = self.new_origin(cand["positions"])
-        cut = origin - self.origin
-        arrays: dict[str, npt.NDArray[Any]] = {
-            name: g.view()[cut:] for name, g in self.named_columns().items()
-        }
-        # the similarity that decided and its threshold: a document fed again gets them back
-        # (dedup/rerun.py)
-        arrays["similarity"] = self.sim.view()[cut:]
-        arrays["threshold"] = self.need.view()[cut:]
-        arrays.update(self.exact.arrays())
-        arrays.update({f"cand_{k}": v for k, v in cand.items()})
-        if self.sketches is not None:
-            rows = self.slot.view()[cand["positions"] - self.origin]
-            arrays["sketches"] = self.sketches.take(rows)
-        if self.ids is not None:
-            data, off = self.ids.arrays()
-            arrays["ids_data"], arrays["ids_offsets"] = data[off[cut] :], off[cut:] - off[cut]
-        return {**self.counters(), "origin": origin}, arrays
+    # ------------------------------------------------------------------ the one restore path
+    def restore(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        """Take rows decided earlier, as :meth:`columns` gives them, without deciding them
+        again; ``meta`` is the :meth:`meta` after the last row (its configuration is checked).
+        Into an empty state: positions ``meta["origin"]``..``meta["documents"] - 1``; else
+        from :attr:`n_documents` on (e.g. a store's rows written after a snapshot): afterwards
+        this state is the one that fed those documents. Forgotten rows stay forgotten.
 
-    def budget_cuts(self, chunk: Chunk) -> list[int]:
+        >>> from neardup import Deduplicator
+        >>> a, b = Deduplicator(), Deduplicator()
+        >>> _ = a.feed(["storm hits the coast tonight", "cats and dogs", "a third one here"])
+        >>> b.state.restore(a.state.columns(0, 3), a.state.meta())
+        >>> later = ["storm hits the coast tonight", "cats and dogs!", "new"]
+        >>> b.feed(later).statuses == a.feed(later).statuses, b.n_documents
+        (True, 6)
+        """
+        check_config(self.config_id, self.config, meta, "these state columns")
+        fresh = self.n_documents == 0
+        if not fresh:
+            self.check_streaming()
+            self.index_unindexed()
+        base = int(meta.get("origin", 0)) if fresh else self.n_documents
+        stop = int(meta["documents"])
+        pos = np.asarray(columns["position"], np.int64)
+        if not np.array_equal(pos, np.arange(base, stop)):
+            raise ValueError(f"state columns must hold positions {base}..{stop - 1}, in order")
+        if fresh:
+            self.origin = base
+        self.take_rows(internal(columns), meta, "these state columns", fresh=fresh)
+        rows = slice(base - self.origin, stop - self.origin)
+        lower_floors(self.cols, rows, self.origin)
+        sketches = columns.get("sketch") if self.verifier is not None else None
+        if fresh:
+            self._index_restored(None if sketches is None else np.asarray(sketches))
+        else:
+            self._index_appended(base, stop, None if sketches is None else np.asarray(sketches))
+        if fresh and "id" in columns:  # (appended rows: the store answers their ids)
+            self.ids = json_column(columns["id"].tolist())
+
+    def take_rows(
+        self, arrays: dict[str, Any], meta: dict[str, Any], where: str, *, fresh: bool
+    ) -> None:
+        """The one way rows enter a state without being decided (a saved state's arrays, a
+        store's columns): :data:`~neardup.dedup.columns.SCHEMA` columns, then the counters
+        (``fresh``: into an empty state, whose newest timestamp and horizon are ``meta``'s)."""
+        n = int(meta["documents"])
+        if not 0 <= self.origin <= n:
+            raise StateFormatError(f"{where}: origin {self.origin} is past {n} documents")
+        at = f"positions {self.n_documents}..{n - 1}"
+        self.cols.take(arrays, n - self.n_documents, where, at)
+        self.n_clusters = int(meta["clusters"])
+        self.late = int(meta.get("late_documents", 0))
+        if fresh:  # appended rows move them as deciding them did (index_appended)
+            self.max_ts = _number(meta.get("max_timestamp"))
+            self.horizon = _number(meta.get("horizon"))
+
+    def _index_restored(self, sketches: np.ndarray | None) -> None:
+        """Exact map and candidate index of a state filled from columns (rebuilt)."""
+        self.exact = rebuild_exact(self.cols, self.origin, self.horizon)
+        if sketches is not None:
+            kept = np.flatnonzero(self.cols.status.view() == UNIQUE)
+            self.set_sketches(kept + self.origin, sketches[kept])
+        rows, ts = live_kept(self.cols, self.horizon)
+        sk = None if self.sketches is None else self.sketches.take(self.cols.slot.view()[rows])
+        if rows.size:
+            self.candidates.add(rows + self.origin, self.cols.fps.view()[rows], sk, ts)
+
+    def _index_appended(self, base: int, stop: int, sketches: np.ndarray | None) -> None:
+        """Exact map and candidate index after rows ``base..stop-1`` were appended: as deciding
+        them did (the last searched document of each key, the kept ones indexed)."""
+        rows = slice(base - self.origin, stop - self.origin)
+        pos = np.arange(base, stop, dtype=np.int64)
+        flags, status = self.cols.flags.view()[rows], self.cols.status.view()[rows]
+        hi, lo = self.cols.key_hi.view()[rows].tolist(), self.cols.key_lo.view()[rows].tolist()
+        keys = [(h << 64) | x for h, x in zip(hi, lo, strict=True)]
+        ts = self.cols.ts.view()[rows] if self.window is not None else np.zeros(0)
+        if ts.size and not np.isnan(ts).all():
+            self.max_ts = max(self.max_ts, float(np.nanmax(ts)))
+        searched, forgotten = (flags & SEARCHED) != 0, (flags & FORGOTTEN) != 0
+        found = np.array(keys, dtype=object)[searched].tolist()
+        self.exact.start_log(found)
+        for key, p in zip(found, pos[searched].tolist(), strict=True):
+            self.exact[key] = p  # the last searched document of each key, in order
+        self.exact.stop_log()
+        chunk = PreparedBatch(
+            self.cols.fps.view()[rows], status == EMPTY, keys, ts, np.zeros(pos.size, np.int64),
+            sketches,
+        )  # fmt: skip
+        kept = np.flatnonzero((status == UNIQUE) & ~forgotten)
+        self._index_new(base, kept.tolist(), chunk)
+        if forgotten.any():
+            self.forget(pos[forgotten])
+
+    def budget_cuts(self, chunk: PreparedBatch) -> list[int]:
         """Where to cut ``chunk`` so that its pairs stay within the budget (dedup/budget.py)."""
         first: dict[int, int] = {}
         for row in np.flatnonzero(~chunk.empty).tolist():
@@ -263,11 +377,11 @@ class DedupState(StateColumns):
         keys = self.candidates.keys(chunk.fps[live], _rows(chunk.sketches, live))
         return budget_cuts(keys, live, self.pair_budget)
 
-    def commit(
-        self, base: int, chunk: Chunk, ids: Sequence[Any] | None, hz: np.ndarray | None
+    def _commit(
+        self, base: int, chunk: PreparedBatch, ids: Sequence[Any] | None, hz: np.ndarray | None
     ) -> None:
         """Bookkeeping of a decided chunk: searched flags, late count, external ids."""
-        flags = self.flags.view()
+        flags = self.cols.flags.view()
         flags[np.asarray(self.exact.stop_log(), np.int64) - self.origin] |= SEARCHED
         if hz is not None:  # late: older than the newest minus the window (greedy.horizons)
             self.late += int((chunk.ts < hz).sum())
@@ -276,38 +390,22 @@ class DedupState(StateColumns):
         if self.ids is not None:
             self.ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
-    def extend(self, chunk: Chunk) -> None:
-        n = len(chunk.fps)
-        for g in (self.rep, self.dist, self.cluster):
-            g.extend(np.full(n, -1))
-        self.status.extend(np.full(n, -1))
-        if self.verifier is not None:  # per-document arrays only when they are used
-            self.slot.extend(np.full(n, -1))
-        if self.window is not None:
-            self.ts.extend(chunk.ts)
-        self.fps.extend(chunk.fps)
-        keys = np.array(chunk.keys, dtype=object)
-        self.key_hi.extend((keys >> 64).astype(np.uint64) if n else [])
-        self.key_lo.extend((keys & ((1 << 64) - 1)).astype(np.uint64) if n else [])
-        self.flags.extend(np.zeros(n, np.int8))
-        self.sim.extend(np.full(n, np.nan))
-        self.need.extend(np.full(n, np.nan))
-        if self.core.cluster_similarity is not None:
-            self.floor.extend(np.ones(n, np.float32))
+    def _extend(self, chunk: PreparedBatch) -> None:
+        self.cols.grow(chunk.fps, chunk.keys, chunk.ts)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self.max_ts = max(self.max_ts, float(np.nanmax(chunk.ts)))
 
-    def chunk_horizons(self, chunk: Chunk) -> np.ndarray | None:
+    def _chunk_horizons(self, chunk: PreparedBatch) -> np.ndarray | None:
         """Per document of the chunk, the horizon of :func:`~neardup.dedup.greedy.horizons`
         (``keep='first'`` with a window: the streaming order), from the newest timestamp before
-        the chunk; None otherwise. Call it before ``_extend_state`` moves the newest one."""
+        the chunk; None otherwise. Call it before ``_extend`` moves the newest one."""
         if self.window is None or self.keep != "first":
             return None
         return horizons(chunk.ts, self.window, self.max_ts)
 
-    def decide_rows(
+    def _decide_rows(
         self,
-        chunk: Chunk,
+        chunk: PreparedBatch,
         order: np.ndarray,
         base: int,
         *,
@@ -319,78 +417,80 @@ class DedupState(StateColumns):
         returns the new kept (local) rows. ``log``: changes of earlier rows' ``floor`` are
         appended to it (a dry run undoes them)."""
         origin = self.origin
-        tight = self.core.cluster_similarity is not None
+        tight = self.decide_config.cluster_similarity is not None
         ledger = Ledger(
-            self.rep.writable(),
-            self.dist.writable(),
-            self.cluster.writable(),
-            self.status.writable(),
-            self.ts.view(),
+            self.cols.rep.writable(),
+            self.cols.distance.writable(),
+            self.cols.cluster.writable(),
+            self.cols.status.writable(),
+            self.cols.ts.view(),
             self.exact,
             self.n_clusters,
-            self.floor.writable() if tight else None,
+            self.cols.floor.writable() if tight else None,
             log,
             self.trace,
         )
         view = StateView(
             self.exact,
-            lambda pos: self.ts.view()[pos - origin],
-            self.kept_sketches,
+            lambda pos: self.cols.ts.view()[pos - origin],
+            self._kept_sketches,
             self.candidates if streaming else None,
         )
         new = decide_batch(
-            self.core, self.candidates, self.verifier, view, ledger, chunk, order,
+            self.decide_config, self.candidates, self.verifier, view, ledger, chunk, order,
             base=base, origin=origin, horizon=hz,
         )  # fmt: skip
         self.n_clusters = ledger.n_clusters
         return new
 
-    def fill_similarity(self, base: int, chunk: Chunk) -> None:
+    def _fill_similarity(self, base: int, chunk: PreparedBatch) -> None:
         """The similarity that decided each document of the chunk and the threshold that
         applied (dedup/similarity.py)."""
         rows = slice(base - self.origin, base - self.origin + len(chunk.fps))
-        status, sk = self.status.view()[rows], chunk.sketches
+        status, sk = self.cols.status.view()[rows], chunk.sketches
         rep_sk = None
         if sk is not None and self.verifier is not None:
             dup = np.flatnonzero(status == DUPLICATE)
-            r = self.rep.view()[rows][dup]
+            r = self.cols.rep.view()[rows][dup]
             rep_sk = np.zeros_like(sk)
             inside = r >= base
             rep_sk[dup[inside]] = sk[r[inside] - base]
             if (~inside).any():  # kept in earlier chunks: their sketches are in the state
-                slot = self.slot.view()[r[~inside] - self.origin]
+                slot = self.cols.slot.view()[r[~inside] - self.origin]
                 known = slot >= 0  # (a kept document expired before a reload has none)
                 assert self.sketches is not None
                 rep_sk[dup[~inside][known]] = self.sketches.take(slot[known])
-        sim, need = decided_evidence(self.verifier, status, self.dist.view()[rows], sk, rep_sk)
+        sim, need = decided_evidence(
+            self.verifier, status, self.cols.distance.view()[rows], sk, rep_sk
+        )
         if rep_sk is not None and (~inside).any():
             sim[dup[~inside][~known]] = need[dup[~inside][~known]] = np.nan
-        self.sim.writable()[rows] = sim
-        self.need.writable()[rows] = need
+        self.cols.similarity.writable()[rows] = sim
+        self.cols.threshold.writable()[rows] = need
 
-    def kept_sketches(self, pos: np.ndarray) -> np.ndarray:
+    def _kept_sketches(self, pos: np.ndarray) -> np.ndarray:
         assert self.sketches is not None
-        rows: np.ndarray = self.sketches.take(self.slot.view()[pos - self.origin])
+        rows: np.ndarray = self.sketches.take(self.cols.slot.view()[pos - self.origin])
         return rows
 
-    def index_new(self, base: int, new: list[int], chunk: Chunk) -> None:
+    def _index_new(self, base: int, new: list[int], chunk: PreparedBatch) -> None:
         local = np.asarray(new, dtype=np.int64)
         if local.size:
             # the index keeps whole seconds; flooring only ever keeps entries a little longer
             ts = np.floor(chunk.ts[local]).astype(np.int64) if self.window is not None else None
             self.candidates.add(local + base, chunk.fps[local], _rows(chunk.sketches, local), ts)
-            self.keep_sketches(local, base, chunk)
-        self.expire()
+            self._keep_sketches(local, base, chunk)
+        self._expire()
 
-    def keep_sketches(self, local: np.ndarray, base: int, chunk: Chunk) -> None:
+    def _keep_sketches(self, local: np.ndarray, base: int, chunk: PreparedBatch) -> None:
         if chunk.sketches is not None and local.size:
             if self.sketches is None:
                 self.sketches = SpillGrowable(chunk.sketches.dtype, chunk.sketches.shape[1])
             rows = local + base - self.origin
-            self.slot.writable()[rows] = np.arange(local.size) + self.sketches.size
+            self.cols.slot.writable()[rows] = np.arange(local.size) + self.sketches.size
             self.sketches.extend(chunk.sketches[local])
 
-    def expire(self) -> None:
+    def _expire(self) -> None:
         """Drop kept documents that no in-order later document can match (see persist.py)."""
         if self.window is not None and np.isfinite(self.max_ts):
             horizon = int(np.floor(self.max_ts - self.window))
@@ -399,22 +499,26 @@ class DedupState(StateColumns):
                 self.candidates.expire(horizon)
                 self.prune_exact()
 
-    def decisions(self, start: int, stop: int) -> Decisions:
+    def decisions(self, start: int | None = None, stop: int | None = None) -> Decisions:
+        """Decisions of the documents at positions ``start:stop`` (default: every one held, in
+        input order: from :attr:`origin` on for a loaded state with a window)."""
+        start = self.origin if start is None else start
+        stop = self.n_documents if stop is None else stop
         return self.decisions_at(np.arange(start, stop, dtype=np.int64))
 
     def decisions_at(self, positions: npt.NDArray[np.int64]) -> Decisions:
         """The decisions of held documents at ``positions`` (copies)."""
         rows = positions - self.origin
-        rep = self.rep.view()[rows]
+        rep = self.cols.rep.view()[rows]
         return Decisions(
             positions,
-            self.fps.view()[rows],
-            self.status.view()[rows],
+            self.cols.fps.view()[rows],
+            self.cols.status.view()[rows],
             np.where(rep == positions, -1, rep),
-            self.dist.view()[rows],
-            self.cluster.view()[rows],
-            self.sim.view()[rows].astype(np.float64),
-            self.need.view()[rows].astype(np.float64),
+            self.cols.distance.view()[rows],
+            self.cols.cluster.view()[rows],
+            self.cols.similarity.view()[rows].astype(np.float64),
+            self.cols.threshold.view()[rows].astype(np.float64),
         )
 
     def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:
@@ -424,7 +528,7 @@ class DedupState(StateColumns):
         >>> from neardup import Deduplicator
         >>> dd = Deduplicator()
         >>> _ = dd.feed(["one text", "another one", "a third"], ids=["a", "b", "a"])
-        >>> dd.shared_ids(["a", "z"], 2), dd.shared_ids(["a", "z"], 0)
+        >>> dd.state.shared_ids(["a", "z"], 2), dd.state.shared_ids(["a", "z"], 0)
         (['a'], [])
         """
         if self.ids is None:
@@ -442,54 +546,114 @@ class DedupState(StateColumns):
             first.append(int(kept.min()))
         if len(self.exact):
             at = self.exact.positions()
-            first += [int(at.min()), int(self.rep.view()[at - self.origin].min())]
+            first += [int(at.min()), int(self.cols.rep.view()[at - self.origin].min())]
         return max(self.origin, min(first))
 
-    def restore(
-        self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], where: str
-    ) -> None:
-        """Fill this empty state from a saved bundle's ``meta`` and ``arrays``, checked."""
-        n, o = int(meta["documents"]), int(meta.get("origin", 0))
-        for name in self.named_columns():
-            if not 0 <= o <= n or arrays[name].shape != (n - o,):
-                raise StateFormatError(
-                    f"{where}: {name}.npy has shape {arrays[name].shape}, the state holds rows "
-                    f"{o}..{n - 1}; restore it or start a new state"
-                )
-        for name in ("similarity", "threshold"):  # (states written before: unknown, NaN)
-            got = arrays.get(name)
-            if got is not None and got.shape != (n - o,):
-                raise StateFormatError(
-                    f"{where}: {name}.npy has shape {got.shape}, the state holds rows "
-                    f"{o}..{n - 1}; restore it or start a new state"
-                )
-        self.fill(arrays, meta)
-        exact_pos = arrays["exact_pos"]
-        cand = {k[5:]: v for k, v in arrays.items() if k.startswith("cand_")}
-        for what, values, low in (
-            ("rep", arrays["rep"], 0),
-            ("exact_pos", exact_pos, o),
-            ("positions", cand["positions"], o),
-        ):
-            if values.size and (int(values.min()) < low or int(values.max()) >= n):
-                raise StateFormatError(
-                    f"{where}: {what} holds positions outside {low}..{n - 1}; restore it or "
-                    "start a new state"
-                )
-        if exact_pos.size and int(arrays["rep"][exact_pos - o].min()) < o:
-            raise StateFormatError(
-                f"{where}: an exact-map entry names a dropped row; restore it or start a new state"
+    # ------------------------------------------------------------------ columns and upkeep
+    def columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
+        """Rows ``start:stop`` of the per-document state as named columns (dedup/columns.py;
+        from :attr:`origin` on).
+
+        ``id`` holds each external id as JSON text (only when ids were given); ``sketch`` the
+        verifier sketch of kept documents (zeros for others; only with a verifier).
+        """
+        n, o = self.n_documents, self.origin
+        start = max(start, o)
+        stop = n if stop is None else max(min(stop, n), start)
+        rows = slice(start - o, stop - o)
+        cols = self.cols.public(rows, np.arange(start, stop, dtype=np.int64))
+        if self.sketches is not None:
+            slot = self.cols.slot.view()[rows]
+            sk = np.zeros((slot.size, self.sketches.data.shape[1]), self.sketches.data.dtype)
+            sk[slot >= 0] = self.sketches.take(slot[slot >= 0])
+            cols["sketch"] = sk
+        if self.ids is not None:
+            data, off = self.ids.arrays()
+            raw, ends = bytes(data), off.tolist()
+            cols["id"] = np.array(
+                [raw[ends[i] : ends[i + 1]].decode() for i in range(start - o, stop - o)],
+                dtype=object,
             )
-        self.exact = ExactMap.from_arrays(arrays["exact_hi"], arrays["exact_lo"], exact_pos)
-        self.candidates.load_arrays(cand)
-        if self.verifier is not None and "sketches" in arrays:  # none before a kept document
-            self.set_sketches(cand["positions"], arrays["sketches"])
-        if "ids_data" in arrays:
-            ids = JsonColumn(arrays["ids_data"], arrays["ids_offsets"])
-            ids.check(f"{where}/ids_offsets.npy", StateFormatError)
-            if len(ids) != n - o:
-                raise StateFormatError(f"{where}: {len(ids)} ids for {n - o} rows; restore it")
-            self.ids = ids
+        return cols
+
+    def counters(self) -> dict[str, Any]:
+        """The counters that go with :meth:`columns` (JSON-able)."""
+        return {
+            "documents": self.n_documents,
+            "origin": self.origin,
+            "clusters": self.n_clusters,
+            "max_timestamp": _finite(self.max_ts),
+            "horizon": _finite(self.horizon),
+            "late_documents": self.late,
+        }
+
+    def meta(self) -> dict[str, Any]:
+        """The config and counters that go with :meth:`columns` (JSON-able)."""
+        return {"config_id": self.config_id, "config": self.config, **self.counters()}
+
+    def set_sketches(self, positions: npt.NDArray[np.int64], sketches: npt.NDArray[Any]) -> None:
+        self.sketches = SpillGrowable.wrap(sketches)
+        self.cols.slot.writable()[positions - self.origin] = np.arange(positions.size)
+
+    def index_unindexed(self) -> None:
+        """Put the documents kept by a batch ``resolve()`` into the candidate index."""
+        pos, self.unindexed = self.unindexed, None
+        if pos is None or not pos.size:
+            return
+        rows, sk, ts = pos - self.origin, None, None
+        if self.sketches is not None:
+            sk = self.sketches.take(self.cols.slot.view()[rows])
+        if self.window is not None:
+            ts = np.floor(self.cols.ts.view()[rows]).astype(np.int64)
+        self.candidates.add(pos, self.cols.fps.view()[rows], sk, ts)
+        self._expire()
+
+    def prune_exact(self, force: bool = False) -> None:
+        """Drop exact-map entries whose kept document expired (amortised: when it doubled)."""
+        ex = self.exact
+        floor = self.pruned_at
+        if self.window is None or (not force and len(ex) < max(2 * floor, 65536)):
+            return
+        o, rep = self.origin, self.cols.rep.view()
+        pos = ex.positions()
+        ex.drop(np.floor(self.cols.ts.view()[rep[pos - o] - o]) < self.horizon)
+        self.pruned_at = len(ex)
+
+    def forget(self, positions: npt.ArrayLike) -> int:
+        """Deleted documents stop attracting duplicates (dedup/columns.py); returns how many
+        left the candidate index.
+
+        >>> from neardup import Deduplicator
+        >>> dd = Deduplicator()
+        >>> _ = dd.feed(["storm hits the coast tonight"])
+        >>> dd.state.forget([0]), dd.feed(["storm hits the coast tonight"]).statuses
+        (1, ['unique'])
+        """
+        pos = np.unique(np.asarray(positions, np.int64).ravel())
+        if pos.size and (pos[0] < 0 or pos[-1] >= self.n_documents):
+            bad = int(pos[0] if pos[0] < 0 else pos[-1])
+            raise ValueError(
+                f"position {bad} is not a decided document (0..{self.n_documents - 1}); "
+                "pass positions from Decisions.position"
+            )
+        o = self.origin
+        pos = pos[pos >= o]  # rows dropped from a saved state attract nothing already
+        self.index_unindexed()
+        removed = self.candidates.remove(pos)
+        self.cols.flags.writable()[pos - o] |= FORGOTTEN
+        ex = self.exact
+        if pos.size and len(ex):
+            targets = ex.positions()
+            ex.drop(np.isin(targets, pos) | np.isin(self.cols.rep.view()[targets - o], pos))
+        return int(removed)
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _number(x: Any) -> float:
+    return -np.inf if x is None else float(x)
 
 
 def _rows(sketches: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from neardup.dedup.state import Decisions
+from neardup.dedup.decisions import Decisions
 
 __all__ = [
     "DEFAULT_MAX_DISORDER",

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from neardup.dedup.state import DUPLICATE, EMPTY, EXACT_DUPLICATE, STATUS_NAMES, UNIQUE
+from neardup.dedup.decisions import DUPLICATE, EMPTY, EXACT_DUPLICATE, STATUS_NAMES, UNIQUE
 
 #: Version of the ``cluster_similarity`` rule, part of a configuration's ``config_id`` (1, absent
 #: from the id: a document every cluster refused was kept; 2: it joins its closest candidate).

@@ -37,17 +37,17 @@ rules, so the kept document is the longest / newest of its group; :meth:`feed` r
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup._params import FrozenParams
 from neardup._threads import thread_safe
+from neardup.dedup import persist
 from neardup.dedup.candidates import (
     NO_HAMMING_LIMIT,
     BandCandidates,
@@ -55,19 +55,12 @@ from neardup.dedup.candidates import (
     HammingCandidates,
     bands_fit,
 )
-from neardup.dedup.columns import check_config, verifier_config
+from neardup.dedup.columns import verifier_config
 from neardup.dedup.core import DecideConfig
+from neardup.dedup.decisions import STATUS_NAMES, Decision, Decisions, PreparedBatch
 from neardup.dedup.dedup_state import DedupState
 from neardup.dedup.greedy import CLUSTER_RULE, Considered
-from neardup.dedup.persist import LOCKED_METHODS, StateMixin
 from neardup.dedup.prepare import prepare_chunk
-from neardup.dedup.state import (
-    STATUS_NAMES,
-    Chunk,
-    Decision,
-    Decisions,
-    concat_chunks,
-)
 from neardup.fingerprint import Fingerprinter
 from neardup.verify import MinHashVerifier
 
@@ -99,8 +92,10 @@ VERIFIED_K = 14
 PLAIN_K = 8
 
 
-@thread_safe(*LOCKED_METHODS)  # one call at a time per object, each whole (neardup._threads)
-class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they define the config
+# one call at a time per object, each whole (neardup._threads); not prepare() (no shared
+# state: the service prepares batches in parallel). ``state``'s methods hold its own lock.
+@thread_safe("add", "feed", "run", "describe", "save")
+class Deduplicator(FrozenParams):  # parameters read-only: they define the config
     """Near-duplicate decisions for a stream or a batch of documents (see module docs).
 
     Args:
@@ -142,9 +137,9 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         n_jobs: fingerprinting worker processes (``-1``: all cores).
 
     Threads: one Deduplicator may be shared. Every method that reads or changes its state
-    holds the object's lock, so calls run one at a time, each whole, and the decisions are
-    those of one thread making the same calls in the order they took the lock;
-    :meth:`prepare` (no shared state) runs in parallel.
+    holds the object's lock (and ``state``'s methods the state's), so calls run one at a time,
+    each whole, and the decisions are those of one thread making the same calls in the order
+    they took the lock; :meth:`prepare` (no shared state) runs in parallel.
     """
 
     def __init__(
@@ -178,7 +173,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         self.candidate_k = candidate_k
         self.index_design = index_design
         self.n_jobs = n_jobs
-        self._validate()
+        _check_params(self)
         self.candidate_k_ = k if candidate_k is None else candidate_k
         self.bits_ = int(self.fingerprinter.get_config().get("bits", 64))
         if self.bits_ != 64:
@@ -186,57 +181,42 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
                 f"dedup works on 64-bit fingerprints, got bits={self.bits_}; use "
                 "a 128-bit fingerprint as a verifier instead"
             )
-        self._candidates: CandidateIndex = (
+        candidates: CandidateIndex = (
             BandCandidates()
             if bands
             else HammingCandidates(radius=self.candidate_k_, index_design=index_design)
         )
         threshold = None if resolved is None else float(resolved.threshold)
-        self._core = DecideConfig(
-            self.candidate_k_, keep, window, threshold, _cluster_similarity(self)
-        )
-        self._state = DedupState(self._core, self._candidates, resolved)
-        self._pending: list[Chunk] = []  # batch chunks collected for resolve()
+        rule = _cluster_similarity(self)
+        core = DecideConfig(self.candidate_k_, keep, window, threshold, rule)
+        identity = _config_blob(self, candidates, rule)
+        self._state = DedupState(core, candidates, resolved, identity)
         self._freeze()
 
     def get_params(self) -> dict[str, Any]:
         """Constructor parameters as given: ``k=None`` for the band design (whose resolved
         ``k`` is :data:`NO_HAMMING_LIMIT`), so :meth:`replace` builds the same design."""
         params = super().get_params()
-        if isinstance(self._candidates, BandCandidates):
+        if isinstance(self._state.candidates, BandCandidates):
             params["k"] = None
         return params
 
-    def _validate(self) -> None:
-        if not isinstance(self.k, int) or self.k < 0:
-            raise ValueError(f"k must be an int >= 0, got {self.k!r}")
-        if self.keep not in KEEP_POLICIES:
-            raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {self.keep!r}")
-        if self.window is not None and not self.window > 0:
-            raise ValueError(f"window must be > 0 seconds or None, got {self.window!r}")
-        if self.candidate_k is not None:
-            if self.verifier is None:
-                raise ValueError("candidate_k only applies with a verifier; pass verifier=...")
-            if self.candidate_k < self.k:
-                raise ValueError(f"candidate_k ({self.candidate_k}) must be >= k ({self.k})")
-        if self.verifier is not None and not isinstance(self.verifier, Verifier):
-            raise TypeError(f"verifier {self.verifier!r} lacks threshold/sketch_many/similarity")
-
-    # ------------------------------------------------------------------ public API
     @property
-    def decide_config(self) -> DecideConfig:
-        """The parameters of the decide step (:mod:`neardup.dedup.core`) every engine applies.
+    def state(self) -> DedupState:
+        """What this Deduplicator has decided (:class:`~neardup.dedup.dedup_state.DedupState`):
+        its decisions, columns, ids, ``forget``, ``restore``; ``state.decide_config`` and
+        ``state.candidates`` are the decide step's configuration and candidate design."""
+        return self._state
 
-        >>> Deduplicator(k=3, verifier=None).decide_config.radius
-        3
+    @property
+    def config_id(self) -> str:
+        """Short stable id of the configuration (``state.config``), carried by every saved
+        state.
+
+        >>> Deduplicator().config_id == Deduplicator().config_id != Deduplicator(k=3).config_id
+        True
         """
-        return self._core
-
-    @property
-    def candidates(self) -> CandidateIndex:
-        """The candidate design (its ``pairs``, ``keys`` and ``get_config``), read-only use:
-        the one definition of "candidate" that every engine and ``explain`` applies."""
-        return self._candidates
+        return self._state.config_id
 
     @property
     def n_documents(self) -> int:
@@ -254,17 +234,7 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         """
         ts = None if timestamp is None else [timestamp]
         d = self.feed([text], ts, ids=[self.n_documents if id is None else id])
-        pos, dup = int(d.position[0]), int(d.duplicate_of[0])  # (a known document: its own)
-        return Decision(
-            self.external_id(pos),
-            int(d.fingerprint[0]),
-            STATUS_NAMES[int(d.status[0])],
-            None if dup < 0 else self.external_id(dup),
-            None if dup < 0 else int(d.distance[0]),
-            int(d.cluster_id[0]),
-            None if np.isnan(d.similarity[0]) else float(d.similarity[0]),
-            None if np.isnan(d.threshold[0]) else float(d.threshold[0]),
-        )
+        return one_decision(d, self._state.external_id)
 
     def feed(
         self,
@@ -283,132 +253,51 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
         ``position`` is the earlier one) and is not added again (:mod:`neardup.dedup.rerun`);
         a known id with another text is a new document. ``commit=False`` (dry run): the
         decisions these documents would get, leaving the state exactly as it was.
+        ``state.decide(prepare(texts, timestamps), ...)`` is the same in two steps.
 
         >>> dd = Deduplicator()
         >>> _ = dd.feed(["the cat sat on the mat today"])
         >>> dd.feed(["the cat sat on the mat today"], commit=False).statuses, dd.n_documents
         (['exact_duplicate'], 1)
         """
-        self._check_streaming()
+        self._state.check_streaming()
         if ids is not None and len(ids) != len(texts):
             raise ValueError(f"got {len(ids)} ids for {len(texts)} texts")
-        return self.feed_prepared(self.prepare(texts, timestamps), ids=ids, commit=commit)
-
-    def feed_prepared(
-        self, chunk: Chunk, *, ids: Sequence[Any] | None = None, commit: bool = True
-    ) -> Decisions:
-        """:meth:`feed` on a chunk from :meth:`prepare` (same decisions): a service prepares
-        the next chunk (fingerprints, sketches: no state) while the previous one is decided.
-
-        >>> dd = Deduplicator()
-        >>> chunk = dd.prepare(["the cat sat on the mat today"] * 2)
-        >>> dd.feed_prepared(chunk).statuses
-        ['unique', 'exact_duplicate']
-        """
-        self._check_streaming()
-        if ids is not None and len(ids) != len(chunk.fps):
-            raise ValueError(f"got {len(ids)} ids for {len(chunk.fps)} texts")
-        return self._state.decide_chunk(chunk, ids, commit=commit)
-
-    def extend_state_columns(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-        """Append rows decided earlier (:meth:`state_columns` of positions ``n_documents``..
-        ``meta["documents"] - 1``, e.g. a store's rows written after a snapshot) without deciding
-        them again: afterwards this state is the one that fed those documents. ``meta`` is the
-        :meth:`state_meta` after the last row. Forgotten rows are forgotten again.
-
-        >>> a, b = Deduplicator(), Deduplicator()
-        >>> _ = a.feed(["storm hits the coast tonight", "cats and dogs", "a third one here"])
-        >>> b.extend_state_columns(a.state_columns(0, 3), a.state_meta())
-        >>> later = ["storm hits the coast tonight", "cats and dogs!", "new"]
-        >>> b.feed(later).statuses == a.feed(later).statuses, b.n_documents
-        (True, 6)
-        """
-        self._check_streaming()
-        self._state.append_columns(columns, meta)
-
-    def _check_streaming(self) -> None:
-        if self.keep != "first":
-            raise ValueError(
-                f"keep={self.keep!r} needs the whole input: use run(), or "
-                "keep='first' for streaming"
-            )
-        if self._pending:
-            raise ValueError("this Deduplicator is collecting a batch; call resolve() first")
+        return self._state.decide(self.prepare(texts, timestamps), ids, commit=commit)
 
     def run(
         self,
         texts: Iterable[str],
-        timestamps: Iterable[float] | None = None,
+        timestamps: Iterable[Any] | None = None,
         *,
         chunk_size: int = 65536,
     ) -> Decisions:
-        """Batch: decide all documents with :func:`all_pairs`; same rules as :meth:`feed`.
+        """Batch: decide all documents; same rules as :meth:`feed`, in keep-policy order.
 
         ``texts`` may be a generator: it is fingerprinted chunk by chunk (only fingerprints,
-        hashes and small per-document state are kept), then resolved in keep-policy order.
+        hashes and small per-document state are kept; ``state.collect(prepare(...))`` per
+        chunk), then resolved (``state.resolve()``).
         """
-        ts_iter: Iterator[float] | None = None if timestamps is None else iter(timestamps)
+        ts_iter: Iterator[Any] | None = None if timestamps is None else iter(timestamps)
         it = iter(texts)
         while chunk := list(islice(it, chunk_size)):
             ts = None if ts_iter is None else list(islice(ts_iter, len(chunk)))
-            self.collect(chunk, ts)
-        return self.resolve()
-
-    def trace(
-        self,
-        texts: Sequence[str],
-        timestamps: Sequence[float] | None = None,
-        *,
-        positions: Iterable[int],
-    ) -> tuple[Decisions, dict[int, list[Considered]]]:
-        """Batch, as :meth:`run` on a fresh Deduplicator of this configuration, with the
-        decision step's evidence for the documents at ``positions``: the kept candidates it
-        considered, in order (:class:`~neardup.dedup.greedy.Considered`; empty for a document
-        decided by the exact path or with no accepted candidate). What ``explain FILE ID``
-        prints.
-
-        >>> d, ev = Deduplicator().trace(["storm hits the coast at night"] * 2, positions=[1])
-        >>> d.statuses, ev
-        (['unique', 'exact_duplicate'], {1: []})
-        """
-        fresh = self.replace()
-        notes: dict[int, list[Considered]] = {int(p): [] for p in positions}
-        fresh._state.trace = notes
-        return fresh.run(texts, timestamps), notes
-
-    def collect(self, texts: Sequence[str], timestamps: Sequence[float] | None = None) -> None:
-        """Batch phase 1: fingerprint a chunk and keep it for :meth:`resolve`."""
-        if self.n_documents:
-            raise ValueError(
-                "batch mode needs a fresh Deduplicator (this one has streamed documents)"
-            )
-        self._pending.append(self.prepare(texts, timestamps))
-
-    def resolve(self) -> Decisions:
-        """Batch phase 2: decide every collected document; returns decisions in input order."""
-        chunk = concat_chunks(self._pending)
-        self._pending = []
-        return self._state.resolve_chunk(chunk)
-
-    def decisions(self) -> Decisions:
-        """Decisions for every document decided so far, in input order (from
-        ``state_meta()["origin"]`` on for a loaded state with a window: see dedup/columns.py)."""
-        return self._state.decisions(self._state.origin, self.n_documents)
+            self._state.collect(self.prepare(chunk, ts))
+        return self._state.resolve()
 
     def describe(self) -> dict[str, Any]:
         """Settings and memory use (bytes) of the per-document state and the index."""
         st = self._state
-        state = sum(g.nbytes for g in st.per_document())
         return {
             "k": self.k,
             "candidate_k": self.candidate_k_,
             "keep": self.keep,
             "window": self.window,
             "documents": self.n_documents,
-            "kept_in_index": len(self._candidates),
-            "candidates": self._candidates.describe(),
+            "kept_in_index": len(st.candidates),
+            "candidates": st.candidates.describe(),
             "clusters": st.n_clusters,
-            "state_bytes": state,
+            "state_bytes": st.cols.nbytes(),
             "sketch_bytes": 0 if st.sketches is None else st.sketches.nbytes,
             "sketch_file_bytes": 0 if st.sketches is None else st.sketches.file_bytes,
             "config_id": self.config_id,
@@ -417,113 +306,116 @@ class Deduplicator(StateMixin, FrozenParams):  # parameters read-only: they defi
             "already_decided": st.already,
         }
 
-    # ------------------------------------------------------------------ identity
-    def state_config(self) -> dict[str, Any]:
-        """What decides the decisions: fingerprints, k, candidate design, verifier, window,
-        keep (not speed settings such as ``n_jobs`` or the index design); a fresh dict."""
-        return dict(json.loads(self._config_blob()))
-
-    def _config_blob(self) -> str:
-        # the configuration is frozen: built once (every service batch reads config_id)
-        blob: str | None = self.__dict__.get("_blob")
-        if blob is None:
-            config = {
-                "fingerprinter": self.fingerprinter.get_config(),
-                "k": self.k,
-                "candidate_k": self.candidate_k_,
-                "candidates": self._candidates.get_config(),
-                "verifier": verifier_config(self.verifier),
-                "window": self.window,
-                "keep": self.keep,
-            }
-            if self._core.cluster_similarity is not None:  # None: configurations from before
-                config["cluster_similarity"] = self._core.cluster_similarity
-                config["cluster_rule"] = CLUSTER_RULE  # version 1 kept what every cluster refused
-            blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
-            self._blob = blob
-        return blob
-
-    @property
-    def config_id(self) -> str:
-        """Short stable id of :meth:`state_config`, carried by every saved state.
-
-        >>> Deduplicator().config_id == Deduplicator().config_id != Deduplicator(k=3).config_id
-        True
-        """
-        return "dd1-" + hashlib.sha256(self._config_blob().encode()).hexdigest()[:16]
-
-    # ------------------------------------------------------------------ state as columns
-    def external_id(self, position: int) -> Any:
-        """The id given for the document at ``position`` (its position when none was)."""
-        return self._state.external_id(position)
-
-    def shared_ids(self, ids: Iterable[Any], before: int) -> list[Any]:
-        """The distinct values of ``ids`` that a document before position ``before`` also has
-        (among the rows still held: with a window, expired documents are not kept).
-
-        >>> dd = Deduplicator()
-        >>> _ = dd.feed(["one text", "another one", "a third"], ids=["a", "b", "a"])
-        >>> dd.shared_ids(["a", "z"], 2), dd.shared_ids(["a", "z"], 0)
-        (['a'], [])
-        """
-        return self._state.shared_ids(ids, before)
-
-    def exact_keys(self, positions: Sequence[int]) -> list[int | None]:
-        """The exact-text key (xxh3_128 of the normalised text, as an int) of the documents at
-        ``positions``; None for one this state no longer holds (what the rerun rule compares:
-        :mod:`neardup.dedup.rerun`).
-
-        >>> dd = Deduplicator()
-        >>> _ = dd.feed(["Storm hits the coast", "storm  hits the coast"])
-        >>> a, b = dd.exact_keys([0, 1]); a == b, dd.exact_keys([5])
-        (True, [None])
-        """
-        return self._state.exact_keys(positions)
-
-    def forget(self, positions: npt.ArrayLike) -> int:
-        """Deleted documents stop attracting duplicates (dedup/columns.py); returns how many
-        left the candidate index.
-
-        >>> dd = Deduplicator()
-        >>> _ = dd.feed(["storm hits the coast tonight"])
-        >>> dd.forget([0]), dd.feed(["storm hits the coast tonight"]).statuses
-        (1, ['unique'])
-        """
-        return self._state.forget(positions)
-
-    def state_meta(self) -> dict[str, Any]:
-        """The config and counters that go with :meth:`state_columns` (JSON-able)."""
-        meta = {"config_id": self.config_id, "config": self.state_config()}
-        return {**meta, **self._state.counters()}
-
-    def state_columns(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray]:
-        """Rows ``start:stop`` of the per-document state as named columns (dedup/columns.py).
-
-        ``id`` holds each external id as JSON text (only when ids were given); ``sketch`` the
-        verifier sketch of kept documents (zeros for others; only with a verifier).
-        """
-        return self._state.state_columns(start, stop)
+    def save(self, path: str | os.PathLike[str], *, wait: bool = True) -> None:
+        """Write the state as a new version of directory ``path`` (dedup/persist.py)."""
+        persist.save(self, path, wait=wait)
 
     @classmethod
-    def from_state_columns(
-        cls, config: Self, columns: dict[str, np.ndarray], meta: dict[str, Any]
+    def load(
+        cls, path: str | os.PathLike[str], config: Self | None = None, *, verify: bool = True
     ) -> Self:
-        """A Deduplicator of ``config``'s configuration holding the state of ``columns`` (all
-        rows: positions ``meta["origin"]``..n-1) and ``meta`` (:meth:`state_meta`)."""
-        check_config(config, meta.get("config_id"), "these state columns", meta.get("config"))
-        dd = config.replace()
-        dd._state.load_columns(columns, meta)
-        return dd
+        """The state saved in directory ``path`` (its live version).
 
-    # ------------------------------------------------------------------ internals
-    def prepare(self, texts: Sequence[str], timestamps: Sequence[Any] | None = None) -> Chunk:
+        ``config``: a Deduplicator whose configuration the state must have (it is not
+        changed); without it the configuration is rebuilt from the state (a custom verifier
+        needs ``config``). Raises :class:`StateFormatError` for a damaged state or another
+        configuration.
+        """
+        return persist.load(cls, path, config, verify=verify)
+
+    def prepare(
+        self, texts: Sequence[str], timestamps: Sequence[Any] | None = None
+    ) -> PreparedBatch:
         """Per-document data with the library's own code: fingerprints, empty mask, exact-text
         keys, timestamps, lengths and verifier sketches (what every engine decides on; see
-        :func:`~neardup.dedup.prepare.prepare_chunk`)."""
+        :func:`~neardup.dedup.prepare.prepare_chunk`). No shared state: runs in parallel."""
         timed = self.window is not None or self.keep == "newest"
         return prepare_chunk(
             self.fingerprinter, self.verifier, texts, timestamps, timed=timed, n_jobs=self.n_jobs
         )
+
+
+def _config_blob(dd: Deduplicator, candidates: CandidateIndex, rule: float | None) -> str:
+    """What decides (fingerprints, k, candidate design, verifier, window, keep; not speed
+    settings such as ``n_jobs`` or the index design) as JSON: ``config_id`` hashes it."""
+    config = {
+        "fingerprinter": dd.fingerprinter.get_config(),
+        "k": dd.k,
+        "candidate_k": dd.candidate_k_,
+        "candidates": candidates.get_config(),
+        "verifier": verifier_config(dd.verifier),
+        "window": dd.window,
+        "keep": dd.keep,
+    }
+    if rule is not None:  # None: configurations from before
+        config["cluster_similarity"] = rule
+        config["cluster_rule"] = CLUSTER_RULE  # version 1 kept what every cluster refused
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def one_decision(d: Decisions, external_id: Callable[[int], Any]) -> Decision:
+    """The one row of ``d`` as a :class:`Decision`, with ids instead of positions."""
+    pos, dup = int(d.position[0]), int(d.duplicate_of[0])  # (a known document: its own)
+    return Decision(
+        external_id(pos),
+        int(d.fingerprint[0]),
+        STATUS_NAMES[int(d.status[0])],
+        None if dup < 0 else external_id(dup),
+        None if dup < 0 else int(d.distance[0]),
+        int(d.cluster_id[0]),
+        None if np.isnan(d.similarity[0]) else float(d.similarity[0]),
+        None if np.isnan(d.threshold[0]) else float(d.threshold[0]),
+    )
+
+
+def from_state_columns(
+    config: Deduplicator, columns: dict[str, np.ndarray], meta: dict[str, Any]
+) -> Deduplicator:
+    """A Deduplicator of ``config``'s configuration (not changed) holding the state of
+    ``columns`` (:meth:`DedupState.columns <neardup.dedup.dedup_state.DedupState.columns>`,
+    all rows) and ``meta`` (``state.meta()``): ``config.replace()`` and ``state.restore``."""
+    dd = config.replace()
+    dd.state.restore(columns, meta)
+    return dd
+
+
+def trace(
+    dd: Deduplicator,
+    texts: Sequence[str],
+    timestamps: Sequence[Any] | None = None,
+    *,
+    positions: Iterable[int],
+) -> tuple[Decisions, dict[int, list[Considered]]]:
+    """Batch, as ``run`` on a fresh Deduplicator of ``dd``'s configuration, with the decision
+    step's evidence for the documents at ``positions``: the kept candidates it considered, in
+    order (:class:`~neardup.dedup.greedy.Considered`; empty for a document decided by the exact
+    path or with no accepted candidate). What ``explain FILE ID`` prints.
+
+    >>> d, ev = trace(Deduplicator(), ["storm hits the coast at night"] * 2, positions=[1])
+    >>> d.statuses, ev
+    (['unique', 'exact_duplicate'], {1: []})
+    """
+    fresh = dd.replace()
+    notes: dict[int, list[Considered]] = {int(p): [] for p in positions}
+    fresh.state.trace = notes
+    return fresh.run(texts, timestamps), notes
+
+
+def _check_params(dd: Deduplicator) -> None:
+    """Refuse parameters out of range, naming the value and the fix."""
+    if not isinstance(dd.k, int) or dd.k < 0:
+        raise ValueError(f"k must be an int >= 0, got {dd.k!r}")
+    if dd.keep not in KEEP_POLICIES:
+        raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {dd.keep!r}")
+    if dd.window is not None and not dd.window > 0:
+        raise ValueError(f"window must be > 0 seconds or None, got {dd.window!r}")
+    if dd.candidate_k is not None:
+        if dd.verifier is None:
+            raise ValueError("candidate_k only applies with a verifier; pass verifier=...")
+        if dd.candidate_k < dd.k:
+            raise ValueError(f"candidate_k ({dd.candidate_k}) must be >= k ({dd.k})")
+    if dd.verifier is not None and not isinstance(dd.verifier, Verifier):
+        raise TypeError(f"verifier {dd.verifier!r} lacks threshold/sketch_many/similarity")
 
 
 #: ``cluster_similarity="auto"`` with a verifier (docs/ACCURACY.md, "Clusters of mutual duplicates")

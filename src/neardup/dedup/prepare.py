@@ -1,5 +1,5 @@
 """Per-document inputs of the decide step, computed without any state: fingerprints, the empty
-mask, exact-text keys, timestamps, lengths and verifier sketches (a :class:`Chunk`).
+mask, exact-text keys, timestamps, lengths and verifier sketches (a :class:`PreparedBatch`).
 
 Every engine prepares documents with this one function (the library through
 :meth:`Deduplicator.prepare <neardup.dedup.pipeline.Deduplicator.prepare>`, Spark per Arrow
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from neardup._backend import C, native
+from neardup.dedup.decisions import PreparedBatch
 from neardup.dedup.exact import exact_keys
-from neardup.dedup.state import Chunk
 from neardup.features.charclass import char_classes
 from neardup.features.normalize import pack_prepared
 from neardup.fingerprint import Fingerprinter
@@ -42,8 +42,8 @@ def prepare_chunk(
     *,
     timed: bool,
     n_jobs: int,
-) -> Chunk:
-    """The :class:`Chunk` of ``texts``; ``timed``: timestamps are read (a window or
+) -> PreparedBatch:
+    """The :class:`PreparedBatch` of ``texts``; ``timed``: timestamps are read (a window or
     ``keep='newest'``), so they are required and may not be NaN."""
     texts = list(texts)
     for i, t in enumerate(texts):
@@ -66,7 +66,7 @@ def prepare_chunk(
         fps, empty = _fingerprints(fingerprinter, texts, packed, n_jobs)
         if minhash:
             every = _sketch_all(verifier, packed, texts)
-    return Chunk(
+    return PreparedBatch(
         np.asarray(fps, np.uint64),
         empty,
         _keys(texts, empty, packed),

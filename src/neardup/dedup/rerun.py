@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._persist import JsonColumn
-from neardup.dedup.state import Decisions, concat_decisions
+from neardup.dedup.decisions import Decisions, concat_decisions
 
 __all__ = ["IdPositions", "merge_repeats", "repeats", "run_positions"]
 

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.dedup.core import verify_pairs
-from neardup.dedup.state import DUPLICATE, EXACT_DUPLICATE
+from neardup.dedup.decisions import DUPLICATE, EXACT_DUPLICATE
 
 
 def decided_evidence(

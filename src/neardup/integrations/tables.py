@@ -148,7 +148,7 @@ class DedupBatches:
     def _id_of(self, position: int) -> Any:
         got = self._kept.get(position, self)
         # documents of a state the Deduplicator was loaded with: its stored ids
-        return self.deduplicator.external_id(position) if got is self else got
+        return self.deduplicator.state.external_id(position) if got is self else got
 
 
 def _check_time(dd: Deduplicator, time: str | None) -> None:

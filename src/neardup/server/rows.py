@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from neardup.dedup import Deduplicator
-from neardup.dedup.state import STATUS_NAMES, Decisions
+from neardup.dedup.decisions import STATUS_NAMES, Decisions
 from neardup.server.store import NewRow, StoredRow, to_i64
 from neardup.server.validate import Item
 
@@ -47,7 +47,7 @@ def threshold(d: Decisions, i: int) -> float | None:
 def state_rows(dd: Deduplicator, new: list[Item], d: Decisions, store_text: bool) -> list[NewRow]:
     """The batch's rows from the library's state columns."""
     start = int(d.position[0])
-    cols = dd.state_columns(start, start + len(new))
+    cols = dd.state.columns(start, start + len(new))
     fps, hi, lo = (to_i64(cols[c]) for c in ("fingerprint", "exact_key_hi", "exact_key_lo"))
     sketches = cols.get("sketch")
     dup, status = cols["duplicate_of"].tolist(), cols["status"].tolist()

@@ -4,14 +4,14 @@ kept in step.
 Requests are queued in arrival order (:meth:`Service.submit`, from the event loop: no thread
 pool) and handled by one decider thread (:mod:`neardup.server.writer`): consecutive requests
 are prepared (:meth:`Deduplicator.prepare`) and decided holding ``lock`` as one batch
-(:meth:`Deduplicator.feed_prepared`: every decision comes from the library, which decides the
+(``Deduplicator.state.decide``: every decision comes from the library, which decides the
 same however the ordered documents are cut into batches); their rows
-(:meth:`Deduplicator.state_columns`) are then written by group commit and each request is
+(``Deduplicator.state.columns``) are then written by group commit and each request is
 answered only after their ``COMMIT`` returned. If a write fails, every batch not yet durable
-fails and the Deduplicator is rebuilt from the store. A dry run is ``feed_prepared(...,
+fails and the Deduplicator is rebuilt from the store. A dry run is ``state.decide(...,
 commit=False)``, decided alone. Restarts load a snapshot (:mod:`neardup.server.snapshot`).
 
-A deleted document is forgotten (:meth:`Deduplicator.forget`): it leaves the candidate index and
+A deleted document is forgotten (``dd.state.forget``): it leaves the candidate index and
 the exact-text map, so it no longer attracts new duplicates (neither near nor exact copies); its
 row stays as a tombstone (``GET`` answers 404). When it was a kept document, its cluster keeps
 its members and their decisions (``duplicate_of`` still names it): a later copy of the same
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from neardup.dedup import Deduplicator
+from neardup.dedup.decisions import STATUS_NAMES, Decisions, PreparedBatch, take_batch
 from neardup.dedup.rerun import NEW, repeats
-from neardup.dedup.state import STATUS_NAMES, Chunk, Decisions, take_chunk
 from neardup.server.metrics import Histogram
 from neardup.server.rows import answers, result, state_rows
 from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
@@ -92,7 +92,7 @@ class Service:
         path = os.path.join(settings.data, "neardup.db")
         with opening(path):  # a damaged file: one line saying what to do
             self.store = Store(path, settings.synchronous)
-            self.store.check_config(self.config_id, dd.state_config())
+            self.store.check_config(self.config_id, dd.state.config)
             self.dd = self._load()
             self._counts = self._count_rows()
         self._snap_at = int(json.loads(self.store.meta("snapshot") or "{}").get("documents", 0))
@@ -217,8 +217,8 @@ class Service:
             new = [items[i] for i in rows]
             decided = batch = None
             if new:
-                chunk = prepared if len(rows) == len(items) else take_chunk(prepared, rows)
-                decided = self.dd.feed_prepared(chunk, commit=not dry_run)
+                chunk = prepared if len(rows) == len(items) else take_batch(prepared, rows)
+                decided = self.dd.state.decide(chunk, commit=not dry_run)
                 if not dry_run:
                     batch = self._submit(new, decided, len(segment))
             out = answers(items, known, new, decided, self._undurable_ids, self.store.ids_of)
@@ -252,7 +252,7 @@ class Service:
     def _held(self, ids: list[str], known: dict[str, StoredRow]) -> list[tuple[int, int]]:
         """Per id, its stored position and exact key ((-1, 0): not stored), for the rule."""
         pos = [known[i].position if i in known else -1 for i in ids]
-        keys = dict(zip(pos, self.dd.exact_keys(pos), strict=True))
+        keys = dict(zip(pos, self.dd.state.exact_keys(pos), strict=True))
         keys.update(self.store.exact_keys(p for p, k in keys.items() if k is None and p >= 0))
         return [(-1, 0) if p < 0 else (p, keys.get(p) or 0) for p in pos]
 
@@ -278,7 +278,7 @@ class Service:
         """Return once no snapshot is being written in the background."""
         self.background.wait()
 
-    def _prepare(self, items: list[Item]) -> Chunk:
+    def _prepare(self, items: list[Item]) -> PreparedBatch:
         ts = [it.timestamp for it in items]
         times = None
         if any(t is not None for t in ts):
@@ -299,7 +299,7 @@ class Service:
         rows = state_rows(self.dd, new, decided, self.settings.store_text)
         batch = Pending(
             rows,
-            self.dd.state_meta(),
+            self.dd.state.meta(),
             requests=requests,
             ids={r.position: r.id for r in rows},
             statuses=decided.status.tolist(),
@@ -378,7 +378,7 @@ class Service:
                 with self.store.transaction():
                     for p in positions:
                         self.store.tombstone(p)
-                self.dd.forget(positions)
+                self.dd.state.forget(positions)
             except BaseException:
                 self.dd = self._load()
                 raise

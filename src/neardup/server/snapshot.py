@@ -1,12 +1,12 @@
 """Fast restarts: a snapshot of the in-memory state that the store points to.
 
-Rebuilding the Deduplicator from every SQLite row (:meth:`Deduplicator.from_state_columns`)
+Rebuilding the Deduplicator from every SQLite row (:func:`neardup.dedup.from_state_columns`)
 re-sorts the whole candidate index: seconds at 10^6 documents. So the service also writes the
 library's own persisted state (:meth:`Deduplicator.save`: one format, a checksummed bundle
 written atomically as a new version of ``DATA/snapshot``) every ``snapshot_every`` documents
 and at shutdown, and records in SQLite (``meta.snapshot``) the position it covers. On start:
 load the snapshot, then append the rows written after it
-(:meth:`Deduplicator.extend_state_columns`, no decision is made again) and forget again the
+(``Deduplicator.state.restore``, no decision is made again) and forget again the
 documents deleted since. SQLite stays the source of truth: a snapshot that is missing, damaged
 (bad checksum), of another configuration, of another database (each version holds ``owner.json``
 with the database's random ``db_id``) or ahead of the store is ignored with a log line, and
@@ -34,7 +34,7 @@ import numpy as np
 
 from neardup._atomic import atomic_directory, read_current
 from neardup._threads import object_lock
-from neardup.dedup import Deduplicator
+from neardup.dedup import Deduplicator, from_state_columns, persist
 from neardup.dedup.columns import StateFormatError
 from neardup.server.store import Store, refuse_lost_database
 
@@ -56,13 +56,13 @@ def load_state(store: Store, config: Deduplicator, snapshot_dir: str) -> Dedupli
     dd = _snapshot(store, config, snapshot_dir, n)
     if dd is None:
         log.info("state: rebuilt from %d stored rows", n)
-        return Deduplicator.from_state_columns(config, store.load(0, n, width, dtype), meta)
+        return from_state_columns(config, store.load(0, n, width, dtype), meta)
     start = dd.n_documents
     if start < n:
-        dd.extend_state_columns(store.load(start, n, width, dtype), meta)
+        dd.state.restore(store.load(start, n, width, dtype), meta)
     gone = store.forgotten_before(start)
     if gone:
-        dd.forget(gone)
+        dd.state.forget(gone)
     log.info("state: snapshot of %d documents + %d stored rows after it", start, n - start)
     return dd
 
@@ -133,7 +133,7 @@ def save_snapshot(dd: Deduplicator, db_id: str, path: str) -> bool:
     touching the store. False (logged) if it could not be written."""
     try:
         with atomic_directory(path) as version:  # dd.save(path), plus the owner in the version
-            dd.write_state(version)
+            persist.write_state(dd, version)
             owner = {"db_id": db_id, "documents": dd.n_documents}
             with open(version / OWNER, "w", encoding="utf-8") as f:
                 f.write(json.dumps(owner))

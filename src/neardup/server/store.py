@@ -1,15 +1,15 @@
 """The service's source of truth: one SQLite database (WAL) in the data directory.
 
-One row per document with the library's state columns (:meth:`Deduplicator.state_columns`:
+One row per document with the library's state columns (``Deduplicator.state.columns()``:
 position, timestamp, fingerprint, verifier sketch of kept documents, exact-text key halves,
 status, duplicate_of as a position, distance, cluster_id, searched, forgotten, similarity,
 threshold) plus the external id and, with ``--store-text``, the text. A deleted document keeps
 its row with ``forgotten = 1`` (a tombstone: its cluster's history stays, and the library
 rebuilds its exact-text map from the ``searched`` rows). ``meta`` holds the format, the
-configuration id and the library's :meth:`Deduplicator.state_meta` counters after the last
+configuration id and the library's ``Deduplicator.state.meta()`` counters after the last
 committed batch. A store of before a column is upgraded in place (``ALTER TABLE ... ADD
 COLUMN``, NULL: unknown, as the library reads a state of before). On start the state is
-rebuilt with :meth:`Deduplicator.from_state_columns`: one state format, the library's, no
+rebuilt with :func:`neardup.dedup.from_state_columns`: one state format, the library's, no
 second one of the service's own. A request batch is one ``BEGIN IMMEDIATE`` ... ``COMMIT``;
 the service answers only after the commit returned.
 
@@ -365,8 +365,8 @@ class Store:
         self, start: int, stop: int, width: int | None, sketch_dtype: Any
     ) -> dict[str, npt.NDArray[Any]]:
         """The state columns of positions ``start..stop-1`` for
-        :meth:`Deduplicator.from_state_columns` (``start`` 0) or
-        :meth:`Deduplicator.extend_state_columns` (the rows after a snapshot).
+        :func:`neardup.dedup.from_state_columns` (``start`` 0) or
+        ``Deduplicator.state.restore`` (the rows after a snapshot).
 
         Rows the retention deleted come back as expired, forgotten kept documents (timestamp
         -inf, never searched): nothing can match them or reach them by the exact path, which

@@ -29,8 +29,8 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from neardup.dedup.decisions import DUPLICATE, EMPTY, UNIQUE
 from neardup.dedup.pipeline import Deduplicator
-from neardup.dedup.state import DUPLICATE, EMPTY, UNIQUE
 from neardup.spark import kernels
 from neardup.spark.components import (
     DRIVER_MAX_EDGES,

@@ -22,10 +22,10 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from neardup.dedup.decisions import STATUS_NAMES
 from neardup.dedup.disorder import release_order
 from neardup.dedup.pairs import pair_records
 from neardup.dedup.pipeline import Deduplicator
-from neardup.dedup.state import STATUS_NAMES
 from neardup.io import ReadStats, open_writer
 from neardup.spark.engine import decide, with_horizons
 from neardup.spark.reader import Fields, read_documents

@@ -42,9 +42,9 @@ from neardup.dedup.core import (
     searched_rows,
     verify_pairs,
 )
+from neardup.dedup.decisions import DUPLICATE
 from neardup.dedup.pipeline import Deduplicator
 from neardup.dedup.similarity import decided_evidence
-from neardup.dedup.state import DUPLICATE
 
 _WARM: dict[str, float] = {}
 
@@ -91,12 +91,12 @@ def candidate_keys(
     dd: Deduplicator, fps: npt.NDArray[np.uint64], sketches: npt.NDArray[Any] | None
 ) -> npt.NDArray[np.uint64]:
     """The candidate join keys ``(n, m)`` of the Deduplicator's own candidate design."""
-    return np.asarray(dd.candidates.keys(fps, sketches), np.uint64).reshape(len(fps), -1)
+    return np.asarray(dd.state.candidates.keys(fps, sketches), np.uint64).reshape(len(fps), -1)
 
 
 def accept_radius(dd: Deduplicator) -> int:
     """The Hamming bound of the accept predicate (what ``Deduplicator`` filters on)."""
-    return int(dd.decide_config.radius)
+    return int(dd.state.decide_config.radius)
 
 
 def prepare_batch(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.RecordBatch:
@@ -183,7 +183,7 @@ def accept_pairs(dd: Deduplicator, batch: pa.Table | pa.RecordBatch) -> pa.Recor
     fa = batch.column("fp_a").to_numpy().view(np.uint64)
     fb = batch.column("fp_b").to_numpy().view(np.uint64)
     dist = np.bitwise_count(fa ^ fb).astype(np.int64)
-    cfg = dd.decide_config
+    cfg = dd.state.decide_config
     keep = accept(cfg, dist, None, None, None)  # window: per document pair in decide_group
     sim = np.full(dist.size, np.nan)
     if dd.verifier is not None and keep.any():
@@ -251,8 +251,8 @@ def _candidate_lists(
     p = np.concatenate(ps) if ps else none
     dist = np.concatenate(ds).astype(np.int64) if ds else none
     sim = np.concatenate(ss) if ss else np.zeros(0)
-    ok = accept(dd.decide_config, dist, ts[q], ts[p], None, None if hz is None else hz[q])
-    ranked = None if dd.decide_config.cluster_similarity is None else sim[ok]
+    ok = accept(dd.state.decide_config, dist, ts[q], ts[p], None, None if hz is None else hz[q])
+    ranked = None if dd.state.decide_config.cluster_similarity is None else sim[ok]
     # local rows in input order: ties by position
     return candidate_csr(q[ok], p[ok], dist[ok], m, ranked)
 
@@ -273,7 +273,7 @@ def decide_group(dd: Deduplicator, docs: pa.Table, edges: pa.Table) -> pa.Table:
     ts = np.asarray(docs.column("ts").to_numpy(zero_copy_only=False), np.float64)
     length = docs.column("length").to_numpy()
     order = processing_order(dd.keep, pos, length, ts)
-    cfg = dd.decide_config
+    cfg = dd.state.decide_config
     members = _members(node, searched_rows(cfg, order, ekeys))
     triple = (
         np.asarray(edges.column("a").to_numpy(), np.int64),

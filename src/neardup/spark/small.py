@@ -89,7 +89,7 @@ def decide_on_driver(
     if pairs:
         chunk = fresh.prepare(texts)
         a, b, dist, sim = verified_pairs(
-            fresh.decide_config, fresh.candidates, fresh.verifier, chunk
+            fresh.state.decide_config, fresh.state.candidates, fresh.verifier, chunk
         )
         info["pairs"] = (pos[a], pos[b], dist, sim)
     info["documents"] = info["decided"] = int(pos.size)

@@ -1,4 +1,9 @@
-"""Small containers for the dedup pipeline: decision arrays and chunks."""
+"""What the dedup step reads and returns: prepared batches of documents and their decisions.
+
+:class:`PreparedBatch` (what :meth:`Deduplicator.prepare <neardup.Deduplicator.prepare>`
+returns: fingerprints, exact keys, timestamps, lengths, sketches), :class:`Decisions` (one row
+per document) and :class:`Decision` (one document, with ids), and the status codes.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from neardup._growable import Growable as Growable  # re-exported for the pipeline
 
 UNIQUE, DUPLICATE, EXACT_DUPLICATE, EMPTY = 0, 1, 2, 3
 STATUS_NAMES = ("unique", "duplicate", "exact_duplicate", "empty")
@@ -91,8 +94,9 @@ class Decision:
 
 
 @dataclass
-class Chunk:
-    """Per-document data of a chunk before decisions: fingerprints, exact keys, ...."""
+class PreparedBatch:
+    """Per-document data of a batch of documents before decisions (from ``prepare``):
+    fingerprints, empty mask, exact keys, timestamps, text lengths, verifier sketches."""
 
     fps: npt.NDArray[np.uint64]
     empty: npt.NDArray[np.bool_]
@@ -102,10 +106,10 @@ class Chunk:
     sketches: np.ndarray | None
 
 
-def slice_chunk(chunk: Chunk, a: int, b: int) -> Chunk:
+def slice_batch(chunk: PreparedBatch, a: int, b: int) -> PreparedBatch:
     """Rows ``a..b-1`` of ``chunk``."""
     sk = chunk.sketches
-    return Chunk(
+    return PreparedBatch(
         chunk.fps[a:b],
         chunk.empty[a:b],
         chunk.keys[a:b],
@@ -115,11 +119,11 @@ def slice_chunk(chunk: Chunk, a: int, b: int) -> Chunk:
     )
 
 
-def take_chunk(chunk: Chunk, rows: list[int]) -> Chunk:
+def take_batch(chunk: PreparedBatch, rows: list[int]) -> PreparedBatch:
     """The rows ``rows`` of ``chunk``, in that order."""
     r = np.asarray(rows, np.int64)
     sk = chunk.sketches
-    return Chunk(
+    return PreparedBatch(
         chunk.fps[r],
         chunk.empty[r],
         [chunk.keys[i] for i in rows],
@@ -129,13 +133,13 @@ def take_chunk(chunk: Chunk, rows: list[int]) -> Chunk:
     )
 
 
-def concat_chunks(chunks: list[Chunk]) -> Chunk:
+def concat_batches(chunks: list[PreparedBatch]) -> PreparedBatch:
     if not chunks:
-        return Chunk(
+        return PreparedBatch(
             np.zeros(0, np.uint64), np.zeros(0, bool), [], np.zeros(0), np.zeros(0, np.int64), None
         )
     sk = [c.sketches for c in chunks]
-    return Chunk(
+    return PreparedBatch(
         np.concatenate([c.fps for c in chunks]),
         np.concatenate([c.empty for c in chunks]),
         [key for c in chunks for key in c.keys],
