@@ -269,7 +269,8 @@ def _budgeted(
     # a query gram's seeds per occurrence: the postings of its hash in the earlier documents
     postings = F.count("*").over(Window.partitionBy("qord", "h", "i"))
     marked = seeds.join(F.broadcast(over.select("qord", F.lit(True).alias("over"))), "qord", "left")
-    kept = marked.where(F.col("over").isNull() | (postings <= per_gram)).drop("over")
+    marked = marked.withColumn("c", postings)
+    kept = marked.where(F.col("over").isNull() | (F.col("c") <= per_gram)).drop("over", "c")
     return kept, over.count(), tuple(ids.get(r["qord"], r["qord"]) for r in first)
 
 
