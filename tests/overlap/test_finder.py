@@ -196,6 +196,18 @@ def test_query_window_is_in_the_config_id_as_it_runs() -> None:
     assert OverlapFinder(query_window=4).config_id != base.config_id
 
 
+def test_the_seed_budget_is_in_the_config_id_where_it_decides_the_passages() -> None:
+    """Refusing leaves the passages as they are (or refuses): ``budget`` and, refusing,
+    ``max_seeds_per_gram`` are not in the id; trimming with another bound than 16 leaves out
+    other grams, so that bound is (16 keeps the ids of the references saved before)."""
+    base = OverlapFinder()
+    assert OverlapFinder(budget="refuse").config_id == base.config_id
+    assert OverlapFinder(budget="refuse", max_seeds_per_gram=64).config_id == base.config_id
+    assert OverlapFinder(max_seeds_per_gram=64).config_id != base.config_id
+    with pytest.raises(ValueError, match="budget must be one of"):
+        OverlapFinder(budget="skip")
+
+
 def test_a_reference_of_another_version_is_refused_as_such(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
