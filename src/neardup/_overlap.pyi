@@ -22,7 +22,7 @@ _Rows = _I64 | bytes  # int64 items: seed rows (q_first, q_last, d_first, d_last
 _Passage = tuple[int, int, int, int, int, int, int]
 _Job = tuple[bytes, list[bytes], _Rows, _Rows]  # query, sources, seeds, bounds
 # docs, bounds, seed rows as bytes of int64; Index.seeds* answer their count (an int) instead
-# when there are more than max_seeds > 0
+# when there are more than max_seeds > 0; cap > 0 leaves out grams with more postings
 _Seeds = tuple[bytes, bytes, bytes]
 
 def prepare(
@@ -65,10 +65,18 @@ class Index:
         max_df: int,
         min_seeds: int,
         max_seeds: int = 0,
+        cap: int = 0,
         /,
     ) -> _Seeds | int: ...
     def seeds_packed(
-        self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0, /
+        self,
+        packed: bytes,
+        max_df: int,
+        min_seeds: int,
+        window: int,
+        max_seeds: int = 0,
+        cap: int = 0,
+        /,
     ) -> _Seeds | int: ...
     def add_packed(self, doc: int, packed: bytes, window: int, /) -> None: ...
     def arrays(self) -> tuple[bytes, bytes]: ...

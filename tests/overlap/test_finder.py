@@ -196,6 +196,18 @@ def test_query_window_is_in_the_config_id_as_it_runs() -> None:
     assert OverlapFinder(query_window=4).config_id != base.config_id
 
 
+def test_the_seed_budget_is_in_the_config_id_where_it_decides_the_passages() -> None:
+    """Refusing leaves the passages as they are (or refuses): ``budget`` and, refusing,
+    ``max_seeds_per_gram`` are not in the id; trimming with another bound than 16 leaves out
+    other grams, so that bound is (16 keeps the ids of the references saved before)."""
+    base = OverlapFinder()
+    assert OverlapFinder(budget="refuse").config_id == base.config_id
+    assert OverlapFinder(budget="refuse", max_seeds_per_gram=64).config_id == base.config_id
+    assert OverlapFinder(max_seeds_per_gram=64).config_id != base.config_id
+    with pytest.raises(ValueError, match="budget must be one of"):
+        OverlapFinder(budget="skip")
+
+
 def test_a_reference_of_another_version_is_refused_as_such(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -247,24 +259,31 @@ def test_a_copy_of_a_repetitive_text_is_found(
 @pytest.mark.skipif(overlap_kernels() is None, reason="the bound is on the C kernel's work")
 def test_a_text_of_five_words_repeated_and_copied_is_found_in_bounded_work() -> None:
     """3 * 10^5 characters of five words in random order, copied into another document: every
-    gram recurs (1.9 * 10^6 seeds), so the default seed budget refuses it, naming the numbers;
-    with the budget raised it is found whole. The merge of its ~10^5 diagonal groups compared
-    every pair of them (51 s on a loaded 2-core machine); bounded by 20 s here, ~2 s now."""
+    gram recurs (1.9 * 10^6 seeds), over the default seed budget: ``budget="refuse"`` refuses
+    it, naming the numbers; the default looks it up without its grams of more than 16
+    postings (counted) and finds it whole, as does the budget raised. The merge of its ~10^5
+    diagonal groups compared every pair of them (51 s on a loaded 2-core machine); bounded by
+    20 s here, ~2 s now."""
     rng = random.Random(7)
     text = " ".join(rng.choices(["alpha", "beta", "gamma", "delta", "eps"], k=56_000))
     assert len(text) > 300_000
     query = "Intro. " + text + " outro."
-    f = OverlapFinder()
+    f = OverlapFinder(budget="refuse")
     f.add(text, "src")
     with pytest.raises(SeedBudgetError) as refused:
         f.query(query, "copy")
     assert refused.value.seeds > refused.value.limit == 16 * 65_536
     assert "more than max_seeds_per_gram=16 a gram allows" in str(refused.value)
+    trimmed = OverlapFinder()
+    trimmed.add(text, "src")
+    [p] = trimmed.query(query, "copy")
+    assert trimmed.over_budget_texts == (1, ["copy"])
+    assert (p.source_id, p.score, p.span[0]) == ("src", 1.0, 7), p
     f = OverlapFinder(max_seeds_per_gram=64)
     f.add(text, "src")
     start = time.perf_counter()
     [p] = f.query(query, "copy")
-    assert time.perf_counter() - start < 20
+    assert time.perf_counter() - start < 20 and f.over_budget_texts == (0, [])
     # an end comes from the outermost seed on the passage's diagonals, extended while the
     # texts agree: where every diagonal holds seeds it may be off the copy's, a few words short
     assert p.source_id == "src" and p.score == 1.0

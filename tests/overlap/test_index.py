@@ -30,12 +30,20 @@ class Model:
             self.posts[key].append((doc, first, last))
 
     def seeds(
-        self, keys: list[int], first: list[int], last: list[int], max_df: int, min_seeds: int
+        self,
+        keys: list[int],
+        first: list[int],
+        last: list[int],
+        max_df: int,
+        min_seeds: int,
+        cap: int = 0,
     ) -> tuple[list[int], list[int], list[list[int]]]:
         by_doc: dict[int, list[list[int]]] = defaultdict(list)
         for i, key in enumerate(keys):
             posts = self.posts.get(key, [])
             if len({doc for doc, _, _ in posts}) > max_df:  # documents, not postings
+                continue
+            if 0 < cap < len(posts):  # a text over its budget: postings, not documents
                 continue
             for doc, pf, pl in posts:
                 by_doc[doc].append([first[i], last[i], pf, pl])
@@ -63,9 +71,10 @@ def _check(ix: GramIndex, model: Model, queries: list[int]) -> None:
     q = _u64(queries)
     qf = np.arange(q.size, dtype=np.int64)
     ql = qf + 3
-    for max_df, min_seeds in ((1, 1), (3, 1), (5, 2), (10**6, 1)):
-        docs, bounds, seeds = ix.seeds(q, qf, ql, max_df, min_seeds)
-        want = model.seeds(queries, qf.tolist(), ql.tolist(), max_df, min_seeds)
+    for max_df, min_seeds, cap in ((1, 1, 0), (3, 1, 0), (5, 2, 0), (10**6, 1, 0), (3, 1, 1),
+                                   (10**6, 1, 2), (5, 2, 3)):  # fmt: skip
+        docs, bounds, seeds = ix.seeds(q, qf, ql, max_df, min_seeds, cap=cap)
+        want = model.seeds(queries, qf.tolist(), ql.tolist(), max_df, min_seeds, cap)
         assert list(docs) == want[0]
         assert bounds.tolist() == want[1]
         assert seeds.tolist() == want[2]

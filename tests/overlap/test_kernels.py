@@ -163,16 +163,26 @@ def test_seed_budget_refuses_the_same_text_with_the_same_numbers(
 ) -> None:
     """The budget is counted on the index's postings before any is copied, by the C index and
     by the numpy one alike: the same refusal (numbers and message) for a text of one or two
-    words repeated, and the same passages for a short piece of it, under the budget."""
+    words repeated, the same passages for a short piece of it, under the budget, and the same
+    passages for the text trimmed (its grams of too many postings left out)."""
     rng = random.Random(words)
     text = " ".join(rng.choices(["ab", "cde"][:words], k=3_000))
+    sentence = " ".join(f"w{k}" for k in range(40))
 
-    def run() -> tuple[str, list[dict[str, object]]]:
-        f = OverlapFinder(max_seeds_per_gram=1)
+    def run() -> tuple[str, list[dict[str, object]], list[dict[str, object]]]:
+        f = OverlapFinder(max_seeds_per_gram=1, budget="refuse")
         f.add(text, "src")
         with pytest.raises(SeedBudgetError) as refused:
             f.query(text, "q")
-        return str(refused.value), [p.to_dict() for p in f.query(text[:60], "piece")]
+        piece = [p.to_dict() for p in f.query(text[:60], "piece")]
+        # the same grams left out by both indexes: the repeated ones, not a copied sentence's
+        trim = OverlapFinder(max_seeds_per_gram=1)
+        trim.add(text, "src")
+        trim.add(sentence, "other")
+        trimmed = [p.to_dict() for p in trim.query(text + " " + sentence, "q")]
+        assert trim.over_budget_texts == (1, ["q"])
+        assert [p["source_id"] for p in trimmed] == ["other"]
+        return str(refused.value), piece, trimmed
 
     fast = run()
     monkeypatch.setenv("NEARDUP_KERNELS", "python")

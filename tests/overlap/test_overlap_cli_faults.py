@@ -117,16 +117,28 @@ def test_a_damaged_reference_is_refused_with_the_fix(tmp_path: Path, damage: str
 
 def test_a_text_over_its_seed_budget_is_one_line_naming_the_option(tmp_path: Path) -> None:
     """Two words repeated at random, copied: each gram's many postings are met once per
-    occurrence. Past --max-seeds-per-gram the run stops with one line naming the text, the
-    numbers and the option, --out as it was; the default budget finds the copy whole."""
+    occurrence. Past --max-seeds-per-gram the run goes on, the text compared without those
+    grams (a sentence it copies is still found), counted and named in the summary; with
+    --budget refuse it stops with one line naming the text, the numbers and the option,
+    --out as it was; the default budget finds the copy whole."""
     rng = random.Random(3)
     text = " ".join(rng.choices(["ab", "cde"], k=5_000))
+    sentence = " ".join(f"w{k}" for k in range(40))
     src = tmp_path / "in.jsonl"
-    rows = [{"id": "a", "text": text}, {"id": "b", "text": "Intro. " + text}]
+    rows = [{"id": "a", "text": text}, {"id": "s", "text": sentence}]
+    rows.append({"id": "b", "text": "Intro. " + text + " " + sentence})
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out.jsonl"
     out.write_text("old\n")
     done = _overlap(src, "--out", out, "--max-seeds-per-gram", "1")
+    assert done.returncode == 0, done.stderr
+    [row] = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (row["id"], row["source_id"]) == ("b", "s")
+    [note] = [x for x in done.stderr.splitlines() if "seed budget" in x]
+    assert note.startswith("overlap: 1 texts over their seed budget compared without their ")
+    assert "more than 1 postings (e.g. 'b';" in note
+    out.write_text("old\n")
+    done = _overlap(src, "--out", out, "--max-seeds-per-gram", "1", "--budget", "refuse")
     assert done.returncode == 1, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("neardup: error: text 'b': its ") and "Traceback" not in line
@@ -135,6 +147,7 @@ def test_a_text_over_its_seed_budget_is_one_line_naming_the_option(tmp_path: Pat
     assert out.read_text() == "old\n"
     done = _overlap(src, "--out", out)
     assert done.returncode == 0, done.stderr
-    [row] = [json.loads(x) for x in out.read_text().splitlines()]
-    assert (row["id"], row["source_id"]) == ("b", "a")
+    row, copied = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (row["id"], row["source_id"], copied["source_id"]) == ("b", "a", "s")
     assert row["span"] == [7, 7 + len(text)] and row["source_span"] == [0, len(text)]
+    assert "seed budget" not in done.stderr

@@ -336,7 +336,7 @@ def test_a_text_over_its_seed_budget_is_a_413_naming_the_limit(tmp_path: Path) -
     refused with the library's numbers, the limit and the option, before any work; the
     service goes on and a refused batch stores nothing."""
     text, other = _few_words(20_000, 2, seed=3), synthetic(seed=5, n=1)[0][1]
-    f = OverlapFinder(max_seeds_per_gram=1)
+    f = OverlapFinder(max_seeds_per_gram=1, budget="refuse")  # the service's default
     f.add(text, "rep")
     with pytest.raises(SeedBudgetError) as lib:
         f.query(text, "q")

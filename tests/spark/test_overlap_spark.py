@@ -150,24 +150,38 @@ def test_spark_sets_the_local_templates_aside(spark: Any, tmp_path: Path) -> Non
         ]
 
 
-def test_spark_refuses_a_text_over_its_seed_budget_as_local(spark: Any, tmp_path: Path) -> None:
-    """Two words repeated, then a copy of it: the copy's look-ups find more postings than
-    max_seeds_per_gram allows. Both engines refuse the same text with the same numbers, in one
-    line, before aligning it; under the default budget both find the same passages."""
+def test_spark_trims_or_refuses_a_text_over_its_seed_budget_as_local(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Two words repeated, then a copy of it with a copied sentence: the copy's look-ups find
+    more postings than max_seeds_per_gram allows. Both engines compare it without its grams
+    of too many postings (the same rows: the sentence found, the same summary line naming
+    it); with --budget refuse both refuse the same text with the same numbers, in one line,
+    before aligning it; under the default budget both find the same passages."""
     rng = random.Random(4)
     text = " ".join(rng.choices(["ab", "cde"], k=2_000))
-    recs = [{"id": "a", "text": text}, {"id": "b", "text": "Intro. " + text}]
+    sentence = " ".join(f"w{k}" for k in range(40))
+    recs = [{"id": "a", "text": text}, {"id": "s", "text": sentence}]
+    recs.append({"id": "b", "text": "Intro. " + text + " " + sentence})
     recs += [{"id": f"x{k}", "text": t} for k, t in synthetic(seed=3, n=4)]
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    lines = []
+    lines, notes, trimmed = [], [], []
     for engine in ("local", "spark"):
         out = tmp_path / f"{engine}.jsonl"
         args = ["overlap", str(src), "--out", str(out), "--engine", engine]
         r = CliRunner().invoke(cli, [*args, "--max-seeds-per-gram", "1"])
+        assert r.exit_code == 0, (engine, r.output)
+        notes.append([x for x in r.output.splitlines() if "seed budget" in x])
+        trimmed.append(out.read_text())
+        out.unlink()
+        r = CliRunner().invoke(cli, [*args, "--max-seeds-per-gram", "1", "--budget", "refuse"])
         assert r.exit_code == 1 and not out.exists(), (engine, r.output)
         lines.append(r.output.strip())
         assert CliRunner().invoke(cli, args).exit_code == 0
+    assert notes[0] == notes[1] and len(notes[0]) == 1 and "(e.g. 'b';" in notes[0][0]
+    assert trimmed[0] == trimmed[1] and '"source_id": "s"' in trimmed[0]
+    assert '"source_id": "a"' not in trimmed[0]
     assert lines[0] == lines[1] and lines[0].startswith("neardup: error: text 'b': its ")
     assert (tmp_path / "local.jsonl").read_text() == (tmp_path / "spark.jsonl").read_text()
     assert '"source_id": "a"' in (tmp_path / "local.jsonl").read_text()

@@ -406,10 +406,12 @@ static int over_df(ov_index *self, uint32_t u, int64_t c, int64_t max_df) {
  * at least min_seeds of them; seeds rows (q_first, q_last, d_first, d_last). With max_seeds
  * > 0 and more postings than that, their count (an int) instead, before any is copied: a text
  * of a few words repeated meets each of its grams' many postings once per occurrence, so its
- * seeds grow with the square of its length (and the per-pair step's work with them). */
+ * seeds grow with the square of its length (and the per-pair step's work with them). With
+ * cap > 0 the grams with more than cap postings are left out too: a text over its budget is
+ * looked up again so (at most cap seeds a gram, n * cap in all). */
 
 int ov_index_hits(ov_index *self, const uint64_t *h, int64_t n, int64_t max_df, int64_t max_seeds,
-                  hit_t **hits_out, int64_t *k_out) {
+                  int64_t cap, hit_t **hits_out, int64_t *k_out) {
     int64_t total = 0;
     uint32_t *found = malloc(sizeof(uint32_t) * (size_t)(n + 1));
     int64_t *at = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -432,7 +434,9 @@ int ov_index_hits(ov_index *self, const uint64_t *h, int64_t n, int64_t max_df, 
         const part_t *pt = part_of(self, h[i]);
         uint32_t u = at[i] >= 0 ? pt->slots[find_from(self, pt, h[i], at[i])].run : NIL;
         int64_t c = u != NIL ? *UNIT(self, u + 1) : 0;
-        found[i] = c && (c <= max_df || !over_df(self, u, c, max_df)) ? u : NIL;
+        found[i] = c && (cap <= 0 || c <= cap) && (c <= max_df || !over_df(self, u, c, max_df))
+                       ? u
+                       : NIL;
         if (found[i] != NIL) total += c;
     }
     free(at);

@@ -95,12 +95,12 @@ int64_t ov_index_postings(const ov_index *ix);
  * Returns 0, -1 (no memory) or -2 (token offsets out of range; nothing posted). */
 int ov_index_add(ov_index *ix, int64_t doc, const uint64_t *h, const int64_t *f,
                  const int64_t *l, const int64_t *idx, int64_t n);
-/* The postings of query grams h[0..n) (skipping grams posted by more than max_df documents),
- * sorted by document, in query-gram then posting order: *hits (freed by the caller) and *k.
- * Returns 0, -1 (no memory) or 1 when max_seeds > 0 and there are more postings than that
- * (*k: their count, nothing copied). */
+/* The postings of query grams h[0..n) (skipping grams posted by more than max_df documents,
+ * and with cap > 0 grams with more than cap postings), sorted by document, in query-gram then
+ * posting order: *hits (freed by the caller) and *k. Returns 0, -1 (no memory) or 1 when
+ * max_seeds > 0 and there are more postings than that (*k: their count, nothing copied). */
 int ov_index_hits(ov_index *ix, const uint64_t *h, int64_t n, int64_t max_df, int64_t max_seeds,
-                  hit_t **hits, int64_t *k);
+                  int64_t cap, hit_t **hits, int64_t *k);
 /* The documents with >= min_seeds hits and the rows of their hits (ov_group's sizes). */
 void ov_group_sizes(const hit_t *hits, int64_t k, int64_t min_seeds, int64_t *nd, int64_t *ns);
 /* Those documents (docs[nd]), offsets of their rows (bounds[nd + 1]) and the rows (seeds[4 ns]:

@@ -397,7 +397,7 @@ static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const 
     return Py_BuildValue("(NNN)", docs, bounds, seeds);
 }
 
-/* seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) as
+/* seeds(hashes, first, last, max_df, min_seeds[, max_seeds[, cap]]) -> (docs, bounds, seeds) as
  * bytes of int64: the postings of each query gram (skipping grams posted by more than max_df
  * documents: boilerplate; a text repeating a sentence posts its grams many times, once)
  * grouped by document (ascending), in query-gram then posting order, for the documents with
@@ -408,10 +408,10 @@ static PyObject *grouped(const hit_t *hits, int64_t k, int64_t min_seeds, const 
 /* Index.seeds on the query grams (h, f, l)[0..n). */
 static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t *f,
                             const int64_t *l, int64_t n, int64_t max_df, int64_t min_seeds,
-                            int64_t max_seeds) {
+                            int64_t max_seeds, int64_t cap) {
     hit_t *hits = NULL;
     int64_t k;
-    int rc = ov_index_hits(self->ix, h, n, max_df, max_seeds, &hits, &k);
+    int rc = ov_index_hits(self->ix, h, n, max_df, max_seeds, cap, &hits, &k);
     if (rc < 0) return PyErr_NoMemory();
     if (rc > 0) return PyLong_FromLongLong((long long)k); /* over max_seeds */
     PyObject *out = grouped(hits, k, min_seeds, f, l);
@@ -421,14 +421,15 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
 
 static PyObject *index_seeds(IndexObject *self, PyObject *args) {
     PyObject *h_o, *f_o, *l_o;
-    Py_ssize_t max_df, min_seeds, n, max_seeds = 0;
+    Py_ssize_t max_df, min_seeds, n, max_seeds = 0, cap = 0;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OOOnn|n", &h_o, &f_o, &l_o, &max_df, &min_seeds, &max_seeds))
+    if (!PyArg_ParseTuple(args, "OOOnn|nn", &h_o, &f_o, &l_o, &max_df, &min_seeds, &max_seeds,
+                          &cap))
         return NULL;
     const uint64_t *h;
     const int64_t *f, *l;
     if (get_grams(&bs, h_o, f_o, l_o, &h, &f, &l, &n) < 0) goto fail;
-    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds, max_seeds);
+    PyObject *out = seeds_core(self, h, f, l, n, max_df, min_seeds, max_seeds, cap);
     release(&bs);
     return out;
 fail:
@@ -446,15 +447,15 @@ static int packed_doc(PyObject *o, doc_t *d) {
     return 0;
 }
 
-/* seeds_packed(packed, max_df, min_seeds, window[, max_seeds]): Index.seeds on the coarse grams of a packed
- * document that winnowing with `window` keeps (at most add_packed's window: a window of grams
+/* seeds_packed(packed, max_df, min_seeds, window[, max_seeds[, cap]]): Index.seeds on the coarse
+ * grams of a packed document that winnowing with `window` keeps (at most add_packed's window: a window of grams
  * shared with a posted document has its minimum kept on both sides, so no other gram needs a
  * probe; window 2: 1.5x fewer random probes than every gram, window 4: 2.5x). */
 static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
     PyObject *o;
-    Py_ssize_t max_df, min_seeds, window, max_seeds = 0;
+    Py_ssize_t max_df, min_seeds, window, max_seeds = 0, cap = 0;
     doc_t d;
-    if (!PyArg_ParseTuple(args, "Onnn|n", &o, &max_df, &min_seeds, &window, &max_seeds) ||
+    if (!PyArg_ParseTuple(args, "Onnn|nn", &o, &max_df, &min_seeds, &window, &max_seeds, &cap) ||
         packed_doc(o, &d) < 0)
         return NULL;
     /* one block: the kept indices, then the kept grams' hash, first and last */
@@ -468,7 +469,7 @@ static PyObject *index_seeds_packed(IndexObject *self, PyObject *args) {
         f[i] = d.cfirst[keep[i]];
         l[i] = d.clast[keep[i]];
     }
-    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds, max_seeds);
+    PyObject *out = seeds_core(self, h, f, l, m, max_df, min_seeds, max_seeds, cap);
     free(keep);
     return out;
 }
@@ -519,11 +520,13 @@ static PyObject *index_len(IndexObject *self, PyObject *unused) {
 static PyMethodDef index_methods[] = {
     {"add", (PyCFunction)index_add, METH_VARARGS, "add(doc, hashes, first, last)"},
     {"seeds", (PyCFunction)index_seeds, METH_VARARGS,
-     "seeds(hashes, first, last, max_df, min_seeds[, max_seeds]) -> (docs, bounds, seeds) "
-     "bytes, or the postings' count when over max_seeds > 0"},
+     "seeds(hashes, first, last, max_df, min_seeds[, max_seeds[, cap]]) -> (docs, bounds, "
+     "seeds) bytes, or the postings' count when over max_seeds > 0; cap > 0: grams with more "
+     "postings left out"},
     {"seeds_packed", (PyCFunction)index_seeds_packed, METH_VARARGS,
-     "seeds_packed(packed, max_df, min_seeds, window[, max_seeds]) -> (docs, bounds, seeds) "
-     "bytes, or the postings' count when over max_seeds > 0"},
+     "seeds_packed(packed, max_df, min_seeds, window[, max_seeds[, cap]]) -> (docs, bounds, "
+     "seeds) bytes, or the postings' count when over max_seeds > 0; cap > 0: grams with more "
+     "postings left out"},
     {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
      "add_packed(doc, packed, window): post the winnowed coarse grams"},
     {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},

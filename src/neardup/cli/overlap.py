@@ -40,7 +40,7 @@ from neardup.io.partitions import partition_values, root_of
 from neardup.io.readers import iter_part_records
 from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
-from neardup.overlap.finder import TEMPLATE_MODES
+from neardup.overlap.finder import BUDGET_MODES, TEMPLATE_MODES
 from neardup.overlap.pairs import SOURCE_MODES
 from neardup.overlap.strip import merged_spans
 from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
@@ -128,9 +128,13 @@ FINDER_OPTIONS: tuple[tuple[str, click.ParamType[Any, Any], str], ...] = (
      "digits masked, are in this many earlier documents and it is short or a row of figures, "
      "or when what its two sides share is a frame held by half as many with slots filled in; "
      "higher sets fewer aside [10]."),
-    ("max-seeds-per-gram", click.IntRange(0), "Refuse a text whose grams find more postings "
-     "than this many a gram (of at least 65,536 grams): a text of a few words repeated finds "
-     "a number, and costs a time, that grow with the square of its length [16]."),
+    ("max-seeds-per-gram", click.IntRange(0), "A text whose grams find more postings than "
+     "this many a gram (of at least 65,536 grams) is over its seed budget: a text of a few "
+     "words repeated finds a number, and costs a time, that grow with the square of its "
+     "length [16]."),
+    ("budget", click.Choice(BUDGET_MODES), "A text over its seed budget: looked up without "
+     "its grams that find more than --max-seeds-per-gram postings, counted and named in the "
+     "summary (trim), or the run stops naming it (refuse) [trim]."),
     ("query-window", click.IntRange(0), "Winnowing window of a text's look-ups, 1-4 (1: look "
      "up every gram: a little more recall on heavy rewrites, a cost that grows with the "
      "reference) [2]."),
@@ -249,6 +253,7 @@ def overlap_command(
         )
     _templates_note(*finder.templates_set_aside)
     _sources_note(finder.sources_cut, finder.max_sources)
+    _budget_note(*finder.over_budget_texts, finder.max_seeds_per_gram)
     _notes(read, notes, read.stats, read.ref_stats)
 
 
@@ -396,6 +401,19 @@ def _sources_note(cut: int, most: int) -> None:
         )
 
 
+def _budget_note(count: int, ids: list[Any], per_gram: int) -> None:
+    """The texts over their seed budget, looked up without their grams that find more than
+    ``per_gram`` postings (``--budget trim``), with the first few ids."""
+    if count:
+        named = ", ".join(repr(i) for i in ids[:3]) + (", ..." if count > 3 else "")
+        click.echo(
+            f"overlap: {count:,} texts over their seed budget compared without their grams "
+            f"that find more than {per_gram} postings (e.g. {named}; --max-seeds-per-gram "
+            "raises the bound, --budget refuse stops instead)",
+            err=True,
+        )
+
+
 def _on_spark(
     params: dict[str, Any],
     files: tuple[str, ...],
@@ -455,6 +473,7 @@ def _on_spark(
     _summary(result.documents, ref, result.with_copies, len(result.rows), share, secs)
     _templates_note(result.templates, list(result.template_examples))
     _sources_note(result.sources_cut, finder.max_sources)
+    _budget_note(result.over_budget, list(result.over_budget_ids), finder.max_seeds_per_gram)
     _notes(read, notes, result.stats)
 
 

@@ -78,6 +78,7 @@ TOKENIZER_VERSION = 3
 # 11: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
 ALIGNER_VERSION = 11
 TEMPLATE_MODES = ("drop", "keep")
+BUDGET_MODES = ("trim", "refuse")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
 # the default look-up window: 2 keeps 2/3 of the grams and the recall of looking up every gram
 # on the PAN sets (zh heavy rewrites 0.870-0.908, seeds 1-4), 4 keeps 2/5 but loses 0.01-0.03
@@ -185,10 +186,16 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     per passage (the earliest and the closest kept; those left out counted in
     :attr:`sources_cut`).
     ``max_seeds_per_gram`` a text whose look-ups find more postings than this many per gram
-    (and per gram of at least ``SEED_FLOOR`` grams: ~10^6 seeds) is refused with
-    :class:`~neardup.overlap.index.SeedBudgetError` before its per-pair step, whose work grows
-    with them (16; a text of a few words repeated finds a number that grows with the square of
-    its length). A limit, not part of :attr:`config_id`: the passages found are the same.
+    (and per gram of at least ``SEED_FLOOR`` grams: ~10^6 seeds) is over its seed budget: its
+    per-pair step's work grows with them (16; a text of a few words repeated, or a part of a
+    uuencoded file after the part before it, finds a number that grows with the square of its
+    length). ``budget`` what then: ``"trim"`` (default) the text is looked up again without
+    its grams that find more than ``max_seeds_per_gram`` postings (as ``max_df`` leaves out
+    common grams; the work is bounded, the rest of the text still compared), counted in
+    :attr:`over_budget_texts`; ``"refuse"`` :class:`~neardup.overlap.index.SeedBudgetError`
+    (the service's 413). Neither is in :attr:`config_id` but ``max_seeds_per_gram`` when it
+    decides what trimming leaves out (``budget="trim"``, other than 16: the ids of earlier
+    references stay).
 
     The defaults of ``ngram``, ``min_length`` and ``gap`` were chosen on PAN-style sets (seed 1
     of ``benchmarks/bench_overlap.py``, checked on seed 2; docs/OVERLAP.md): 4/10 against 5/12
@@ -211,11 +218,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         max_seeds_per_gram: int = 16,
         sources: str = "original",
         max_sources: int = 16,
+        budget: str = "trim",
     ) -> None:
         _check_sizes(ngram, window, min_length, gap, max_df, max_seeds_per_gram)
         _check_rules(
             window, min_score, query_window, templates, template_min_docs, sources, max_sources
         )
+        _check_mode("budget", budget, BUDGET_MODES)
         self.ngram = ngram
         self.window = window
         self.min_length = min_length
@@ -228,6 +237,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         self.max_seeds_per_gram = max_seeds_per_gram
         self.sources = sources
         self.max_sources = max_sources
+        self.budget = budget
         self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
         self._start_state()
         self._freeze()
@@ -236,6 +246,8 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         """The state of an empty finder: the index, the texts and ids, recent documents
         prepared, the template counts and what was set aside."""
         self._sources_cut = 0
+        self._trimmed = 0  # texts over their seed budget (budget="trim")
+        self._trimmed_ids: list[Any] = []  # the first few of them
         self._index = GramIndex()
         self._texts: list[str] = []
         self._ids: list[Any] = []
@@ -263,7 +275,9 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         True
         """
         body = {"tokenizer": TOKENIZER_VERSION, "aligner": ALIGNER_VERSION, **self.run_params()}
-        del body["max_seeds_per_gram"]  # a limit: the passages are the same, or refused
+        del body["budget"]  # refusing: the passages are the same, or refused
+        if self.budget == "refuse" or self.max_seeds_per_gram == 16:
+            del body["max_seeds_per_gram"]  # a limit, or the trim of earlier ids
         blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
         return "ov1-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -275,6 +289,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     def sources_cut(self) -> int:
         """Sources left out so far by ``max_sources`` (``sources="all"``)."""
         return self._sources_cut
+
+    @property
+    def over_budget_texts(self) -> tuple[int, list[Any]]:
+        """Texts over their seed budget looked up without their grams that find more than
+        ``max_seeds_per_gram`` postings so far (``budget="trim"``), and the first few ids."""
+        return self._trimmed, list(self._trimmed_ids)
 
     @property
     def templates_set_aside(self) -> tuple[int, list[tuple[Passage, str]]]:
@@ -475,7 +495,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         position = len(self._texts)
         ident = position if ident is None else ident
         d, bounds, seeds = self._budgeted(
-            ident, prepared, lambda m: self._index.seeds_raw(prepared, *look, m)
+            ident, prepared, lambda m, c: self._index.seeds_raw(prepared, *look, m, c)
         )
         docs: list[int] = memoryview(d).cast("q").tolist() if d else []
         if docs:
@@ -498,7 +518,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         # its smallest hash kept (and indexed) on both sides
         look = (self.max_df, 2, self.query_window_)
         docs, bounds, seeds = self._budgeted(
-            ident, prepared, lambda m: look_up(self._index, prepared, *look, m)
+            ident, prepared, lambda m, c: look_up(self._index, prepared, *look, m, c)
         )
         if not docs:
             return []
@@ -509,14 +529,23 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         found = _backend.OV.pairs(query, self._sources(docs), seeds, bounds, *self._kernel_params)
         return self._passages(found, docs, ident, position)
 
-    def _budgeted(self, ident: Any, prepared: Form, look: Callable[[int], _T]) -> _T:
-        """``look(max_seeds)`` with this text's seed budget; over it, a
-        :class:`SeedBudgetError` naming the text, the numbers and the parameter."""
+    def _budgeted(self, ident: Any, prepared: Form, look: Callable[[int, int], _T]) -> _T:
+        """``look(max_seeds, cap)`` with this text's seed budget; over it (``budget``),
+        ``look`` again leaving out the grams with more than ``max_seeds_per_gram`` postings,
+        or a :class:`SeedBudgetError` naming the text, the numbers and the parameter."""
         grams = gram_count(prepared)
+        per_gram = self.max_seeds_per_gram
         try:
-            return look(seed_budget(self.max_seeds_per_gram, grams))
+            return look(seed_budget(per_gram, grams), 0)
         except SeedBudgetError as exc:
-            raise over_budget(ident, grams, exc.seeds, self.max_seeds_per_gram) from None
+            if self.budget == "refuse":
+                raise over_budget(ident, grams, exc.seeds, per_gram) from None
+        self._trimmed += 1
+        if len(self._trimmed_ids) < EXAMPLES:
+            self._trimmed_ids.append(ident)
+        # at most per_gram seeds for each looked-up gram (no more than the text's grams): the
+        # work stays within the budget, with no second refusal
+        return look(0, per_gram)
 
     @property
     def _kernel_params(self) -> tuple[int, int, int, int, int]:

@@ -78,12 +78,19 @@ def post(index: GramIndex, doc: int, form: Form, window: int) -> None:
 
 
 def look_up(
-    index: GramIndex, form: Form, max_df: int, min_seeds: int, window: int, max_seeds: int
+    index: GramIndex,
+    form: Form,
+    max_df: int,
+    min_seeds: int,
+    window: int,
+    max_seeds: int,
+    cap: int = 0,
 ) -> _Seeds:
     """:meth:`GramIndex.seeds` of the coarse grams winnowing with ``window`` keeps (a window
     of grams shared with an indexed text has its smallest hash kept on both sides)."""
     if isinstance(form, bytes):
-        return index.seeds_packed(form, max_df, min_seeds, window, max_seeds)
+        return index.seeds_packed(form, max_df, min_seeds, window, max_seeds, cap)
     g = form.grams
     ask = winnow(g.hashes, window)
-    return index.seeds(g.hashes[ask], g.first[ask], g.last[ask], max_df, min_seeds, max_seeds)
+    hashes, first, last = g.hashes[ask], g.first[ask], g.last[ask]
+    return index.seeds(hashes, first, last, max_df, min_seeds, max_seeds, cap)

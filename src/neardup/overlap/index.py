@@ -117,10 +117,11 @@ class GramIndex:
             self._posts.append(p[order])
 
     def lookup(
-        self, hashes: npt.NDArray[np.uint64], max_df: int, max_seeds: int = 0
+        self, hashes: npt.NDArray[np.uint64], max_df: int, max_seeds: int = 0, cap: int = 0
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(query_index, postings)``: one row per posting of each of ``hashes``, leaving out
-        grams posted by more than ``max_df`` documents (boilerplate); the numpy structure only.
+        grams posted by more than ``max_df`` documents (boilerplate) and, with ``cap`` > 0,
+        grams with more than ``cap`` postings; the numpy structure only.
         :class:`SeedBudgetError` when there are more than ``max_seeds`` rows (0: no limit),
         before any is copied."""
         if self._c is not None:
@@ -134,6 +135,8 @@ class GramIndex:
         keep = postings <= max_df  # a gram with at most max_df postings has at most max_df docs
         for g in np.flatnonzero(~keep):
             keep[g] = self._documents(found, int(g)) <= max_df
+        if cap > 0:
+            keep &= postings <= cap
         total = int(postings[keep].sum())
         if 0 < max_seeds < total:
             raise SeedBudgetError(total, max_seeds)
@@ -168,13 +171,16 @@ class GramIndex:
         max_df: int,
         min_seeds: int,
         max_seeds: int = 0,
+        cap: int = 0,
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(docs, bounds, seeds)``: the documents (ascending) holding at least ``min_seeds``
         postings of the query grams (``hashes`` covering tokens ``[first, last)``; grams posted
         by more than ``max_df`` documents skipped); document ``docs[j]``'s seed rows
         ``(q_first, q_last, d_first, d_last)`` are ``seeds[bounds[j]:bounds[j + 1]]``, in
         query-gram then posting order; :class:`SeedBudgetError` when there are more than
-        ``max_seeds`` postings (0: no limit). A document repeating a gram counts once:
+        ``max_seeds`` postings (0: no limit); with ``cap`` > 0 the grams with more than ``cap``
+        postings are left out (a text over its budget looked up again, at most ``cap`` seeds a
+        gram). A document repeating a gram counts once:
 
         >>> ix = GramIndex()
         >>> ix.add(0, np.array([7, 7, 7], dtype=np.uint64), np.array([[0, 1], [2, 3], [4, 5]]))
@@ -186,6 +192,8 @@ class GramIndex:
         Traceback (most recent call last):
         ...
         neardup.overlap.index.SeedBudgetError: 3 seeds, more than the limit of 2
+        >>> ix.seeds(np.array([7], np.uint64), one, one + 1, 1, 1, cap=2)[0]
+        []
         """
         if self._c is not None:
             d, b, s = _within(
@@ -196,12 +204,13 @@ class GramIndex:
                     max_df,
                     min_seeds,
                     max_seeds,
+                    cap,
                 ),
                 max_seeds,
             )
             seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
             return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
-        qi, posts = self.lookup(hashes, max_df, max_seeds)
+        qi, posts = self.lookup(hashes, max_df, max_seeds, cap)
         by_doc = np.argsort(posts[:, 0], kind="stable")
         docs, counts = np.unique(posts[by_doc, 0], return_counts=True)
         many = counts >= min_seeds
@@ -217,19 +226,31 @@ class GramIndex:
         return self._c is not None
 
     def seeds_packed(
-        self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0
+        self,
+        packed: bytes,
+        max_df: int,
+        min_seeds: int,
+        window: int,
+        max_seeds: int = 0,
+        cap: int = 0,
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """:meth:`seeds` of the grams of a packed document (``pairs.prepare_packed``) that
         winnowing with ``window`` keeps (``tokens.winnow``; C index)."""
-        d, b, s = self.seeds_raw(packed, max_df, min_seeds, window, max_seeds)
+        d, b, s = self.seeds_raw(packed, max_df, min_seeds, window, max_seeds, cap)
         seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
         return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
 
     def seeds_raw(
-        self, packed: bytes, max_df: int, min_seeds: int, window: int, max_seeds: int = 0
+        self,
+        packed: bytes,
+        max_df: int,
+        min_seeds: int,
+        window: int,
+        max_seeds: int = 0,
+        cap: int = 0,
     ) -> tuple[bytes, bytes, bytes]:
         """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
-        raw = self._kernel().seeds_packed(packed, max_df, min_seeds, window, max_seeds)
+        raw = self._kernel().seeds_packed(packed, max_df, min_seeds, window, max_seeds, cap)
         return _within(raw, max_seeds)
 
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:

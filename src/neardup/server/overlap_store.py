@@ -109,8 +109,9 @@ class OverlapStore:
     def open(
         cls, data: str, params: Sequence[tuple[str, Any]], synchronous: str = "FULL"
     ) -> OverlapStore:
-        """The store of directory ``data`` with an :class:`OverlapFinder` of ``params``."""
-        return cls(data, OverlapFinder(**dict(params)), synchronous)
+        """The store of directory ``data`` with an :class:`OverlapFinder` of ``params``; a
+        text over its seed budget is refused (413) unless ``params`` say ``budget=trim``."""
+        return cls(data, OverlapFinder(**{"budget": "refuse", **dict(params)}), synchronous)
 
     def __len__(self) -> int:
         return len(self.finder)

@@ -45,7 +45,13 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from neardup.io import ReadStats
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.finder import SEED_FLOOR, apply_templates, cross_sourced, over_budget
+from neardup.overlap.finder import (
+    EXAMPLES,
+    SEED_FLOOR,
+    apply_templates,
+    cross_sourced,
+    over_budget,
+)
 from neardup.overlap.pairs import (
     PairParams,
     pair_passages,
@@ -78,6 +84,8 @@ class OverlapResult:
     templates: int = 0  # passages set aside as templates
     template_examples: tuple[tuple[Passage, str], ...] = ()  # the first few, with their text
     sources_cut: int = 0  # sources left out by max_sources (sources="all")
+    over_budget: int = 0  # texts over their seed budget, trimmed (budget="trim")
+    over_budget_ids: tuple[Any, ...] = ()  # the first few of them
 
 
 def _params(finder: OverlapFinder) -> tuple[PairParams, tuple[int, int], int, float]:
@@ -230,20 +238,40 @@ def _seeds(grams: DataFrame, max_df: int) -> DataFrame:
     return hits.join(query, ["h", "qord"])
 
 
-def _check_budget(grams: DataFrame, seeds: DataFrame, docs: DataFrame, per_gram: int) -> None:
-    """The first query (in processing order) whose seeds are over its budget is refused as
-    the local finder refuses it (:func:`~neardup.overlap.finder.over_budget`): its id, grams
-    and seeds, before any pair is aligned."""
+_Budgeted = tuple[DataFrame, int, tuple[Any, ...]]  # seeds, texts trimmed, the first few ids
+
+
+def _budgeted(
+    grams: DataFrame, seeds: DataFrame, docs: DataFrame, finder: OverlapFinder
+) -> _Budgeted:
+    """``seeds`` within the queries' budgets, as the local finder's ``_budgeted``: a query
+    over it loses the seeds of its grams with more than ``max_seeds_per_gram`` postings
+    (``budget="trim"``; counted, the first few named), or the first such query (processing
+    order) is refused as the local finder refuses it
+    (:func:`~neardup.overlap.finder.over_budget`), before any pair is aligned."""
+    per_gram = finder.max_seeds_per_gram
     counts = seeds.groupBy("qord").count()
     sizes = grams.where("ask").select(F.col("ord").alias("qord"), "n").distinct()
     limit = F.lit(per_gram) * F.greatest(F.col("n"), F.lit(SEED_FLOOR))
-    over = counts.join(sizes, "qord").where(F.col("count") > limit)
-    first = over.orderBy("qord").limit(1).collect()
-    if first:
+    over = counts.join(sizes, "qord").where(F.col("count") > limit).orderBy("qord")
+    first = over.limit(1 if finder.budget == "refuse" else EXAMPLES).collect()
+    if not first:
+        return seeds, 0, ()
+    ids = {
+        r["ord"]: json.loads(r["id"])
+        for r in docs.where(F.col("ord").isin([r["qord"] for r in first]))
+        .select("ord", "id")
+        .collect()
+    }
+    if finder.budget == "refuse":
         qord, seeds_n, grams_n = first[0]["qord"], first[0]["count"], first[0]["n"]
-        qid = docs.where(F.col("ord") == qord).select("id").first()
-        ident = json.loads(qid["id"]) if qid is not None else qord
-        raise over_budget(ident, int(grams_n), int(seeds_n), per_gram)
+        raise over_budget(ids.get(qord, qord), int(grams_n), int(seeds_n), per_gram)
+    # a query gram's seeds per occurrence: the postings of its hash in the earlier documents
+    postings = F.count("*").over(Window.partitionBy("qord", "h", "i"))
+    marked = seeds.join(F.broadcast(over.select("qord", F.lit(True).alias("over"))), "qord", "left")
+    marked = marked.withColumn("c", postings)
+    kept = marked.where(F.col("over").isNull() | (F.col("c") <= per_gram)).drop("over", "c")
+    return kept, over.count(), tuple(ids.get(r["qord"], r["qord"]) for r in first)
 
 
 def find_overlaps(
@@ -278,7 +306,7 @@ def find_overlaps(
         docs = docs.unionByName(ref)
     docs = docs.cache()
     try:
-        rows = _found(docs, params, windows, max_df, min_score, finder.max_seeds_per_gram)
+        rows, trimmed, trimmed_ids = _found(docs, params, windows, max_df, min_score, finder)
         totals = docs.where("ask").agg(F.count("*"), F.sum(F.length("text"))).first()
         found, aside, cut = _templated(docs, rows, finder, params)
     finally:
@@ -287,6 +315,7 @@ def find_overlaps(
     chars = int(totals[1] or 0) if totals else 0
     result = _result(found, stats, chars, columns, refs, finder.templates == "keep")
     examples = tuple(aside[:5])
+    result = replace(result, over_budget=trimmed, over_budget_ids=trimmed_ids)
     return replace(result, templates=len(aside), template_examples=examples, sources_cut=cut)
 
 
@@ -312,13 +341,13 @@ def _found(
     windows: tuple[int, int],
     max_df: int,
     min_score: float,
-    per_gram: int,
-) -> list[Any]:
+    finder: OverlapFinder,
+) -> tuple[list[Any], int, tuple[Any, ...]]:
     """The passages of the ``ask`` documents in the ``index`` documents before them, with
-    both ids and the query's record, in the local engine's order."""
+    both ids and the query's record, in the local engine's order; the texts over their seed
+    budget (trimmed: :func:`_budgeted`) and the first few ids."""
     grams = docs.select("ord", "text", "index", "ask").mapInPandas(_grams(params, windows), GRAMS)
-    seeds = _seeds(grams, max_df)
-    _check_budget(grams, seeds, docs, per_gram)
+    seeds, trimmed, trimmed_ids = _budgeted(grams, _seeds(grams, max_df), docs, finder)
     pairs = (
         seeds.groupBy("qord", "src")
         .agg(F.collect_list(F.struct("i", "j")).alias("seeds"))
@@ -332,7 +361,7 @@ def _found(
     qid = docs.select(F.col("ord").alias("qord"), F.col("id").alias("qid"), "record")
     sid = docs.select(F.col("ord").alias("src"), F.col("id").alias("sid"))
     named = found.join(qid, "qord").join(sid, "src")
-    return named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect()
+    return named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect(), trimmed, trimmed_ids
 
 
 def _templated(
