@@ -60,17 +60,15 @@ static int get_run(bufs *bs, PyObject *offsets, PyObject *tags, Py_ssize_t shift
 
 static PyObject *py_key_pack(PyObject *self, PyObject *args) {
     PyObject *keys, *out;
+    Py_buffer *k, *o;
     Py_ssize_t bits;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnO", &keys, &bits, &out)) return NULL;
-    GET(k, keys, 'u', 8, 0, 1);
-    GET(o, out, 'u', 8, 1, 1);
+    GETS(ARR(k, keys, 'u', 8, 0, 1), ARR(o, out, 'u', 8, 1, 1));
     if (bits < 32 || bits > 64 || LEN(o) < LEN(k))
         FAIL(PyExc_ValueError, "key_pack: 32 <= bits <= 64 and an output as long as the keys");
     NOGIL(nd_key_pack(k->buf, LEN(k), (int)bits, o->buf));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 static PyObject *py_key_lookup(PyObject *self, PyObject *args) {
@@ -153,11 +151,11 @@ fail:
 
 static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
     PyObject *keys, *offsets;
+    Py_buffer *k, *off;
     Py_ssize_t shift;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OnO", &keys, &shift, &offsets)) return NULL;
-    GET(k, keys, 'u', 8, 0, 1);
-    GET(off, offsets, 'u', 4, 1, 1);
+    GETS(ARR(k, keys, 'u', 8, 0, 1), ARR(off, offsets, 'u', 4, 1, 1));
     if (shift < 0 || shift > 63 || LEN(off) < 2 || LEN(k) > (int64_t)UINT32_MAX)
         FAIL(PyExc_ValueError, "key_offsets: 0 <= shift <= 63, 2 or more offsets, < 2**32 keys");
     const uint64_t *kv = k->buf;
@@ -165,8 +163,6 @@ static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
         if (kv[i] < kv[i - 1]) FAIL(PyExc_ValueError, "key_offsets needs sorted keys");
     NOGIL(nd_key_offsets(kv, LEN(k), (int)shift, off->buf, LEN(off) - 1));
     return done_none(&bs, 0);
-fail:
-    return failed(&bs);
 }
 
 #define KEY_METHODS                                                                  \

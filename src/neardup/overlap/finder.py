@@ -674,7 +674,8 @@ def over_budget(ident: Any, grams: int, seeds: int, per_gram: int) -> SeedBudget
         f"text {ident!r}: its {grams} grams find {seeds} postings in the indexed texts, more "
         f"than max_seeds_per_gram={per_gram} a gram allows ({limit}; a text of a few words "
         "repeated finds a number that grows with the square of its length, and so does the "
-        "work): shorten the text or raise max_seeds_per_gram",
+        "work): shorten the text, raise max_seeds_per_gram, or let budget='trim' look it up "
+        "without its grams over the bound",
     )
 
 

@@ -226,17 +226,12 @@ class GramIndex:
         return self._c is not None
 
     def seeds_packed(
-        self,
-        packed: bytes,
-        max_df: int,
-        min_seeds: int,
-        window: int,
-        max_seeds: int = 0,
-        cap: int = 0,
+        self, packed: bytes, *look: int
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """:meth:`seeds` of the grams of a packed document (``pairs.prepare_packed``) that
-        winnowing with ``window`` keeps (``tokens.winnow``; C index)."""
-        d, b, s = self.seeds_raw(packed, max_df, min_seeds, window, max_seeds, cap)
+        winnowing with ``window`` keeps (``tokens.winnow``; C index); ``look``: the
+        arguments of :meth:`seeds_raw` after ``packed``."""
+        d, b, s = self.seeds_raw(packed, *look)
         seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
         return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
 
