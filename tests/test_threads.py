@@ -103,15 +103,7 @@ def test_deduplicator_feeds_from_threads(tmp_path: Path) -> None:
     dd.save(tmp_path / "st")
     again = Deduplicator.load(tmp_path / "st")
     assert again.n_documents == writers * per
-    # one thread, the same batches in the order the calls were decided
-    ids = [dd.state.external_id(p) for p in range(dd.n_documents)]
-    solo = Deduplicator()
-    texts = {f"{t}-{i}": s for t in range(writers) for i, s in enumerate(_docs(t, per))}
-    for a in range(0, len(ids), batch):
-        solo.feed([texts[i] for i in ids[a : a + batch]], ids=ids[a : a + batch])
-    got, want = dd.state.decisions(), solo.state.decisions()
-    assert (got.status == want.status).all() and (got.duplicate_of == want.duplicate_of).all()
-    assert sorted(ids) == sorted(texts)
+    _decided_as_one_thread(dd, writers, per, batch)
 
 
 def test_the_state_decides_from_threads() -> None:
@@ -134,14 +126,7 @@ def test_the_state_decides_from_threads() -> None:
 
     _threads(writers + 1, work)
     assert dd.n_documents == writers * per and seen == sorted(seen)
-    ids = [dd.state.external_id(p) for p in range(dd.n_documents)]
-    solo = Deduplicator()
-    texts = {f"{t}-{i}": s for t in range(writers) for i, s in enumerate(_docs(t, per))}
-    for a in range(0, len(ids), batch):
-        solo.feed([texts[i] for i in ids[a : a + batch]], ids=ids[a : a + batch])
-    got, want = dd.state.decisions(), solo.state.decisions()
-    assert (got.status == want.status).all() and (got.duplicate_of == want.duplicate_of).all()
-    assert sorted(ids) == sorted(texts)
+    _decided_as_one_thread(dd, writers, per, batch)
 
 
 def test_locked_objects_still_pickle() -> None:
@@ -162,3 +147,16 @@ def test_every_pickle_protocol_gives_a_working_lock(protocol: int) -> None:
     copy = pickle.loads(pickle.dumps(index, protocol=protocol))
     copy.add([2], np.array([6], np.uint64))
     assert 2 in copy and 2 not in index
+
+
+def _decided_as_one_thread(dd: Deduplicator, writers: int, per: int, batch: int) -> None:
+    """``dd`` decided as one thread feeding the same batches in the order the calls were
+    decided (its ids in position order), and lost none of the writers' documents."""
+    ids = [dd.state.external_id(p) for p in range(dd.n_documents)]
+    solo = Deduplicator()
+    texts = {f"{t}-{i}": s for t in range(writers) for i, s in enumerate(_docs(t, per))}
+    for a in range(0, len(ids), batch):
+        solo.feed([texts[i] for i in ids[a : a + batch]], ids=ids[a : a + batch])
+    got, want = dd.state.decisions(), solo.state.decisions()
+    assert (got.status == want.status).all() and (got.duplicate_of == want.duplicate_of).all()
+    assert sorted(ids) == sorted(texts)

@@ -5,8 +5,6 @@ and on the numpy one giving the same seeds, on random texts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -29,15 +27,6 @@ from neardup.overlap.pairs import PairParams
 needs_kernel = pytest.mark.skipif(overlap_kernels() is None, reason="neardup._overlap not built")
 PARAMS = PairParams(ngram=4, gap=20, min_length=5)
 WORDS = st.sampled_from(["tax", "rate", "bank", "oil", "said", "pct", "中", "文", "1987", "de"])
-
-
-@pytest.fixture
-def python_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    overlap_kernels.cache_clear()
-    yield
-    monkeypatch.delenv("NEARDUP_KERNELS")
-    overlap_kernels.cache_clear()
 
 
 def test_ov_is_refused_where_the_kernels_are_off(python_only: None) -> None:

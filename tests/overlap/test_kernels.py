@@ -4,7 +4,6 @@ tokens, grams, winnowing, the per-pair step and whole finder runs, on random inp
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -32,16 +31,6 @@ needs_kernel = pytest.mark.skipif(K is None, reason="neardup._overlap not built"
 PARAMS = PairParams(ngram=4, gap=20, min_length=5)
 # letters, digits, Han, kana, full-width, accents, marks, underscore, punctuation, spaces
 ALPHABET = "abcXYZ019 _.,\n中文字北京在了。！あカＡｂ１éßﬁ\u0301\u00a0-'"
-
-
-@pytest.fixture
-def python_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Run the Python references (the kernel switched off) inside a test."""
-    monkeypatch.setenv("NEARDUP_KERNELS", "python")
-    overlap_kernels.cache_clear()
-    yield
-    monkeypatch.delenv("NEARDUP_KERNELS")
-    overlap_kernels.cache_clear()
 
 
 def _reference(text: str) -> Prepared:
