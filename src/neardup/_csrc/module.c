@@ -94,6 +94,16 @@ static int get_arrays(bufs *bs, const arr *a, int n) {
     do {                                                                  \
         if (get_arrays(&bs, ARRAYS(__VA_ARGS__)) < 0) return failed(&bs); \
     } while (0)
+/* The prologue of the entry points that take (keys, a number, out): keys a uint64 array, out
+ * a writable array of `size`-byte unsigned ints that errors call `out_name`. 0, or -1 with
+ * the error set (what it got held in bs). */
+static int keys_num_out(bufs *bs, PyObject *args, Py_buffer **k, Py_ssize_t *num, Py_buffer **o,
+                        Py_ssize_t size, const char *out_name) {
+    PyObject *keys, *out;
+    if (!PyArg_ParseTuple(args, "OnO", &keys, num, &out)) return -1;
+    return get_arrays(bs, ARRAYS(ARR(*k, keys, 'u', 8, 0, 1), {out, out_name, o, 'u', size, 1, 1}));
+}
+
 /* The kernel call with the GIL released (a statement; the buffers stay held). */
 #define NOGIL(...)                \
     do {                          \

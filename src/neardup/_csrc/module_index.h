@@ -276,12 +276,10 @@ static PyObject *py_bucket_segments(PyObject *self, PyObject *args) {
 }
 
 static PyObject *py_offsets_from_sorted(PyObject *self, PyObject *args) {
-    PyObject *keys, *offsets;
     Py_buffer *k, *o;
     Py_ssize_t q;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OnO", &keys, &q, &offsets)) return NULL;
-    GETS(ARR(k, keys, 'u', 8, 0, 1), ARR(o, offsets, 'u', 4, 1, 1));
+    if (keys_num_out(&bs, args, &k, &q, &o, 4, "offsets") < 0) return failed(&bs);
     if (q < 0 || q > 32 || LEN(o) < ((int64_t)1 << q) + 1) FAIL(PyExc_ValueError, "offsets too small");
     nd_offsets_from_sorted(k->buf, LEN(k), q, o->buf, LEN(o));
     return done_none(&bs, 0);

@@ -3,14 +3,30 @@
  * uint32, or uint8 of 3 bytes a row); the tag width is the tags array's itemsize. */
 #include "keys.h"
 
+/* The `itemsize` of an array object, or -1 (no error left set) when it has none. */
+static long item_size(PyObject *array) {
+    PyObject *size = PyObject_GetAttrString(array, "itemsize");
+    long item = size ? PyLong_AsLong(size) : -1;
+    Py_XDECREF(size);
+    PyErr_Clear();
+    return item;
+}
+
+/* The tag width of a run's tags array (2, 4 or 8 bytes), or -1 with a TypeError naming it. */
+static int tag_width(PyObject *tags, const char *name) {
+    long width = item_size(tags);
+    if (width != 2 && width != 4 && width != 8) {
+        PyErr_Format(PyExc_TypeError, "%s must be a uint16, uint32 or uint64 array", name);
+        return -1;
+    }
+    return (int)width;
+}
+
 /* Slots of `rows` rows: uint32, or uint8 with 3 bytes a row; sets *width (4 or 3). */
 static Py_buffer *get_slots(bufs *bs, PyObject *slots, int64_t rows, int writable, int *width,
                             const char *name) {
-    PyObject *size = PyObject_GetAttrString(slots, "itemsize");
-    long item = size ? PyLong_AsLong(size) : -1;
-    Py_XDECREF(size);
+    long item = item_size(slots);
     if (item != 1 && item != 4) {
-        PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s must be a uint32 array or uint8 (3 bytes a slot)", name);
         return NULL;
     }
@@ -27,14 +43,8 @@ static Py_buffer *get_slots(bufs *bs, PyObject *slots, int64_t rows, int writabl
 /* Fill `r` from a run's arrays (slots may be Py_None: a lookup reads no slot). */
 static int get_run(bufs *bs, PyObject *offsets, PyObject *tags, Py_ssize_t shift,
                    PyObject *slots, nd_key_run *r) {
-    PyObject *size = PyObject_GetAttrString(tags, "itemsize");
-    long width = size ? PyLong_AsLong(size) : -1;
-    Py_XDECREF(size);
-    if (width != 2 && width != 4 && width != 8) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "tags must be a uint16, uint32 or uint64 array");
-        return -1;
-    }
+    int width = tag_width(tags, "tags");
+    if (width < 0) return -1;
     Py_buffer *o = get(bs, offsets, 'u', 4, 0, 1, "offsets");
     Py_buffer *t = o ? get(bs, tags, 'u', width, 0, 1, "tags") : NULL;
     if (!t) return -1;
@@ -59,12 +69,10 @@ static int get_run(bufs *bs, PyObject *offsets, PyObject *tags, Py_ssize_t shift
 }
 
 static PyObject *py_key_pack(PyObject *self, PyObject *args) {
-    PyObject *keys, *out;
     Py_buffer *k, *o;
     Py_ssize_t bits;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OnO", &keys, &bits, &out)) return NULL;
-    GETS(ARR(k, keys, 'u', 8, 0, 1), ARR(o, out, 'u', 8, 1, 1));
+    if (keys_num_out(&bs, args, &k, &bits, &o, 8, "out") < 0) return failed(&bs);
     if (bits < 32 || bits > 64 || LEN(o) < LEN(k))
         FAIL(PyExc_ValueError, "key_pack: 32 <= bits <= 64 and an output as long as the keys");
     NOGIL(nd_key_pack(k->buf, LEN(k), (int)bits, o->buf));
@@ -122,13 +130,8 @@ static PyObject *py_key_merge(PyObject *self, PyObject *args) {
     if (get_run(&bs, ao, at, ash, as, &a) < 0 || get_run(&bs, bo, bt, bsh, bsl, &b) < 0) goto fail;
     GET(vd, dead, 'b', 1, 0, 1);
     GET(voo, oo, 'u', 4, 1, 1);
-    PyObject *size = PyObject_GetAttrString(ot, "itemsize");
-    long width = size ? PyLong_AsLong(size) : -1;
-    Py_XDECREF(size);
-    if (width != 2 && width != 4 && width != 8) {
-        PyErr_Clear();
-        FAIL(PyExc_TypeError, "out_tags must be a uint16, uint32 or uint64 array");
-    }
+    int width = tag_width(ot, "out_tags");
+    if (width < 0) goto fail;
     GET(vot, ot, 'u', width, 1, 1);
     int sw;
     Py_buffer *vos = get_slots(&bs, os, -1, 1, &sw, "out_slots");
@@ -150,12 +153,10 @@ fail:
 }
 
 static PyObject *py_key_offsets(PyObject *self, PyObject *args) {
-    PyObject *keys, *offsets;
     Py_buffer *k, *off;
     Py_ssize_t shift;
     bufs bs = {.n = 0};
-    if (!PyArg_ParseTuple(args, "OnO", &keys, &shift, &offsets)) return NULL;
-    GETS(ARR(k, keys, 'u', 8, 0, 1), ARR(off, offsets, 'u', 4, 1, 1));
+    if (keys_num_out(&bs, args, &k, &shift, &off, 4, "offsets") < 0) return failed(&bs);
     if (shift < 0 || shift > 63 || LEN(off) < 2 || LEN(k) > (int64_t)UINT32_MAX)
         FAIL(PyExc_ValueError, "key_offsets: 0 <= shift <= 63, 2 or more offsets, < 2**32 keys");
     const uint64_t *kv = k->buf;
