@@ -9,22 +9,19 @@ written into the output arrays and where to resume when they were full.
 """
 
 from collections.abc import Callable
-from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from typing_extensions import Buffer
 
-_U8 = npt.NDArray[np.uint8]
-_I8 = npt.NDArray[np.int8]
-_Flags = npt.NDArray[np.bool_] | npt.NDArray[np.uint8] | npt.NDArray[np.int8]
-_U32 = npt.NDArray[np.uint32]
-_I64 = npt.NDArray[np.int64]
-_U64 = npt.NDArray[np.uint64]
-_F64 = npt.NDArray[np.float64]
-_Tags = npt.NDArray[np.uint16] | npt.NDArray[np.uint32] | npt.NDArray[np.uint64]
-_Slots = npt.NDArray[np.uint32] | npt.NDArray[np.uint8]  # uint8: 3 bytes a slot
-_Seed = int | np.integer[Any]  # any integer, taken modulo 2**64
+from neardup._arrays import F64 as _F64
+from neardup._arrays import I8 as _I8
+from neardup._arrays import I64 as _I64
+from neardup._arrays import U8 as _U8
+from neardup._arrays import U32 as _U32
+from neardup._arrays import U64 as _U64
+from neardup._arrays import Flags as _Flags
+from neardup._arrays import Seed as _Seed
+from neardup._arrays import Slots as _Slots
+from neardup._arrays import Tags as _Tags
 
 # hashing
 def xxh3_64(data: Buffer, start: int, n: int, seed: _Seed = 0, /) -> int: ...

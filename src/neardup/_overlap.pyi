@@ -10,13 +10,11 @@ return them); a packed document is the ``bytes`` that :func:`prepare` returns.
 from collections.abc import Sequence
 from typing import final
 
-import numpy as np
-import numpy.typing as npt
+from neardup._arrays import I64 as _I64
+from neardup._arrays import U8 as _U8
+from neardup._arrays import U32 as _U32
+from neardup._arrays import U64 as _U64
 
-_U8 = npt.NDArray[np.uint8]
-_U32 = npt.NDArray[np.uint32]
-_I64 = npt.NDArray[np.int64]
-_U64 = npt.NDArray[np.uint64]
 _Rows = _I64 | bytes  # int64 items: seed rows (q_first, q_last, d_first, d_last) or offsets
 # (source index, span start, span end, source start, source end, numerator, denominator)
 _Passage = tuple[int, int, int, int, int, int, int]

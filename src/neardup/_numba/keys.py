@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-import numpy.typing as npt
+
+from neardup._arrays import I64, U32, U64, Flags, Slots, Tags
 
 _C1_INV = np.uint64(0x96DE1B173F119089)  # inverses of splitmix64's multipliers mod 2**64
 _C2_INV = np.uint64(0x319642B2D24D8EC3)
@@ -20,9 +21,7 @@ _M32 = np.uint64(0xFFFFFFFF)
 
 
 @numba.njit(cache=True, nogil=True)
-def key_pack(
-    keys: npt.NDArray[np.uint64], bits: int, out: npt.NDArray[np.uint64]
-) -> None:  # pragma: no cover - compiled
+def key_pack(keys: U64, bits: int, out: U64) -> None:  # pragma: no cover - compiled
     """Table keys: ``x = mix64^-1(key)``; ``(x >> 32 << 32) | fmix32(x & 0xffffffff)`` when
     ``x < 2**bits``, else ``2**64 - 1`` (``bits == 64``: the key itself)."""
     for i in range(keys.shape[0]):
@@ -49,12 +48,7 @@ def key_pack(
 
 @numba.njit(cache=True, nogil=True)
 def key_lookup(
-    offsets: npt.NDArray[np.uint32],
-    tags: npt.NDArray[np.unsignedinteger],
-    shift: int,
-    queries: npt.NDArray[np.uint64],
-    out_q: npt.NDArray[np.int64],
-    out_at: npt.NDArray[np.int64],
+    offsets: U32, tags: Tags, shift: int, queries: U64, out_q: I64, out_at: I64
 ) -> int:  # pragma: no cover - compiled
     """Rows ``a`` of the run holding table key ``queries[i]``: writes up to ``len(out_q)``
     (i, a) pairs and returns how many there are (call again if more)."""
@@ -81,11 +75,7 @@ def key_lookup(
 
 @numba.njit(cache=True, nogil=True)
 def _key_at(
-    offsets: npt.NDArray[np.uint32],
-    tags: npt.NDArray[np.unsignedinteger],
-    shift: int,
-    i: int,
-    t: int,
+    offsets: U32, tags: Tags, shift: int, i: int, t: int
 ) -> tuple[np.uint64, int]:  # pragma: no cover - compiled
     """(table key of row ``i``, its bucket), scanning on from bucket ``t``."""
     nb = offsets.shape[0] - 1
@@ -95,7 +85,7 @@ def _key_at(
 
 
 @numba.njit(cache=True, nogil=True)
-def _slot_at(slots: npt.NDArray[np.unsignedinteger], i: int) -> np.uint32:  # pragma: no cover
+def _slot_at(slots: Slots, i: int) -> np.uint32:  # pragma: no cover
     """Slot of row ``i``: uint32 slots, or 3 little-endian bytes a row."""
     if slots.itemsize == 4:
         return np.uint32(slots[i])
@@ -104,9 +94,7 @@ def _slot_at(slots: npt.NDArray[np.unsignedinteger], i: int) -> np.uint32:  # pr
 
 
 @numba.njit(cache=True, nogil=True)
-def _slot_put(
-    slots: npt.NDArray[np.unsignedinteger], i: int, v: np.uint32
-) -> None:  # pragma: no cover
+def _slot_put(slots: Slots, i: int, v: np.uint32) -> None:  # pragma: no cover
     if slots.itemsize == 4:
         slots[i] = v
         return
@@ -116,19 +104,19 @@ def _slot_put(
 
 @numba.njit(cache=True, nogil=True)
 def key_merge(
-    a_offsets: npt.NDArray[np.uint32],
-    a_tags: npt.NDArray[np.unsignedinteger],
+    a_offsets: U32,
+    a_tags: Tags,
     a_shift: int,
-    a_slots: npt.NDArray[np.unsignedinteger],
-    b_offsets: npt.NDArray[np.uint32],
-    b_tags: npt.NDArray[np.unsignedinteger],
+    a_slots: Slots,
+    b_offsets: U32,
+    b_tags: Tags,
     b_shift: int,
-    b_slots: npt.NDArray[np.unsignedinteger],
-    dead: npt.NDArray[np.bool_],
-    out_offsets: npt.NDArray[np.uint32],
-    out_tags: npt.NDArray[np.unsignedinteger],
+    b_slots: Slots,
+    dead: Flags,
+    out_offsets: U32,
+    out_tags: Tags,
     out_shift: int,
-    out_slots: npt.NDArray[np.unsignedinteger],
+    out_slots: Slots,
 ) -> int:  # pragma: no cover - compiled
     """Merge runs ``a`` and ``b`` (``a`` first on equal keys) into the ``out`` arrays, dropping
     rows of dead slots; returns the rows written."""
@@ -169,9 +157,7 @@ def key_merge(
 
 
 @numba.njit(cache=True, nogil=True)
-def key_offsets(
-    keys: npt.NDArray[np.uint64], shift: int, offsets: npt.NDArray[np.uint32]
-) -> None:  # pragma: no cover - compiled
+def key_offsets(keys: U64, shift: int, offsets: U32) -> None:  # pragma: no cover - compiled
     """``offsets[t]``: first row whose ``key >> shift`` is ``>= t`` (keys sorted)."""
     sh = np.uint64(shift)
     a = 0

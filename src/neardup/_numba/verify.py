@@ -7,23 +7,23 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-import numpy.typing as npt
 
+from neardup._arrays import I8, I64, U8, U64
 from neardup._numba.features import is_cjk, token_spans
 from neardup._numba.hashing import mix64, xxh3_64
 
 
 @numba.njit(cache=True, nogil=True)
 def _units_of(
-    buf: npt.NDArray[np.uint8],
+    buf: U8,
     lo: int,
     hi: int,
-    cls: npt.NDArray[np.uint8],
+    cls: U8,
     mode: int,
     seed: np.uint64,
-    starts: npt.NDArray[np.int64],
-    ends: npt.NDArray[np.int64],
-    units: npt.NDArray[np.uint64],
+    starts: I64,
+    ends: I64,
+    units: U64,
 ) -> int:  # pragma: no cover - compiled
     """XXH3 of each unit of buf[lo:hi]: word tokens, or (CJK text) each word character."""
     spans = token_spans(buf, lo, hi, cls, False, starts, ends)
@@ -47,13 +47,8 @@ def _units_of(
 
 @numba.njit(cache=True, nogil=True)
 def _shingle_kernel(
-    buf: npt.NDArray[np.uint8],
-    offsets: npt.NDArray[np.int64],
-    modes: npt.NDArray[np.int8],
-    cls: npt.NDArray[np.uint8],
-    n: int,
-    seed: np.uint64,
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:  # pragma: no cover - compiled
+    buf: U8, offsets: I64, modes: I8, cls: U8, n: int, seed: np.uint64
+) -> tuple[U64, I64]:  # pragma: no cover - compiled
     """Sorted unique shingle hashes per document: flat values and document offsets."""
     docs = offsets.shape[0] - 1
     flat = np.empty(buf.shape[0] + docs + 1, dtype=np.uint64)
@@ -84,9 +79,7 @@ def _shingle_kernel(
 
 
 @numba.njit(cache=True, nogil=True)
-def _minhash_kernel(
-    flat: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64], salts: npt.NDArray[np.uint64]
-) -> npt.NDArray[np.uint64]:  # pragma: no cover - compiled
+def _minhash_kernel(flat: U64, offsets: I64, salts: U64) -> U64:  # pragma: no cover - compiled
     n = offsets.shape[0] - 1
     k = salts.shape[0]
     out = np.full((n, k), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
@@ -108,14 +101,7 @@ def _minhash_kernel(
 
 
 def shingles(
-    buf: npt.NDArray[np.uint8],
-    offsets: npt.NDArray[np.int64],
-    modes: npt.NDArray[np.int8],
-    cls: npt.NDArray[np.uint8],
-    n: int,
-    seed: int,
-    flat: npt.NDArray[np.uint64],
-    out_off: npt.NDArray[np.int64],
+    buf: U8, offsets: I64, modes: I8, cls: U8, n: int, seed: int, flat: U64, out_off: I64
 ) -> int:
     """The C signature: hashes into ``flat``, offsets into ``out_off``; returns how many."""
     values, off = _shingle_kernel(buf, offsets, modes, cls, n, np.uint64(seed))
@@ -124,25 +110,13 @@ def shingles(
     return int(values.shape[0])
 
 
-def minhash(
-    flat: npt.NDArray[np.uint64],
-    offsets: npt.NDArray[np.int64],
-    salts: npt.NDArray[np.uint64],
-    out: npt.NDArray[np.uint64],
-) -> None:
+def minhash(flat: U64, offsets: I64, salts: U64, out: U64) -> None:
     """The C signature: minima into ``out`` (documents x salts)."""
     out[:] = _minhash_kernel(flat, offsets, salts)
 
 
 def sketch(
-    buf: npt.NDArray[np.uint8],
-    offsets: npt.NDArray[np.int64],
-    modes: npt.NDArray[np.int8],
-    cls: npt.NDArray[np.uint8],
-    n: int,
-    seed: int,
-    salts: npt.NDArray[np.uint64],
-    out: npt.NDArray[np.uint64],
+    buf: U8, offsets: I64, modes: I8, cls: U8, n: int, seed: int, salts: U64, out: U64
 ) -> None:
     """The C signature: minhash() over shingles(), minima into ``out`` (documents x salts)."""
     values, off = _shingle_kernel(buf, offsets, modes, cls, n, np.uint64(seed))
