@@ -109,6 +109,44 @@ def test_key_kernels_reject_bad_arguments() -> None:
         native.key_pack(keys, 31, keys.copy())
 
 
+@pytest.mark.parametrize(
+    ("name", "out_name", "dtype"),
+    [
+        ("key_pack", "out", np.uint64),
+        ("key_offsets", "offsets", np.uint32),
+        ("offsets_from_sorted", "offsets", np.uint32),
+    ],
+)
+def test_keys_number_out_kernels_name_the_bad_argument(
+    name: str, out_name: str, dtype: Any
+) -> None:
+    # the three share one argument prologue: each still names its own output argument
+    f = getattr(pytest.importorskip("neardup._native"), name)
+    keys, out = np.arange(8, dtype=np.uint64), np.zeros(9, dtype)
+    with pytest.raises(TypeError, match=rf"^{out_name}: expected a 1-d array of uint"):
+        f(keys, 40, out.astype(np.float64))
+    with pytest.raises(TypeError, match=r"^keys: expected a 1-d array of uint64"):
+        f(keys.astype(np.int64), 40, out)
+    out.flags.writeable = False
+    with pytest.raises(TypeError, match=rf"^{out_name} must be a C-contiguous writable array"):
+        f(keys, 40, out)
+    with pytest.raises(TypeError, match="exactly 3 arguments"):
+        f(keys, 40)
+
+
+def test_key_merge_names_its_output_arguments() -> None:
+    native = pytest.importorskip("neardup._native")
+    tags, slots = np.zeros(0, np.uint16), np.zeros(0, np.uint32)
+    run = (np.zeros(2, np.uint32), tags, 4, slots)
+    dead, offsets = np.zeros(1, bool), np.zeros(2, np.uint32)
+    with pytest.raises(TypeError, match=r"^out_offsets: expected a 1-d array of uint32"):
+        native.key_merge(*run, *run, dead, offsets.astype(np.int64), tags, 4, slots)
+    with pytest.raises(TypeError, match=r"^out_tags: expected a 1-d array of uint64"):
+        native.key_merge(*run, *run, dead, offsets, tags.astype(np.float64), 4, slots)
+    with pytest.raises(TypeError, match=r"^out_tags must be a uint16, uint32 or uint64 array"):
+        native.key_merge(*run, *run, dead, offsets, tags.astype(np.int8), 4, slots)
+
+
 def three_bytes(slots: np.ndarray) -> np.ndarray:
     """uint32 slots as the 3-byte layout (uint8, little-endian)."""
     return slots.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :3].reshape(-1)

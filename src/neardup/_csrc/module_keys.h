@@ -120,19 +120,19 @@ bad:
 }
 
 static PyObject *py_key_merge(PyObject *self, PyObject *args) {
-    PyObject *ao, *at, *as, *bo, *bt, *bsl, *dead, *oo, *ot, *os;
+    PyObject *ao, *at, *as, *bo, *bt, *bsl, *dead, *out_offsets, *out_tags, *os;
     Py_ssize_t ash, bsh, osh;
     nd_key_run a, b;
     bufs bs = {.n = 0};
     if (!PyArg_ParseTuple(args, "OOnOOOnOOOOnO", &ao, &at, &ash, &as, &bo, &bt, &bsh, &bsl, &dead,
-                          &oo, &ot, &osh, &os))
+                          &out_offsets, &out_tags, &osh, &os))
         return NULL;
     if (get_run(&bs, ao, at, ash, as, &a) < 0 || get_run(&bs, bo, bt, bsh, bsl, &b) < 0) goto fail;
     GET(vd, dead, 'b', 1, 0, 1);
-    GET(voo, oo, 'u', 4, 1, 1);
-    int width = tag_width(ot, "out_tags");
+    GET(voo, out_offsets, 'u', 4, 1, 1); /* GET's errors name the argument as the stub does */
+    int width = tag_width(out_tags, "out_tags");
     if (width < 0) goto fail;
-    GET(vot, ot, 'u', width, 1, 1);
+    GET(vot, out_tags, 'u', width, 1, 1);
     int sw;
     Py_buffer *vos = get_slots(&bs, os, -1, 1, &sw, "out_slots");
     if (!vos) goto fail;
