@@ -21,7 +21,6 @@ from neardup.overlap.templates import (
     MAX_FRAME_WORDS,
     OWN_SHARE,
     REFILLED,
-    REFILLED_SHARE,
     TemplateBatch,
     TemplateCounts,
     _figures_refilled,
@@ -195,8 +194,8 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     own = len(shared - covered)
     mine = own < OWN_SHARE * min_length
     framed = 0 < len(words) <= MAX_FRAME_WORDS and mine and (differ or short)
-    # other figures: REFILLED or more on each side without an equal (nor inside one of the
-    # other side's), a quarter of the larger side
+    # other figures: enough on each side without an equal (nor inside one of the other
+    # side's), as a number and a share of the larger side (REFILLED)
     refilled = _refilled_plainly(re.findall(r"\d+", query), re.findall(r"\d+", source))
     rule = (short and (recurs or slots)) or (figures and recurs)
     assert got == (rule or refilled or framed)
@@ -295,7 +294,8 @@ def _refilled_plainly(mine: list[str], theirs: list[str]) -> bool:
     ours = [n for n in unmatched if not any(inside(n, m) for m in left)]
     others = [m for m in left if not any(inside(m, n) for n in unmatched)]
     changed = min(len(ours), len(others))
-    return changed >= max(REFILLED, REFILLED_SHARE * max(len(mine), len(theirs)))
+    most = max(len(mine), len(theirs))
+    return any(changed >= least and changed >= share * most for least, share in REFILLED)
 
 
 def test_reports_with_other_figures_are_templates() -> None:

@@ -20,10 +20,11 @@ indexed documents that hold it. A reported passage is a **template** when it is
   ``据新华社乌鲁木齐１月１９日电（记者`` against ``…蒙得维的亚…``, a wire formula with other
   parties) or it is short (the same reporter's byline on the same day). Where the sides
   differ, keys held by half of ``min_docs`` documents count as recurring, or
-- a **report filled in with other figures**, of any length: at least :data:`REFILLED` figures
-  (numbers, months, weekdays) of each side have no equal on the other, a quarter of them or
-  more (``fell 718 mln dlrs to 64.87 billion in the week ended March 4`` against ``fell 195
-  mln dlrs to 65.06 billion ...``: a weekly report; a copy keeps its figures as they were).
+- a **report filled in with other figures**, of any length: figures (numbers, months,
+  weekdays) of each side with no equal on the other, 3 and a quarter of them or more, or 2
+  and three quarters (:data:`REFILLED`; ``fell 718 mln dlrs to 64.87 billion in the week
+  ended March 4`` against ``fell 195 mln dlrs to 65.06 billion ...``: a weekly report; a
+  copy keeps its figures as they were).
 
 A viral story copied into fifty articles recurs as much, but it is content: longer than a
 formula, not made of numbers, its numbers copied as they were.
@@ -62,7 +63,6 @@ __all__ = [
     "MAX_WORDS",
     "OWN_SHARE",
     "REFILLED",
-    "REFILLED_SHARE",
     "TemplateBatch",
     "TemplateCounts",
     "template_flags",
@@ -78,10 +78,11 @@ SAMPLE = 2  # one gram in SAMPLE (by hash) is a template key: half the counting 
 # recurring key covers is a frame with its slots (names, clauses, dates) filled in: a dateline
 # with another city, a wire formula with other parties; MAX_FRAME_WORDS bounds the alignment
 OWN_SHARE = 0.8
-# a passage whose sides share their frame but hold REFILLED or more other figures, a quarter
-# of them or more, is a report of a series filled in with other figures (module docstring)
-REFILLED = 2
-REFILLED_SHARE = 0.25
+# a passage whose sides hold other figures is a report of a series filled in with the
+# period's figures (module docstring): (other figures on each side, their share of the larger
+# side's figures) either of which is enough; 2 a quarter is a heavy rewrite's edge on the PAN
+# zh sets (a figure of the host text beside the planted passage: zh seed 3 recall -0.005)
+REFILLED = ((3, 0.25), (2, 0.75))
 MAX_FRAME_WORDS = 200
 _TOKENS_ONLY = PairParams(ngram=1, gap=0, min_length=1)  # a source's tokens (C kernel if built)
 _MASK = np.uint64(0x9E3779B97F4A7C15)  # the hash every token with a digit is masked to
@@ -355,16 +356,16 @@ def _slots_changed(query: str, source: str) -> bool:
 
 
 def _figures_refilled(query: str, source: str) -> bool:
-    """The two sides of a passage hold other figures: at least :data:`REFILLED` of each
-    side's figures (a run of digits with its separators: ``4,200``, ``1.25``, ``5-1/8``
-    counts as ``5`` and ``1/8``; a month's or weekday's name) have no equal on the other side,
-    and that is at least :data:`REFILLED_SHARE` of the figures of the side holding more. A
+    """The two sides of a passage hold other figures: enough of each side's figures (a
+    run of digits with its separators: ``4,200``, ``1.25``, ``5-1/8`` counts as ``5`` and
+    ``1/8``; a month's or weekday's name) have no equal on the other side, in number and as a
+    share of the figures of the side holding more (:data:`REFILLED`). A
     report of a series (weekly loans, monthly sales, a bond's terms, a stake filing) is the
     same frame filled in with the period's figures; a copy, even rewritten, keeps its figures
     as they were (a re-issued story with one figure corrected is still a copy).
 
     >>> _figures_refilled("loans fell 718 mln dlrs to 64.87 billion in the week ended March 4",
-    ...                   "loans fell 195 mln dlrs to 65.06 billion in the week ended Feb 18")
+    ...                   "loans fell 195 mln dlrs to 65.06 billion in the week ended February 25")
     True
     >>> _figures_refilled("sales rose 600 units to 4,200, up 12 pct in March",
     ...                   "sales rose 500 units to 4,200, up 12 pct in March")  # corrected
@@ -385,7 +386,8 @@ def _figures_refilled(query: str, source: str) -> bool:
         sum(k for n, k in ours.items() if not any(_inside(n, m) for m in others)),
         sum(k for m, k in others.items() if not any(_inside(m, n) for n in ours)),
     )
-    return changed >= max(REFILLED, REFILLED_SHARE * max(mine.total(), theirs.total()))
+    most = max(mine.total(), theirs.total())
+    return any(changed >= max(least, share * most) for least, share in REFILLED)
 
 
 def _inside(part: str, whole: str) -> bool:
