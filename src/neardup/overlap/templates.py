@@ -19,10 +19,7 @@ indexed documents that hold it. A reported passage is a **template** when it is
   :data:`OWN_SHARE` of ``min_length``, and the sides differ somewhere (a slot:
   ``据新华社乌鲁木齐１月１９日电（记者`` against ``…蒙得维的亚…``, a wire formula with other
   parties) or it is short (the same reporter's byline on the same day). Where the sides
-  differ, keys held by half of ``min_docs`` documents count as recurring. A long passage
-  (over :data:`MAX_WORDS`) whose sides share :data:`~neardup.overlap.pairs.NEAR_COPY` of
-  their tokens in order is a near copy of a text the collection repeats, not a frame (an
-  article its answers copied, the article last), or
+  differ, keys held by half of ``min_docs`` documents count as recurring, or
 - a **report filled in with other figures**, of any length: figures (numbers, months,
   weekdays) of each side with no equal on the other, 3 and a quarter of them or more, or 2
   and three quarters (:data:`REFILLED`; ``fell 718 mln dlrs to 64.87 billion in the week
@@ -58,7 +55,7 @@ from difflib import SequenceMatcher
 import numpy as np
 import numpy.typing as npt
 
-from neardup.overlap.pairs import NEAR_COPY, PairParams, prepare, token_arrays
+from neardup.overlap.pairs import PairParams, prepare, token_arrays
 from neardup.overlap.tokens import Tokens, grams
 
 __all__ = [
@@ -300,7 +297,6 @@ def _own_units(
     strict = _covered(batch, df >= min_docs)
     loose = _covered(batch, df >= max(2, (min_docs + 1) // 2))
     weights = np.diff(batch.units)
-    long = MAX_WORDS * _GRAM_WORD
 
     def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
         q = batch.token_hashes[t0:t1].tolist()
@@ -311,10 +307,6 @@ def _own_units(
             shared[i : i + n] = n >= batch.ngram  # a shorter run is a frame's glue
             matched += n
         differ = matched < max(len(q), len(s))
-        if matched >= NEAR_COPY * max(len(q), len(s)) and weights[t0:t1].sum() > long:
-            # a long near copy of a text the collection repeats (a viral story, an article
-            # its answers copied) is no frame: all it shares is its own
-            return int(weights[t0:t1][shared].sum()), differ
         covered = (loose if differ else strict)[t0:t1]
         return int(weights[t0:t1][shared & ~covered].sum()), differ
 
