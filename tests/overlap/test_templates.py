@@ -28,7 +28,16 @@ from neardup.overlap.templates import (
 )
 from neardup.overlap.tokens import tokenize
 
-from tests.overlap_texts import DATELINE_STORY, PLANTED, VIRAL, datelines, templated
+from tests.overlap_texts import (
+    DATELINE_STORY,
+    PLANTED,
+    REPORT_COPIES,
+    REPORT_NEXT,
+    VIRAL,
+    datelines,
+    reports,
+    templated,
+)
 
 DOCS = templated()
 TEXTS = [t for _, t in DOCS]
@@ -304,30 +313,8 @@ def test_reports_with_other_figures_are_templates() -> None:
     # not recur, and before aligner 12 the pair was reported as copied. A copy keeps its
     # figures: the report copied as it was, and re-issued with one figure corrected, are
     # still reported
-    rng = random.Random(12)
-    vocab = ["".join(rng.choice("abcdefghiklmnoprstu") for _ in range(6)) for _ in range(3000)]
-
-    def words(k: int) -> str:
-        return " ".join(rng.choice(vocab) for _ in range(k))
-
-    def figure() -> str:
-        return f"{rng.randint(100, 999)}.{rng.randint(10, 99)}"
-
-    def report(f: list[str]) -> str:
-        return (
-            f"Commercial and industrial loans on the books of the major banks fell {f[0]} mln "
-            f"dlrs to {f[1]} billion in the week ended on the date given, the bank said. "
-            f"Including acceptances, loans fell {f[2]} mln dlrs to {f[3]} billion. Commercial "
-            f"paper outstanding nationally dropped {f[4]} mln dlrs to {f[5]} billion"
-        )
-
-    week1, week2 = [figure() for _ in range(6)], [figure() for _ in range(6)]
-    texts = [f"{words(40)}. {words(40)}." for _ in range(12)]
-    texts[2] = f"{words(20)}. {report(week1)}. {words(30)}."
-    texts[6] = f"{words(25)}. {report(week2)}. {words(20)}."  # the next week: a template
-    texts[8] = f"{words(10)}. {report(week1)}. {words(35)}."  # a copy
-    texts[10] = f"{words(30)}. {report([*week1[:5], figure()])}. {words(15)}."  # corrected
+    texts = [t for _, t in reports()]
     found = OverlapFinder().find(texts)
-    assert sorted({(p.id, p.source_id) for p in found}) == [(8, 2), (10, 2)]
+    assert sorted({(p.id, p.source_id) for p in found}) == REPORT_COPIES
     keep = OverlapFinder(templates="keep").find(texts)
-    assert {(p.id, p.source_id) for p in keep if p.template} >= {(6, 2)}
+    assert {(p.id, p.source_id) for p in keep if p.template} >= {REPORT_NEXT}
