@@ -153,3 +153,43 @@ def datelines(seed: int = 36, n: int = 40) -> list[tuple[int, str]]:
         body = story if k in DATELINE_STORY else han(120)
         docs.append((k, han(20) + "\n" + line + body))
     return docs
+
+
+REPORT_COPIES = [(8, 2), (10, 2)]  # (copy, source) of the report copied as it was, corrected
+REPORT_NEXT = (6, 2)  # (text, earlier text) of the next report of the series (reports)
+
+
+def reports(seed: int = 12, n: int = 12) -> list[tuple[int, str]]:
+    """``(id, text)``: random texts, four of them holding one weekly report (Reuters' loans
+    wire): text 2 with the week's figures, text 6 the next week's (other figures: a template,
+    aligner 12, though the frame recurs in no more than two texts), text 8 a copy of text 2's,
+    text 10 that copy with one figure corrected (copies, ``REPORT_COPIES``).
+
+    >>> docs = reports()
+    >>> [i for i, t in docs if "industrial loans" in t]
+    [2, 6, 8, 10]
+    """
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstu") for _ in range(6)) for _ in range(3000)]
+
+    def words(k: int) -> str:
+        return " ".join(rng.choice(vocab) for _ in range(k))
+
+    def figure() -> str:
+        return f"{rng.randint(100, 999)}.{rng.randint(10, 99)}"
+
+    def report(f: list[str]) -> str:
+        return (
+            f"Commercial and industrial loans on the books of the major banks fell {f[0]} mln "
+            f"dlrs to {f[1]} billion in the week ended on the date given, the bank said. "
+            f"Including acceptances, loans fell {f[2]} mln dlrs to {f[3]} billion. Commercial "
+            f"paper outstanding nationally dropped {f[4]} mln dlrs to {f[5]} billion"
+        )
+
+    week1, week2 = [figure() for _ in range(6)], [figure() for _ in range(6)]
+    texts = [f"{words(40)}. {words(40)}." for _ in range(n)]
+    texts[2] = f"{words(20)}. {report(week1)}. {words(30)}."
+    texts[6] = f"{words(25)}. {report(week2)}. {words(20)}."
+    texts[8] = f"{words(10)}. {report(week1)}. {words(35)}."
+    texts[10] = f"{words(30)}. {report([*week1[:5], figure()])}. {words(15)}."
+    return list(enumerate(texts))

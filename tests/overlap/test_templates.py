@@ -20,13 +20,24 @@ from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.templates import (
     MAX_FRAME_WORDS,
     OWN_SHARE,
+    REFILLED,
     TemplateBatch,
     TemplateCounts,
+    _figures_refilled,
     template_flags,
 )
 from neardup.overlap.tokens import tokenize
 
-from tests.overlap_texts import DATELINE_STORY, PLANTED, VIRAL, datelines, templated
+from tests.overlap_texts import (
+    DATELINE_STORY,
+    PLANTED,
+    REPORT_COPIES,
+    REPORT_NEXT,
+    VIRAL,
+    datelines,
+    reports,
+    templated,
+)
 
 DOCS = templated()
 TEXTS = [t for _, t in DOCS]
@@ -117,7 +128,7 @@ def test_cli_summary_counts_and_shows_templates(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "--template-min-docs" in r.output
 
 
-WORDS = st.lists(st.sampled_from(["a", "b", "c", "7", "d9", "e"]), min_size=0, max_size=30)
+WORDS = st.lists(st.sampled_from(["a", "b", "c", "7", "d9", "e", "12"]), min_size=0, max_size=30)
 
 
 def _batch(texts: list[str]) -> TemplateBatch:
@@ -192,7 +203,11 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     own = len(shared - covered)
     mine = own < OWN_SHARE * min_length
     framed = 0 < len(words) <= MAX_FRAME_WORDS and mine and (differ or short)
-    assert got == ((short and (recurs or slots)) or (figures and recurs) or framed)
+    # other figures: enough on each side without an equal (nor inside one of the other
+    # side's), as a number and a share of the larger side (REFILLED)
+    refilled = _refilled_plainly(re.findall(r"\d+", query), re.findall(r"\d+", source))
+    rule = (short and (recurs or slots)) or (figures and recurs)
+    assert got == (rule or refilled or framed)
 
 
 def test_odd_texts_do_not_break_the_rule() -> None:
@@ -259,3 +274,47 @@ def test_wire_formulas_with_other_parties_are_templates() -> None:
     assert all(
         "completed the acquisition" in texts[p.id][slice(*p.span)] for p in keep if p.template
     )
+
+
+FIGURES = st.lists(
+    st.sampled_from(["1", "1.5", "2", "4,200", "３", "37", "x", "1/2", "March", "May", "may"]),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(FIGURES, FIGURES)
+def test_other_figures_equal_the_rule_written_plainly(ours: list[str], others: list[str]) -> None:
+    def figures(words: list[str]) -> list[str]:  # a full-width digit is its ASCII digit
+        dates = ("March", "May")  # capitalised: "may" is a word
+        return [w.replace("３", "3") for w in words if w in dates or any(c.isdigit() for c in w)]
+
+    want = _refilled_plainly(figures(ours), figures(others))
+    assert _figures_refilled(" ".join(ours), " ".join(others)) == want
+
+
+def _refilled_plainly(mine: list[str], theirs: list[str]) -> bool:
+    left = list(theirs)
+    unmatched = [n for n in mine if n not in left or left.remove(n)]  # remove returns None
+
+    def inside(part: str, whole: str) -> bool:
+        return re.search(".*".join(map(re.escape, part)), whole) is not None
+
+    ours = [n for n in unmatched if not any(inside(n, m) for m in left)]
+    others = [m for m in left if not any(inside(m, n) for n in unmatched)]
+    changed = min(len(ours), len(others))
+    most = max(len(mine), len(theirs))
+    return any(changed >= least and changed >= share * most for least, share in REFILLED)
+
+
+def test_reports_with_other_figures_are_templates() -> None:
+    # a series of reports (weekly loans, a stake filing: Reuters' wires) is one frame filled
+    # in with the period's figures; in a collection holding only two of them the frame does
+    # not recur, and before aligner 12 the pair was reported as copied. A copy keeps its
+    # figures: the report copied as it was, and re-issued with one figure corrected, are
+    # still reported
+    texts = [t for _, t in reports()]
+    found = OverlapFinder().find(texts)
+    assert sorted({(p.id, p.source_id) for p in found}) == REPORT_COPIES
+    keep = OverlapFinder(templates="keep").find(texts)
+    assert {(p.id, p.source_id) for p in keep if p.template} >= {REPORT_NEXT}

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from neardup.cli import cli
@@ -17,7 +18,7 @@ from neardup.overlap import OverlapFinder
 from neardup.spark.overlap import find_overlaps
 from neardup.spark.reader import Fields
 
-from tests.overlap_texts import article_last, copy_chain, synthetic
+from tests.overlap_texts import article_last, copy_chain, datelines, reports, synthetic
 
 
 def write_input(path: Path, n: int, seed: int) -> list[dict[str, Any]]:
@@ -224,16 +225,20 @@ def test_spark_names_near_copies_and_parts_as_the_local_finder(spark: Any, tmp_p
         )
 
 
-def test_spark_sets_dateline_frames_aside_as_local(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("texts", "least"), [("datelines", 10), ("reports", 0)])
+def test_spark_sets_dateline_frames_aside_as_local(
+    spark: Any, tmp_path: Path, texts: str, least: int
+) -> None:
     # the frame rule (aligner 11): datelines whose city or reporter differs are templates on
-    # both engines, the one copied story is reported
-    from tests.overlap_texts import datelines
-
-    recs = [{"id": f"d-{i}", "text": t} for i, t in datelines()]
-    src = tmp_path / "datelines.jsonl"
+    # both engines, the one copied story is reported; "reports": a report filled in with
+    # other figures (aligner 12)
+    recs = [
+        {"id": f"d-{i}", "text": t} for i, t in (datelines if texts == "datelines" else reports)()
+    ]
+    src = tmp_path / f"{texts}.jsonl"
     src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
     for mode in ("drop", "keep"):
         want = local_rows(recs, False, templates=mode)
         got = find_overlaps(spark, OverlapFinder(templates=mode), (str(src),), fields=Fields())
         assert got.rows == want
-    assert sum(r["template"] for r in want) > 10
+    assert sum(r["template"] for r in want) > least

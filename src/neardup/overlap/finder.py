@@ -76,7 +76,8 @@ TOKENIZER_VERSION = 3
 # 10: a longer near copy is a passage of its own, not a holder of a shorter one inside it;
 # "all" names the edited copies of a part of a passage too (pairs.holders)
 # 11: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
-ALIGNER_VERSION = 11
+# 12: a passage whose sides hold other figures is a report of a series (templates.REFILLED)
+ALIGNER_VERSION = 12
 TEMPLATE_MODES = ("drop", "keep")
 BUDGET_MODES = ("trim", "refuse")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
