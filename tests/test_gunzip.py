@@ -42,3 +42,50 @@ def test_gunzip_gives_the_stdlib_bytes(tmp_path: Path) -> None:
         assert f.read() == BODY * 50
     finally:
         f.close()
+
+
+def test_truncated_gzip_is_one_line_error(tmp_path: Path) -> None:
+    """The read-ahead thread's EOFError reaches the reader's "truncated?" message."""
+    src = tmp_path / "cut.jsonl.gz"
+    src.write_bytes(gzip.compress(BODY * 50, mtime=0)[:-100])
+    out = tmp_path / "out.jsonl"
+    cmd = [sys.executable, "-m", "neardup", "dedup", str(src), "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "truncated" in lines[0] and str(src) in lines[0]
+    assert not out.exists()
+
+
+def test_read_ahead_many_blocks_and_early_close(tmp_path: Path) -> None:
+    """Blocks come back in order past the read-ahead queue's depth; closing a reader half
+    way, or dropping it unclosed, stops its inflating thread."""
+    import gc
+    import threading
+
+    from neardup.io import open_binary
+    from neardup.io._gunzip import AHEAD, BLOCK
+
+    body = b"".join(b'{"text": "line %d"}\n' % i for i in range(400_000))
+    assert len(body) > (AHEAD + 2) * BLOCK
+    src = tmp_path / "big.jsonl.gz"
+    src.write_bytes(gzip.compress(body, compresslevel=1))
+    before = threading.active_count()
+    f = open_binary(str(src))
+    try:
+        assert f.read() == body
+    finally:
+        f.close()
+    for drop in (False, True):
+        f = open_binary(str(src))
+        assert f.readline() == b'{"text": "line 0"}\n'
+        if drop:
+            del f
+            gc.collect()
+        else:
+            f.close()
+        for _ in range(200):
+            if threading.active_count() == before:
+                break
+            threading.Event().wait(0.01)
+        assert threading.active_count() == before
