@@ -14,6 +14,7 @@ recompiles every neardup module per run (~0.1 s).
     python benchmarks/bench_end_to_end.py                      # ~1 minute
     python benchmarks/bench_end_to_end.py --corpus peoples_daily --repeat 3
     python benchmarks/bench_end_to_end.py --profile            # where the time goes
+    python benchmarks/bench_end_to_end.py --instructions       # ~2 minutes, needs valgrind
 
 ``--profile`` runs ``neardup dedup`` in a child whose stage functions are wrapped by timers
 (best of ``--repeat`` runs by total wall time): start-up and imports, reading (gunzip, JSON,
@@ -28,6 +29,12 @@ RSS and the process's CPU time come from ``getrusage``; each stage's CPU time of
 that ran it (``time.thread_time``: moves less than wall time on a loaded machine; the one-pass
 stage's second thread is not in it) is listed too, and the main thread's own CPU time (the
 critical path when it exceeds half of the rest on 2 cores).
+
+``--instructions`` counts the instructions each of the two processes executes (all threads,
+start-up included) under valgrind (``cachegrind --cache-sim=no``, ~50x slower): a ratio that
+does not move with the machine's load, for VMs where ``perf stat -e instructions`` is not
+supported. Under valgrind the CPU has no AVX-512 (the C kernels take their AVX2 paths) and the
+threads run one at a time, so it counts work, not how it overlaps: time the wall ratio quiet.
 
 Each measurement also prints the load average before and after, the UTC time and the commit:
 ratios are only comparable within one run, and wall times only on a quiet machine.
@@ -209,6 +216,47 @@ def measure(corpus: str, repeat: int) -> dict[str, object]:
     }
 
 
+def _instructions(cmd: list[str]) -> int:
+    """Instructions ``cmd`` executes (valgrind's ``I refs``, every thread and child)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    grind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes"]
+    proc = subprocess.run(
+        [*grind, "--cachegrind-out-file=/dev/null", *cmd],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    counts = [ln.split(":")[1] for ln in proc.stderr.splitlines() if "I   refs:" in ln]
+    return sum(int(c.strip().replace(",", "")) for c in counts)
+
+
+def instructions(corpus: str) -> dict[str, object]:
+    """Instruction counts of ``neardup dedup`` and the stdlib anchor on ``corpus`` (one run
+    each after a warm-up of both: bytecode caches)."""
+    path = corpora_dir() / FILES[corpus] if corpus in FILES else Path(corpus)
+    if not path.exists():
+        raise SystemExit(f"corpus {path} not found (set NEARDUP_CORPORA)")
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.jsonl")
+        anchor = [sys.executable, "-c", ANCHOR, str(path), out]
+        ours = [*_neardup(), "dedup", str(path), "--out", out]
+        for cmd in (anchor, ours):
+            _time(cmd)
+        base, n = _instructions(anchor), _instructions(ours)
+    return {
+        "corpus": corpus,
+        "neardup_instructions": n,
+        "stdlib_json_instructions": base,
+        "instruction_ratio": round(n / base, 2),
+        **_context(load_before, os.getloadavg()),
+    }
+
+
 def _context(before: tuple[float, ...], after: tuple[float, ...]) -> dict[str, object]:
     """When, on which commit and under which load (1-minute averages) a run was made."""
     try:
@@ -233,7 +281,13 @@ def main() -> None:
     ap.add_argument("--corpus", default="reuters", help=f"{sorted(FILES)}, or a path")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="stage times of one dedup")
+    ap.add_argument(
+        "--instructions", action="store_true", help="instruction counts (valgrind), one run each"
+    )
     args = ap.parse_args()
+    if args.instructions:
+        print(json.dumps(instructions(args.corpus)), flush=True)
+        return
     if args.profile:
         print(json.dumps(profile(args.corpus, args.repeat)), flush=True)
         return
