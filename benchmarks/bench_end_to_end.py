@@ -15,6 +15,7 @@ recompiles every neardup module per run (~0.1 s).
     python benchmarks/bench_end_to_end.py --corpus peoples_daily --repeat 3
     python benchmarks/bench_end_to_end.py --profile            # where the time goes
     python benchmarks/bench_end_to_end.py --instructions       # ~2 minutes, needs valgrind
+    python benchmarks/bench_end_to_end.py --switch-interval 0.0005  # + neardup, 0.5 ms GIL switch
 
 ``--profile`` runs ``neardup dedup`` in a child whose stage functions are wrapped by timers
 (best of ``--repeat`` runs by total wall time): start-up and imports, reading (gunzip, JSON,
@@ -68,6 +69,15 @@ with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w")
             out.write(json.dumps(json.loads(line), ensure_ascii=False) + "\\n")
 """
 
+# the CLI under another GIL switch interval (Python's default 5 ms: a thread coming back from
+# a C kernel may wait that long for the GIL while the reading thread runs Python)
+SWITCH = """
+import sys
+sys.setswitchinterval(float(sys.argv.pop(1)))
+sys.argv[0] = "neardup"
+from neardup.cli import main
+main()
+"""
 
 PROFILE = """
 import sys, threading, time
@@ -171,37 +181,42 @@ def _time(cmd: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def measure(corpus: str, repeat: int) -> dict[str, object]:
+def measure(corpus: str, repeat: int, switch: float | None = None) -> dict[str, object]:
     """Interleaved runs of ``neardup dedup`` and the stdlib anchor on ``corpus`` (a name of
-    ``FILES`` or a path, e.g. ``bench_dedup.py``'s mixed collection)."""
+    ``FILES`` or a path, e.g. ``bench_dedup.py``'s mixed collection); with ``switch``, a third
+    command interleaved: ``neardup dedup`` under ``sys.setswitchinterval(switch)``."""
     path = corpora_dir() / FILES[corpus] if corpus in FILES else Path(corpus)
     if not path.exists():
         raise SystemExit(f"corpus {path} not found (set NEARDUP_CORPORA)")
-    ours: list[tuple[float, float]] = []
-    anchor: list[tuple[float, float]] = []
+    runs: dict[str, list[tuple[float, float]]] = {"anchor": [], "neardup": []}
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.jsonl")
-        cmds = (
-            [sys.executable, "-c", ANCHOR, str(path), out],
-            [
-                *_neardup(),
-                "dedup",
-                str(path),
-                "--out",
-                out,
-            ],
-        )
-        for cmd in cmds:  # warm-up: bytecode caches, page cache
+        args = ["dedup", str(path), "--out", out]
+        cmds = {
+            "anchor": [sys.executable, "-c", ANCHOR, str(path), out],
+            "neardup": [*_neardup(), *args],
+        }
+        if switch is not None:
+            cmds["switch"] = [sys.executable, "-c", SWITCH, repr(switch), *args]
+            runs["switch"] = []
+        for cmd in cmds.values():  # warm-up: bytecode caches, page cache
             _time(cmd)
         for _ in range(repeat):
-            anchor.append(_time(cmds[0]))
-            ours.append(_time(cmds[1]))
+            for name, cmd in cmds.items():
+                runs[name].append(_time(cmd))
     load_after = os.getloadavg()
+    row = _row(runs["neardup"], runs["anchor"])
+    if switch is not None:
+        row["switch_interval"] = {"seconds": switch, **_row(runs["switch"], runs["anchor"])}
+    return {"corpus": corpus, **row, **_context(load_before, load_after)}
+
+
+def _row(ours: list[tuple[float, float]], anchor: list[tuple[float, float]]) -> dict[str, object]:
+    """Best wall and CPU times of ``ours`` and of the ``anchor`` runs, and their ratios."""
     best, base = min(w for w, _ in ours), min(w for w, _ in anchor)
     cpu, cpu_base = min(c for _, c in ours), min(c for _, c in anchor)
     return {
-        "corpus": corpus,
         "neardup_dedup_s": round(best, 2),
         "stdlib_json_read_write_s": round(base, 2),
         "ratio": round(best / base, 2),
@@ -212,7 +227,6 @@ def measure(corpus: str, repeat: int) -> dict[str, object]:
         "runs_anchor": [round(w, 2) for w, _ in anchor],
         "cpu_runs_neardup": [round(c, 2) for _, c in ours],
         "cpu_runs_anchor": [round(c, 2) for _, c in anchor],
-        **_context(load_before, load_after),
     }
 
 
@@ -282,6 +296,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="stage times of one dedup")
     ap.add_argument(
+        "--switch-interval",
+        type=float,
+        default=None,
+        help="also time neardup under sys.setswitchinterval(S), interleaved (e.g. 0.0005)",
+    )
+    ap.add_argument(
         "--instructions", action="store_true", help="instruction counts (valgrind), one run each"
     )
     args = ap.parse_args()
@@ -291,7 +311,7 @@ def main() -> None:
     if args.profile:
         print(json.dumps(profile(args.corpus, args.repeat)), flush=True)
         return
-    print(json.dumps(measure(args.corpus, args.repeat)), flush=True)
+    print(json.dumps(measure(args.corpus, args.repeat, args.switch_interval)), flush=True)
 
 
 if __name__ == "__main__":
