@@ -61,24 +61,28 @@ def test_read_ahead_many_blocks_and_early_close(tmp_path: Path) -> None:
     """Blocks come back in order past the read-ahead queue's depth; closing a reader half
     way, or dropping it unclosed, stops its inflating thread."""
     import gc
+    import random
     import threading
 
     from neardup.io import open_binary
-    from neardup.io._gunzip import AHEAD, BLOCK
+    from neardup.io._gunzip import AHEAD, BLOCK, READ_AHEAD_FROM
 
-    body = b"".join(b'{"text": "line %d"}\n' % i for i in range(400_000))
+    rng = random.Random(7)  # random words: the compressed file exceeds READ_AHEAD_FROM
+    body = b"".join(b'{"text": "%d %x"}\n' % (i, rng.getrandbits(64)) for i in range(300_000))
     assert len(body) > (AHEAD + 2) * BLOCK
     src = tmp_path / "big.jsonl.gz"
     src.write_bytes(gzip.compress(body, compresslevel=1))
+    assert src.stat().st_size >= READ_AHEAD_FROM
     before = threading.active_count()
     f = open_binary(str(src))
     try:
+        assert threading.active_count() == before + 1  # the read-ahead thread
         assert f.read() == body
     finally:
         f.close()
     for drop in (False, True):
         f = open_binary(str(src))
-        assert f.readline() == b'{"text": "line 0"}\n'
+        assert f.readline() == body[: body.index(b"\n") + 1]
         if drop:
             del f
             gc.collect()
@@ -89,3 +93,26 @@ def test_read_ahead_many_blocks_and_early_close(tmp_path: Path) -> None:
                 break
             threading.Event().wait(0.01)
         assert threading.active_count() == before
+
+
+def test_small_gzip_files_start_no_thread(tmp_path: Path) -> None:
+    """A file below READ_AHEAD_FROM is inflated by the reader (a folder of many small parts
+    would pay a thread start per part)."""
+    import threading
+
+    from neardup.io import open_binary
+    from neardup.io._gunzip import AHEAD, BLOCK, READ_AHEAD_FROM
+
+    body = BODY * 200  # more than a read-ahead queue holds: a thread would still be running
+    assert len(body) > (AHEAD + 2) * BLOCK
+    src = tmp_path / "small.jsonl.gz"
+    src.write_bytes(gzip.compress(body))
+    assert src.stat().st_size < READ_AHEAD_FROM
+    before = threading.active_count()
+    f = open_binary(str(src))
+    try:
+        threading.Event().wait(0.05)
+        assert threading.active_count() == before
+        assert f.read() == body
+    finally:
+        f.close()

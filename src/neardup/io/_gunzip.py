@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import queue
 import threading
 import zlib
@@ -81,6 +82,10 @@ class _Gunzip(io.RawIOBase):
 # bytes inflated per block on the read-ahead thread, and blocks it may hold ready
 BLOCK = 1 << 20
 AHEAD = 2
+# compressed files smaller than this are inflated by the reading thread itself: starting and
+# stopping the read-ahead thread cost ~0.15 ms of CPU per file (25 us without it, 20-line
+# files), paid per part by a folder of many small parts; inflating 1 MiB saves ~2.5 ms
+READ_AHEAD_FROM = 1 << 20
 
 
 class _ReadAhead(io.RawIOBase):
@@ -154,8 +159,22 @@ def _inflate(
 
 def gunzip(raw: IO[bytes]) -> IO[bytes]:
     """A buffered reader of the decompressed bytes of ``raw`` (closing it closes ``raw``),
-    inflated on a thread of its own, ahead of the reads.
+    inflated on a thread of its own, ahead of the reads, unless ``raw`` is a file known to
+    be smaller than ``READ_AHEAD_FROM``.
 
     The 1 MiB buffer matters: line iteration straight over ``GzipFile`` is ~2x slower.
     """
-    return io.BufferedReader(_ReadAhead(_Gunzip(raw)), 1 << 20)
+    size = _size(raw)
+    source = _Gunzip(raw)
+    ahead = size is None or size >= READ_AHEAD_FROM
+    return io.BufferedReader(_ReadAhead(source) if ahead else source, 1 << 20)
+
+
+def _size(raw: IO[bytes]) -> int | None:
+    """The size in bytes of the file under ``raw`` (a local file, or a store's file object
+    with a ``size``), None when unknown."""
+    try:
+        return os.fstat(raw.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation: both of the last)
+        size = getattr(raw, "size", None)
+        return size if isinstance(size, int) else None
