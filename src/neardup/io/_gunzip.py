@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - platforms without isal wheels
     _gz = gzip
     _ERRORS = (zlib.error,)
 
-__all__ = ["gunzip"]
+__all__ = ["AHEAD", "BLOCK", "READ_AHEAD_FROM", "gunzip"]
 
 
 class _Gunzip(io.RawIOBase):
