@@ -2,10 +2,11 @@
 
 ISA-L (python-isal, a core dependency on the platforms it ships wheels for) inflates 2-3x
 faster than zlib and yields the same bytes; without it the stdlib's ``gzip`` does the work.
-Either way the inflating runs on a thread of its own, a block or two ahead of the reader
-(both decompressors release the GIL), so the thread that splits and parses the lines does
-not wait for it (issue 39: inflating was ~3/4 of that thread's CPU for Reuters' lines alone,
-0.036 -> 0.008 s; the writer's second read of the input gains the same).
+Either way, a file of ``READ_AHEAD_FROM`` bytes or more is inflated on a thread of its own,
+a block or two ahead of the reader (both decompressors release the GIL), so the thread that
+splits and parses the lines does not wait for it (issue 39: inflating was ~3/4 of that
+thread's CPU for Reuters' lines alone, 0.036 -> 0.008 s; the writer's second read of the
+input gains the same).
 Either decompressor's error for a corrupt deflate stream (``zlib.error``, isal's
 ``IsalError``; neither is an ``OSError``) becomes an ``OSError`` naming it, so the readers'
 one "cannot read" message covers a corrupt file as it covers a truncated one.
