@@ -14,6 +14,8 @@ recompiles every neardup module per run (~0.1 s).
     python benchmarks/bench_end_to_end.py                      # ~1 minute
     python benchmarks/bench_end_to_end.py --corpus peoples_daily --repeat 3
     python benchmarks/bench_end_to_end.py --profile            # where the time goes
+    python benchmarks/bench_end_to_end.py --instructions       # ~2 minutes, needs valgrind
+    python benchmarks/bench_end_to_end.py --switch-interval 0.0005  # + neardup, 0.5 ms GIL switch
 
 ``--profile`` runs ``neardup dedup`` in a child whose stage functions are wrapped by timers
 (best of ``--repeat`` runs by total wall time): start-up and imports, reading (gunzip, JSON,
@@ -28,6 +30,12 @@ RSS and the process's CPU time come from ``getrusage``; each stage's CPU time of
 that ran it (``time.thread_time``: moves less than wall time on a loaded machine; the one-pass
 stage's second thread is not in it) is listed too, and the main thread's own CPU time (the
 critical path when it exceeds half of the rest on 2 cores).
+
+``--instructions`` counts the instructions each of the two processes executes (all threads,
+start-up included) under valgrind (``cachegrind --cache-sim=no``, ~50x slower): a ratio that
+does not move with the machine's load, for VMs where ``perf stat -e instructions`` is not
+supported. Under valgrind the CPU has no AVX-512 (the C kernels take their AVX2 paths) and the
+threads run one at a time, so it counts work, not how it overlaps: time the wall ratio quiet.
 
 Each measurement also prints the load average before and after, the UTC time and the commit:
 ratios are only comparable within one run, and wall times only on a quiet machine.
@@ -61,6 +69,15 @@ with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w")
             out.write(json.dumps(json.loads(line), ensure_ascii=False) + "\\n")
 """
 
+# the CLI under another GIL switch interval (Python's default 5 ms: a thread coming back from
+# a C kernel may wait that long for the GIL while the reading thread runs Python)
+SWITCH = """
+import sys
+sys.setswitchinterval(float(sys.argv.pop(1)))
+sys.argv[0] = "neardup"
+from neardup.cli import main
+main()
+"""
 
 PROFILE = """
 import sys, threading, time
@@ -164,37 +181,42 @@ def _time(cmd: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def measure(corpus: str, repeat: int) -> dict[str, object]:
+def measure(corpus: str, repeat: int, switch: float | None = None) -> dict[str, object]:
     """Interleaved runs of ``neardup dedup`` and the stdlib anchor on ``corpus`` (a name of
-    ``FILES`` or a path, e.g. ``bench_dedup.py``'s mixed collection)."""
+    ``FILES`` or a path, e.g. ``bench_dedup.py``'s mixed collection); with ``switch``, a third
+    command interleaved: ``neardup dedup`` under ``sys.setswitchinterval(switch)``."""
     path = corpora_dir() / FILES[corpus] if corpus in FILES else Path(corpus)
     if not path.exists():
         raise SystemExit(f"corpus {path} not found (set NEARDUP_CORPORA)")
-    ours: list[tuple[float, float]] = []
-    anchor: list[tuple[float, float]] = []
+    runs: dict[str, list[tuple[float, float]]] = {"anchor": [], "neardup": []}
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.jsonl")
-        cmds = (
-            [sys.executable, "-c", ANCHOR, str(path), out],
-            [
-                *_neardup(),
-                "dedup",
-                str(path),
-                "--out",
-                out,
-            ],
-        )
-        for cmd in cmds:  # warm-up: bytecode caches, page cache
+        args = ["dedup", str(path), "--out", out]
+        cmds = {
+            "anchor": [sys.executable, "-c", ANCHOR, str(path), out],
+            "neardup": [*_neardup(), *args],
+        }
+        if switch is not None:
+            cmds["switch"] = [sys.executable, "-c", SWITCH, repr(switch), *args]
+            runs["switch"] = []
+        for cmd in cmds.values():  # warm-up: bytecode caches, page cache
             _time(cmd)
         for _ in range(repeat):
-            anchor.append(_time(cmds[0]))
-            ours.append(_time(cmds[1]))
+            for name, cmd in cmds.items():
+                runs[name].append(_time(cmd))
     load_after = os.getloadavg()
+    row = _row(runs["neardup"], runs["anchor"])
+    if switch is not None:
+        row["switch_interval"] = {"seconds": switch, **_row(runs["switch"], runs["anchor"])}
+    return {"corpus": corpus, **row, **_context(load_before, load_after)}
+
+
+def _row(ours: list[tuple[float, float]], anchor: list[tuple[float, float]]) -> dict[str, object]:
+    """Best wall and CPU times of ``ours`` and of the ``anchor`` runs, and their ratios."""
     best, base = min(w for w, _ in ours), min(w for w, _ in anchor)
     cpu, cpu_base = min(c for _, c in ours), min(c for _, c in anchor)
     return {
-        "corpus": corpus,
         "neardup_dedup_s": round(best, 2),
         "stdlib_json_read_write_s": round(base, 2),
         "ratio": round(best / base, 2),
@@ -205,7 +227,47 @@ def measure(corpus: str, repeat: int) -> dict[str, object]:
         "runs_anchor": [round(w, 2) for w, _ in anchor],
         "cpu_runs_neardup": [round(c, 2) for _, c in ours],
         "cpu_runs_anchor": [round(c, 2) for _, c in anchor],
-        **_context(load_before, load_after),
+    }
+
+
+def _instructions(cmd: list[str]) -> int:
+    """Instructions ``cmd`` executes (valgrind's ``I refs``, every thread and child)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    grind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes"]
+    proc = subprocess.run(
+        [*grind, "--cachegrind-out-file=/dev/null", *cmd],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    counts = [ln.split(":")[1] for ln in proc.stderr.splitlines() if "I   refs:" in ln]
+    return sum(int(c.strip().replace(",", "")) for c in counts)
+
+
+def instructions(corpus: str) -> dict[str, object]:
+    """Instruction counts of ``neardup dedup`` and the stdlib anchor on ``corpus`` (one run
+    each after a warm-up of both: bytecode caches)."""
+    path = corpora_dir() / FILES[corpus] if corpus in FILES else Path(corpus)
+    if not path.exists():
+        raise SystemExit(f"corpus {path} not found (set NEARDUP_CORPORA)")
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.jsonl")
+        anchor = [sys.executable, "-c", ANCHOR, str(path), out]
+        ours = [*_neardup(), "dedup", str(path), "--out", out]
+        for cmd in (anchor, ours):
+            _time(cmd)
+        base, n = _instructions(anchor), _instructions(ours)
+    return {
+        "corpus": corpus,
+        "neardup_instructions": n,
+        "stdlib_json_instructions": base,
+        "instruction_ratio": round(n / base, 2),
+        **_context(load_before, os.getloadavg()),
     }
 
 
@@ -233,11 +295,23 @@ def main() -> None:
     ap.add_argument("--corpus", default="reuters", help=f"{sorted(FILES)}, or a path")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="stage times of one dedup")
+    ap.add_argument(
+        "--switch-interval",
+        type=float,
+        default=None,
+        help="also time neardup under sys.setswitchinterval(S), interleaved (e.g. 0.0005)",
+    )
+    ap.add_argument(
+        "--instructions", action="store_true", help="instruction counts (valgrind), one run each"
+    )
     args = ap.parse_args()
+    if args.instructions:
+        print(json.dumps(instructions(args.corpus)), flush=True)
+        return
     if args.profile:
         print(json.dumps(profile(args.corpus, args.repeat)), flush=True)
         return
-    print(json.dumps(measure(args.corpus, args.repeat)), flush=True)
+    print(json.dumps(measure(args.corpus, args.repeat, args.switch_interval)), flush=True)
 
 
 if __name__ == "__main__":
