@@ -77,6 +77,13 @@ void ov_ctx_free(ov_ctx *c);
 int ov_query(ov_ctx *c, const doc_t *q, const doc_t *ds, int64_t m, const int64_t *seeds,
              const int64_t *bounds, const params_t *p, found_vec *fv);
 
+/* templates._own_units' alignment of a passage's two sides (token hashes q[nq], s[ns]): the
+ * blocks of difflib.SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks(), bit for
+ * bit; shared[i] (nq items) = 1 where q[i] is in a block of >= ngram tokens. Returns the tokens
+ * matched (the blocks' sizes summed), or -1 (no memory). */
+int64_t ov_frame(const uint64_t *q, int64_t nq, const uint64_t *s, int64_t ns, int64_t ngram,
+                 uint8_t *shared);
+
 /* ---------------------------------------------------------------- overlap_index.c */
 
 /* Gram hash -> postings (doc, first token, last token); see overlap_index.c. */

@@ -262,6 +262,46 @@ static PyObject *py_pairs(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* frame_units(q, s, weights, strict, loose, ngram) -> (own, differ): templates._own_units for
+ * one passage (its Python reference): q, s the two sides' token hashes (uint64); weights
+ * (int64), strict and loose (bool) per token of q. The tokens of q in blocks of >= ngram
+ * tokens (ov_frame) not covered (loose where the sides differ, else strict), their weights
+ * summed; differ: fewer tokens matched than the longer side holds. With the GIL (a short
+ * passage: microseconds). */
+static PyObject *py_frame_units(PyObject *self, PyObject *args) {
+    PyObject *q_o, *s_o, *w_o, *st_o, *lo_o, *result = NULL;
+    Py_ssize_t ngram, nq, ns;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOOn", &q_o, &s_o, &w_o, &st_o, &lo_o, &ngram)) return NULL;
+    const uint64_t *q = get(&bs, q_o, 8, 0, 0, "q", &nq);
+    if (!q) goto done;
+    const uint64_t *s = get(&bs, s_o, 8, 0, 0, "s", &ns);
+    if (!s) goto done;
+    const int64_t *w = get(&bs, w_o, 8, nq, 0, "weights", NULL);
+    if (!w) goto done;
+    const uint8_t *strict = get(&bs, st_o, 1, nq, 0, "strict", NULL);
+    if (!strict) goto done;
+    const uint8_t *loose = get(&bs, lo_o, 1, nq, 0, "loose", NULL);
+    if (!loose) goto done;
+    uint8_t *shared = malloc((size_t)nq + 1);
+    int64_t matched = shared ? ov_frame(q, nq, s, ns, ngram, shared) : -1;
+    if (matched < 0) {
+        free(shared);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int differ = matched < (nq > ns ? nq : ns);
+    const uint8_t *covered = differ ? loose : strict;
+    int64_t own = 0;
+    for (Py_ssize_t i = 0; i < nq; i++)
+        if (shared[i] && !covered[i]) own += w[i];
+    free(shared);
+    result = Py_BuildValue("(LO)", (long long)own, differ ? Py_True : Py_False);
+done:
+    release(&bs);
+    return result;
+}
+
 /* pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in
  * jobs], each job a (query, sources, seeds, bounds) tuple; all of them run without the GIL,
  * so a Python thread can prepare the next ones meanwhile. */
@@ -551,6 +591,8 @@ static PyMethodDef methods[] = {
     {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
     {"pairs", py_pairs, METH_VARARGS,
      "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
+    {"frame_units", py_frame_units, METH_VARARGS,
+     "frame_units(q, s, weights, strict, loose, ngram) -> (own units, differ)"},
     {"pairs_many", py_pairs_many, METH_VARARGS,
      "pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in "
      "jobs] (computed without the GIL)"},

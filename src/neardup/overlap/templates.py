@@ -49,7 +49,8 @@ from difflib import SequenceMatcher
 import numpy as np
 import numpy.typing as npt
 
-from neardup.overlap.pairs import PairParams, prepare, token_arrays
+from neardup._backend import overlap_kernels
+from neardup.overlap.pairs import PairParams, packer, prepare, token_arrays
 from neardup.overlap.tokens import Tokens, grams
 
 __all__ = [
@@ -281,6 +282,17 @@ def _own_units(
     strict = _covered(batch, df >= min_docs)
     loose = _covered(batch, df >= max(2, (min_docs + 1) // 2))
     weights = np.diff(batch.units)
+    kernels = overlap_kernels()
+    if kernels is not None:  # the same blocks and sums in C (difflib was most of the rule's cost)
+        frame, pack, hashes = kernels.frame_units, packer(_TOKENS_ONLY), batch.token_hashes
+
+        def own_c(t0: int, t1: int, source: str) -> tuple[int, bool]:
+            s = token_arrays(pack(source))[3]
+            q, w = hashes[t0:t1], weights[t0:t1]
+            out: tuple[int, bool] = frame(q, s, w, strict[t0:t1], loose[t0:t1], batch.ngram)
+            return out
+
+        return own_c
 
     def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
         q = batch.token_hashes[t0:t1].tolist()
