@@ -421,3 +421,35 @@ def test_template_flags_with_kernel_equal_python(
         monkeypatch.delenv("NEARDUP_KERNELS")
         overlap_kernels.cache_clear()
     assert 0 < sum(got) < len(got)
+
+
+@needs_kernel
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.sampled_from(ALPHABET), max_size=60), max_size=6),
+    st.integers(1, 4),
+)
+def test_template_keys_kernel_equals_numpy(texts: list[str], ngram: int) -> None:
+    # digits (ASCII, full-width) masked, grams within each text, the sampled half
+    toks = [tokenize(t) for t in texts]
+    batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], ngram)
+    want = batch._keys()  # the numpy reference on the same batch
+    for name, ref in zip(("digit", "first", "last", "hashes"), want, strict=True):
+        got = getattr(batch, name)
+        np.testing.assert_array_equal(got, ref, err_msg=name)
+        assert got.dtype == ref.dtype, name
+
+
+@needs_kernel
+def test_template_keys_kernel_refuses_tokens_outside_their_text() -> None:
+    k = overlap_kernels()
+    assert k is not None
+    t = tokenize("Qtly div 25 cts")
+    bad = (t.starts, t.ends + 1, t.units, t.hashes)  # the last token runs past the text
+    out = [np.empty(4, dtype=d) for d in (np.bool_, np.int64, np.int64, np.uint64)]
+    with pytest.raises(ValueError, match="tokens of text 0 lie outside it"):
+        k.template_keys(["Qtly div 25 cts"], [bad], 2, 1, 2, *out)
+    good = (t.starts, t.ends, t.units, t.hashes)
+    small = [np.empty(2, dtype=d) for d in (np.bool_, np.int64, np.int64, np.uint64)]
+    with pytest.raises(ValueError, match="digit one item each"):  # 4 tokens, room for 2
+        k.template_keys(["Qtly div 25 cts"], [good], 2, 1, 2, *small)

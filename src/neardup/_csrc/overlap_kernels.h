@@ -49,6 +49,16 @@ int ov_unpack(const int64_t *p, int64_t len, doc_t *d);
  * ascending, in out (n items); returns their count. */
 int64_t ov_winnow(const uint64_t *h, int64_t n, int64_t window, int64_t *out);
 
+/* templates.TemplateBatch's template keys of one text (code points data[0..len), its n tokens
+ * [starts, ends) with hashes th): digit[t] = token t holds an ASCII or full-width digit;
+ * masked[t] = mask for those, else th[t]; the grams of ngram masked tokens whose hash is a
+ * multiple of sample, as tokens.grams hashes them: first, last (token indices + offset) and
+ * gh (at most n items each). Returns their count, or -1 (a token outside the text). */
+int64_t ov_template_keys(int kind, const void *data, int64_t len, const int64_t *starts,
+                         const int64_t *ends, const uint64_t *th, int64_t n, int64_t ngram,
+                         uint64_t mask, uint64_t sample, int64_t offset, uint8_t *digit,
+                         uint64_t *masked, int64_t *first, int64_t *last, uint64_t *gh);
+
 /* ---------------------------------------------------------------- overlap_pairs.c */
 
 typedef struct {

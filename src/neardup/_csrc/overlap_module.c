@@ -91,6 +91,71 @@ fail:
 }
 
 
+/* template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count:
+ * templates.TemplateBatch's keys (ov_template_keys) of each text in turn, its tokens a
+ * (starts, ends, units, hashes) tuple of tokens; token and gram indices run over the whole
+ * batch; digit (bool) holds one item a token of the batch, first, last (int64) and hashes
+ * (uint64) as many (keys are at most one a token). With the GIL: a pass over the tokens. */
+static PyObject *py_template_keys(PyObject *self, PyObject *args) {
+    PyObject *texts, *toks, *dg_o, *f_o, *l_o, *h_o;
+    Py_ssize_t ngram, cap, total = 0, m = 0;
+    unsigned long long mask, sample;
+    bufs out = {.n = 0}, bs = {.n = 0};
+    uint64_t *masked = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!nKKOOOO", &PyList_Type, &texts, &PyList_Type, &toks, &ngram,
+                          &mask, &sample, &dg_o, &f_o, &l_o, &h_o))
+        return NULL;
+    uint8_t *digit = get(&out, dg_o, 1, 0, 1, "digit", &cap);
+    int64_t *first = digit ? get(&out, f_o, 8, cap, 1, "first", NULL) : NULL;
+    int64_t *last = first ? get(&out, l_o, 8, cap, 1, "last", NULL) : NULL;
+    uint64_t *gh = last ? get(&out, h_o, 8, cap, 1, "hashes", NULL) : NULL;
+    if (!gh) goto fail;
+    if (PyList_GET_SIZE(texts) != PyList_GET_SIZE(toks) || ngram < 1 || sample < 1) {
+        PyErr_SetString(PyExc_ValueError, "one tokens tuple a text, ngram and sample >= 1");
+        goto fail;
+    }
+    masked = malloc(sizeof(uint64_t) * (size_t)(cap + 1));
+    if (!masked) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k), *t = PyList_GET_ITEM(toks, k);
+        Py_ssize_t n, ne, nh;
+        if (!PyUnicode_Check(text) || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+            PyErr_SetString(PyExc_TypeError, "texts must be str, tokens (starts, ends, units, "
+                                             "hashes) tuples");
+            goto fail;
+        }
+        const int64_t *st = get(&bs, PyTuple_GET_ITEM(t, 0), 8, 0, 0, "starts", &n);
+        const int64_t *en = st ? get(&bs, PyTuple_GET_ITEM(t, 1), 8, 0, 0, "ends", &ne) : NULL;
+        const uint64_t *th = en ? get(&bs, PyTuple_GET_ITEM(t, 3), 8, 0, 0, "hashes", &nh) : NULL;
+        if (!th) goto fail;
+        if (ne != n || nh != n || total + n > cap) {
+            PyErr_SetString(PyExc_ValueError, "tokens: arrays of one size, digit one item each");
+            goto fail;
+        }
+        int64_t got = ov_template_keys(PyUnicode_KIND(text), PyUnicode_DATA(text),
+                                       PyUnicode_GET_LENGTH(text), st, en, th, n, ngram, mask,
+                                       sample, total, digit + total, masked, first + m, last + m,
+                                       gh + m);
+        release(&bs);
+        if (got < 0) {
+            PyErr_Format(PyExc_ValueError, "tokens of text %zd lie outside it", k);
+            goto fail;
+        }
+        total += n, m += got;
+    }
+    free(masked);
+    release(&out);
+    return PyLong_FromSsize_t(m);
+fail:
+    free(masked);
+    release(&bs);
+    release(&out);
+    return NULL;
+}
+
 /* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
  * of `window` hashes, each index once, ascending (as tokens.winnow). */
 static PyObject *py_winnow(PyObject *self, PyObject *args) {
@@ -588,6 +653,8 @@ static PyMethodDef methods[] = {
     {"prepare", py_prepare, METH_VARARGS,
      "prepare(text, cls, fold, word_units, cjk_units, coarse, fine) -> packed bytes, or the "
      "code point (int) whose fold is missing"},
+    {"template_keys", py_template_keys, METH_VARARGS,
+     "template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count"},
     {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
     {"pairs", py_pairs, METH_VARARGS,
      "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
