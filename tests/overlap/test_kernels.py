@@ -453,3 +453,47 @@ def test_template_keys_kernel_refuses_tokens_outside_their_text() -> None:
     small = [np.empty(2, dtype=d) for d in (np.bool_, np.int64, np.int64, np.uint64)]
     with pytest.raises(ValueError, match="digit one item each"):  # 4 tokens, room for 2
         k.template_keys(["Qtly div 25 cts"], [good], 2, 1, 2, *small)
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "d", "1", "2", "x", "y"]), max_size=12), max_size=8
+    ),
+    st.integers(0, 8),
+)
+def test_template_counts_kernel_equal_numpy(docs: list[list[str]], cut: int) -> None:
+    # two batches counted, one looked up, then the saved form and a table loaded from it
+    texts = [" ".join(d) for d in docs]
+    batches = []
+    for part in (texts[:cut], texts[cut:], texts):
+        toks = [tokenize(t) for t in part]
+        batches.append(
+            TemplateBatch(part, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 2)
+        )
+
+    def run() -> list[list[int]]:
+        c = TemplateCounts()
+        out = [
+            c.count(b, add=a).tolist() for b, a in zip(batches, (True, True, False), strict=True)
+        ]
+        keys, docs_ = c.arrays()
+        again = TemplateCounts.from_arrays(keys, docs_)
+        return [
+            *out,
+            keys.tolist(),
+            docs_.tolist(),
+            [len(c)],
+            again.count(batches[2], add=False).tolist(),
+        ]
+
+    got = run()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NEARDUP_KERNELS", "python")
+        overlap_kernels.cache_clear()
+        try:
+            assert run() == got
+        finally:
+            mp.delenv("NEARDUP_KERNELS")
+            overlap_kernels.cache_clear()

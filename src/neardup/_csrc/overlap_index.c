@@ -489,3 +489,98 @@ int ov_index_arrays(const ov_index *self, uint64_t *oh, int64_t *op) {
     free(live);
     return 0;
 }
+
+
+/* ---------------------------------------------------------------- template key counts */
+
+/* templates.TemplateCounts: template key -> documents holding it, one open addressing table
+ * (keys are hashes: their low bits are the home; linear probing, grown at half load); stamp:
+ * the last text that counted the key (a text counts each of its keys once). */
+struct ov_counts {
+    uint64_t *keys;
+    int64_t *counts, *stamp;
+    uint8_t *used;
+    int64_t cap, n, texts;
+};
+
+ov_counts *ov_counts_new(void) {
+    return calloc(1, sizeof(ov_counts));
+}
+
+void ov_counts_free(ov_counts *c) {
+    if (!c) return;
+    free(c->keys), free(c->counts), free(c->stamp), free(c->used);
+    free(c);
+}
+
+int64_t ov_counts_size(const ov_counts *c) {
+    return c->n;
+}
+
+/* the slot of key h: where it is, or the empty one where it goes */
+static inline int64_t counts_slot(const ov_counts *c, uint64_t h) {
+    int64_t mask = c->cap - 1, i = (int64_t)(h & (uint64_t)mask);
+    while (c->used[i] && c->keys[i] != h) i = (i + 1) & mask;
+    return i;
+}
+
+/* room for `more` keys at most half the table full; 0 or -1 (no memory) */
+static int counts_room(ov_counts *c, int64_t more) {
+    if (2 * (c->n + more) <= c->cap) return 0;
+    int64_t cap = c->cap ? c->cap : 1024;
+    while (2 * (c->n + more) > cap) cap *= 2;
+    ov_counts old = *c;
+    c->keys = malloc(sizeof(uint64_t) * (size_t)cap);
+    c->counts = malloc(sizeof(int64_t) * (size_t)cap);
+    c->stamp = malloc(sizeof(int64_t) * (size_t)cap);
+    c->used = calloc((size_t)cap, 1);
+    if (!c->keys || !c->counts || !c->stamp || !c->used) {
+        free(c->keys), free(c->counts), free(c->stamp), free(c->used);
+        *c = old;
+        return -1;
+    }
+    c->cap = cap;
+    for (int64_t i = 0; i < old.cap; i++) {
+        if (!old.used[i]) continue;
+        int64_t s = counts_slot(c, old.keys[i]);
+        c->used[s] = 1, c->keys[s] = old.keys[i];
+        c->counts[s] = old.counts[i], c->stamp[s] = old.stamp[i];
+    }
+    free(old.keys), free(old.counts), free(old.stamp), free(old.used);
+    return 0;
+}
+
+int ov_counts_count(ov_counts *c, const uint64_t *h, const int64_t *off, int64_t nt, int add,
+                    int64_t *df) {
+    if (add && counts_room(c, off[nt] - off[0]) < 0) return -1;
+    for (int64_t t = 0; t < nt; t++) {
+        for (int64_t g = off[t]; g < off[t + 1]; g++) {
+            int64_t s = c->cap ? counts_slot(c, h[g]) : 0;
+            df[g] = c->cap && c->used[s] ? c->counts[s] : 0;
+        }
+        if (!add) continue;
+        c->texts++;
+        for (int64_t g = off[t]; g < off[t + 1]; g++) {
+            int64_t s = counts_slot(c, h[g]);
+            if (!c->used[s]) c->used[s] = 1, c->keys[s] = h[g], c->counts[s] = 0, c->n++;
+            else if (c->stamp[s] == c->texts) continue;
+            c->counts[s]++, c->stamp[s] = c->texts;
+        }
+    }
+    return 0;
+}
+
+int ov_counts_put(ov_counts *c, const uint64_t *h, const int64_t *k, int64_t m) {
+    if (counts_room(c, m) < 0) return -1;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t s = counts_slot(c, h[i]);
+        if (!c->used[s]) c->used[s] = 1, c->keys[s] = h[i], c->counts[s] = 0, c->stamp[s] = 0, c->n++;
+        c->counts[s] += k[i];
+    }
+    return 0;
+}
+
+void ov_counts_arrays(const ov_counts *c, uint64_t *keys, int64_t *counts) {
+    for (int64_t i = 0, m = 0; i < c->cap; i++)
+        if (c->used[i]) keys[m] = c->keys[i], counts[m] = c->counts[i], m++;
+}

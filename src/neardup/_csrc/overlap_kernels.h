@@ -128,4 +128,20 @@ void ov_group(const hit_t *hits, int64_t k, int64_t min_seeds, const int64_t *f,
  * insertion order (ov_index_postings items each). Returns 0 or -1 (no memory). */
 int ov_index_arrays(const ov_index *ix, uint64_t *hashes, int64_t *postings);
 
+/* templates.TemplateCounts: template key -> documents holding it (see overlap_index.c). */
+typedef struct ov_counts ov_counts;
+
+ov_counts *ov_counts_new(void); /* NULL: no memory */
+void ov_counts_free(ov_counts *c);
+int64_t ov_counts_size(const ov_counts *c); /* distinct keys */
+/* df[g] for keys h[off[0]..off[nt]) of nt texts (text t's: off[t]..off[t+1]): the documents
+ * counted before its text; with add each text's keys are counted (once a text) after its own
+ * look-ups. Returns 0 or -1 (no memory: nothing counted). */
+int ov_counts_count(ov_counts *c, const uint64_t *h, const int64_t *off, int64_t nt, int add,
+                    int64_t *df);
+/* Add k[i] documents to key h[i], i < m. Returns 0 or -1 (no memory). */
+int ov_counts_put(ov_counts *c, const uint64_t *h, const int64_t *k, int64_t m);
+/* Every key and its count (ov_counts_size items each, in table order). */
+void ov_counts_arrays(const ov_counts *c, uint64_t *keys, int64_t *counts);
+
 #endif

@@ -649,6 +649,112 @@ static PyTypeObject IndexType = {
     .tp_new = index_new,
 };
 
+/* ---------------------------------------------------------------- template key counts */
+
+/* templates.TemplateCounts' table (ov_counts); used with the GIL held (a batch's keys: ~1 ms),
+ * so threads sharing one see whole batches. */
+typedef struct {
+    PyObject_HEAD
+    ov_counts *c;
+} CountsObject;
+
+static PyObject *counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    CountsObject *self = (CountsObject *)PyType_GenericNew(type, args, kwds);
+    if (self && !(self->c = ov_counts_new())) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void counts_dealloc(CountsObject *self) {
+    ov_counts_free(self->c);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* count(keys: uint64, offsets: int64 (texts + 1), add, df: int64 out) */
+static PyObject *counts_count(CountsObject *self, PyObject *args) {
+    PyObject *h_o, *off_o, *df_o, *result = NULL;
+    int add;
+    Py_ssize_t m, no, nd;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOpO", &h_o, &off_o, &add, &df_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "keys", &m);
+    const int64_t *off = h ? get(&bs, off_o, 8, 1, 0, "offsets", &no) : NULL;
+    int64_t *df = off ? get(&bs, df_o, 8, m, 1, "df", &nd) : NULL;
+    if (!df) goto done;
+    for (Py_ssize_t t = 0; t < no; t++)
+        if (off[t] < (t ? off[t - 1] : 0) || off[t] > m) {
+            PyErr_SetString(PyExc_ValueError, "offsets must rise within the keys");
+            goto done;
+        }
+    if (ov_counts_count(self->c, h, off, no - 1, add, df) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    release(&bs);
+    return result;
+}
+
+/* put(keys: uint64, counts: int64): add counts[i] documents to keys[i] */
+static PyObject *counts_put(CountsObject *self, PyObject *args) {
+    PyObject *h_o, *k_o, *result = NULL;
+    Py_ssize_t m;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OO", &h_o, &k_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "keys", &m);
+    const int64_t *k = h ? get(&bs, k_o, 8, m, 0, "counts", NULL) : NULL;
+    if (!k) goto done;
+    if (ov_counts_put(self->c, h, k, m) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    release(&bs);
+    return result;
+}
+
+/* arrays() -> (keys, counts) bytes, in table order */
+static PyObject *counts_arrays(CountsObject *self, PyObject *Py_UNUSED(ignored)) {
+    Py_ssize_t n = (Py_ssize_t)ov_counts_size(self->c);
+    PyObject *k = PyBytes_FromStringAndSize(NULL, n * 8), *d = NULL;
+    if (k) d = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!d) {
+        Py_XDECREF(k);
+        return NULL;
+    }
+    ov_counts_arrays(self->c, (uint64_t *)PyBytes_AS_STRING(k), (int64_t *)PyBytes_AS_STRING(d));
+    return Py_BuildValue("(NN)", k, d);
+}
+
+static Py_ssize_t counts_len(CountsObject *self) {
+    return (Py_ssize_t)ov_counts_size(self->c);
+}
+
+static PyMethodDef counts_methods[] = {
+    {"count", (PyCFunction)counts_count, METH_VARARGS,
+     "count(keys, offsets, add, df): per key the documents counted before its text"},
+    {"put", (PyCFunction)counts_put, METH_VARARGS, "put(keys, counts): add counts to keys"},
+    {"arrays", (PyCFunction)counts_arrays, METH_NOARGS, "arrays() -> (keys, counts) bytes"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods counts_seq = {.sq_length = (lenfunc)counts_len};
+
+static PyTypeObject CountsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Counts",
+    .tp_basicsize = sizeof(CountsObject),
+    .tp_dealloc = (destructor)counts_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Template key -> documents holding it (see overlap_index.c).",
+    .tp_methods = counts_methods,
+    .tp_as_sequence = &counts_seq,
+    .tp_new = counts_new,
+};
+
 static PyMethodDef methods[] = {
     {"prepare", py_prepare, METH_VARARGS,
      "prepare(text, cls, fold, word_units, cjk_units, coarse, fine) -> packed bytes, or the "
@@ -671,12 +777,18 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__overlap(void) {
-    if (PyType_Ready(&IndexType) < 0) return NULL;
+    if (PyType_Ready(&IndexType) < 0 || PyType_Ready(&CountsType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&IndexType);
     if (PyModule_AddObject(m, "Index", (PyObject *)&IndexType) < 0) {
         Py_DECREF(&IndexType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&CountsType);
+    if (PyModule_AddObject(m, "Counts", (PyObject *)&CountsType) < 0) {
+        Py_DECREF(&CountsType);
         Py_DECREF(m);
         return NULL;
     }

@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from difflib import SequenceMatcher
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -178,9 +179,14 @@ class TemplateCounts:
     def __init__(self) -> None:
         self._keys: list[npt.NDArray[np.uint64]] = []
         self._docs: list[npt.NDArray[np.int64]] = []
+        kernels = overlap_kernels()
+        # with the C kernels one hash table (a probe a key: the segments' sorts and look-ups
+        # were most of the rule's cost after the alignment); the same counts
+        self._table: Any = None if kernels is None else kernels.Counts()
 
     def __len__(self) -> int:
-        return sum(k.size for k in self._keys)
+        """The keys counted (each once)."""
+        return len(self._table) if self._table is not None else int(self.arrays()[0].size)
 
     def _lookup(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
         out = np.zeros(keys.size, dtype=np.int64)
@@ -194,6 +200,10 @@ class TemplateCounts:
         before its text; with ``add`` the batch's texts are counted in turn (each key once
         per text), so a text's counts include the texts before it in the batch."""
         h = batch.hashes
+        if self._table is not None:
+            df = np.empty(h.size, dtype=np.int64)
+            self._table.count(h, batch.gram_off, add, df)
+            return df
         doc = np.repeat(np.arange(len(batch)), np.diff(batch.gram_off))
         order = np.argsort(h, kind="stable")  # by key, then text (texts in batch order)
         hs, ds = h[order], doc[order]
@@ -214,6 +224,9 @@ class TemplateCounts:
         return out
 
     def _append(self, keys: npt.NDArray[np.uint64], docs: npt.NDArray[np.int64]) -> None:
+        if self._table is not None:
+            self._table.put(keys, docs)
+            return
         if not keys.size:
             return
         self._keys.append(keys)
@@ -230,6 +243,11 @@ class TemplateCounts:
 
     def arrays(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
         """Keys and counts, sorted by key (a saved reference's form)."""
+        if self._table is not None:
+            keys, counts = self._table.arrays()
+            k, d = np.frombuffer(keys, dtype=np.uint64), np.frombuffer(counts, dtype=np.int64)
+            order = np.argsort(k)
+            return k[order], d[order]
         if not self._keys:
             return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
         k, d = np.concatenate(self._keys), np.concatenate(self._docs)
