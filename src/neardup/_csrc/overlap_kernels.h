@@ -139,7 +139,7 @@ int64_t ov_counts_size(const ov_counts *c); /* distinct keys */
  * look-ups. Returns 0 or -1 (no memory: nothing counted). */
 int ov_counts_count(ov_counts *c, const uint64_t *h, const int64_t *off, int64_t nt, int add,
                     int64_t *df);
-/* Add k[i] documents to key h[i], i < m. Returns 0 or -1 (no memory). */
+/* Add k[i] documents to key h[i], i < m (k[i] <= 0: skipped). Returns 0 or -1 (no memory). */
 int ov_counts_put(ov_counts *c, const uint64_t *h, const int64_t *k, int64_t m);
 /* Every key and its count (ov_counts_size items each, in table order). */
 void ov_counts_arrays(const ov_counts *c, uint64_t *keys, int64_t *counts);
