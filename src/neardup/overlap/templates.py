@@ -159,9 +159,10 @@ class TemplateBatch:
 
 
 class TemplateCounts:
-    """Template key -> number of indexed documents holding it, in sorted segments merged as
-    they grow (as :class:`~neardup.overlap.index.GramIndex` keeps its postings without the C
-    kernel): a batch of texts is counted and looked up with a few numpy passes.
+    """Template key -> number of indexed documents holding it: with the C kernels one hash
+    table (``neardup._overlap.Counts``), else sorted segments merged as they grow (as
+    :class:`~neardup.overlap.index.GramIndex` keeps its postings without the C kernel), a
+    batch of texts counted and looked up with a few numpy passes; the same counts.
 
     >>> from neardup.overlap.tokens import tokenize
     >>> texts = ["one two three four five six", "so one two three four five six"]
@@ -180,8 +181,8 @@ class TemplateCounts:
         self._keys: list[npt.NDArray[np.uint64]] = []
         self._docs: list[npt.NDArray[np.int64]] = []
         kernels = overlap_kernels()
-        # with the C kernels one hash table (a probe a key: the segments' sorts and look-ups
-        # were most of the rule's cost after the alignment); the same counts
+        # a probe a key: the segments' sorts and look-ups were most of the rule's cost once
+        # the alignment was in C
         self._table: Any = None if kernels is None else kernels.Counts()
 
     def __len__(self) -> int:
