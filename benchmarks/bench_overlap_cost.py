@@ -2,8 +2,9 @@
 
 ``ratio``: ``neardup overlap`` and ``neardup dedup`` (the CLI, separate processes, alternating,
 ``--repeat`` times each) on the same input, in the same run: Reuters-21578 and a synthetic set
-(``--synthetic N`` documents, below). Prints each command's best and median wall time and peak
-RSS, and the ratio of the medians.
+(``--synthetic N`` documents, below). Prints each command's best and median wall time, CPU time
+(user + system, all threads: on a shared machine compare these) and peak RSS, and the ratios
+of the medians; ``--tree SRC`` (repeated) times each source tree in turn, in the same rounds.
 
 ``scale``: ``OverlapFinder.add`` over ``--n`` synthetic documents in one process; the time per
 document over each stretch between checkpoints (it must stay flat: ``mean_over_first`` is the
@@ -22,6 +23,8 @@ with a planted passage: 1-8 consecutive sentences of an earlier document (unifor
 earlier ones), about 5 % of its words replaced.
 
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py ratio --repeat 3
+    python benchmarks/bench_overlap_cost.py ratio --repeat 5 --synthetic 0 \
+        --tree /path/to/main/src --tree src
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 100000
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 1000000 \
         --checkpoints 10 --cache /tmp/synthetic-1e6.jsonl
@@ -96,36 +99,50 @@ def _accumulate(xs: list[int]) -> list[int]:
     return out
 
 
-def _run(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one command."""
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system, all threads) and peak RSS (MiB) of one
+    command. On a shared machine compare CPU: another job's load stretches the wall time."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if status:
         raise SystemExit(f"{' '.join(cmd)} failed ({status})")
-    return wall, ru.ru_maxrss / 1024
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
 
 
-def _ratio(path: Path, repeat: int, out: Path) -> dict[str, Any]:
+def _ratio(path: Path, repeat: int, out: Path, trees: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Both commands on ``path``, ``repeat`` rounds; with ``trees`` (source folders) each
+    round runs them once per tree (``PYTHONPATH``), in turn: the trees share the minutes."""
     py = [sys.executable, "-m", "neardup"]
     cmds = {n: [*py, n, str(path), "--out", str(out / f"{n}.jsonl")] for n in ("dedup", "overlap")}
-    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+    envs: dict[str, dict[str, str] | None] = {t: {**os.environ, "PYTHONPATH": t} for t in trees}
+    envs = envs or {"": None}
+    runs: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     for _ in range(repeat):
-        for name, cmd in cmds.items():
-            runs[name].append(_run(cmd))
+        for tree, env in envs.items():
+            for name, cmd in cmds.items():
+                runs.setdefault((tree, name), []).append(_run(cmd, env))
     res: dict[str, Any] = {}
-    for name, rs in runs.items():
-        walls = [w for w, _ in rs]
-        res[name] = {
-            "best_s": round(min(walls), 2),
-            "median_s": round(statistics.median(walls), 2),
-            "peak_rss_mib": round(max(r for _, r in rs)),
-        }
-    res["ratio_median"] = round(res["overlap"]["median_s"] / res["dedup"]["median_s"], 2)
-    res["ratio_best"] = round(res["overlap"]["best_s"] / res["dedup"]["best_s"], 2)
+    for tree in envs:
+        got: dict[str, Any] = {}
+        for name in cmds:
+            rs = runs[tree, name]
+            walls, cpus = [r[0] for r in rs], [r[1] for r in rs]
+            got[name] = {
+                "best_s": round(min(walls), 2),
+                "median_s": round(statistics.median(walls), 2),
+                "cpu_best_s": round(min(cpus), 2),
+                "cpu_median_s": round(statistics.median(cpus), 2),
+                "peak_rss_mib": round(max(r[2] for r in rs)),
+            }
+        for key, field in (("ratio", "median_s"), ("cpu_ratio", "cpu_median_s")):
+            got[f"{key}_median"] = round(got["overlap"][field] / got["dedup"][field], 2)
+        got["ratio_best"] = round(got["overlap"]["best_s"] / got["dedup"]["best_s"], 2)
+        got["cpu_ratio_best"] = round(got["overlap"]["cpu_best_s"] / got["dedup"]["cpu_best_s"], 2)
+        res[tree or "tree"] = got
     res["passages"] = sum(1 for _ in (out / "overlap.jsonl").open())
-    return res
+    return res if trees else {**res.pop("tree"), **res}
 
 
 @click.group()
@@ -135,18 +152,22 @@ def main() -> None:
 
 @main.command()
 @click.option("--repeat", default=3, show_default=True)
-@click.option("--synthetic", "n_synth", default=20000, show_default=True)
-def ratio(repeat: int, n_synth: int) -> None:
-    """overlap / dedup wall time, CLI, same input, same run."""
+@click.option("--synthetic", "n_synth", default=20000, show_default=True, help="0: none")
+@click.option("--tree", "trees", multiple=True, help="a source folder (PYTHONPATH) to time")
+def ratio(repeat: int, n_synth: int, trees: tuple[str, ...]) -> None:
+    """overlap / dedup wall and CPU time, CLI, same input, same run (``--tree``: of each
+    source tree, in turn)."""
     report: dict[str, Any] = {"load_before": os.getloadavg()}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        report["reuters"] = _ratio(corpora_dir() / "reuters21578/docs.jsonl.gz", repeat, out)
-        synth = out / "synth.jsonl"
-        with synth.open("w", encoding="utf-8") as f:
-            for i, text in enumerate(synthetic(n_synth)):
-                f.write(json.dumps({"id": i, "text": text}) + "\n")
-        report[f"synthetic_{n_synth}"] = _ratio(synth, repeat, out)
+        reuters = corpora_dir() / "reuters21578/docs.jsonl.gz"
+        report["reuters"] = _ratio(reuters, repeat, out, trees)
+        if n_synth:
+            synth = out / "synth.jsonl"
+            with synth.open("w", encoding="utf-8") as f:
+                for i, text in enumerate(synthetic(n_synth)):
+                    f.write(json.dumps({"id": i, "text": text}) + "\n")
+            report[f"synthetic_{n_synth}"] = _ratio(synth, repeat, out, trees)
     report["load_after"] = os.getloadavg()
     print(json.dumps(report, indent=1))
 

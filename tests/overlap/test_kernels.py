@@ -4,6 +4,7 @@ tokens, grams, winnowing, the per-pair step and whole finder runs, on random inp
 from __future__ import annotations
 
 import random
+from difflib import SequenceMatcher
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from neardup.overlap.pairs import (
     prepare,
     shared_seeds,
 )
+from neardup.overlap.templates import TemplateBatch, TemplateCounts, template_flags
 from neardup.overlap.tokens import tokenize, winnow, winnow_reference
 
 K = overlap_kernels()
@@ -336,3 +338,162 @@ def test_pairs_many_equals_pairs_and_reports_bad_seeds() -> None:
         k.pairs_many([(q.packed, [b"x" * 8], seeds, bounds)], *kernel_params(PARAMS))
     with pytest.raises(TypeError, match="sources must be packed"):
         k.pairs_many([(q.packed, ["text"], seeds, bounds)], *kernel_params(PARAMS))
+
+
+def _frame_reference(
+    q: list[int], s: list[int], weights: list[int], strict: list[bool], loose: list[bool], n: int
+) -> tuple[int, bool]:
+    """templates._own_units' Python path, written out: difflib's blocks of >= n tokens."""
+    blocks = SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks()
+    shared = [False] * len(q)
+    for i, _, k in blocks:
+        shared[i : i + k] = [k >= n] * k
+    differ = sum(k for *_, k in blocks) < max(len(q), len(s))
+    covered = loose if differ else strict
+    return sum(w for w, a, c in zip(weights, shared, covered, strict=True) if a and not c), differ
+
+
+@needs_kernel
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.integers(0, 5), max_size=60),
+    st.lists(st.integers(0, 5), max_size=60),
+    st.integers(1, 5),
+    st.randoms(use_true_random=False),
+)
+def test_frame_kernel_equals_difflib(
+    q: list[int], s: list[int], n: int, rng: random.Random
+) -> None:
+    # a small alphabet: many runs of equal length, so difflib's tie-breaking decides the blocks
+    k = overlap_kernels()
+    assert k is not None
+    weights = [rng.randint(1, 3) for _ in q]
+    strict = [rng.random() < 0.3 for _ in q]
+    loose = [a or rng.random() < 0.3 for a in strict]
+    want = _frame_reference(q, s, weights, strict, loose, n)
+    got = k.frame_units(
+        np.array(q, dtype=np.uint64),
+        np.array(s, dtype=np.uint64),
+        np.array(weights, dtype=np.int64),
+        np.array(strict, dtype=np.bool_),
+        np.array(loose, dtype=np.bool_),
+        n,
+    )
+    assert got == want
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(3))
+def test_template_flags_with_kernel_equal_python(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # wire formulas with other parties and figures, and copies with a few words changed: the
+    # frame test decides both ways
+    rng = random.Random(seed)
+    words = ["".join(rng.choices("abcdefghij", k=5)) for _ in range(300)]  # no digit
+    texts = []
+    for i in range(60):
+        slot = " ".join(rng.choices(words, k=rng.randint(0, 3)))
+        tail = " ".join(rng.choices(words, k=rng.randint(5, 40)))
+        texts.append(f"Qtly div {rng.randint(1, 40)} cts vs {slot} prior pay April {i} {tail}")
+    toks = [tokenize(t) for t in texts]
+    batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 4)
+    df = TemplateCounts().count(batch, add=True)
+    rows = []
+    for _ in range(300):
+        i, a = rng.randrange(1, 60), rng.randrange(30)
+        b = a + rng.randint(20, 200)
+        if rng.random() < 0.5:  # the formula of another text
+            j, c = rng.randrange(60), rng.randrange(30)
+            source = texts[j][c : c + rng.randint(20, 200)]
+        else:  # a copy, a word or two changed
+            cut = texts[i][a:b].split(" ")
+            for _ in range(rng.randint(0, 2)):
+                cut[rng.randrange(len(cut))] = rng.choice(words)
+            source = " ".join(cut)
+        rows.append((i, a, b, source))
+    got = template_flags(batch, df, rows, 3, 8)
+    monkeypatch.setenv("NEARDUP_KERNELS", "python")
+    overlap_kernels.cache_clear()
+    try:
+        assert template_flags(batch, df, rows, 3, 8) == got
+    finally:
+        monkeypatch.delenv("NEARDUP_KERNELS")
+        overlap_kernels.cache_clear()
+    assert 0 < sum(got) < len(got)
+
+
+@needs_kernel
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.sampled_from(ALPHABET), max_size=60), max_size=6),
+    st.integers(1, 4),
+)
+def test_template_keys_kernel_equals_numpy(texts: list[str], ngram: int) -> None:
+    # digits (ASCII, full-width) masked, grams within each text, the sampled half
+    toks = [tokenize(t) for t in texts]
+    batch = TemplateBatch(texts, [(t.starts, t.ends, t.units, t.hashes) for t in toks], ngram)
+    want = batch._keys()  # the numpy reference on the same batch
+    for name, ref in zip(("digit", "first", "last", "hashes"), want, strict=True):
+        got = getattr(batch, name)
+        np.testing.assert_array_equal(got, ref, err_msg=name)
+        assert got.dtype == ref.dtype, name
+
+
+@needs_kernel
+def test_template_keys_kernel_refuses_tokens_outside_their_text() -> None:
+    k = overlap_kernels()
+    assert k is not None
+    t = tokenize("Qtly div 25 cts")
+    bad = (t.starts, t.ends + 1, t.units, t.hashes)  # the last token runs past the text
+    out = [np.empty(4, dtype=d) for d in (np.bool_, np.int64, np.int64, np.uint64)]
+    with pytest.raises(ValueError, match="tokens of text 0 lie outside it"):
+        k.template_keys(["Qtly div 25 cts"], [bad], 2, 1, 2, *out)
+    good = (t.starts, t.ends, t.units, t.hashes)
+    small = [np.empty(2, dtype=d) for d in (np.bool_, np.int64, np.int64, np.uint64)]
+    with pytest.raises(ValueError, match="digit one item each"):  # 4 tokens, room for 2
+        k.template_keys(["Qtly div 25 cts"], [good], 2, 1, 2, *small)
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "d", "1", "2", "x", "y"]), max_size=12), max_size=8
+    ),
+    st.integers(0, 8),
+)
+def test_template_counts_kernel_equal_numpy(docs: list[list[str]], cut: int) -> None:
+    # two batches counted, one looked up, then the saved form and a table loaded from it
+    texts = [" ".join(d) for d in docs]
+    batches = []
+    for part in (texts[:cut], texts[cut:], texts):
+        toks = [tokenize(t) for t in part]
+        batches.append(
+            TemplateBatch(part, [(t.starts, t.ends, t.units, t.hashes) for t in toks], 2)
+        )
+
+    def run() -> list[list[int]]:
+        c = TemplateCounts()
+        out = [
+            c.count(b, add=a).tolist() for b, a in zip(batches, (True, True, False), strict=True)
+        ]
+        keys, docs_ = c.arrays()
+        again = TemplateCounts.from_arrays(keys, docs_)
+        return [
+            *out,
+            keys.tolist(),
+            docs_.tolist(),
+            [len(c)],
+            again.count(batches[2], add=False).tolist(),
+        ]
+
+    got = run()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NEARDUP_KERNELS", "python")
+        overlap_kernels.cache_clear()
+        try:
+            assert run() == got
+        finally:
+            mp.delenv("NEARDUP_KERNELS")
+            overlap_kernels.cache_clear()

@@ -489,3 +489,128 @@ int ov_index_arrays(const ov_index *self, uint64_t *oh, int64_t *op) {
     free(live);
     return 0;
 }
+
+
+/* ---------------------------------------------------------------- template key counts */
+
+/* templates.TemplateCounts: template key -> documents holding it, one open addressing table
+ * of 16-byte slots (a key and its count; count 0: empty), linear probing from the key's low
+ * bits (keys are hashes), grown at 3/4 load: 21-43 bytes a key, about the sorted segments' 16
+ * and below their merges' peaks. A text counts each of its keys once: its keys are first
+ * gathered in a small set (seen, reused). */
+typedef struct {
+    uint64_t key;
+    int64_t count;
+} kc_t;
+
+struct ov_counts {
+    kc_t *t;
+    int64_t cap, n;
+    uint64_t *seen; /* a text's distinct keys: open addressing, 0 marks empty (key 0: zero) */
+    int64_t seen_cap;
+};
+
+ov_counts *ov_counts_new(void) {
+    return calloc(1, sizeof(ov_counts));
+}
+
+void ov_counts_free(ov_counts *c) {
+    if (!c) return;
+    free(c->t), free(c->seen);
+    free(c);
+}
+
+int64_t ov_counts_size(const ov_counts *c) {
+    return c->n;
+}
+
+/* the slot of key h: where it is, or the empty one where it goes */
+static inline int64_t counts_slot(const ov_counts *c, uint64_t h) {
+    int64_t mask = c->cap - 1, i = (int64_t)(h & (uint64_t)mask);
+    while (c->t[i].count && c->t[i].key != h) i = (i + 1) & mask;
+    return i;
+}
+
+/* room for `more` keys at most 3/4 of the table full; 0 or -1 (no memory) */
+static int counts_room(ov_counts *c, int64_t more) {
+    if (4 * (c->n + more) <= 3 * c->cap) return 0;
+    int64_t cap = c->cap ? c->cap : 1024;
+    while (4 * (c->n + more) > 3 * cap) cap *= 2;
+    kc_t *old = c->t, *t = calloc((size_t)cap, sizeof(kc_t));
+    if (!t) return -1;
+    int64_t old_cap = c->cap;
+    c->t = t, c->cap = cap;
+    for (int64_t i = 0; i < old_cap; i++)
+        if (old[i].count) c->t[counts_slot(c, old[i].key)] = old[i];
+    free(old);
+    return 0;
+}
+
+/* Is h among the text's keys so far (seen, 2^k slots, zero: key 0 seen)? Adds it if not. */
+static inline int seen_before(uint64_t *seen, int64_t cap, int *zero, uint64_t h) {
+    if (!h) {
+        int was = *zero;
+        *zero = 1;
+        return was;
+    }
+    int64_t i = (int64_t)(h & (uint64_t)(cap - 1));
+    while (seen[i] && seen[i] != h) i = (i + 1) & (cap - 1);
+    if (seen[i]) return 1;
+    seen[i] = h;
+    return 0;
+}
+
+/* room in seen for the keys of a text of m keys: its size, or 0 (no memory) */
+static int64_t seen_room(ov_counts *c, int64_t m) {
+    int64_t cap = 16;
+    while (cap < 2 * m) cap *= 2;
+    if (cap > c->seen_cap) {
+        uint64_t *s = realloc(c->seen, sizeof(uint64_t) * (size_t)cap);
+        if (!s) return 0;
+        c->seen = s, c->seen_cap = cap;
+    }
+    return cap;
+}
+
+/* count one text's keys h[0..m) (each once; seen_room(c, m) made room) */
+static void counts_add_text(ov_counts *c, const uint64_t *h, int64_t m) {
+    int64_t cap = seen_room(c, m);
+    int zero = 0;
+    memset(c->seen, 0, sizeof(uint64_t) * (size_t)cap);
+    for (int64_t g = 0; g < m; g++) {
+        if (seen_before(c->seen, cap, &zero, h[g])) continue;
+        int64_t s = counts_slot(c, h[g]);
+        if (!c->t[s].count) c->t[s].key = h[g], c->n++;
+        c->t[s].count++;
+    }
+}
+
+int ov_counts_count(ov_counts *c, const uint64_t *h, const int64_t *off, int64_t nt, int add,
+                    int64_t *df) {
+    int64_t most = 0;
+    for (int64_t t = 0; t < nt; t++)
+        if (off[t + 1] - off[t] > most) most = off[t + 1] - off[t];
+    if (add && (counts_room(c, off[nt] - off[0]) < 0 || !seen_room(c, most))) return -1;
+    for (int64_t t = 0; t < nt; t++) {
+        for (int64_t g = off[t]; g < off[t + 1]; g++)
+            df[g] = c->cap ? c->t[counts_slot(c, h[g])].count : 0;
+        if (add) counts_add_text(c, h + off[t], off[t + 1] - off[t]);
+    }
+    return 0;
+}
+
+int ov_counts_put(ov_counts *c, const uint64_t *h, const int64_t *k, int64_t m) {
+    if (counts_room(c, m) < 0) return -1;
+    for (int64_t i = 0; i < m; i++) {
+        if (k[i] <= 0) continue; /* a key no document holds is no key */
+        int64_t s = counts_slot(c, h[i]);
+        if (!c->t[s].count) c->t[s].key = h[i], c->n++;
+        c->t[s].count += k[i];
+    }
+    return 0;
+}
+
+void ov_counts_arrays(const ov_counts *c, uint64_t *keys, int64_t *counts) {
+    for (int64_t i = 0, m = 0; i < c->cap; i++)
+        if (c->t[i].count) keys[m] = c->t[i].key, counts[m] = c->t[i].count, m++;
+}

@@ -49,6 +49,16 @@ int ov_unpack(const int64_t *p, int64_t len, doc_t *d);
  * ascending, in out (n items); returns their count. */
 int64_t ov_winnow(const uint64_t *h, int64_t n, int64_t window, int64_t *out);
 
+/* templates.TemplateBatch's template keys of one text (code points data[0..len), its n tokens
+ * [starts, ends) with hashes th): digit[t] = token t holds an ASCII or full-width digit;
+ * masked[t] = mask for those, else th[t]; the grams of ngram masked tokens whose hash is a
+ * multiple of sample, as tokens.grams hashes them: first, last (token indices + offset) and
+ * gh (at most n items each). Returns their count, or -1 (a token outside the text). */
+int64_t ov_template_keys(int kind, const void *data, int64_t len, const int64_t *starts,
+                         const int64_t *ends, const uint64_t *th, int64_t n, int64_t ngram,
+                         uint64_t mask, uint64_t sample, int64_t offset, uint8_t *digit,
+                         uint64_t *masked, int64_t *first, int64_t *last, uint64_t *gh);
+
 /* ---------------------------------------------------------------- overlap_pairs.c */
 
 typedef struct {
@@ -76,6 +86,13 @@ void ov_ctx_free(ov_ctx *c);
  * memory) or -2 (a seed lies outside its documents). */
 int ov_query(ov_ctx *c, const doc_t *q, const doc_t *ds, int64_t m, const int64_t *seeds,
              const int64_t *bounds, const params_t *p, found_vec *fv);
+
+/* templates._own_units' alignment of a passage's two sides (token hashes q[nq], s[ns]): the
+ * blocks of difflib.SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks(), bit for
+ * bit; shared[i] (nq items) = 1 where q[i] is in a block of >= ngram tokens. Returns the tokens
+ * matched (the blocks' sizes summed), or -1 (no memory). */
+int64_t ov_frame(const uint64_t *q, int64_t nq, const uint64_t *s, int64_t ns, int64_t ngram,
+                 uint8_t *shared);
 
 /* ---------------------------------------------------------------- overlap_index.c */
 
@@ -110,5 +127,21 @@ void ov_group(const hit_t *hits, int64_t k, int64_t min_seeds, const int64_t *f,
 /* Every posting: hashes (uint64, ascending) and rows (doc, first, last), postings of one hash in
  * insertion order (ov_index_postings items each). Returns 0 or -1 (no memory). */
 int ov_index_arrays(const ov_index *ix, uint64_t *hashes, int64_t *postings);
+
+/* templates.TemplateCounts: template key -> documents holding it (see overlap_index.c). */
+typedef struct ov_counts ov_counts;
+
+ov_counts *ov_counts_new(void); /* NULL: no memory */
+void ov_counts_free(ov_counts *c);
+int64_t ov_counts_size(const ov_counts *c); /* distinct keys */
+/* df[g] for keys h[off[0]..off[nt]) of nt texts (text t's: off[t]..off[t+1]): the documents
+ * counted before its text; with add each text's keys are counted (once a text) after its own
+ * look-ups. Returns 0 or -1 (no memory: nothing counted). */
+int ov_counts_count(ov_counts *c, const uint64_t *h, const int64_t *off, int64_t nt, int add,
+                    int64_t *df);
+/* Add k[i] documents to key h[i], i < m (k[i] <= 0: skipped). Returns 0 or -1 (no memory). */
+int ov_counts_put(ov_counts *c, const uint64_t *h, const int64_t *k, int64_t m);
+/* Every key and its count (ov_counts_size items each, in table order). */
+void ov_counts_arrays(const ov_counts *c, uint64_t *keys, int64_t *counts);
 
 #endif

@@ -91,6 +91,71 @@ fail:
 }
 
 
+/* template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count:
+ * templates.TemplateBatch's keys (ov_template_keys) of each text in turn, its tokens a
+ * (starts, ends, units, hashes) tuple of tokens; token and gram indices run over the whole
+ * batch; digit (bool) holds one item a token of the batch, first, last (int64) and hashes
+ * (uint64) as many (keys are at most one a token). With the GIL: a pass over the tokens. */
+static PyObject *py_template_keys(PyObject *self, PyObject *args) {
+    PyObject *texts, *toks, *dg_o, *f_o, *l_o, *h_o;
+    Py_ssize_t ngram, cap, total = 0, m = 0;
+    unsigned long long mask, sample;
+    bufs out = {.n = 0}, bs = {.n = 0};
+    uint64_t *masked = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!nKKOOOO", &PyList_Type, &texts, &PyList_Type, &toks, &ngram,
+                          &mask, &sample, &dg_o, &f_o, &l_o, &h_o))
+        return NULL;
+    uint8_t *digit = get(&out, dg_o, 1, 0, 1, "digit", &cap);
+    int64_t *first = digit ? get(&out, f_o, 8, cap, 1, "first", NULL) : NULL;
+    int64_t *last = first ? get(&out, l_o, 8, cap, 1, "last", NULL) : NULL;
+    uint64_t *gh = last ? get(&out, h_o, 8, cap, 1, "hashes", NULL) : NULL;
+    if (!gh) goto fail;
+    if (PyList_GET_SIZE(texts) != PyList_GET_SIZE(toks) || ngram < 1 || sample < 1) {
+        PyErr_SetString(PyExc_ValueError, "one tokens tuple a text, ngram and sample >= 1");
+        goto fail;
+    }
+    masked = malloc(sizeof(uint64_t) * (size_t)(cap + 1));
+    if (!masked) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k), *t = PyList_GET_ITEM(toks, k);
+        Py_ssize_t n, ne, nh;
+        if (!PyUnicode_Check(text) || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+            PyErr_SetString(PyExc_TypeError, "texts must be str, tokens (starts, ends, units, "
+                                             "hashes) tuples");
+            goto fail;
+        }
+        const int64_t *st = get(&bs, PyTuple_GET_ITEM(t, 0), 8, 0, 0, "starts", &n);
+        const int64_t *en = st ? get(&bs, PyTuple_GET_ITEM(t, 1), 8, 0, 0, "ends", &ne) : NULL;
+        const uint64_t *th = en ? get(&bs, PyTuple_GET_ITEM(t, 3), 8, 0, 0, "hashes", &nh) : NULL;
+        if (!th) goto fail;
+        if (ne != n || nh != n || total + n > cap) {
+            PyErr_SetString(PyExc_ValueError, "tokens: arrays of one size, digit one item each");
+            goto fail;
+        }
+        int64_t got = ov_template_keys(PyUnicode_KIND(text), PyUnicode_DATA(text),
+                                       PyUnicode_GET_LENGTH(text), st, en, th, n, ngram, mask,
+                                       sample, total, digit + total, masked, first + m, last + m,
+                                       gh + m);
+        release(&bs);
+        if (got < 0) {
+            PyErr_Format(PyExc_ValueError, "tokens of text %zd lie outside it", k);
+            goto fail;
+        }
+        total += n, m += got;
+    }
+    free(masked);
+    release(&out);
+    return PyLong_FromSsize_t(m);
+fail:
+    free(masked);
+    release(&bs);
+    release(&out);
+    return NULL;
+}
+
 /* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
  * of `window` hashes, each index once, ascending (as tokens.winnow). */
 static PyObject *py_winnow(PyObject *self, PyObject *args) {
@@ -259,6 +324,46 @@ static PyObject *py_pairs(PyObject *self, PyObject *args) {
         result = job_result(&J);
     }
     job_free(&J);
+    return result;
+}
+
+/* frame_units(q, s, weights, strict, loose, ngram) -> (own, differ): templates._own_units for
+ * one passage (its Python reference): q, s the two sides' token hashes (uint64); weights
+ * (int64), strict and loose (bool) per token of q. The tokens of q in blocks of >= ngram
+ * tokens (ov_frame) not covered (loose where the sides differ, else strict), their weights
+ * summed; differ: fewer tokens matched than the longer side holds. With the GIL (a short
+ * passage: microseconds). */
+static PyObject *py_frame_units(PyObject *self, PyObject *args) {
+    PyObject *q_o, *s_o, *w_o, *st_o, *lo_o, *result = NULL;
+    Py_ssize_t ngram, nq, ns;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOOOn", &q_o, &s_o, &w_o, &st_o, &lo_o, &ngram)) return NULL;
+    const uint64_t *q = get(&bs, q_o, 8, 0, 0, "q", &nq);
+    if (!q) goto done;
+    const uint64_t *s = get(&bs, s_o, 8, 0, 0, "s", &ns);
+    if (!s) goto done;
+    const int64_t *w = get(&bs, w_o, 8, nq, 0, "weights", NULL);
+    if (!w) goto done;
+    const uint8_t *strict = get(&bs, st_o, 1, nq, 0, "strict", NULL);
+    if (!strict) goto done;
+    const uint8_t *loose = get(&bs, lo_o, 1, nq, 0, "loose", NULL);
+    if (!loose) goto done;
+    uint8_t *shared = malloc((size_t)nq + 1);
+    int64_t matched = shared ? ov_frame(q, nq, s, ns, ngram, shared) : -1;
+    if (matched < 0) {
+        free(shared);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int differ = matched < (nq > ns ? nq : ns);
+    const uint8_t *covered = differ ? loose : strict;
+    int64_t own = 0;
+    for (Py_ssize_t i = 0; i < nq; i++)
+        if (shared[i] && !covered[i]) own += w[i];
+    free(shared);
+    result = Py_BuildValue("(LO)", (long long)own, differ ? Py_True : Py_False);
+done:
+    release(&bs);
     return result;
 }
 
@@ -544,13 +649,123 @@ static PyTypeObject IndexType = {
     .tp_new = index_new,
 };
 
+/* ---------------------------------------------------------------- template key counts */
+
+/* templates.TemplateCounts' table (ov_counts); used with the GIL held (a batch's keys: ~1 ms),
+ * so threads sharing one see whole batches. */
+typedef struct {
+    PyObject_HEAD
+    ov_counts *c;
+} CountsObject;
+
+static PyObject *counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    CountsObject *self = (CountsObject *)PyType_GenericNew(type, args, kwds);
+    if (self && !(self->c = ov_counts_new())) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void counts_dealloc(CountsObject *self) {
+    ov_counts_free(self->c);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* count(keys: uint64, offsets: int64 (texts + 1), add, df: int64 out) */
+static PyObject *counts_count(CountsObject *self, PyObject *args) {
+    PyObject *h_o, *off_o, *df_o, *result = NULL;
+    int add;
+    Py_ssize_t m, no, nd;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOpO", &h_o, &off_o, &add, &df_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "keys", &m);
+    const int64_t *off = h ? get(&bs, off_o, 8, 1, 0, "offsets", &no) : NULL;
+    int64_t *df = off ? get(&bs, df_o, 8, m, 1, "df", &nd) : NULL;
+    if (!df) goto done;
+    for (Py_ssize_t t = 0; t < no; t++)
+        if (off[t] < (t ? off[t - 1] : 0) || off[t] > m) {
+            PyErr_SetString(PyExc_ValueError, "offsets must rise within the keys");
+            goto done;
+        }
+    if (ov_counts_count(self->c, h, off, no - 1, add, df) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    release(&bs);
+    return result;
+}
+
+/* put(keys: uint64, counts: int64): add counts[i] documents to keys[i] */
+static PyObject *counts_put(CountsObject *self, PyObject *args) {
+    PyObject *h_o, *k_o, *result = NULL;
+    Py_ssize_t m;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OO", &h_o, &k_o)) return NULL;
+    const uint64_t *h = get(&bs, h_o, 8, 0, 0, "keys", &m);
+    const int64_t *k = h ? get(&bs, k_o, 8, m, 0, "counts", NULL) : NULL;
+    if (!k) goto done;
+    if (ov_counts_put(self->c, h, k, m) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    release(&bs);
+    return result;
+}
+
+/* arrays() -> (keys, counts) bytes, in table order */
+static PyObject *counts_arrays(CountsObject *self, PyObject *Py_UNUSED(ignored)) {
+    Py_ssize_t n = (Py_ssize_t)ov_counts_size(self->c);
+    PyObject *k = PyBytes_FromStringAndSize(NULL, n * 8), *d = NULL;
+    if (k) d = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (!d) {
+        Py_XDECREF(k);
+        return NULL;
+    }
+    ov_counts_arrays(self->c, (uint64_t *)PyBytes_AS_STRING(k), (int64_t *)PyBytes_AS_STRING(d));
+    return Py_BuildValue("(NN)", k, d);
+}
+
+static Py_ssize_t counts_len(CountsObject *self) {
+    return (Py_ssize_t)ov_counts_size(self->c);
+}
+
+static PyMethodDef counts_methods[] = {
+    {"count", (PyCFunction)counts_count, METH_VARARGS,
+     "count(keys, offsets, add, df): per key the documents counted before its text"},
+    {"put", (PyCFunction)counts_put, METH_VARARGS, "put(keys, counts): add counts to keys"},
+    {"arrays", (PyCFunction)counts_arrays, METH_NOARGS, "arrays() -> (keys, counts) bytes"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods counts_seq = {.sq_length = (lenfunc)counts_len};
+
+static PyTypeObject CountsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Counts",
+    .tp_basicsize = sizeof(CountsObject),
+    .tp_dealloc = (destructor)counts_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Template key -> documents holding it (see overlap_index.c).",
+    .tp_methods = counts_methods,
+    .tp_as_sequence = &counts_seq,
+    .tp_new = counts_new,
+};
+
 static PyMethodDef methods[] = {
     {"prepare", py_prepare, METH_VARARGS,
      "prepare(text, cls, fold, word_units, cjk_units, coarse, fine) -> packed bytes, or the "
      "code point (int) whose fold is missing"},
+    {"template_keys", py_template_keys, METH_VARARGS,
+     "template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count"},
     {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},
     {"pairs", py_pairs, METH_VARARGS,
      "pairs(query, sources, seeds, bounds, near, gap, min_units, reach, fanout) -> passages"},
+    {"frame_units", py_frame_units, METH_VARARGS,
+     "frame_units(q, s, weights, strict, loose, ngram) -> (own units, differ)"},
     {"pairs_many", py_pairs_many, METH_VARARGS,
      "pairs_many(jobs, near, gap, min_units, reach, fanout) -> [pairs(*job, ...) for job in "
      "jobs] (computed without the GIL)"},
@@ -562,12 +777,18 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__overlap(void) {
-    if (PyType_Ready(&IndexType) < 0) return NULL;
+    if (PyType_Ready(&IndexType) < 0 || PyType_Ready(&CountsType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&IndexType);
     if (PyModule_AddObject(m, "Index", (PyObject *)&IndexType) < 0) {
         Py_DECREF(&IndexType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&CountsType);
+    if (PyModule_AddObject(m, "Counts", (PyObject *)&CountsType) < 0) {
+        Py_DECREF(&CountsType);
         Py_DECREF(m);
         return NULL;
     }

@@ -737,3 +737,72 @@ int ov_query(ov_ctx *c, const doc_t *q, const doc_t *ds, int64_t m, const int64_
     }
     return rc;
 }
+
+
+/* ---------------------------------------------------------------- the template frame test */
+
+/* difflib's find_longest_match(alo, ahi, blo, bhi) with no junk: the longest common run of
+ * a[alo..ahi) and b[blo..bhi), the earliest in a, then in b (ties as difflib: i, then j
+ * ascending, a longer run only); row: bhi - blo + 1 items per row, two rows. */
+static void longest_run(const uint64_t *a, const uint64_t *b, int64_t alo, int64_t ahi,
+                        int64_t blo, int64_t bhi, int64_t *row, int64_t out[3]) {
+    int64_t w = bhi - blo, *prev = row, *cur = row + w + 1;
+    int64_t bi = alo, bj = blo, bk = 0;
+    memset(prev, 0, sizeof(int64_t) * (size_t)(w + 1));
+    cur[0] = 0;
+    for (int64_t i = alo; i < ahi; i++) {
+        uint64_t x = a[i];
+        for (int64_t j = 0; j < w; j++) {
+            int64_t k = b[blo + j] == x ? prev[j] + 1 : 0;
+            cur[j + 1] = k;
+            if (k > bk) bi = i - k + 1, bj = blo + j - k + 1, bk = k;
+        }
+        int64_t *t = prev;
+        prev = cur, cur = t;
+    }
+    out[0] = bi, out[1] = bj, out[2] = bk;
+}
+
+static int cmp_run(const void *x, const void *y) {
+    int64_t a = ((const int64_t *)x)[0], b = ((const int64_t *)y)[0];
+    return (a > b) - (a < b);
+}
+
+int64_t ov_frame(const uint64_t *q, int64_t nq, const uint64_t *s, int64_t ns, int64_t ngram,
+                 uint8_t *shared) {
+    /* difflib.SequenceMatcher(None, q, s, autojunk=False).get_matching_blocks(): the longest
+     * run, then the same on each side of it; at most min(nq, ns) runs and as many ranges */
+    int64_t m = nq < ns ? nq : ns, *row = malloc(sizeof(int64_t) * (size_t)(2 * ns + 2));
+    int64_t *runs = malloc(sizeof(int64_t) * (size_t)(3 * m + 3));
+    int64_t *todo = malloc(sizeof(int64_t) * (size_t)(4 * m + 4));
+    if (!row || !runs || !todo) {
+        free(row), free(runs), free(todo);
+        return -1;
+    }
+    int64_t nr = 0, nt = 0, matched = 0, r[3];
+    todo[nt++] = 0, todo[nt++] = nq, todo[nt++] = 0, todo[nt++] = ns;
+    while (nt) {
+        nt -= 4;
+        int64_t alo = todo[nt], ahi = todo[nt + 1], blo = todo[nt + 2], bhi = todo[nt + 3];
+        longest_run(q, s, alo, ahi, blo, bhi, row, r);
+        if (!r[2]) continue;
+        memcpy(runs + 3 * nr++, r, sizeof r);
+        if (alo < r[0] && blo < r[1])
+            todo[nt++] = alo, todo[nt++] = r[0], todo[nt++] = blo, todo[nt++] = r[1];
+        if (r[0] + r[2] < ahi && r[1] + r[2] < bhi)
+            todo[nt++] = r[0] + r[2], todo[nt++] = ahi, todo[nt++] = r[1] + r[2], todo[nt++] = bhi;
+    }
+    /* runs of disjoint ranges: in q order they are in s order too; adjacent runs are one
+     * block (get_matching_blocks joins them) */
+    qsort(runs, (size_t)nr, 3 * sizeof(int64_t), cmp_run);
+    memset(shared, 0, (size_t)nq);
+    for (int64_t k = 0; k < nr;) {
+        int64_t i = runs[3 * k], j = runs[3 * k + 1], n = runs[3 * k + 2];
+        for (k++; k < nr && runs[3 * k] == i + n && runs[3 * k + 1] == j + n; k++)
+            n += runs[3 * k + 2];
+        if (n >= ngram) memset(shared + i, 1, (size_t)n);
+        matched += n;
+    }
+    free(row), free(runs), free(todo);
+    return matched;
+}

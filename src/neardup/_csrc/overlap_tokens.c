@@ -163,3 +163,32 @@ int ov_unpack(const int64_t *p, int64_t len, doc_t *d) {
     d->fhash = (const uint64_t *)p;
     return 0;
 }
+
+int64_t ov_template_keys(int kind, const void *data, int64_t len, const int64_t *starts,
+                         const int64_t *ends, const uint64_t *th, int64_t n, int64_t ngram,
+                         uint64_t mask, uint64_t sample, int64_t offset, uint8_t *digit,
+                         uint64_t *masked, int64_t *first, int64_t *last, uint64_t *gh) {
+    for (int64_t t = 0; t < n; t++) {
+        if (starts[t] < 0 || ends[t] > len || starts[t] >= ends[t]) return -1;
+        uint8_t d = 0;
+        for (int64_t i = starts[t]; i < ends[t] && !d; i++) {
+            uint32_t c = cp_at(kind, data, i);
+            d = (c - 0x30u < 10u) || (c - 0xFF10u < 10u); /* ASCII, full-width */
+        }
+        digit[t] = d;
+        masked[t] = d ? mask : th[t];
+    }
+    int64_t m = 0;
+    for (int64_t i = 0; i + ngram <= n; i++) {
+        uint64_t raw = 0, pw = 1;
+        for (int64_t t = i; t < i + ngram; t++) {
+            raw += masked[t] * pw;
+            pw *= P_MUL;
+        }
+        uint64_t h = splitmix(raw + (uint64_t)ngram);
+        if (h % sample) continue;
+        first[m] = offset + i, last[m] = offset + i + ngram, gh[m] = h;
+        m++;
+    }
+    return m;
+}

@@ -51,11 +51,13 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from difflib import SequenceMatcher
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.overlap.pairs import PairParams, prepare, token_arrays
+from neardup._backend import overlap_kernels
+from neardup.overlap.pairs import PairParams, packer, prepare, token_arrays
 from neardup.overlap.tokens import Tokens, grams
 
 __all__ = [
@@ -89,6 +91,7 @@ _MASK = np.uint64(0x9E3779B97F4A7C15)  # the hash every token with a digit is ma
 _GRAM_WORD = 3  # gram units per word (tokens.gram_units; pairs.GRAM_WORD)
 
 
+_Ints = npt.NDArray[np.int64]
 _TokenArrays = tuple[
     npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint64]
 ]
@@ -117,30 +120,46 @@ class TemplateBatch:
         empty = np.zeros(0, dtype=np.int64)
         self.starts = cat([empty, *(t[0] for t in tokens)]) + shift
         self.ends = cat([empty, *(t[1] for t in tokens)]) + shift
-        # surrogatepass: a lone surrogate (JSON allows one) is one code point, as in the tokens
-        cps = np.frombuffer("\n".join(texts).encode("utf-32-le", "surrogatepass"), np.uint32)
-        is_digit = ((cps - 0x30) < 10) | ((cps - 0xFF10) < 10)  # ASCII, full-width (unsigned)
-        # a digit is a word character, never between tokens: a token's run reaches the next
-        self.digit = (
-            np.logical_or.reduceat(is_digit, self.starts)
-            if self.starts.size
-            else np.zeros(0, dtype=np.bool_)
-        )
         # gram units (tokens.gram_units) of every token, cumulated over the whole batch: the
         # steps of the texts' cumulative units, less the step from one text to the next
         steps = np.diff(cat([empty, *(t[2] for t in tokens)]))
         weights = np.delete(steps, self.tok_off[1:-1] + np.arange(len(texts) - 1)) + 1
         self.units = np.zeros(weights.size + 1, dtype=np.int64)
         np.cumsum(weights, out=self.units[1:])
-        hashes = cat([np.zeros(0, dtype=np.uint64), *(t[3] for t in tokens)])
-        self.token_hashes = hashes
-        masked = Tokens("", self.starts, self.ends, self.units, np.where(self.digit, _MASK, hashes))
-        g = grams(masked, ngram, np.arange(self.units.size, dtype=np.int64))
+        self.token_hashes = cat([np.zeros(0, dtype=np.uint64), *(t[3] for t in tokens)])
+        kernels = overlap_kernels()
+        if kernels is None:
+            self.digit, self.first, self.last, self.hashes = self._keys()
+        else:  # the same in one C pass (the numpy passes were a quarter of the rule's cost)
+            n = self.starts.size
+            self.digit = np.empty(n, dtype=np.bool_)
+            out = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+            hashes = np.empty(n, dtype=np.uint64)
+            args = (texts, [tuple(t) for t in tokens], ngram, int(_MASK), SAMPLE)
+            m = kernels.template_keys(*args, self.digit, *out, hashes)
+            self.first, self.last, self.hashes = out[0][:m], out[1][:m], hashes[:m]
+        self.gram_off = np.searchsorted(self.first, self.tok_off, "left")
+
+    def _keys(self) -> tuple[npt.NDArray[np.bool_], _Ints, _Ints, npt.NDArray[np.uint64]]:
+        """Per token: does it hold a digit; the template keys' first and last tokens and
+        hashes (numpy: the reference of the C kernel ``template_keys``)."""
+        # surrogatepass: a lone surrogate (JSON allows one) is one code point, as in the tokens
+        cps = np.frombuffer("\n".join(self.texts).encode("utf-32-le", "surrogatepass"), np.uint32)
+        is_digit = ((cps - 0x30) < 10) | ((cps - 0xFF10) < 10)  # ASCII, full-width (unsigned)
+        # a digit is a word character, never between tokens: a token's run reaches the next
+        digit = (
+            np.logical_or.reduceat(is_digit, self.starts)
+            if self.starts.size
+            else np.zeros(0, dtype=np.bool_)
+        )
+        masked = Tokens(
+            "", self.starts, self.ends, self.units, np.where(digit, _MASK, self.token_hashes)
+        )
+        g = grams(masked, self.ngram, np.arange(self.units.size, dtype=np.int64))
         doc = np.searchsorted(self.tok_off, g.first, "right") - 1
         # a gram that runs into the next text is not one of either
         ok = (g.last <= self.tok_off[doc + 1]) & (g.hashes % np.uint64(SAMPLE) == 0)
-        self.first, self.last, self.hashes = g.first[ok], g.last[ok], g.hashes[ok]
-        self.gram_off = np.searchsorted(self.first, self.tok_off, "left")
+        return digit, g.first[ok], g.last[ok], g.hashes[ok]
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -152,9 +171,10 @@ class TemplateBatch:
 
 
 class TemplateCounts:
-    """Template key -> number of indexed documents holding it, in sorted segments merged as
-    they grow (as :class:`~neardup.overlap.index.GramIndex` keeps its postings without the C
-    kernel): a batch of texts is counted and looked up with a few numpy passes.
+    """Template key -> number of indexed documents holding it: with the C kernels one hash
+    table (``neardup._overlap.Counts``), else sorted segments merged as they grow (as
+    :class:`~neardup.overlap.index.GramIndex` keeps its postings without the C kernel), a
+    batch of texts counted and looked up with a few numpy passes; the same counts.
 
     >>> from neardup.overlap.tokens import tokenize
     >>> texts = ["one two three four five six", "so one two three four five six"]
@@ -172,9 +192,14 @@ class TemplateCounts:
     def __init__(self) -> None:
         self._keys: list[npt.NDArray[np.uint64]] = []
         self._docs: list[npt.NDArray[np.int64]] = []
+        kernels = overlap_kernels()
+        # a probe a key: the segments' sorts and look-ups were most of the rule's cost once
+        # the alignment was in C
+        self._table: Any = None if kernels is None else kernels.Counts()
 
     def __len__(self) -> int:
-        return sum(k.size for k in self._keys)
+        """The keys counted (each once)."""
+        return len(self._table) if self._table is not None else int(self.arrays()[0].size)
 
     def _lookup(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
         out = np.zeros(keys.size, dtype=np.int64)
@@ -188,8 +213,12 @@ class TemplateCounts:
         before its text; with ``add`` the batch's texts are counted in turn (each key once
         per text), so a text's counts include the texts before it in the batch."""
         h = batch.hashes
+        if self._table is not None:
+            df = np.empty(h.size, dtype=np.int64)
+            self._table.count(h, batch.gram_off, add, df)
+            return df
         doc = np.repeat(np.arange(len(batch)), np.diff(batch.gram_off))
-        order = np.lexsort((doc, h))
+        order = np.argsort(h, kind="stable")  # by key, then text (texts in batch order)
         hs, ds = h[order], doc[order]
         new_key = np.ones(hs.size, dtype=np.bool_)
         new_key[1:] = hs[1:] != hs[:-1]
@@ -208,6 +237,9 @@ class TemplateCounts:
         return out
 
     def _append(self, keys: npt.NDArray[np.uint64], docs: npt.NDArray[np.int64]) -> None:
+        if self._table is not None:
+            self._table.put(keys, docs)
+            return
         if not keys.size:
             return
         self._keys.append(keys)
@@ -215,12 +247,20 @@ class TemplateCounts:
         while len(self._keys) > 1 and 2 * self._keys[-1].size >= self._keys[-2].size:
             k = np.concatenate([self._keys.pop(), self._keys.pop()])
             d = np.concatenate([self._docs.pop(), self._docs.pop()])
-            merged, inverse = np.unique(k, return_inverse=True)
-            self._keys.append(merged)
-            self._docs.append(np.bincount(inverse, weights=d).astype(np.int64))
+            order = np.argsort(k, kind="stable")  # two sorted runs: one merge (timsort)
+            k, d = k[order], d[order]
+            new = np.ones(k.size, dtype=np.bool_)
+            new[1:] = k[1:] != k[:-1]
+            self._keys.append(k[new])
+            self._docs.append(np.add.reduceat(d, np.flatnonzero(new)))
 
     def arrays(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
         """Keys and counts, sorted by key (a saved reference's form)."""
+        if self._table is not None:
+            keys, counts = self._table.arrays()
+            k, d = np.frombuffer(keys, dtype=np.uint64), np.frombuffer(counts, dtype=np.int64)
+            order = np.argsort(k)
+            return k[order], d[order]
         if not self._keys:
             return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
         k, d = np.concatenate(self._keys), np.concatenate(self._docs)
@@ -297,6 +337,17 @@ def _own_units(
     strict = _covered(batch, df >= min_docs)
     loose = _covered(batch, df >= max(2, (min_docs + 1) // 2))
     weights = np.diff(batch.units)
+    kernels = overlap_kernels()
+    if kernels is not None:  # the same blocks and sums in C (difflib was most of the rule's cost)
+        frame, pack, hashes = kernels.frame_units, packer(_TOKENS_ONLY), batch.token_hashes
+
+        def own_c(t0: int, t1: int, source: str) -> tuple[int, bool]:
+            s = token_arrays(pack(source))[3]
+            q, w = hashes[t0:t1], weights[t0:t1]
+            out: tuple[int, bool] = frame(q, s, w, strict[t0:t1], loose[t0:t1], batch.ngram)
+            return out
+
+        return own_c
 
     def own(t0: int, t1: int, source: str) -> tuple[int, bool]:
         q = batch.token_hashes[t0:t1].tolist()
