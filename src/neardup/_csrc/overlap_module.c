@@ -12,6 +12,25 @@
 
 #include "overlap_kernels.h"
 
+/* A Python object owning one C object: its struct (the pointer in `field`), tp_new (a failed
+ * `make` is a MemoryError) and tp_dealloc (`release`), written once for every such type. */
+#define OWNING_OBJECT(Obj, ctype, field, make, release)                                    \
+    typedef struct {                                                                     \
+        PyObject_HEAD ctype *field;                                                      \
+    } Obj;                                                                               \
+    static PyObject *Obj##_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {     \
+        Obj *self = (Obj *)PyType_GenericNew(type, args, kwds);                          \
+        if (self && !(self->field = make())) {                                           \
+            Py_DECREF(self);                                                             \
+            return PyErr_NoMemory();                                                     \
+        }                                                                                \
+        return (PyObject *)self;                                                         \
+    }                                                                                    \
+    static void Obj##_dealloc(Obj *self) {                                               \
+        release(self->field);                                                            \
+        Py_TYPE(self)->tp_free((PyObject *)self);                                        \
+    }
+
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -418,24 +437,7 @@ static PyObject *py_pairs_many(PyObject *self, PyObject *args) {
 
 /* ---------------------------------------------------------------- the gram index */
 
-typedef struct {
-    PyObject_HEAD
-    ov_index *ix;
-} IndexObject;
-
-static PyObject *index_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    IndexObject *self = (IndexObject *)PyType_GenericNew(type, args, kwds);
-    if (self && !(self->ix = ov_index_new())) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)self;
-}
-
-static void index_dealloc(IndexObject *self) {
-    ov_index_free(self->ix);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
+OWNING_OBJECT(IndexObject, ov_index, ix, ov_index_new, ov_index_free)
 
 /* ov_index_add, its failure as an exception; -1 with it set */
 static int add_grams(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
@@ -642,35 +644,18 @@ static PyMethodDef index_methods[] = {
 static PyTypeObject IndexType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Index",
     .tp_basicsize = sizeof(IndexObject),
-    .tp_dealloc = (destructor)index_dealloc,
+    .tp_dealloc = (destructor)IndexObject_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Gram hash -> postings (see overlap_index.c).",
     .tp_methods = index_methods,
-    .tp_new = index_new,
+    .tp_new = IndexObject_new,
 };
 
 /* ---------------------------------------------------------------- template key counts */
 
 /* templates.TemplateCounts' table (ov_counts); used with the GIL held (a batch's keys: ~1 ms),
  * so threads sharing one see whole batches. */
-typedef struct {
-    PyObject_HEAD
-    ov_counts *c;
-} CountsObject;
-
-static PyObject *counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    CountsObject *self = (CountsObject *)PyType_GenericNew(type, args, kwds);
-    if (self && !(self->c = ov_counts_new())) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)self;
-}
-
-static void counts_dealloc(CountsObject *self) {
-    ov_counts_free(self->c);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
+OWNING_OBJECT(CountsObject, ov_counts, c, ov_counts_new, ov_counts_free)
 
 /* count(keys: uint64, offsets: int64 (texts + 1), add, df: int64 out) */
 static PyObject *counts_count(CountsObject *self, PyObject *args) {
@@ -747,12 +732,12 @@ static PySequenceMethods counts_seq = {.sq_length = (lenfunc)counts_len};
 static PyTypeObject CountsType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Counts",
     .tp_basicsize = sizeof(CountsObject),
-    .tp_dealloc = (destructor)counts_dealloc,
+    .tp_dealloc = (destructor)CountsObject_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Template key -> documents holding it (see overlap_index.c).",
     .tp_methods = counts_methods,
     .tp_as_sequence = &counts_seq,
-    .tp_new = counts_new,
+    .tp_new = CountsObject_new,
 };
 
 static PyMethodDef methods[] = {
