@@ -14,6 +14,7 @@ from neardup._arrays import I64 as _I64
 from neardup._arrays import U8 as _U8
 from neardup._arrays import U32 as _U32
 from neardup._arrays import U64 as _U64
+from neardup._arrays import Flags as _Flags
 
 _Rows = _I64 | bytes  # int64 items: seed rows (q_first, q_last, d_first, d_last) or offsets
 # (source index, span start, span end, source start, source end, numerator, denominator)
@@ -49,6 +50,30 @@ def pairs(
 def pairs_many(
     jobs: Sequence[_Job], near: int, gap: int, min_units: int, reach: int, fanout: int, /
 ) -> list[list[_Passage]]: ...
+def template_keys(
+    texts: list[str],
+    tokens: list[tuple[_I64, _I64, _I64, _U64]],
+    ngram: int,
+    mask: int,
+    sample: int,
+    digit: _Flags,
+    first: _I64,
+    last: _I64,
+    hashes: _U64,
+    /,
+) -> int: ...
+def frame_units(
+    q: _U64, s: _U64, weights: _I64, strict: _Flags, loose: _Flags, ngram: int, /
+) -> tuple[int, bool]: ...
+
+@final
+class Counts:
+    """Template key -> documents holding it (see overlap_index.c)."""
+
+    def count(self, keys: _U64, offsets: _I64, add: bool, df: _I64, /) -> None: ...
+    def put(self, keys: _U64, counts: _I64, /) -> None: ...
+    def arrays(self) -> tuple[bytes, bytes]: ...
+    def __len__(self) -> int: ...
 
 @final
 class Index:

@@ -31,6 +31,12 @@
         Py_TYPE(self)->tp_free((PyObject *)self);                                        \
     }
 
+/* The PyTypeObject fields of an OWNING_OBJECT type (its name, doc and methods). */
+#define OWNING_TYPE(Obj, name, doc, methods)                                                 \
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = name, .tp_basicsize = sizeof(Obj),          \
+    .tp_dealloc = (destructor)Obj##_dealloc, .tp_flags = Py_TPFLAGS_DEFAULT, .tp_doc = doc, \
+    .tp_methods = methods, .tp_new = Obj##_new
+
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -642,13 +648,8 @@ static PyMethodDef index_methods[] = {
 };
 
 static PyTypeObject IndexType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Index",
-    .tp_basicsize = sizeof(IndexObject),
-    .tp_dealloc = (destructor)IndexObject_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Gram hash -> postings (see overlap_index.c).",
-    .tp_methods = index_methods,
-    .tp_new = IndexObject_new,
+    OWNING_TYPE(IndexObject, "neardup._overlap.Index", "Gram hash -> postings (see overlap_index.c).",
+                index_methods),
 };
 
 /* ---------------------------------------------------------------- template key counts */
@@ -730,14 +731,9 @@ static PyMethodDef counts_methods[] = {
 static PySequenceMethods counts_seq = {.sq_length = (lenfunc)counts_len};
 
 static PyTypeObject CountsType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "neardup._overlap.Counts",
-    .tp_basicsize = sizeof(CountsObject),
-    .tp_dealloc = (destructor)CountsObject_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Template key -> documents holding it (see overlap_index.c).",
-    .tp_methods = counts_methods,
+    OWNING_TYPE(CountsObject, "neardup._overlap.Counts",
+                "Template key -> documents holding it (see overlap_index.c).", counts_methods),
     .tp_as_sequence = &counts_seq,
-    .tp_new = CountsObject_new,
 };
 
 static PyMethodDef methods[] = {

@@ -51,11 +51,11 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from difflib import SequenceMatcher
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
 from neardup._backend import overlap_kernels
 from neardup.overlap.pairs import PairParams, packer, prepare, token_arrays
 from neardup.overlap.tokens import Tokens, grams
@@ -192,10 +192,11 @@ class TemplateCounts:
     def __init__(self) -> None:
         self._keys: list[npt.NDArray[np.uint64]] = []
         self._docs: list[npt.NDArray[np.int64]] = []
-        kernels = overlap_kernels()
         # a probe a key: the segments' sorts and look-ups were most of the rule's cost once
         # the alignment was in C
-        self._table: Any = None if kernels is None else kernels.Counts()
+        self._table: _backend.OV.Counts | None = None
+        if overlap_kernels() is not None:
+            self._table = _backend.OV.Counts()
 
     def __len__(self) -> int:
         """The keys counted (each once)."""
