@@ -674,11 +674,7 @@ static PyObject *counts_count(CountsObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "offsets must rise within the keys");
             goto done;
         }
-    if (ov_counts_count(self->c, h, off, no - 1, add, df) < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    result = Py_NewRef(Py_None);
+    result = ov_counts_count(self->c, h, off, no - 1, add, df) < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
 done:
     release(&bs);
     return result;
@@ -693,11 +689,7 @@ static PyObject *counts_put(CountsObject *self, PyObject *args) {
     const uint64_t *h = get(&bs, h_o, 8, 0, 0, "keys", &m);
     const int64_t *k = h ? get(&bs, k_o, 8, m, 0, "counts", NULL) : NULL;
     if (!k) goto done;
-    if (ov_counts_put(self->c, h, k, m) < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    result = Py_NewRef(Py_None);
+    result = ov_counts_put(self->c, h, k, m) < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
 done:
     release(&bs);
     return result;
