@@ -2,7 +2,7 @@
 
 Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its rows sorted by
 *table key* ``K`` (below), plus direct-address uint32 offsets on ``K``'s top ``p`` bits (``2**p``
-~ rows / 4 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
+~ rows / 6 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
 *tag* (uint16 when they fit, else uint32 or uint64) and its slot (3 bytes while the table has
 fewer than ``2**24`` slots, else uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
@@ -53,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._backend import C as _k
+from neardup._heap import release_heap
 from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError
 from neardup.index.lsh import mix64_np
 
@@ -70,6 +71,7 @@ _COUNT_BLOCK = 1 << 16  # rows per step when counting dead rows (bounded tempora
 _ALL = slice(None)
 _NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
 _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
+_TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 4x a merge)
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -77,10 +79,12 @@ def _tag_dtype(shift: int) -> np.dtype[Any]:
 
 
 def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
-    """``(p, tag dtype)`` of a run: 4-8 rows per bucket (measured: as fast as the 64-bit keys'
-    table; 8-16 rows saved 9 B/doc but were ~8% slower), or up to 4x the buckets where that
-    narrows the tags enough to pay for the offsets (bytes of offsets + tags, the smaller)."""
-    p0 = min(bits - 1, max(_PIECE_BITS, (max(rows, 16) // 4).bit_length() - 1))
+    """``(p, tag dtype)`` of a run: 6-12 rows per bucket (4-8 were as fast as the 64-bit keys'
+    table and 8-16 ~8% slower, saving 9 B/doc; 6-12 halves the offsets of a run that 4-8
+    gave 4-6 rows a bucket: 27 -> 13 B/doc at 10^7 documents, issue 39), or up to 4x the
+    buckets where that narrows the tags enough to pay for the offsets (bytes of offsets +
+    tags, the smaller)."""
+    p0 = min(bits - 1, max(_PIECE_BITS, (max(rows, 16) // 6).bit_length() - 1))
     options = [p0] + [bits - w for w in (16, 32) if p0 < bits - w <= p0 + 2]
 
     def cost(p: int) -> int:
@@ -321,8 +325,11 @@ class KeyTable:
             a, b = self._runs[-2], self._runs[-1]
             if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
                 break
+            rows = a.size + b.size
             with self._merging():
                 self._runs[-2:] = [self._merge(a, b)]
+            if rows >= _TRIM_ROWS:  # the merged runs' freed pieces stay in the heap otherwise
+                release_heap()
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
         """``a`` and ``b`` as one run without dead rows (laid out for its live rows). A large
