@@ -247,8 +247,12 @@ def state_breakdown(n: int) -> dict[str, object]:
     start = _proc_status()
     dd, measured, own = _feed_synthetic(n)
     st = dd._state
-    columns = "rep dist cluster status ts fps slot key_hi key_lo flags sim need floor"
-    parts = {name: getattr(st, name).nbytes for name in columns.split()}
+    from neardup.dedup.columns import SCHEMA
+
+    parts = {c.name: st.cols.column(c.name).nbytes for c in SCHEMA}
+    parts["columns_used"] = sum(st.cols.column(c.name).view().nbytes for c in SCHEMA)
+    spilled = (getattr(st.cols.column(c.name), "file_bytes", 0) for c in SCHEMA)
+    parts["columns_spill_file"] = sum(spilled)  # key_hi/lo, similarity, threshold (issue 39)
     ex = st.exact
     parts["sketches_anon"] = st.sketches.nbytes
     parts["sketches_spill_file"] = getattr(st.sketches, "file_bytes", 0)  # 0: before issue 39
@@ -257,12 +261,13 @@ def state_breakdown(n: int) -> dict[str, object]:
     )
     base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
     parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
-    parts["candidate_index"] = dd._candidates.describe().get("memory_bytes", 0)
+    parts["candidate_index"] = st.candidates.describe().get("memory_bytes", 0)
     now = _proc_status()
-    anon = sum(v for k, v in parts.items() if k != "sketches_spill_file")
+    files = ("sketches_spill_file", "columns_used", "columns_spill_file")
+    anon = sum(v for k, v in parts.items() if k not in files)
     return {
         "docs": n,
-        "kept": len(dd._candidates),
+        "kept": len(st.candidates),
         "cpu_us_per_doc": round(1e6 * measured.pop("cpu_s") / n, 2),
         **measured,
         "bytes_per_doc": {k: round(v / n, 1) for k, v in parts.items()},

@@ -86,7 +86,7 @@ def test_no_import_cycles_counting_type_checking_and_lazy_imports() -> None:
 LAYERS = [
     {"errors"},
     {"_dirformat", "_atomic", "_atomic_remote", "_fs", "_persist", "_params", "_extras"}
-    | {"_threads", "_growable", "_spill", "data", "_arrays"},
+    | {"_threads", "_growable", "_spill", "_heap", "data", "_arrays"},
     {"_backend", "_numba", "_native", "_overlap", "hashing", "features", "fingerprint", "verify"},
     {"index"},
     {"io"},

@@ -97,3 +97,41 @@ def test_a_deep_copy_holds_the_rows() -> None:
     twin.extend([[7, 7]])
     assert g.spilled and g.size == 100 and twin.size == 101
     assert np.array_equal(twin.view()[:100], g.view())
+
+
+def test_spilled_exact_keys_read_and_forget_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact-key and similarity columns move to spill files too (issue 39): keys read
+    back, forget and the later copies of forgotten texts decide as with the columns in memory,
+    with the same similarities."""
+    texts = corpus(600, seed=5)
+    ref = Deduplicator()
+    feed_all(ref, texts, None, 100)
+    monkeypatch.setattr(_spill, "SPILL_BYTES", 1000)  # 125 keys a column, then the file
+    dd = Deduplicator()
+    feed_all(dd, texts, None, 100)
+    assert isinstance(dd.state.cols.key_hi, SpillGrowable) and dd.state.cols.key_lo.spilled
+    assert dd.state.cols.similarity.spilled and dd.state.cols.threshold.spilled  # type: ignore[attr-defined]
+    assert not ref.state.cols.key_hi.spilled  # type: ignore[attr-defined]
+    at = [0, 7, 124, 125, 599, 600, -1]
+    assert dd.state.exact_keys(at) == ref.state.exact_keys(at)
+    assert dd.state.exact_keys(at)[-2:] == [None, None] and None not in dd.state.exact_keys(at[:5])
+    for d in (ref, dd):
+        d.state.forget(list(range(0, 200, 3)))
+        feed_all(d, texts[:200], None, 100)  # exact copies of forgotten and held texts
+    got, want = dd.state.decisions(), ref.state.decisions()
+    for name in FIELDS:
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    for name in ("similarity", "threshold"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert np.array_equal(a, b, equal_nan=True) and not np.isnan(a).all(), name
+
+
+def test_more_kept_sketches_than_the_int32_slots_hold_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from neardup.dedup import dedup_state
+
+    monkeypatch.setattr(dedup_state, "MAX_SLOTS", 50)
+    dd = Deduplicator()
+    with pytest.raises(MemoryError, match="more than 50 kept documents with sketches"):
+        feed_all(dd, corpus(300, seed=1), None, 100)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from neardup import _spill
+from neardup._heap import release_heap
 from neardup.dedup import Deduplicator
 from neardup.server.service import Service, Settings
-from neardup.server.snapshot import release_heap
 from neardup.server.validate import Item
 
 from tests.server.test_server_decisions import corpus

@@ -53,14 +53,17 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from neardup import _spill
 from neardup._growable import Growable
 from neardup._params import config_difference, older_cluster_rule
 from neardup._persist import JsonColumn
+from neardup._spill import SpillGrowable
 from neardup.dedup.decisions import DUPLICATE, UNIQUE
 from neardup.dedup.exact_map import ExactMap
 from neardup.errors import ConfigMismatchError, DamagedFileError
 
 SEARCHED, FORGOTTEN = 1, 2  # bits of the per-document flags
+MAX_SLOTS = 2**31 - 1  # kept sketches a state holds: ``slot`` is int32
 
 
 class StateFormatError(DamagedFileError):
@@ -111,9 +114,11 @@ SCHEMA = (
     # the similarity that decided and its threshold (issue 38: NaN in states saved before)
     Column("similarity", np.float64, "always", 3, False, NAN),
     Column("threshold", np.float64, "always", 3, False, NAN),
-    Column("slot", np.int64, "verifier", None, False, -1),  # row in the kept sketches
+    # row in the kept sketches (int32: 4 B/doc less; _keep_sketches refuses 2**31 kept rows)
+    Column("slot", np.int32, "verifier", None, False, -1),
 )
 _DTYPES = {c.name: c.dtype for c in SCHEMA}
+_SETTLED = ("similarity", "threshold")  # appended by DocColumns.settle, not grow
 #: :meth:`DocColumns.public` names (the service's SQLite columns) of the plain columns
 PUBLIC = {
     "fps": "fingerprint",
@@ -131,6 +136,12 @@ def _growable(name: str) -> Growable:
     return Growable(_DTYPES[name])
 
 
+def _spilled(name: str) -> Growable:
+    """A column read only in slices or for a few rows: a spill file past ``SPILL_BYTES / 16``
+    (4 MiB, 500,000 rows of 8 bytes: a service of 10^6 stored documents spills them)."""
+    return SpillGrowable(_DTYPES[name], spill_bytes=_spill.SPILL_BYTES // 16)
+
+
 class DocColumns:
     """The per-document columns of a dedup state (row ``i``: position ``origin + i``), one
     attribute per :data:`SCHEMA` row; ``held`` the columns this configuration keeps.
@@ -146,13 +157,17 @@ class DocColumns:
         self.distance = _growable("distance")
         self.cluster = _growable("cluster")
         self.status = _growable("status")
-        self.key_hi = _growable("key_hi")
-        self.key_lo = _growable("key_lo")
+        # read only by exact_keys, a rebuild, a save and the service's rows: to a spill file
+        # past 4 MiB (500,000 rows) each, like the sketches (16 B/doc, issue 39)
+        self.key_hi = _spilled("key_hi")
+        self.key_lo = _spilled("key_lo")
         self.flags = _growable("flags")
         self.ts = _growable("ts")
         self.floor = _growable("floor")
-        self.similarity = _growable("similarity")
-        self.threshold = _growable("threshold")
+        # written once a chunk is decided (:meth:`settle`), read for its decisions, a save and
+        # the service's rows: spill files too (16 B/doc)
+        self.similarity = _spilled("similarity")
+        self.threshold = _spilled("threshold")
         self.slot = _growable("slot")
         kinds = {"always", *(("window",) if timed else ()), *(("rule",) if tight else ())}
         kinds |= {"verifier"} if sketched else set()
@@ -186,10 +201,11 @@ class DocColumns:
             g.size = min(g.size, rows)
 
     def grow(self, fps: npt.NDArray[Any], keys: list[int], ts: npt.NDArray[Any]) -> None:
-        """Rows for documents not decided yet (fingerprints, exact keys, timestamps)."""
+        """Rows for documents not decided yet (fingerprints, exact keys, timestamps; the
+        similarities come with :meth:`settle`)."""
         n = len(fps)
         for c in self.held:
-            if c.name not in ("fps", "key_hi", "key_lo", "ts"):
+            if c.name not in ("fps", "key_hi", "key_lo", "ts", *_SETTLED):
                 self.column(c.name).extend(np.full(n, c.new, c.dtype))
         if self.holds("ts"):
             self.ts.extend(ts)
@@ -197,6 +213,13 @@ class DocColumns:
         k = np.array(keys, dtype=object)
         self.key_hi.extend((k >> 64).astype(np.uint64) if n else [])
         self.key_lo.extend((k & ((1 << 64) - 1)).astype(np.uint64) if n else [])
+
+    def settle(self, start: int, similarity: npt.NDArray[Any], threshold: npt.NDArray[Any]) -> None:
+        """The similarity that decided rows ``start..`` and its threshold, appended once they
+        are decided (:meth:`grow` leaves these columns short: a spill file is append-only)."""
+        for g, values in ((self.similarity, similarity), (self.threshold, threshold)):
+            assert g.size == start, (g.size, start)
+            g.extend(values)
 
     def take(self, arrays: dict[str, npt.NDArray[Any]], rows: int, where: str, at: str) -> None:
         """Append ``rows`` rows of ``arrays`` (named as :data:`SCHEMA`; wrapped, not copied,

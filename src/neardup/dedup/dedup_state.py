@@ -39,6 +39,7 @@ from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
 from neardup.dedup.candidates import CandidateIndex
 from neardup.dedup.columns import (
     FORGOTTEN,
+    MAX_SLOTS,
     SEARCHED,
     DocColumns,
     StateFormatError,
@@ -201,12 +202,18 @@ class DedupState:
         >>> a, b = dd.state.exact_keys([0, 1]); a == b, dd.state.exact_keys([5])
         (True, [None])
         """
-        out: list[int | None] = []
-        hi, lo = self.cols.key_hi.view(), self.cols.key_lo.view()
-        for p in positions:
-            row = p - self.origin
-            out.append((int(hi[row]) << 64) | int(lo[row]) if 0 <= row < len(hi) else None)
-        return out
+        rows = [p - self.origin for p in positions]
+        held = [r for r in rows if 0 <= r < self.cols.rows]
+        hi, lo = (self._key_half(name, held) for name in ("key_hi", "key_lo"))
+        keys = {r: (h << 64) | x for r, h, x in zip(held, hi, lo, strict=True)}
+        return [keys.get(r) for r in rows]
+
+    def _key_half(self, name: str, rows: list[int]) -> list[int]:
+        """Rows ``rows`` of the exact-key column ``name`` (read with ``pread`` once spilled)."""
+        col = self.cols.column(name)
+        at = np.asarray(rows, np.int64)
+        got = col.take(at) if isinstance(col, SpillGrowable) else col.view()[at]
+        return [int(v) for v in got.tolist()]
 
     def external_id(self, position: int) -> Any:
         """The id given for the document at ``position`` (its position when none was)."""
@@ -465,8 +472,7 @@ class DedupState:
         )
         if rep_sk is not None and (~inside).any():
             sim[dup[~inside][~known]] = need[dup[~inside][~known]] = np.nan
-        self.cols.similarity.writable()[rows] = sim
-        self.cols.threshold.writable()[rows] = need
+        self.cols.settle(rows.start, sim, need)
 
     def _kept_sketches(self, pos: np.ndarray) -> np.ndarray:
         assert self.sketches is not None
@@ -487,6 +493,11 @@ class DedupState:
             if self.sketches is None:
                 self.sketches = SpillGrowable(chunk.sketches.dtype, chunk.sketches.shape[1])
             rows = local + base - self.origin
+            if self.sketches.size + local.size > MAX_SLOTS:
+                raise MemoryError(
+                    f"more than {MAX_SLOTS} kept documents with sketches in one state: split "
+                    "the stream (a window, or one state per shard)"
+                )
             self.cols.slot.writable()[rows] = np.arange(local.size) + self.sketches.size
             self.sketches.extend(chunk.sketches[local])
 

@@ -7,7 +7,7 @@ tail). Every key lives in one tier only. Before a chunk is decided, :meth:`Exact
 moves the base entries of the chunk's keys into the tail (one vectorised search), so the
 decision loop reads and writes the plain dict (``get`` is the dict's own, as fast as before)
 and sees exactly what one dict would hold. When the tail has grown (past ``FREEZE_AT`` entries
-and an eighth of the base), :meth:`ExactMap.stop_log` merges it into the base.
+and a sixteenth of the base), :meth:`ExactMap.stop_log` merges it into the base.
 
 >>> ex = ExactMap()
 >>> ex.start_log([5, 7]); ex[5] = 0; ex[7] = 1; ex.stop_log()
@@ -27,7 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 _LOW = (1 << 64) - 1
-FREEZE_AT = 1 << 16  # tail entries before a merge into the base (and >= base / 8)
+FREEZE_AT = 1 << 16  # tail entries before a merge into the base (and >= base / TAIL_SHARE)
+# a dict entry costs ~114 B, a base entry 24: a tail of base / 8 held up to 14 B/doc at the peak
+# of 10^7 documents, base / 16 7 B/doc for one more linear merge per doubling (issue 39)
+TAIL_SHARE = 16
 
 
 class ExactMap(dict[int, int]):
@@ -116,7 +119,7 @@ class ExactMap(dict[int, int]):
         """Merge the dict into the base when it has grown (``force``: always): the sorted tail
         is inserted into the base (linear, no sort of the whole)."""
         tail = super().__len__()
-        if not tail or (not force and tail < max(FREEZE_AT, self._live // 8)):
+        if not tail or (not force and tail < max(FREEZE_AT, self._live // TAIL_SHARE)):
             return
         live = self._pos >= 0
         self._hi, self._lo, self._pos = self._hi[live], self._lo[live], self._pos[live]

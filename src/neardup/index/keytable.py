@@ -53,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._backend import C as _k
+from neardup._heap import release_heap
 from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError
 from neardup.index.lsh import mix64_np
 
@@ -70,6 +71,7 @@ _COUNT_BLOCK = 1 << 16  # rows per step when counting dead rows (bounded tempora
 _ALL = slice(None)
 _NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
 _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
+_TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 4x a merge)
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -321,8 +323,11 @@ class KeyTable:
             a, b = self._runs[-2], self._runs[-1]
             if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
                 break
+            rows = a.size + b.size
             with self._merging():
                 self._runs[-2:] = [self._merge(a, b)]
+            if rows >= _TRIM_ROWS:  # the merged runs' freed pieces stay in the heap otherwise
+                release_heap()
 
     def _merge(self, a: _Run, b: _Run) -> _Run:
         """``a`` and ``b`` as one run without dead rows (laid out for its live rows). A large

@@ -34,12 +34,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from neardup._heap import release_heap
 from neardup.dedup import Deduplicator
 from neardup.dedup.decisions import STATUS_NAMES, Decisions, PreparedBatch, take_batch
 from neardup.dedup.rerun import NEW, repeats
 from neardup.server.metrics import Histogram
 from neardup.server.rows import answers, result, state_rows
-from neardup.server.snapshot import Background, load_state, release_heap, write_snapshot
+from neardup.server.snapshot import Background, load_state, write_snapshot
 from neardup.server.store import Store, StoredRow, opening
 from neardup.server.validate import BadRequest, Item
 from neardup.server.writer import (

@@ -67,22 +67,6 @@ def load_state(store: Store, config: Deduplicator, snapshot_dir: str) -> Dedupli
     return dd
 
 
-def release_heap() -> bool:
-    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; False where
-    there is none). Loading leaves the temporaries of the rows replayed after the snapshot and
-    of the key table's merges in the heap, tens of MB at 10^6 documents, that a server which
-    only grows from there would otherwise keep."""
-    import ctypes
-
-    try:
-        trim = ctypes.CDLL(None).malloc_trim  # glibc only (not musl, not macOS)
-    except (OSError, AttributeError):
-        return False
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    trim(0)
-    return True
-
-
 def _snapshot(store: Store, config: Deduplicator, path: str, n: int) -> Deduplicator | None:
     """The snapshot, if it is there, intact, of this configuration and not ahead of SQLite."""
     if store.meta("snapshot") is None or not os.path.isdir(path):
