@@ -7,7 +7,8 @@ numbers. Accuracy only (no timings); ~2-4 min on a loaded machine, Spark include
 1. **Monotone recall**: ``monotone_threshold.py``'s sets (originals, each followed by a 10 %
    then a 5 %-edited copy, among background articles; en Reuters, zh People's Daily) decided
    at 0.6 / 0.5 / 0.4 / 0.3: no planted copy found at a threshold is lost at a lower one, the
-   duplicate count never falls, and the CLI (``--threshold 0.4``) writes the library's rows.
+   duplicate count never falls, and the CLI and a ``neardup serve`` on loopback (``--threshold
+   0.4``) give the library's decisions.
 2. **One similarity**: short texts (< 50 characters: Reuters sentences, shopping reviews)
    each with a copy whose shingle set is the same (case, punctuation, full-width forms):
    similarity 1.0 in the library, the CLI's rows, ``explain A B`` and a ``neardup serve``
@@ -16,8 +17,9 @@ numbers. Accuracy only (no timings); ~2-4 min on a loaded machine, Spark include
    original) with ``--window 36h``, written day-cycled and with a random lateness under
    40 h: every row's decision equals the sorted file's at the default ``--max-disorder``
    (48h), and no row is named late.
-4. **Re-runs**: the en set split in two days on one ``--state``; day 2 run again: the state's
-   document count unchanged, the output byte-identical, the rows counted as already decided.
+4. **Re-runs**: the en set split in two days on one ``--state`` (at 0.4): the two days write
+   the one run's rows; day 2 run again: the state's document count unchanged, the output
+   byte-identical, the rows counted as already decided.
 5. **explain FILE ID = dedup**: a file of originals with 12 % and 5 % copies (cluster
    refusals at ``--threshold 0.4 --cluster-similarity 0.5``), exact and short copies:
    ``explain FILE ID`` gives every document the status, duplicate_of, similarity and
@@ -122,6 +124,22 @@ def monotone(tmp: Path, seed: int, bases: int, background: int) -> None:
         want = library_rows(texts, ids, threshold=0.4)
         same = sum(a == b for a, b in zip(got, want, strict=True))
         check(f"CLI = library at 0.4 ({lang})", got == want, f"{same}/{len(want)} rows equal")
+        served = [{k: r[k] for k in DECISION} for r in serve(tmp, docs_of(ids, texts), 0.4)]
+        same = sum(a == b for a, b in zip(served, want, strict=True))
+        check(f"service = library at 0.4 ({lang})", served == want, f"{same}/{len(want)} equal")
+
+
+def serve(tmp: Path, docs: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
+    """The answers of a ``neardup serve`` on loopback (a fresh data directory) to ``docs``,
+    posted in batches of 50."""
+    from tests.server.server_helpers import Server
+
+    options = () if threshold is None else ("--threshold", str(threshold))
+    server = Server(Path(tempfile.mkdtemp(dir=tmp)) / "data", *options).start()
+    try:
+        return [r for at in range(0, len(docs), 50) for r in server.decide(docs[at : at + 50])]
+    finally:
+        server.stop()
 
 
 def short_pairs(seed: int, n: int) -> list[tuple[str, str]]:
@@ -156,8 +174,6 @@ def _zh_copy(text: str, rng: random.Random) -> str:
 
 def one_similarity(tmp: Path, seed: int) -> None:
     """Target 2."""
-    from tests.server.server_helpers import Server
-
     pairs = short_pairs(seed, 15)
     texts = [t for pair in pairs for t in pair]
     ids = [f"s{i}" for i in range(len(texts))]
@@ -171,11 +187,7 @@ def one_similarity(tmp: Path, seed: int) -> None:
     for a, b in pairs:
         r = CliRunner().invoke(cli, ["explain", a, b, "--json"])
         explained.append(json.loads(r.stdout) if r.exit_code == 0 else {"error": r.output})
-    server = Server(tmp / "serve-data").start()
-    try:
-        served = server.decide(docs_of(ids, texts))
-    finally:
-        server.stop()
+    served = serve(tmp, docs_of(ids, texts), None)
     surfaces = {
         "library": [r["similarity"] for r, i in zip(lib, ids, strict=True) if i in copies],
         "CLI": [r["similarity"] for r in rows if r["id"] in copies],
@@ -223,16 +235,19 @@ def reruns(tmp: Path) -> None:
     rows = [json.loads(line) for line in (tmp / "en.jsonl").read_text("utf-8").splitlines()]
     half = len(rows) // 2
     day1, day2 = write(tmp / "day1.jsonl", rows[:half]), write(tmp / "day2.jsonl", rows[half:])
-    st = tmp / "state"
-    dedup(day1, tmp / "o1.jsonl", "--state", str(st))
-    dedup(day2, tmp / "o2.jsonl", "--state", str(st))
+    st, opts = tmp / "state", ("--state", str(tmp / "state"), "--threshold", "0.4")
+    first = dedup(day1, tmp / "o1.jsonl", *opts)[0] + dedup(day2, tmp / "o2.jsonl", *opts)[0]
     n = Deduplicator.load(st).n_documents
-    _, summary = dedup(day2, tmp / "o3.jsonl", "--state", str(st))
+    _, summary = dedup(day2, tmp / "o3.jsonl", *opts)
     again = Deduplicator.load(st).n_documents
     same = (tmp / "o2.jsonl").read_bytes() == (tmp / "o3.jsonl").read_bytes()
     counted = f"already decided: {len(rows) - half} documents" in summary
     detail = f"state {n} -> {again} documents, output identical: {same}, counted: {counted}"
     check("re-run idempotent", n == again == len(rows) and same and counted, detail)
+    # the two days on the state decide as one run of the whole file (monotone's en-out)
+    whole = [json.loads(line) for line in (tmp / "en-out.jsonl").read_text("utf-8").splitlines()]
+    equal = sum(a == b for a, b in zip(first, whole, strict=True))
+    check("two days on --state = one run", first == whole, f"{equal}/{len(whole)} rows equal")
 
 
 def explain_file(tmp: Path, seed: int) -> None:
