@@ -24,8 +24,9 @@ numbers. Accuracy only (no timings); ~2-4 min on a loaded machine, Spark include
    refusals at ``--threshold 0.4 --cluster-similarity 0.5``), exact and short copies:
    ``explain FILE ID`` gives every document the status, duplicate_of, similarity and
    cluster_id dedup wrote, with and without those options; refusals occur.
-6. **Pairs across engines**: ``--pairs`` and ``--out`` of the en set at 0.4, local against
-   Spark local mode (the executors' plan: ``spark.neardup.smallJobDocs=0``), byte for byte.
+6. **Pairs across engines**: ``--pairs`` and ``--out`` of the en set at 0.4, and of 3.'s
+   day-cycled file with ``--window 36h``, local against Spark local mode (the executors' plan:
+   ``spark.neardup.smallJobDocs=0``), byte for byte.
 """
 
 from __future__ import annotations
@@ -282,29 +283,38 @@ def explain_file(tmp: Path, seed: int) -> None:
         check(f"explain FILE ID = dedup {options or '(defaults)'}", ok, detail)
 
 
+SPARK = (
+    "--engine",
+    "spark",
+    "--spark-master",
+    "local[2]",
+    "--spark-conf",
+    "spark.neardup.smallJobDocs=0",  # the executors' plan, not the driver's small-job one
+    "--spark-conf",
+    "spark.ui.enabled=false",
+)
+
+
 def pairs_engines(tmp: Path) -> None:
-    """Target 6."""
-    src = tmp / "en.jsonl"
-    files = {}
-    for engine in (
-        ["--engine", "local"],
-        [
-            "--engine",
-            "spark",
-            "--spark-master",
-            "local[2]",
-            "--spark-conf",
-            "spark.neardup.smallJobDocs=0",
-            "--spark-conf",
-            "spark.ui.enabled=false",
-        ],
-    ):
-        pairs, out = tmp / f"pairs-{engine[1]}.jsonl", tmp / f"out-{engine[1]}.jsonl"
-        dedup(src, out, "--threshold", "0.4", "--pairs", str(pairs), *engine)
-        files[engine[1]] = (pairs.read_bytes(), out.read_bytes())
-    n = files["local"][0].count(b"\n")
-    same = files["local"] == files["spark"]
-    check("pairs local = Spark", same and n > 0, f"{n} pairs, --pairs and --out equal: {same}")
+    """Target 6, and target 3 on Spark (the day-cycled file of :func:`unsorted_windows`;
+    ``--pairs`` is refused with ``--window``: ``--out`` alone)."""
+    runs = {
+        "pairs": (tmp / "en.jsonl", ("--threshold", "0.4")),
+        "unsorted window": (tmp / "win-day.jsonl", ("--time-field", "ts", "--window", "36h")),
+    }
+    for name, (src, opts) in runs.items():
+        files = {}
+        for engine in (("--engine", "local"), SPARK):
+            pairs, out = tmp / f"pairs-{engine[1]}.jsonl", tmp / f"out-{engine[1]}.jsonl"
+            pairs.write_bytes(b"")
+            more = () if "--window" in opts else ("--pairs", str(pairs))
+            dedup(src, out, *opts, *more, *engine)
+            files[engine[1]] = (pairs.read_bytes(), out.read_bytes())
+        n = files["local"][0].count(b"\n")
+        same = files["local"] == files["spark"]
+        rows = files["local"][1].count(b"\n")
+        detail = f"{n} pairs, {rows} rows; --pairs and --out equal: {same}"
+        check(f"{name}: local = Spark", same and rows > 0, detail)
 
 
 @click.command()
