@@ -182,9 +182,15 @@ def obfuscate(passage: list[str], how: str, rng: random.Random, zh: bool, vocab:
 
 
 def build_set(
-    lang: str, hosts_n: int, background_n: int, seed: int, raw: bool = False
+    lang: str,
+    hosts_n: int,
+    background_n: int,
+    seed: int,
+    raw: bool = False,
+    no_templates: bool = False,
 ) -> dict[str, Any]:
-    """Documents (in order) and cases of one PAN-style set."""
+    """Documents (in order) and cases of one PAN-style set (``no_templates``: the background
+    shares no template either, for a measure of what ``--strip`` cuts with templates)."""
     rng = random.Random(seed)
     zh = lang == "zh"
     if zh:
@@ -198,7 +204,7 @@ def build_set(
         reuters = [d for d in _read("reuters21578/docs.jsonl.gz") if len(d["text"]) > 600]
         rng.shuffle(reuters)
         sources = reuters[:background_n]
-    background = _clean(sources + hosts, zh, raw)
+    background = _clean(sources + hosts, zh, raw, no_templates)
     sources = [d for d in sources if d["id"] in background]
     hosts = [d for d in hosts if d["id"] in background]
     vocab = sorted(
@@ -255,10 +261,14 @@ CLEAN = {"ngram": 4, "min_length": 8, "query_window": 1}
 CLEAN_RAW = {"ngram": 4, "query_window": 1, "templates": "keep"}
 
 
-def _clean(docs: list[dict[str, Any]], zh: bool, raw: bool = False) -> set[str]:
+def _clean(
+    docs: list[dict[str, Any]], zh: bool, raw: bool = False, no_templates: bool = False
+) -> set[str]:
     """Ids of the documents that share no passage with another (the ``CLEAN`` finder; with
-    ``raw`` no long passage, ``CLEAN_RAW``)."""
+    ``raw`` no long passage, ``CLEAN_RAW``; with ``no_templates`` no template either)."""
     params = {**CLEAN_RAW, "min_length": 13 if zh else 12} if raw else CLEAN
+    if no_templates:
+        params = {**params, "templates": "keep"}
     finder = OverlapFinder(**params)
     found = finder.find([d["text"] for d in docs], ids=[d["id"] for d in docs])
     dirty = {p.id for p in found} | {p.source_id for p in found}

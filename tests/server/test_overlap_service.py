@@ -268,6 +268,47 @@ def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(
     _one_line_exit_2(done, str(path), "is damaged", "restore it from a backup", "--data")
 
 
+@pytest.mark.parametrize("current", ["v-9\n", None])
+def test_a_broken_reference_is_replayed_and_a_clean_stop_still_closes(
+    tmp_path: Path, current: str | None
+) -> None:
+    """``overlap-reference/CURRENT`` naming a gone version (or missing): the store starts from
+    its rows, as the dedup side does with such a snapshot, and a clean stop logs one line and
+    closes (it was a traceback, "Application shutdown failed", the database left unclosed),
+    leaving the reference as it was; restarts keep every stored text."""
+    data = tmp_path / "data"
+    _stored_then_stopped(data)
+    ref = data / "overlap-reference"
+    if current is None:
+        (ref / "CURRENT").unlink()
+    else:
+        (ref / "CURRENT").write_text(current)
+    before = {p.relative_to(ref): p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    docs = synthetic(seed=5, n=6)  # what _stored_then_stopped stored
+    f = OverlapFinder()
+    for i, t in docs:
+        f.add(t, i)
+    probe = "An opening of other words. " + docs[2][1]
+    text = "one more stored text, of words of its own"
+    more = {"text": text, "id": "more", "store": True}
+    for _ in range(2):  # a restart after the logged failure starts from the rows again
+        want = [p.to_dict() for p in f.query(probe, "q")]
+        with Server(data, "--no-verify") as s:
+            assert want and answer(s, {"text": probe, "id": "q"})["passages"] == want
+            answer(s, more)  # stored once: the second run's is a known id
+            assert s.stop() == 0
+        if len(f) == len(docs):
+            f.add(text, "more")
+    log = Path(f"{data}.log").read_text()
+    assert "Traceback" not in log and "shutdown failed" not in log, log[-2000:]
+    assert f"could not write the overlap reference in {ref}" in log
+    assert "restarts add the stored texts again" in log
+    after = {p.relative_to(ref): p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    assert after == before
+    rows = sqlite3.connect(data / "overlap.sqlite").execute("SELECT id FROM documents").fetchall()
+    assert len(rows) == len(docs) + 1  # the second run's "more" was a known id, not stored again
+
+
 def _few_words(n_chars: int, vocabulary: int, seed: int) -> str:
     """A text of a few words repeated in random order: every gram recurs, so the aligner
     works hard (seconds at 5x10^5 characters) on it against itself."""

@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -41,6 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neardup._params import config_difference
+from neardup.errors import DamagedFileError
 from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
 from neardup.server.store import (
     ConfigMismatch,
@@ -53,6 +55,7 @@ from neardup.server.store import (
 __all__ = ["FORMAT", "OverlapConfigMismatch", "OverlapStore"]
 
 FORMAT = "neardup-overlap-serve-1"
+log = logging.getLogger("neardup.server")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
     position INTEGER PRIMARY KEY,
@@ -240,9 +243,23 @@ class OverlapStore:
         documents were stored since it was saved, and close the database."""
         with self.lock:
             if len(self.finder) and len(self.finder) != self._saved:
-                self.finder.save(self.reference)
+                self._save_reference()
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.close()
+
+    def _save_reference(self) -> None:
+        """Save the reference; a failure (a full disk, a ``CURRENT`` naming a gone version,
+        which the start read past) is logged, as the dedup snapshot's is: the rows are the
+        truth, and the close goes on (a traceback here left the databases unclosed)."""
+        try:
+            self.finder.save(self.reference)
+        except (OSError, DamagedFileError) as exc:
+            log.error(
+                "could not write the overlap reference in %s (%s); restarts add the stored "
+                "texts again",
+                self.reference,
+                exc,
+            )
 
 
 def _passage(d: dict[str, Any], doc_id: str | None) -> dict[str, Any]:

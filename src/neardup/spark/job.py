@@ -199,6 +199,10 @@ def run_job(
         decisions = _renumbered(decided, order, "pos", back=True)
         decisions = _renumbered(decisions, order, "rep", back=True)
         decisions = decisions.persist()
+        # computed before ``decided`` goes: recomputing it would rank the kept documents again
+        # over other range partitions than the offsets already taken (cluster ids renumbered
+        # or shared)
+        decisions.count()
         decided.unpersist()
         order.unpersist()
     else:  # (--pairs is refused with --window: the pairs are of this branch only)
