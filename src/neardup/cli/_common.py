@@ -67,20 +67,22 @@ def disk_errors(what: str, *left: str) -> Iterator[None]:
     Traceback (most recent call last):
     neardup.cli._common.DataError: cannot write o.jsonl: File too large; o.jsonl was left as it was
     """
+    kept = [x for x in left if x != "-"]  # (stdout cannot be left as it was)
+    was = f"; {kept[0]} was left as it was" if len(kept) == 1 else ""
+    if len(kept) > 1:
+        was = f"; {', '.join(kept[:-1])} and {kept[-1]} were left as they were"
     try:
         yield
     except BrokenPipeError:  # `| head`: the CLI stops quietly
         raise
+    except IsADirectoryError:  # a folder where the file goes: the path given is wrong
+        raise usage_error(f"{what}: it is a directory; give a file path{was}") from None
     except OSError as exc:
         cause = exc.strerror or str(exc)
         if type(exc) is OSError and exc.errno is None and "written" in cause:
             cause += ": a short write (a full disk or a file size limit)"  # numpy's, no errno
         where = f" ({exc.filename})" if exc.filename else ""
-        kept = [x for x in left if x != "-"]  # (stdout cannot be left as it was)
-        was = f"{kept[0]} was left as it was" if len(kept) == 1 else ""
-        if len(kept) > 1:
-            was = f"{', '.join(kept[:-1])} and {kept[-1]} were left as they were"
-        raise DataError(f"{what}: {cause}{where}{'; ' + was if was else ''}") from None
+        raise DataError(f"{what}: {cause}{where}{was}") from None
 
 
 def usage_error(message: str) -> click.UsageError:
