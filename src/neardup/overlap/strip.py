@@ -27,9 +27,9 @@ __all__ = ["SNAP_CHARS", "merged_spans", "strip_passages", "strip_spans", "to_se
 
 Span = tuple[int, int]
 
-#: how far (characters) a cut passage's edge moves out to a sentence boundary: 12 keeps
-#: bench_strip.py's precision (0.8498 -> 0.8497 en, 0.8393 -> 0.8385 zh) and raises recall
-#: (0.9781 -> 0.9803, 0.9587 -> 0.9689); 24 cost 0.5 point of zh precision
+#: how far (characters) a cut passage's edge moves out to a sentence boundary: at 12,
+#: bench_strip.py (seed 1) keeps precision (en 0.8498 -> 0.8488, zh 0.8393 -> 0.8385) and
+#: raises recall (0.9781 -> 0.9804, 0.9587 -> 0.9689); 24 cost 0.5 point of zh precision
 SNAP_CHARS = 12
 _ENDS = frozenset(".!?;\u3002\uff01\uff1f\uff1b")  # . ! ? ; and the full-width 。！？；
 _WIDE_ENDS = frozenset("\u3002\uff01\uff1f\uff1b")  # end a sentence with no space after
