@@ -82,8 +82,8 @@ Examples:
 \b
 Exit codes: 0 done; 1 bad data (the message names file and row; --on-error skip skips such
 rows, but a run where every row fails is still 1) or an output that cannot be written (a full
-disk: the message names it); 2 usage error (bad option, missing input, --out equal to an input); 130/143 interrupted (Ctrl-C / SIGTERM). On a non-zero exit --out is
-left as it was.
+disk: the message names it); 2 usage error (bad option, missing input, --out equal to an
+input); 130/143 interrupted (Ctrl-C / SIGTERM). On a non-zero exit --out is left as it was.
 """
 
 
