@@ -46,9 +46,11 @@ def _files(root: Path) -> dict[str, bytes]:
     }
 
 
-# (option, its value, rows of input, file size limit): the limit fits --out.gz but not it
+# (option, its value, rows of input, file size limit): the limit fits --out.gz but not it;
+# --out itself as JSONL (the fast writer) and CSV (the generic one)
 CASES = [
     ("--out", "o.jsonl", 60, 5_000),
+    ("--out", "o.csv", 60, 5_000),
     ("--summary", "s.json", 1, 300),  # one document: a 118-byte --out, a 410-byte summary
     ("--clusters", "c.jsonl", 60, 5_000),
     ("--pairs", "p.jsonl", 60, 5_000),
@@ -57,14 +59,14 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("option", "name", "n", "limit"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("option", "name", "n", "limit"), CASES, ids=[c[1] for c in CASES])
 def test_an_output_that_does_not_fit_exits_1_naming_it(
     tmp_path: Path, option: str, name: str, n: int, limit: int
 ) -> None:
     data = _corpus(tmp_path / "in.jsonl", n)
     work = tmp_path / "w"
     work.mkdir()
-    out = work / ("o.jsonl" if option == "--out" else "o.jsonl.gz")
+    out = work / (name if option == "--out" else "o.jsonl.gz")
     out.write_bytes(b"previous output\n")
     target = work / name
     if option in ("--summary", "--clusters", "--pairs"):
