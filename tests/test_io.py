@@ -203,4 +203,4 @@ def test_writers_keep_ids_apart_and_say_what_they_replaced(tmp_path: Path) -> No
     got = pq.read_table(out).to_pylist()
     assert [r["id"] for r in got] == ["1", "1.0", "2"]
     assert [r["x"] for r in got] == [0.0, 1.0, 2.0]  # not an id: one double column
-    assert notes == ["column 'id' mixes int64 and double values: written as strings"]
+    assert notes == ["column 'id' mixes double and int64 values: written as strings"]

@@ -200,7 +200,7 @@ def test_parquet_output_ids_changing_type_and_objects(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.stderr
     got = pq.read_table(out).to_pylist()
     assert [r["id"] for r in got] == ["1", "two", "[3]"]
-    assert got[1]["duplicate_of"] == 1  # its own column: all ints here (see the report)
+    assert got[1]["duplicate_of"] == "1"  # as its id column: strings (issue 40)
     assert "column 'id' mixes" in res.stderr
     rows = [{"id": {"src": "x", "n": i}, "text": t} for i, t in enumerate([A, A, B])]
     res = _run("dedup", _jsonl(tmp_path / "obj.jsonl", rows), "--out", str(out))

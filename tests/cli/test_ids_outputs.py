@@ -80,3 +80,28 @@ def test_mixed_id_types_in_parquet_are_noted(tmp_path: Path, command: str, ids: 
     assert got and all(isinstance(v, str) for v in got)
     if 1.0 in ids:  # the float keeps its JSON text apart from the int's
         assert "1.0" in got + _ids(out, "id")
+
+
+@pytest.mark.parametrize("ids", [[12, "12", 12.0], ["a", 7, "b"]])
+def test_parquet_duplicate_of_has_the_type_of_id(tmp_path: Path, ids: list[Any]) -> None:
+    """Ids ``12``, ``"12"``, ``12.0`` of one text: the note names every kind the column mixed
+    (it said "int64 and double", not the string), and ``duplicate_of`` is written as strings
+    as ``id`` is (it stayed int64, so the kept id and its duplicates' ``duplicate_of`` did not
+    compare equal)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": TEXT}) + "\n" for i in ids), "utf-8")
+    out = tmp_path / "o.parquet"
+    res = _run("dedup", str(src), "--out", str(out))
+    assert res.exit_code == 0, res.stderr
+    kinds = sorted({{int: "int64", float: "double", str: "string"}[type(i)] for i in ids})
+    [note] = [line for line in res.stderr.splitlines() if "written as strings" in line]
+    assert note == (
+        f"column 'id' mixes {', '.join(kinds[:-1])} and {kinds[-1]} values: written as strings"
+        " (so is 'duplicate_of')"
+    )
+    table = pq.read_table(out)
+    assert str(table.schema.field("id").type) == str(table.schema.field("duplicate_of").type)
+    got = table.to_pylist()
+    assert [r["id"] for r in got] == [i if isinstance(i, str) else json.dumps(i) for i in ids]
+    kept = got[0]["id"]  # one text: the first is kept, the others name it
+    assert [r["duplicate_of"] for r in got] == [None] + [kept] * (len(ids) - 1)

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup.cli import cli
-from neardup.overlap.strip import merged_spans, strip_spans
+from neardup.overlap.strip import SNAP_CHARS, merged_spans, strip_spans, to_sentences
 
 from tests.overlap.test_overlap_cli import _corpus
 
@@ -119,7 +119,62 @@ def test_strip_spans_equals_a_character_mask(
     assert merged_spans(spans) == runs
     gone = [r for r in runs if r[1] - r[0] >= min_length]
     want = _cut(text, [list(r) for r in gone])
-    assert strip_spans(text, spans, min_length) == (want, len(text) - len(want))
+    # another rule's spans (templates) are cut as given
+    assert strip_spans(text, [], min_length, extra=spans) == (want, len(text) - len(want))
+
+
+_ENDS = ".!?;\u3002\uff01\uff1f\uff1b"  # . ! ? ; 。！？；
+_WIDE = _ENDS[4:]  # a sentence ends there with no space after
+
+
+def _full_stop_before(text: str, i: int) -> bool:
+    """``text[:i]`` ends in a full stop (closing quotes after it allowed)."""
+    body = text[:i].rstrip('"')
+    return bool(body) and body[-1] in _ENDS
+
+
+@given(
+    text=st.text(alphabet=st.sampled_from(f'ab \n"{_ENDS}'), max_size=60),
+    spans=_spans,
+    min_length=st.integers(0, 12),
+)
+def test_copied_passages_are_cut_to_their_sentences(
+    text: str, spans: list[tuple[int, int]], min_length: int
+) -> None:
+    """Against the mask of the stretches that go: every character of a passage in one goes,
+    and the characters added on each side are at most SNAP_CHARS (closing quotes and the
+    spaces after a cut sentence aside), hold no line break and reach a sentence boundary."""
+    spans = [(min(a, len(text)), min(b, len(text))) for a, b in spans]
+    runs = [r for r in merged_spans(spans) if r[1] - r[0] >= min_length]
+    gone = [False] * len(text)
+    for lo, hi in runs:
+        a, b = to_sentences(text, lo, hi)
+        assert a <= lo <= hi <= b and lo - a <= SNAP_CHARS
+        assert "\n" not in text[a:lo] + text[hi:b]
+        end = len(text[:b].rstrip(" \t"))  # the widened span less the spaces after it
+        assert len(text[hi:end].rstrip('"')) <= SNAP_CHARS
+        if a < lo:  # to a sentence start: the text's, or after a line break or a full stop
+            assert a == 0 or text[a - 1] in "\n" + _WIDE or _full_stop_before(text, a - 1)
+        if text[hi:end].strip():  # to a sentence end: a full stop, then a space or the end
+            assert _full_stop_before(text, end)
+            assert end == len(text) or text[end].isspace() or text[:end].rstrip('"')[-1] in _WIDE
+        gone[a:b] = [True] * (b - a)
+    want = "".join(c for c, g in zip(text, gone, strict=True) if not g)
+    assert strip_spans(text, spans, min_length) == (want, sum(gone))
+
+
+def test_strip_leaves_no_fragment_of_a_copied_sentence() -> None:
+    """A passage found a word and a full stop short of the sentences copied: its sentences go
+    whole ("Intro. The . Outro." was left), in English and Chinese; a boundary farther than
+    SNAP_CHARS is not reached."""
+    text = "Intro. The one two three four five six seven eight nine ten. Outro."
+    lo = text.index("one")
+    assert strip_spans(text, [(lo, text.index(".", lo))]) == ("Intro. Outro.", len(text) - 13)
+    zh = "前言。他说这是一个很长的复制句子内容。结尾。"
+    assert strip_spans(zh, [(zh.index("这"), zh.index("内"))]) == ("前言。结尾。", 16)
+    long = "Intro. A sentence whose other words are far beyond reach copied here. Outro."
+    lo = long.index("copied")
+    assert strip_spans(long, [(lo, lo + 6)]) == (long[:lo] + " Outro.", 12)
 
 
 def test_strip_reads_stdin_once_and_writes_it_cleaned(tmp_path: Path) -> None:
@@ -156,15 +211,13 @@ def test_strip_cuts_templates_too_counted_apart(tmp_path: Path) -> None:
     # the texts less their copies and their templates: those --templates keep flags
     flagged = got["--templates keep"][1]
     for (i, text), r in zip(docs, cut, strict=True):
-        spans = [x["span"] for x in flagged if x["id"] == i]
-        assert r["text"] == _cut(text, spans)
-        copies = [x["span"] for x in flagged if x["id"] == i and not x["template"]]
-        assert r["stripped_chars"] - r["stripped_template_chars"] == len(text) - len(
-            _cut(text, copies)
-        )
+        copies = [tuple(x["span"]) for x in flagged if x["id"] == i and not x["template"]]
+        templates = [tuple(x["span"]) for x in flagged if x["id"] == i and x["template"]]
+        assert (r["text"], r["stripped_chars"]) == strip_spans(text, copies, extra=templates)
+        assert r["stripped_chars"] - r["stripped_template_chars"] == strip_spans(text, copies)[1]
     assert [r["text"] for r in got["--templates keep"][0]] == [r["text"] for r in cut]
     only = got["--strip-copies-only"][0]
     assert all("stripped_template_chars" not in r for r in only)
     assert sum(r["stripped_chars"] for r in only) < sum(r["stripped_chars"] for r in cut)
     for (i, text), r in zip(docs, only, strict=True):
-        assert r["text"] == _cut(text, [x["span"] for x in rows if x["id"] == i])
+        assert r["text"] == strip_spans(text, [x["span"] for x in rows if x["id"] == i])[0]

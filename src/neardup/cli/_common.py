@@ -56,6 +56,35 @@ def one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+@contextmanager
+def disk_errors(what: str, *left: str) -> Iterator[None]:
+    """A disk failure inside (full disk, file size limit) as one line naming ``what`` and the
+    cause, exit 1 (bad data or I/O; 2 is for usage), saying that ``left`` (the outputs not
+    replaced) were left as they were.
+
+    >>> with disk_errors("cannot write o.jsonl", "o.jsonl"):
+    ...     raise OSError(27, "File too large")
+    Traceback (most recent call last):
+    neardup.cli._common.DataError: cannot write o.jsonl: File too large; o.jsonl was left as it was
+    """
+    kept = [x for x in left if x != "-"]  # (stdout cannot be left as it was)
+    was = f"; {kept[0]} was left as it was" if len(kept) == 1 else ""
+    if len(kept) > 1:
+        was = f"; {', '.join(kept[:-1])} and {kept[-1]} were left as they were"
+    try:
+        yield
+    except BrokenPipeError:  # `| head`: the CLI stops quietly
+        raise
+    except IsADirectoryError:  # a folder where the file goes: the path given is wrong
+        raise usage_error(f"{what}: it is a directory; give a file path{was}") from None
+    except OSError as exc:
+        cause = exc.strerror or str(exc)
+        if type(exc) is OSError and exc.errno is None and "written" in cause:
+            cause += ": a short write (a full disk or a file size limit)"  # numpy's, no errno
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise DataError(f"{what}: {cause}{where}{was}") from None
+
+
 def usage_error(message: str) -> click.UsageError:
     """A usage error (exit code 2), shown as one line."""
     return click.UsageError(message)

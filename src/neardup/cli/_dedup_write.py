@@ -29,7 +29,7 @@ from neardup.io import (
 )
 from neardup.io.partitions import add_to_line, partition_values, root_of
 from neardup.io.readers import skip_bom
-from neardup.io.writers import dumps_utf8
+from neardup.io.writers import RecordWriter, dumps_utf8
 
 _STATUS_TAIL = {name: f', "status": "{name}"}}\n'.encode() for name in STATUS_NAMES}
 OUR_FIELDS = frozenset(
@@ -157,8 +157,9 @@ def _record_id(rec: dict[str, Any], id_field: str, p: int) -> Any:
     return p if doc_id is None else doc_id  # null ids: the position (see io.documents)
 
 
-def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> None:
-    """JSONL -> JSONL: append the decision fields to each original line.
+def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> RecordWriter:
+    """JSONL -> JSONL: append the decision fields to each original line; returns the writer,
+    its file finished but not yet in place (the caller commits it after the other outputs).
 
     The hot loop is one ``%`` format per line and one write per 4096 lines; records that
     already hold a field of ours (``src.spool.conflicts``, or lines holding one of their names
@@ -174,7 +175,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
     tails = [_STATUS_TAIL[s] for s in plan.status]
     batch: list[bytes] = []
     with (
-        open_writer(out) as writer,
+        open_writer(out, deferred=True) as writer,
         progress("writing") as advance,
         _Behind(writer.write_jsonl_lines) as behind,
     ):
@@ -208,6 +209,7 @@ def write_fast(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -
                 flush()
         flush()
         behind.drain()
+    return writer
 
 
 def _collect_ids(src: Source, plan: Plan, lines: list[bytes] | None) -> None:
@@ -286,8 +288,9 @@ def _fields(plan: Plan, p: int) -> dict[str, Any]:
     }
 
 
-def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> None:
-    """Any input format: parse each record again and write it with its decision."""
+def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool) -> RecordWriter:
+    """Any input format: parse each record again and write it with its decision (returns the
+    writer, not yet committed, as :func:`write_fast`)."""
     if lookahead:
         for doc, _ in src.documents(ReadStats()):
             if doc.position in plan.needed:
@@ -298,6 +301,7 @@ def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool
             type_hints=_type_hints(src, out),
             notes=getattr(src, "notes", None),
             id_columns=(src.id_field, "duplicate_of"),
+            deferred=True,
         ) as writer,
         progress("writing") as advance,
     ):
@@ -308,6 +312,7 @@ def write_generic(src: Source, plan: Plan, out: str, drop: bool, lookahead: bool
                 continue
             writer.write({**rec, **_fields(plan, p)})
             advance(1)
+    return writer
 
 
 def _type_hints(src: Source, out: str) -> dict[str, Any]:

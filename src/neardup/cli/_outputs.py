@@ -19,7 +19,7 @@ import numpy as np
 
 from neardup import _fs
 from neardup._atomic import atomic_write
-from neardup.cli._common import output_path_or_usage_error, usage_error
+from neardup.cli._common import disk_errors, output_path_or_usage_error, usage_error
 from neardup.cli.report import cluster_sizes_of, largest_of
 from neardup.dedup import Decisions
 from neardup.io import ReadStats, open_writer
@@ -96,27 +96,41 @@ class ExtraOutputs:
         """``--summary`` and ``--clusters`` of a Spark run: ``members`` rows are (position,
         kept position, cluster id, id as JSON) of every member of a cluster with duplicates."""
         if self.summary is not None:
-            self._write_summary(record)
+            self._write_summary(record, ())
         if self.clusters is not None:
             rows = members or []
             pos = np.array([r[0] for r in rows], np.int64)
             rep = np.array([r[1] for r in rows], np.int64)
             d = _cluster_view(pos, np.where(rep == pos, -1, rep), [r[2] for r in rows])
-            write_clusters(self.clusters, d, {r[0]: json.loads(r[3]) for r in rows})
+            with disk_errors(f"cannot write --clusters {self.clusters}"):
+                write_clusters(self.clusters, d, {r[0]: json.loads(r[3]) for r in rows})
 
-    def _write_summary(self, record: dict[str, Any]) -> None:
-        with atomic_write(self.summary or "", "w", encoding="utf-8") as f:
+    def _write_summary(self, record: dict[str, Any], left: tuple[str, ...]) -> None:
+        with (
+            disk_errors(f"cannot write --summary {self.summary}", *left),
+            atomic_write(self.summary or "", "w", encoding="utf-8") as f,
+        ):
             f.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
 
-    def write(self, record: dict[str, Any], d: Decisions, ids: dict[int, Any], extra: Any) -> None:
+    def write(
+        self,
+        record: dict[str, Any],
+        d: Decisions,
+        ids: dict[int, Any],
+        extra: Any,
+        left: tuple[str, ...] = (),
+    ) -> None:
         """Write what was asked for; ``extra`` is ``(examples, stats, seconds, decide
-        config)`` for the report."""
+        config)`` for the report. A disk failure is one line naming the output and the cause,
+        and saying that ``left`` (outputs not replaced yet) were left as they were."""
         if self.summary is not None:
-            self._write_summary(record)
+            self._write_summary(record, left)
         if self.clusters is not None:
-            write_clusters(self.clusters, d, ids)
+            with disk_errors(f"cannot write --clusters {self.clusters}", *left):
+                write_clusters(self.clusters, d, ids)
         if self.report is not None:
-            _write_report(self.report, d, extra)
+            with disk_errors(f"cannot write --report {self.report}", *left):
+                _write_report(self.report, d, extra)
 
 
 def _cluster_view(pos: Any, duplicate_of: Any, cluster_id: list[int]) -> Decisions:

@@ -31,7 +31,7 @@ from neardup._atomic import (
     read_current,
     read_live,
 )
-from neardup.cli._common import DataError, usage_error
+from neardup.cli._common import DataError, disk_errors, usage_error
 from neardup.dedup import Decisions, Deduplicator, persist
 from neardup.dedup.persist import StateConfigError, StateFormatError
 from neardup.dedup.rerun import run_positions
@@ -49,19 +49,12 @@ class RunState:
     earlier_ids: dict[int, Any] = field(default_factory=dict)
     staged: bool = False
 
-    def stage(self) -> None:
+    def stage(self, out: str = "--out") -> None:
         """Write the new state version now, before the outputs: a state that cannot be written
-        (disk full) fails the run while ``--out`` is still as it was. It becomes live when the
-        run ends well."""
-        try:
+        (disk full) fails the run (exit 1, one line naming the state and the cause) while
+        ``out`` is still as it was. It becomes live when the run ends well."""
+        with disk_errors(f"cannot save the state {self.path}", out, self.path):
             persist.write_state(self.dd, self.version)
-        except OSError as e:
-            raise OSError(
-                e.errno,
-                f"cannot write the new state version ({e.strerror or e}); --out and the state "
-                "were left as they were: free some space and run again",
-                str(self.version),
-            ) from None
         self.staged = True
 
     def this_run(self, decided: Decisions) -> Decisions:

@@ -84,7 +84,7 @@ def write_stripped(
                 more = templates.get(position, [])
                 if more:
                     copied = removed
-                    cleaned, removed = strip_spans(text, [*copies, *more], min_length)
+                    cleaned, removed = strip_spans(text, copies, min_length, more)
                     extra[STRIPPED_TEMPLATE_CHARS] = removed - copied
                 else:
                     extra[STRIPPED_TEMPLATE_CHARS] = 0

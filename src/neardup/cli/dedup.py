@@ -18,6 +18,7 @@ from neardup.cli._common import (
     build_fingerprinter,
     check_inputs,
     check_jobs,
+    disk_errors,
     document_records,
     engine_options,
     fingerprinter_options,
@@ -66,7 +67,7 @@ from neardup.io import (
 )
 from neardup.io.partitions import PartOrder, root_of
 from neardup.io.readers import Row, iter_part_records
-from neardup.io.writers import needs_utf8
+from neardup.io.writers import RecordWriter, needs_utf8
 from neardup.spark.cli import SparkOptions, dedup_on_engine, late_note
 
 EXAMPLES = """
@@ -80,9 +81,9 @@ Examples:
 
 \b
 Exit codes: 0 done; 1 bad data (the message names file and row; --on-error skip skips such
-rows, but a run where every row fails is still 1); 2 usage error (bad option, missing input,
---out equal to an input); 130/143 interrupted (Ctrl-C / SIGTERM). On a non-zero exit --out is
-left as it was.
+rows, but a run where every row fails is still 1) or an output that cannot be written (a full
+disk: the message names it); 2 usage error (bad option, missing input, --out equal to an
+input); 130/143 interrupted (Ctrl-C / SIGTERM). On a non-zero exit --out is left as it was.
 """
 
 
@@ -273,8 +274,15 @@ def dedup_command(
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
             _write_engine_outputs(result, extra, out, opts.max_disorder)
             return
-        decisions, plan = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
-        record = _write_local_outputs(run, dd, (decisions, plan), extra, out, pairs_path, start)
+        decisions, plan, written = _run_local(
+            run, dd, state, out, extra, chunk_size, drop_duplicates
+        )
+        try:  # --out replaces the previous one last: any output failing leaves it as it was
+            record = _write_local_outputs(run, dd, (decisions, plan), extra, out, pairs_path, start)
+            with disk_errors(f"cannot write {out}", out):
+                written.commit()
+        finally:
+            written.abort()  # (nothing left to drop once committed)
     print_summary(record)
     if record["notes"]:
         click.echo("\n".join(record["notes"]), err=True)
@@ -316,11 +324,12 @@ def _write_local_outputs(
     record["notes"] = read_notes(run.stats, run.id_field, run.epoch_unit) + run.notes
     if pairs_path is not None:
         docs = (doc for doc, _ in run.documents(ReadStats()))
-        record["notes"].append(write_pairs(pairs_path, dd, docs))
+        with disk_errors(f"cannot write --pairs {pairs_path}", out):
+            record["notes"].append(write_pairs(pairs_path, dd, docs))
     record["outputs"] = extra.written(out)
     # before the state commits: an output that cannot be written leaves the state as it was
     report = (plan.examples, run.stats, seconds_taken, dd.state.decide_config)
-    extra.write(record, decisions, plan.ids, report)
+    extra.write(record, decisions, plan.ids, report, left=(out,))
     return record
 
 
@@ -357,9 +366,10 @@ def _run_local(
     extra: ExtraOutputs,
     chunk_size: int,
     drop_duplicates: bool,
-) -> tuple[Decisions, Plan]:
+) -> tuple[Decisions, Plan, RecordWriter]:
     """Decide ``run``'s documents on the local engine (with ``--state``: against the earlier
-    runs, staging the new state version) and write ``out``; notes go to ``run.notes``."""
+    runs, staging the new state version) and write ``out``, finished but not yet in place
+    (the writer returned commits it); notes go to ``run.notes``."""
     fast = can_write_fast(run, out)
     run.spool = LineSpool(_spool_budget(run.inputs)) if fast else None
     try:
@@ -372,7 +382,7 @@ def _run_local(
             decisions = in_input_order(decisions, run.fed)
             run.notes += _disorder_note(run.buffer)
         if state is not None:
-            state.stage()  # the state's files before the outputs (committed at the end)
+            state.stage(out)  # the state's files before the outputs (committed at the end)
         elif late := int(dd.describe()["late_documents"]):  # issue 22: both engines say so
             run.notes.append(late_note(late))
         in_order = run.buffer is not None and not run.buffer.late  # (the buffer sorted them)
@@ -391,10 +401,11 @@ def _run_local(
         write = write_fast if fast else write_generic
         # kept documents may come after their duplicates in the input: collect ids first
         lookahead = dd.keep != "first" or run.buffer is not None
-        write(run, plan, out, drop_duplicates, lookahead)
+        with disk_errors(f"cannot write {out}", out):
+            written = write(run, plan, out, drop_duplicates, lookahead)
     except InputError as exc:
         raise DataError(str(exc)) from None
-    return decisions, plan
+    return decisions, plan, written
 
 
 def _spool_budget(paths: tuple[str, ...]) -> int:

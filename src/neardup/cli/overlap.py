@@ -7,7 +7,6 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -20,6 +19,7 @@ from neardup.cli._common import (
     DataError,
     ReadOptions,
     check_inputs,
+    disk_errors,
     document_records,
     engine_options,
     materialized_stdin,
@@ -312,35 +312,19 @@ def _write_local(
     was); the characters stripped (all, and of templates) and what the writer adapted."""
     out, save_reference = outputs
     if save_reference is not None:
-        with _disk_errors(f"cannot save the reference {save_reference}", out):
+        with disk_errors(f"cannot save the reference {save_reference}", out):
             finder.save(save_reference)
     stripped = by_templates = 0
     strip_out, strip_min_length = strip
     if strip_out is not None:
-        with _disk_errors(f"cannot write {strip_out}", out):
+        with disk_errors(f"cannot write {strip_out}", out):
             stripped, by_templates = write_stripped(
                 strip_out, read, paths, got.spans, strip_min_length, got.cut
             )
     notes: list[str] = []  # what the writer adapted
-    with _disk_errors(f"cannot write {out}", out):
+    with disk_errors(f"cannot write {out}", out):
         write_found(out, got.found, notes, template=finder.templates == "keep")
     return stripped, by_templates, notes
-
-
-@contextmanager
-def _disk_errors(what: str, out: str) -> Iterator[None]:
-    """A disk failure inside (full disk, file size limit) as one line naming ``what`` and the
-    cause, exit 1 (bad data or I/O; 2 is for usage), ``out`` not replaced."""
-    try:
-        yield
-    except BrokenPipeError:  # `| head`: the CLI stops quietly
-        raise
-    except OSError as exc:
-        cause = exc.strerror or str(exc)
-        if type(exc) is OSError and exc.errno is None and "written" in cause:
-            cause += ": a short write (a full disk or a file size limit)"  # numpy's, no errno
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise DataError(f"{what}: {cause}{where}; {out} was left as it was") from None
 
 
 def _notes(read: _Read, notes: list[str], *stats: ReadStats) -> None:
@@ -465,7 +449,7 @@ def _on_spark(
     if result.stats.documents == 0 and result.stats.skipped:
         raise nothing_read_error(result.stats)
     notes: list[str] = []
-    with _disk_errors(f"cannot write {out}", out):
+    with disk_errors(f"cannot write {out}", out):
         write_rows(out, result.rows, notes)
     share = result.copied / result.chars if result.chars else 0.0
     secs = time.perf_counter() - start

@@ -6,7 +6,9 @@ first seen at row 9,000 is a column; ``int`` + ``float`` is ``double``; structs 
 batch is cast to that schema while the Parquet file is written. A column whose values have no
 common Arrow type (an id that is an int in one row and a string in another, or an object) is
 written as strings (JSON text for non-strings) and named in :attr:`SpooledParquet.notes`; so
-is an id column (``id_columns``) of ints and floats (``1`` and ``1.0`` are two ids).
+is an id column (``id_columns``) of ints and floats (``1`` and ``1.0`` are two ids). The note
+of an id column names every kind of value it held, and when one id column is written as
+strings, so are the others (``duplicate_of`` compares equal to ``id``).
 Strings with lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD, also noted.
 
 >>> import io, pyarrow.parquet as pq
@@ -19,6 +21,15 @@ Strings with lone surrogates (valid JSON escapes, invalid UTF-8) get U+FFFD, als
 [{'id': '1', 'x': None}, {'id': '2', 'x': None}, {'id': 'c', 'x': 1.5}]
 >>> w.notes
 ["column 'id' mixes int64 and string values: written as strings"]
+>>> w = SpooledParquet(io.BytesIO(), id_columns=("id", "duplicate_of"))
+>>> for r in [{"id": 12, "duplicate_of": None}, {"id": "12", "duplicate_of": 12},
+...           {"id": 12.0, "duplicate_of": 12}]:
+...     w.write(r)
+>>> w.finish(sink := io.BytesIO())
+>>> pq.read_table(sink).to_pydict()
+{'id': ['12', '12', '12.0'], 'duplicate_of': [None, '12', '12']}
+>>> w.notes
+["column 'id' mixes double, int64 and string values: written as strings (so is 'duplicate_of')"]
 """
 
 from __future__ import annotations
@@ -32,6 +43,10 @@ import pyarrow.parquet as pq
 from neardup.io.csv_out import has_surrogate, replace_surrogates
 
 Record = dict[str, Any]
+
+
+# the kinds of value an id column can mix, by Python type, as Arrow names them
+_KINDS = {int: "int64", float: "double", str: "string", bool: "bool", list: "list", dict: "struct"}
 
 
 def _json_default(obj: Any) -> Any:
@@ -83,9 +98,12 @@ class SpooledParquet:
         self.spool = spool
         self.type_hints = dict(type_hints or {})
         self.batch_rows = batch_rows
-        # ids: int and float values (1, 1.0) are two ids, not one double column
+        # ids: int and float values (1, 1.0) are two ids, not one double column; the types
+        # of value seen in each, for the note
         self._numbers: dict[str, set[type]] = {name: set() for name in id_columns}
         self.notes: list[str] = []
+        self._why: dict[str, str] = {}  # columns written as strings: why (made notes at finish)
+        self._also: dict[str, list[str]] = {}  # id columns written as strings with another
         self._rows: list[Record] = []
         self._schemas: list[pa.Schema] = []
         self._texts: set[str] = set()  # columns forced to strings
@@ -122,15 +140,39 @@ class SpooledParquet:
     def _force_text(self, name: str, why: str) -> None:
         if name not in self._texts:
             self._texts.add(name)
-            self.notes.append(f"column {name!r} mixes {why}: written as strings")
+            self._why[name] = why
+
+    def _ids_as_text(self, names: list[str]) -> None:
+        """When one id column is written as strings, write the others present (``names``) so
+        too: ids are compared across them (``duplicate_of`` names an ``id``)."""
+        forced = [n for n in self._numbers if n in self._texts]
+        others = [n for n in self._numbers if n in names and n not in self._texts]
+        if forced and others:
+            self._texts.update(others)
+            self._also[forced[0]] = others
+
+    def _column_notes(self) -> list[str]:
+        """The notes of the columns written as strings; an id column's names every kind of
+        value it held (``12``, ``"12"``, ``12.0``: double, int64 and string)."""
+        notes = []
+        for name, why in self._why.items():
+            kinds = sorted({_KINDS.get(t, t.__name__) for t in self._numbers.get(name, ())})
+            if len(kinds) > 1:
+                why = f"{', '.join(kinds[:-1])} and {kinds[-1]} values"
+            note = f"column {name!r} mixes {why}: written as strings"
+            if also := self._also.get(name):
+                verb = "is" if len(also) == 1 else "are"
+                note += f" (so {verb} {', '.join(map(repr, also))})"
+            notes.append(note)
+        return notes
 
     def _flush(self) -> None:
         if not self._rows:
             return
         rows = self._rows
         for name, seen in self._numbers.items():
-            seen.update(type(v) for r in rows if type(v := r.get(name)) in (int, float))
-            if len(seen) > 1:
+            seen.update(type(v) for r in rows if (v := r.get(name)) is not None)
+            if int in seen and float in seen:
                 self._force_text(name, "int64 and double values")
         if self._texts:
             rows = [{k: self._cell(k, v) for k, v in r.items()} for r in rows]
@@ -155,6 +197,7 @@ class SpooledParquet:
         for f in schema:
             if not _writable(f.type):  # e.g. {} ids: an empty struct has no Parquet form
                 self._force_text(f.name, f"{f.type} values (no Parquet form)")
+        self._ids_as_text(schema.names)
         fields = [
             pa.field(f.name, pa.string())
             if f.name in self._texts
@@ -192,15 +235,20 @@ class SpooledParquet:
     def finish(self, out: IO[bytes]) -> None:
         """Write every spooled row to ``out`` as one Parquet file with the unified schema."""
         self._flush()
-        if self._replaced:
-            self.notes.append("strings with lone surrogates (invalid Unicode) got U+FFFD")
         if not self._schemas:  # zero rows: still a valid, empty Parquet file
             pq.write_table(pa.table({}), out)
+            self._add_notes()
             return
         schema = self._unified()
+        self._add_notes()
         self.spool.flush()
         self.spool.seek(0)
         with pq.ParquetWriter(out, schema) as writer:
             for _ in self._schemas:
                 table = pa.ipc.open_stream(self.spool).read_all()
                 writer.write_table(self._cast(table, schema))
+
+    def _add_notes(self) -> None:
+        self.notes += self._column_notes()
+        if self._replaced:
+            self.notes.append("strings with lone surrogates (invalid Unicode) got U+FFFD")

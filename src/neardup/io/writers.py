@@ -177,8 +177,10 @@ class RecordWriter:
         batch_rows: int = 8192,
         notes: list[str] | None = None,
         id_columns: tuple[str, ...] = (),
+        deferred: bool = False,
     ) -> None:
         self.path = path
+        self.deferred = deferred
         self.fmt = fmt
         self.type_hints = dict(type_hints or {})
         self.batch_rows = batch_rows
@@ -267,9 +269,19 @@ class RecordWriter:
 
     def close(self) -> None:
         """Finish the file and move it into place (on any error: remove it and re-raise)."""
+        self.finish()
+        self.commit()
+
+    def finish(self) -> None:
+        """Write the rest of the temporary file (on any error: remove it and re-raise); it
+        replaces the target at :meth:`commit`. A writer opened with ``deferred=True`` stops
+        here at the end of its ``with`` block, so that a program can write its other outputs
+        before replacing this one (and :meth:`abort` it if they fail)."""
         assert self._fh is not None
         if self._tmp is None:  # stdout
             self._fh.flush()
+            return
+        if self._fh.closed:  # finished already
             return
         try:
             for spooled in (self._parquet, self._csv):
@@ -281,6 +293,16 @@ class RecordWriter:
             for fh in (self._raw, self._gz_raw):
                 if fh is not None:
                     fh.close()
+        except BaseException:
+            self.abort()
+            raise
+        self._drop_spool()
+
+    def commit(self) -> None:
+        """Move the finished file into place (an upload for a URL; on error: remove it)."""
+        if self._tmp is None:  # stdout, or committed already
+            return
+        try:
             if self.url is not None:
                 _fs.upload(self._tmp, self.url)
                 os.unlink(self._tmp)
@@ -324,7 +346,7 @@ class RecordWriter:
         tb: TracebackType | None,
     ) -> None:
         if exc_type is None:
-            self.close()
+            self.finish() if self.deferred else self.close()
         else:
             self.abort()
 
@@ -370,6 +392,7 @@ def open_writer(
     type_hints: dict[str, Any] | None = None,
     notes: list[str] | None = None,
     id_columns: tuple[str, ...] = (),
+    deferred: bool = False,
 ) -> RecordWriter:
     """Open an atomic writer for ``path``; format from ``fmt`` or the extension (default JSONL).
 
@@ -377,6 +400,8 @@ def open_writer(
     every row (otherwise they would be typed ``null``). ``notes`` collects what the writer had
     to adapt (Parquet columns of mixed types written as strings). ``id_columns``: columns of
     ids, whose ints and floats Parquet writes as strings, noted (not one double column).
+    ``deferred``: the ``with`` block only finishes the file; :meth:`RecordWriter.commit`
+    replaces the target (or :meth:`RecordWriter.abort` drops it).
     """
     fmt = detect_output_format(path) if fmt is None else fmt
     if fmt not in WRITE_FORMATS:
@@ -385,4 +410,6 @@ def open_writer(
         )
     if fmt == "parquet" and path == "-":
         raise FormatError("Parquet cannot be written to stdout; give a file path with --out")
-    return RecordWriter(path, fmt, type_hints=type_hints, notes=notes, id_columns=id_columns)
+    return RecordWriter(
+        path, fmt, type_hints=type_hints, notes=notes, id_columns=id_columns, deferred=deferred
+    )
