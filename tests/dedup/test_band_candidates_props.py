@@ -50,7 +50,9 @@ def _as_triples(got: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[in
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**31),
-    ops=st.lists(st.sampled_from(["add", "add", "expire", "remove", "roundtrip"]), max_size=8),
+    ops=st.lists(
+        st.sampled_from(["add", "add", "expire", "remove", "roundtrip", "jump"]), max_size=8
+    ),
 )
 def test_band_candidates_match_brute_force(seed: int, ops: list[str]) -> None:
     rng = np.random.default_rng(seed)
@@ -81,6 +83,8 @@ def test_band_candidates_match_brute_force(seed: int, ops: list[str]) -> None:
             assert bc.remove(ask) == len(live)
             for p in live:
                 del stored[p]
+        elif op == "jump":  # positions past 2**31: the int32 slot positions widen
+            next_pos = max(next_pos, 2**31 - 25)
         elif op == "roundtrip":
             arrays = bc.to_arrays()
             assert sorted(arrays["positions"].tolist()) == sorted(stored)
@@ -96,6 +100,23 @@ def test_band_candidates_match_brute_force(seed: int, ops: list[str]) -> None:
         if _share(sk[i], sk[j])
     )
     assert _as_triples(bc.pairs(fps, sk)) == want_pairs
+
+
+def test_slot_positions_take_4_bytes_below_2_31() -> None:
+    rng = np.random.default_rng(1)
+    fps, sk = _docs(rng, 10)
+    bc = BandCandidates(bands=BANDS, rows=ROWS)
+    bc.add(np.arange(10) + 2**31 - 5, fps, sk, None)  # the widening is in the property test
+    assert bc._pos.view().dtype == np.int64
+    bc = BandCandidates(bands=BANDS, rows=ROWS)
+    bc.add(np.arange(10), fps, sk, None)
+    assert bc._pos.view().dtype == np.int32
+    arrays = bc.to_arrays()
+    assert arrays["slot_positions"].dtype == arrays["positions"].dtype == np.int64  # format 4
+    again = BandCandidates(bands=BANDS, rows=ROWS)
+    again.load_arrays(arrays)
+    assert again._pos.view().dtype == np.int32
+    assert _as_triples(again.query(fps, sk)) == _as_triples(bc.query(fps, sk))
 
 
 def test_keys_are_a_pure_function_of_the_sketch() -> None:

@@ -54,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._growable import Growable
+from neardup.dedup.exact_map import narrow_positions
 from neardup.index import HammingIndex, all_pairs
 from neardup.index.expiry import ExpiryQueue
 from neardup.index.keytable import KeyTable
@@ -266,7 +267,7 @@ class BandCandidates:
         # not imply and 3-byte slots (keytable.py), 5-6 bytes a key instead of 14
         self._bits = 32 + (bands - 1).bit_length()
         self._table = KeyTable(value_bits=self._bits)
-        self._pos = Growable(np.int64)
+        self._pos = Growable(np.int32)  # by slot; int64 from 2**31 (narrow_positions)
         self._fps = Growable(np.uint64)
         self._ts = Growable(np.int64)  # by slot, only once timestamps come (8 B/doc)
         self._alive = Growable(np.bool_)
@@ -294,7 +295,7 @@ class BandCandidates:
         self._queries += int(fps.size)
         self._hits += int(rows.size)
         dist = np.bitwise_count(fps[rows] ^ self._fps.view()[slots]).astype(np.int64)
-        return rows, self._pos.view()[slots].copy(), dist
+        return rows, self._pos.view()[slots].astype(np.int64), dist
 
     def pairs(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         fps = np.asarray(fps, np.uint64)
@@ -310,7 +311,10 @@ class BandCandidates:
         n = len(positions)
         slots = np.arange(self._pos.size, self._pos.size + n)
         self._table.add(keys, slots)
-        self._pos.extend(positions)
+        pos = narrow_positions(np.asarray(positions, np.int64), self._pos.data)
+        if pos.dtype != self._pos.data.dtype:  # a position past 2**31: widen once
+            self._pos = Growable.wrap(self._pos.view().astype(pos.dtype))
+        self._pos.extend(pos)
         self._fps.extend(fps)
         self._alive.extend(np.ones(n, bool))
         self._live += n
@@ -363,8 +367,8 @@ class BandCandidates:
         the key table's sorted runs, so that loading re-sorts nothing."""
         alive = self._alive.view()
         out: dict[str, npt.NDArray[Any]] = {
-            "positions": self._pos.view()[alive],
-            "slot_positions": self._pos.view(),
+            "positions": self._pos.view()[alive].astype(np.int64),
+            "slot_positions": self._pos.view().astype(np.int64),  # saved int64 (format 4)
             "slot_fingerprints": self._fps.view(),
             "slot_alive": alive,
         }
@@ -387,7 +391,7 @@ class BandCandidates:
         self._table = KeyTable.from_arrays(table, value_bits=self._bits)
         if self._table._dead.shape[0] < n:
             raise ValueError("the key table's dead-slot mask is shorter than the slots")
-        self._pos = Growable.wrap(np.asarray(arrays["slot_positions"], np.int64))
+        self._pos = Growable.wrap(narrow_positions(np.asarray(arrays["slot_positions"], np.int64)))
         self._fps = Growable.wrap(np.asarray(arrays["slot_fingerprints"], np.uint64))
         self._alive = Growable.wrap(np.asarray(arrays["slot_alive"], np.bool_))
         self._live = int(np.count_nonzero(self._alive.view()))
