@@ -151,13 +151,15 @@ def test_keys_outside_value_bits_are_refused_and_never_match() -> None:
         KeyTable(value_bits=31)
 
 
-def test_layout_at_scale_is_six_bytes_and_a_half_per_key() -> None:
-    """The run of 10^6 documents x 32 bands: uint16 tags, 4-8 rows per bucket (uint32)."""
-    assert keytable._layout(32 * 10**6, BITS) == (22, np.dtype(np.uint16))  # 7.6 rows a bucket
+def test_layout_at_scale_is_six_bytes_and_a_quarter_per_key() -> None:
+    """The run of 10^6 documents x 32 bands: uint16 tags, 8-16 rows per bucket (uint32)."""
+    assert keytable._layout(32 * 10**6, BITS) == (21, np.dtype(np.uint16))  # 15.3 rows a bucket
+    # 10^7 documents: 2**25 buckets (9.5 rows each), 0.13 B of offsets a row (issue 39)
+    assert keytable._layout(32 * 10**7, BITS) == (25, np.dtype(np.uint16))
     # 200,000 documents: 2x the buckets (offsets 1.3 B a row) make the tags uint16 (-2 B)
     assert keytable._layout(32 * 200_000, BITS) == (21, np.dtype(np.uint16))
     # 70,000: 4x the buckets would cost 3.7 B a row of offsets for the same 2 B: uint32 tags
-    assert keytable._layout(32 * 70_000, BITS) == (19, np.dtype(np.uint32))
+    assert keytable._layout(32 * 70_000, BITS) == (18, np.dtype(np.uint32))
     assert keytable._layout(1000, BITS)[1] == np.dtype(np.uint32)
     assert keytable._layout(10, BITS)[1] == np.dtype(np.uint64)
     assert keytable._layout(1000, 64)[1] == np.dtype(np.uint64)
