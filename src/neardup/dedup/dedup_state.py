@@ -398,6 +398,7 @@ class DedupState:
             self.ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
     def _extend(self, chunk: PreparedBatch) -> None:
+        self.cols.fit(self.n_documents + len(chunk.fps))  # positions and cluster numbers
         self.cols.grow(chunk.fps, chunk.keys, chunk.ts)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self.max_ts = max(self.max_ts, float(np.nanmax(chunk.ts)))
@@ -520,14 +521,14 @@ class DedupState:
     def decisions_at(self, positions: npt.NDArray[np.int64]) -> Decisions:
         """The decisions of held documents at ``positions`` (copies)."""
         rows = positions - self.origin
-        rep = self.cols.rep.view()[rows]
+        rep = self.cols.rep.view()[rows].astype(np.int64)  # int32 in memory (columns.NARROW)
         return Decisions(
             positions,
             self.cols.fps.view()[rows],
             self.cols.status.view()[rows],
             np.where(rep == positions, -1, rep),
             self.cols.distance.view()[rows],
-            self.cols.cluster.view()[rows],
+            self.cols.cluster.view()[rows].astype(np.int64),
             self.cols.similarity.view()[rows].astype(np.float64),
             self.cols.threshold.view()[rows].astype(np.float64),
         )
