@@ -29,7 +29,7 @@ keys are equal exactly when their table keys are, and (bucket, tag) is ``K`` its
 is truncated, so the candidate set is exactly that of the full keys; a band key of ``x >=
 2**value_bits`` is refused by :meth:`add` and matches nothing in :meth:`lookup`. With the
 default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 10^6 documents x
-32 bands a row is 2 + 3 bytes (+ 0.5-1 of offsets) instead of 8 + 4 (+ 1-2).
+32 bands a row is 2 + 3 bytes (+ 0.25-0.5 of offsets) instead of 8 + 4 (+ 1-2).
 
 >>> import numpy as np
 >>> t = KeyTable()
