@@ -15,9 +15,12 @@ KEYS = st.one_of(  # equal high halves (small keys) and any 128-bit keys
     st.sampled_from([0, 1, 5, 1 << 64, (1 << 64) + 5, (7 << 64) | 1, (1 << 128) - 1, 12345]),
     st.integers(0, (1 << 128) - 1),
 )
+POSITIONS = st.one_of(  # int32 in the base until one passes 2**31 (then int64, never wrapped)
+    st.integers(0, 10**6), st.integers(2**31 - 2, 2**31 + 2), st.integers(0, 2**62)
+)
 STEP = st.tuples(
     st.sampled_from(["chunk", "dry", "drop", "freeze", "reload", "set"]),
-    st.lists(st.tuples(KEYS, st.integers(0, 10**6)), max_size=8),
+    st.lists(st.tuples(KEYS, POSITIONS), max_size=8),
 )
 
 
@@ -85,7 +88,31 @@ def test_a_dict_entry_costs_less_than_a_python_dict(n: int) -> None:
     ex.stop_log()
     ex.freeze(force=True)
     assert dict.__len__(ex) == 0 and len(ex) == n
-    assert sum(a.nbytes for a in (ex._hi, ex._lo, ex._pos)) == 24 * n
+    assert sum(a.nbytes for a in (ex._hi, ex._lo, ex._pos)) == 20 * n  # int32 positions
+
+
+def test_positions_widen_past_2_31() -> None:
+    """A base of int32 positions takes a position of 2**31 or more by widening (never wraps),
+    in a merge and in a reload."""
+    ex = ExactMap()
+
+    def chunk(items: dict[int, int]) -> None:
+        ex.start_log(list(items))
+        for k, v in items.items():
+            ex[k] = v
+        ex.stop_log()
+        ex.freeze(force=True)
+
+    chunk({1: 5, 2: 2**31 - 1})
+    assert ex._pos.dtype == np.int32
+    chunk({3: 2**31})
+    assert ex._pos.dtype == np.int64 and contents(ex) == {1: 5, 2: 2**31 - 1, 3: 2**31}
+    a = ex.arrays()
+    assert a["exact_pos"].dtype == np.int64  # saved as before (state format 4)
+    back = ExactMap.from_arrays(a["exact_hi"], a["exact_lo"], a["exact_pos"])
+    assert contents(back) == contents(ex) and back.get(3) is None  # in the base
+    back.start_log([3, 1])
+    assert (back.get(3), back.get(1)) == (2**31, 5)
 
 
 @pytest.mark.parametrize("bits", [128, 62])  # xxh3_128 keys; small keys (all high halves 0)

@@ -127,6 +127,34 @@ def test_tiny_tags_give_the_exact_candidate_set(seed: int, batches: int) -> None
         assert hits(table, queries) == brute(stored, set(), queries)
 
 
+def test_a_table_saved_with_4_to_8_rows_a_bucket_loads_and_merges() -> None:
+    """State format 4 as written before issue 39's 8-16 rows a bucket (twice the offsets):
+    read as it is, merged with new runs into the new layout, same candidate sets."""
+    rng = np.random.default_rng(4)
+
+    def four_to_eight(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
+        p = min(bits - 1, max(keytable._PIECE_BITS, (max(rows, 16) // 4).bit_length() - 1))
+        return p, keytable._tag_dtype(bits - p)
+
+    old = KeyTable(value_bits=BITS)
+    stored = list(key_pool(rng, 3000, 4, BITS))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(keytable, "_layout", four_to_eight)
+        old.add(np.array(stored), np.arange(3000))
+    saved = old.to_arrays()
+    new = KeyTable.from_arrays(saved, value_bits=BITS)
+    fresh = KeyTable(value_bits=BITS)
+    fresh.add(np.array(stored), np.arange(3000))
+    assert saved["run0_offsets"].size - 1 == 2 * (fresh.to_arrays()["run0_offsets"].size - 1)
+    queries = np.concatenate([np.array(stored[::50]), key_pool(rng, 20, 4, BITS)])
+    assert hits(new, queries) == brute(stored, set(), queries)
+    more = key_pool(rng, 1000, 4, BITS)
+    new.add(more, np.arange(3000, 4000))
+    new.compact()
+    stored += list(more)
+    assert hits(new, queries) == brute(stored, set(), queries)
+
+
 def test_equal_tags_in_other_buckets_and_bands_do_not_match() -> None:
     """Table keys that share their low 32 bits (the tag) across bands, or their bucket with
     another tag, are different keys: no hit."""
@@ -151,13 +179,15 @@ def test_keys_outside_value_bits_are_refused_and_never_match() -> None:
         KeyTable(value_bits=31)
 
 
-def test_layout_at_scale_is_six_bytes_and_a_half_per_key() -> None:
-    """The run of 10^6 documents x 32 bands: uint16 tags, 4-8 rows per bucket (uint32)."""
-    assert keytable._layout(32 * 10**6, BITS) == (22, np.dtype(np.uint16))  # 7.6 rows a bucket
+def test_layout_at_scale_is_six_bytes_and_a_quarter_per_key() -> None:
+    """The run of 10^6 documents x 32 bands: uint16 tags, 8-16 rows per bucket (uint32)."""
+    assert keytable._layout(32 * 10**6, BITS) == (21, np.dtype(np.uint16))  # 15.3 rows a bucket
+    # 10^7 documents: 2**25 buckets (9.5 rows each), 0.13 B of offsets a row (issue 39)
+    assert keytable._layout(32 * 10**7, BITS) == (25, np.dtype(np.uint16))
     # 200,000 documents: 2x the buckets (offsets 1.3 B a row) make the tags uint16 (-2 B)
     assert keytable._layout(32 * 200_000, BITS) == (21, np.dtype(np.uint16))
     # 70,000: 4x the buckets would cost 3.7 B a row of offsets for the same 2 B: uint32 tags
-    assert keytable._layout(32 * 70_000, BITS) == (19, np.dtype(np.uint32))
+    assert keytable._layout(32 * 70_000, BITS) == (18, np.dtype(np.uint32))
     assert keytable._layout(1000, BITS)[1] == np.dtype(np.uint32)
     assert keytable._layout(10, BITS)[1] == np.dtype(np.uint64)
     assert keytable._layout(1000, 64)[1] == np.dtype(np.uint64)

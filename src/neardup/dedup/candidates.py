@@ -48,12 +48,14 @@ and, through :func:`~neardup.dedup.greedy.decide_in_order`, make the same decisi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup._growable import Growable
+from neardup.dedup.exact_map import narrow_positions
 from neardup.index import HammingIndex, all_pairs
 from neardup.index.expiry import ExpiryQueue
 from neardup.index.keytable import KeyTable
@@ -266,8 +268,10 @@ class BandCandidates:
         # not imply and 3-byte slots (keytable.py), 5-6 bytes a key instead of 14
         self._bits = 32 + (bands - 1).bit_length()
         self._table = KeyTable(value_bits=self._bits)
-        self._pos = Growable(np.int64)
-        self._fps = Growable(np.uint64)
+        self._pos = Growable(np.int32)  # by slot; int64 from 2**31 (narrow_positions)
+        # by slot, unless the owner reads them by position (read_fingerprints: 8 B/doc less)
+        self._fps: Growable | None = Growable(np.uint64)
+        self._fps_at: Callable[[I64], U64] | None = None
         self._ts = Growable(np.int64)  # by slot, only once timestamps come (8 B/doc)
         self._alive = Growable(np.bool_)
         self._live = 0
@@ -284,6 +288,20 @@ class BandCandidates:
             )
         return sketches
 
+    def read_fingerprints(self, fingerprints_at: Callable[[I64], U64]) -> None:
+        """Read the kept documents' fingerprints by position from ``fingerprints_at`` (their
+        owner's column, e.g. the dedup state's) instead of holding a copy by slot (issue 39).
+        It must give, for every position this index holds alive, the fingerprint it was
+        :meth:`add`-ed with."""
+        self._fps_at, self._fps = fingerprints_at, None
+
+    def _slot_fps(self, slots: I64) -> U64:
+        """Fingerprints of live ``slots``."""
+        if self._fps is not None:
+            return np.asarray(self._fps.view()[slots], np.uint64)
+        assert self._fps_at is not None
+        return self._fps_at(self._pos.view()[slots].astype(np.int64))
+
     def keys(self, fps: U64, sketches: Sketches) -> U64:
         """``(n, bands)`` keys: ``mix64((band << 32) | band values)`` (:mod:`neardup.index.lsh`)."""
         return band_keys(self._need(sketches), self.design)
@@ -293,8 +311,8 @@ class BandCandidates:
         rows, slots = self._table.lookup(self.keys(fps, sketches))
         self._queries += int(fps.size)
         self._hits += int(rows.size)
-        dist = np.bitwise_count(fps[rows] ^ self._fps.view()[slots]).astype(np.int64)
-        return rows, self._pos.view()[slots].copy(), dist
+        dist = np.bitwise_count(fps[rows] ^ self._slot_fps(slots)).astype(np.int64)
+        return rows, self._pos.view()[slots].astype(np.int64), dist
 
     def pairs(self, fps: U64, sketches: Sketches) -> CandidatePairs:
         fps = np.asarray(fps, np.uint64)
@@ -310,8 +328,12 @@ class BandCandidates:
         n = len(positions)
         slots = np.arange(self._pos.size, self._pos.size + n)
         self._table.add(keys, slots)
-        self._pos.extend(positions)
-        self._fps.extend(fps)
+        pos = narrow_positions(np.asarray(positions, np.int64), self._pos.data)
+        if pos.dtype != self._pos.data.dtype:  # a position past 2**31: widen once
+            self._pos = Growable.wrap(self._pos.view().astype(pos.dtype))
+        self._pos.extend(pos)
+        if self._fps is not None:
+            self._fps.extend(fps)
         self._alive.extend(np.ones(n, bool))
         self._live += n
         if timestamps is not None:
@@ -337,7 +359,8 @@ class BandCandidates:
         live = np.flatnonzero(self._alive.view())
         self._table.compact(live)
         self._pos = Growable.wrap(self._pos.view()[live].copy())
-        self._fps = Growable.wrap(self._fps.view()[live].copy())
+        if self._fps is not None:
+            self._fps = Growable.wrap(self._fps.view()[live].copy())
         if self._has_ts:
             self._ts = Growable.wrap(self._ts.view()[live].copy())
         self._alive = Growable.wrap(np.ones(live.size, np.bool_))
@@ -360,12 +383,18 @@ class BandCandidates:
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
         """Live kept positions, plus every slot (position, fingerprint, timestamp, alive) and
-        the key table's sorted runs, so that loading re-sorts nothing."""
+        the key table's sorted runs, so that loading re-sorts nothing. A dead slot's fingerprint
+        is never read: 0 when they are read by position (:meth:`read_fingerprints`)."""
         alive = self._alive.view()
+        if self._fps is None:
+            fps = np.zeros(alive.size, np.uint64)
+            fps[alive] = self._slot_fps(np.flatnonzero(alive))
+        else:
+            fps = self._fps.view()
         out: dict[str, npt.NDArray[Any]] = {
-            "positions": self._pos.view()[alive],
-            "slot_positions": self._pos.view(),
-            "slot_fingerprints": self._fps.view(),
+            "positions": self._pos.view()[alive].astype(np.int64),
+            "slot_positions": self._pos.view().astype(np.int64),  # saved int64 (format 4)
+            "slot_fingerprints": fps,
             "slot_alive": alive,
         }
         if self._has_ts:
@@ -387,8 +416,9 @@ class BandCandidates:
         self._table = KeyTable.from_arrays(table, value_bits=self._bits)
         if self._table._dead.shape[0] < n:
             raise ValueError("the key table's dead-slot mask is shorter than the slots")
-        self._pos = Growable.wrap(np.asarray(arrays["slot_positions"], np.int64))
-        self._fps = Growable.wrap(np.asarray(arrays["slot_fingerprints"], np.uint64))
+        self._pos = Growable.wrap(narrow_positions(np.asarray(arrays["slot_positions"], np.int64)))
+        if self._fps_at is None:
+            self._fps = Growable.wrap(np.asarray(arrays["slot_fingerprints"], np.uint64))
         self._alive = Growable.wrap(np.asarray(arrays["slot_alive"], np.bool_))
         self._live = int(np.count_nonzero(self._alive.view()))
         self._expiry = None
@@ -425,7 +455,8 @@ class BandCandidates:
         """
         kept = len(self)
         rate = self.design.random_pair_rate()
-        per_doc = self._pos.nbytes + self._fps.nbytes + self._ts.nbytes + self._alive.nbytes
+        per_doc = self._pos.nbytes + self._ts.nbytes + self._alive.nbytes
+        per_doc += 0 if self._fps is None else self._fps.nbytes
         return {
             **self.get_config(),
             "kept": kept,

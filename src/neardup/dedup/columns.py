@@ -118,6 +118,10 @@ SCHEMA = (
     Column("slot", np.int32, "verifier", None, False, -1),
 )
 _DTYPES = {c.name: c.dtype for c in SCHEMA}
+#: positions and cluster numbers: int32 in memory until one reaches 2**31 - 1 (8 B/doc less;
+#: issue 39), then int64; saved and handed out as SCHEMA's int64 (:meth:`DocColumns.fit`)
+NARROW = ("rep", "cluster")
+_NARROW_TOP = 2**31 - 1
 _SETTLED = ("similarity", "threshold")  # appended by DocColumns.settle, not grow
 #: :meth:`DocColumns.public` names (the service's SQLite columns) of the plain columns
 PUBLIC = {
@@ -133,7 +137,7 @@ PUBLIC = {
 
 
 def _growable(name: str) -> Growable:
-    return Growable(_DTYPES[name])
+    return Growable(np.int32 if name in NARROW else _DTYPES[name])
 
 
 def _spilled(name: str) -> Growable:
@@ -194,6 +198,18 @@ class DocColumns:
         """Bytes of every column (held or not: an unused one is empty)."""
         return sum(self.column(c.name).nbytes for c in SCHEMA)
 
+    def fit(self, top: int) -> None:
+        """Make the :data:`NARROW` columns hold values up to ``top`` (a position or cluster
+        number): int64 from ``2**31 - 1`` on, once (a state never narrows back)."""
+        if top >= _NARROW_TOP and self.rep.data.dtype == np.int32:
+            for name in NARROW:
+                setattr(self, name, Growable.wrap(self.column(name).view().astype(np.int64)))
+
+    def saved_view(self, c: Column, start: int) -> npt.NDArray[Any]:
+        """Rows ``start..`` of column ``c`` with its :data:`SCHEMA` dtype (no copy unless
+        narrowed in memory)."""
+        return self.column(c.name).view()[start:].astype(c.dtype, copy=False)
+
     def truncate(self, rows: int) -> None:
         """Forget the rows from ``rows`` on (a dry run's undo)."""
         for c in SCHEMA:
@@ -236,19 +252,21 @@ class DocColumns:
                     f"{where}: {c.name}.npy has shape {values.shape}, the state holds "
                     f"{at}; restore it or start a new state"
                 )
+            if c.name in NARROW and values.size:
+                self.fit(int(values.max()))
             g = self.column(c.name)
             if empty:
-                g.data, g.size = np.asarray(values, c.dtype), rows
+                g.data, g.size = np.asarray(values, g.data.dtype), rows
             else:
                 g.extend(values)
 
     def public(self, rows: slice, positions: npt.NDArray[np.int64]) -> dict[str, np.ndarray]:
         """Rows ``rows`` as the public columns of :meth:`DedupState.columns` (no ids, no
         sketches), in the order the service stores them."""
-        rep, flags = self.rep.view()[rows], self.flags.view()[rows]
+        rep, flags = self.rep.view()[rows].astype(np.int64), self.flags.view()[rows]
 
         def copy(name: str) -> np.ndarray:
-            return np.array(self.column(name).view()[rows])
+            return np.array(self.column(name).view()[rows], _DTYPES[name])
 
         timed = self.holds("ts")
         return {

@@ -36,7 +36,7 @@ from neardup._persist import JsonColumn
 from neardup._spill import SpillGrowable
 from neardup._threads import thread_safe
 from neardup.dedup.budget import PAIR_BUDGET, budget_cuts
-from neardup.dedup.candidates import CandidateIndex
+from neardup.dedup.candidates import BandCandidates, CandidateIndex
 from neardup.dedup.columns import (
     FORGOTTEN,
     MAX_SLOTS,
@@ -109,6 +109,8 @@ class DedupState:
         self.cols = DocColumns(
             timed=self.window is not None, tight=tight, sketched=verifier is not None
         )
+        if isinstance(candidates, BandCandidates):  # no copy of the kept fingerprints there
+            candidates.read_fingerprints(self._fingerprints_at)
         # read only for verified candidates: moves to a spill file past 64 MiB (issue 39)
         self.sketches: SpillGrowable | None = None
         self.trace: dict[int, list[Considered]] | None = None  # see greedy.Ledger.trace
@@ -124,6 +126,11 @@ class DedupState:
         self.id_positions = IdPositions()  # the rerun rule's id look-up (dedup/rerun.py)
         self.already = 0  # documents fed again (same id and text): not added (not saved)
         self.pending: list[PreparedBatch] = []  # batch chunks collected for resolve()
+
+    def _fingerprints_at(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+        """Fingerprints of held documents at ``positions`` (the candidate index's kept ones)."""
+        fps: npt.NDArray[np.uint64] = self.cols.fps.view()[positions - self.origin]
+        return fps
 
     @property
     def n_documents(self) -> int:
@@ -398,6 +405,7 @@ class DedupState:
             self.ids.extend(range(base, base + len(chunk.fps)) if ids is None else ids)
 
     def _extend(self, chunk: PreparedBatch) -> None:
+        self.cols.fit(self.n_documents + len(chunk.fps))  # positions and cluster numbers
         self.cols.grow(chunk.fps, chunk.keys, chunk.ts)
         if chunk.ts.size and not np.isnan(chunk.ts).all():
             self.max_ts = max(self.max_ts, float(np.nanmax(chunk.ts)))
@@ -520,14 +528,14 @@ class DedupState:
     def decisions_at(self, positions: npt.NDArray[np.int64]) -> Decisions:
         """The decisions of held documents at ``positions`` (copies)."""
         rows = positions - self.origin
-        rep = self.cols.rep.view()[rows]
+        rep = self.cols.rep.view()[rows].astype(np.int64)  # int32 in memory (columns.NARROW)
         return Decisions(
             positions,
             self.cols.fps.view()[rows],
             self.cols.status.view()[rows],
             np.where(rep == positions, -1, rep),
             self.cols.distance.view()[rows],
-            self.cols.cluster.view()[rows],
+            self.cols.cluster.view()[rows].astype(np.int64),
             self.cols.similarity.view()[rows].astype(np.float64),
             self.cols.threshold.view()[rows].astype(np.float64),
         )

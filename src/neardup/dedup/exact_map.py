@@ -2,12 +2,13 @@
 
 A Python dict of 128-bit keys costs ~114 bytes per entry at 10^6 documents (the dict slot, the
 key's int object, the value's). Here the bulk lives in sorted numpy arrays (``hi``, ``lo``
-halves of the key, ``pos``: 24 bytes per entry) and only recent entries in the dict (the
-tail). Every key lives in one tier only. Before a chunk is decided, :meth:`ExactMap.start_log`
-moves the base entries of the chunk's keys into the tail (one vectorised search), so the
-decision loop reads and writes the plain dict (``get`` is the dict's own, as fast as before)
-and sees exactly what one dict would hold. When the tail has grown (past ``FREEZE_AT`` entries
-and a sixteenth of the base), :meth:`ExactMap.stop_log` merges it into the base.
+halves of the key, ``pos``: 20 bytes per entry, positions int32 until one reaches ``2**31``,
+then int64) and only recent entries in the dict (the tail). Every key lives in one tier only.
+Before a chunk is decided, :meth:`ExactMap.start_log` moves the base entries of the chunk's
+keys into the tail (one vectorised search), so the decision loop reads and writes the plain
+dict (``get`` is the dict's own, as fast as before) and sees exactly what one dict would hold.
+When the tail has grown (past ``FREEZE_AT`` entries and a sixteenth of the base),
+:meth:`ExactMap.stop_log` merges it into the base.
 
 >>> ex = ExactMap()
 >>> ex.start_log([5, 7]); ex[5] = 0; ex[7] = 1; ex.stop_log()
@@ -44,7 +45,7 @@ class ExactMap(dict[int, int]):
         super().__init__(*args)
         self._hi = np.zeros(0, np.uint64)  # base, sorted by (hi, lo)
         self._lo = np.zeros(0, np.uint64)
-        self._pos = np.zeros(0, np.int64)  # -1: moved to the tail or dropped
+        self._pos = np.zeros(0, np.int32)  # -1: moved to the tail or dropped (narrow_positions)
         self._live = 0
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -126,18 +127,18 @@ class ExactMap(dict[int, int]):
         hi, lo = _halves(list(super().keys()))
         pos = np.fromiter(super().values(), np.int64, tail)
         order = np.lexsort((lo, hi))
-        hi, lo, pos = hi[order], lo[order], pos[order]
+        hi, lo, pos = hi[order], lo[order], narrow_positions(pos[order], self._pos)
         at = self._rank(hi, lo)
         self._hi = np.insert(self._hi, at, hi)
         self._lo = np.insert(self._lo, at, lo)
-        self._pos = np.insert(self._pos, at, pos)
+        self._pos = np.insert(self._pos.astype(pos.dtype, copy=False), at, pos)
         self._live = int(self._pos.size)
         dict.clear(self)
 
     def positions(self) -> npt.NDArray[np.int64]:
         """Every entry's position (base first, then the dict, in :meth:`drop` order)."""
         tail = np.fromiter(super().values(), np.int64, super().__len__())
-        return np.concatenate([self._pos[self._pos >= 0], tail])
+        return np.concatenate([self._pos[self._pos >= 0].astype(np.int64), tail])
 
     def drop(self, mask: npt.NDArray[np.bool_]) -> None:
         """Drop the entries where ``mask`` (over :meth:`positions`) is true."""
@@ -171,9 +172,22 @@ class ExactMap(dict[int, int]):
         last = np.ones(hi.size, bool)
         last[:-1] = (hi[1:] != hi[:-1]) | (lo[1:] != lo[:-1])
         ex._hi, ex._lo = hi[last], lo[last]
-        ex._pos = np.asarray(pos, np.int64)[order][last]
+        ex._pos = narrow_positions(np.asarray(pos, np.int64)[order][last])
         ex._live = int(ex._pos.size)
         return ex
+
+
+def narrow_positions(
+    pos: npt.NDArray[np.int64], like: npt.NDArray[Any] | None = None
+) -> npt.NDArray[Any]:
+    """``pos`` as int32 (4 bytes an entry less; issue 39) while every position fits and ``like``
+    (the base) is int32, else int64: a map past ``2**31`` positions widens once, never wraps.
+
+    >>> narrow_positions(np.array([0, 2**31 - 1])).dtype, narrow_positions(np.array([2**31])).dtype
+    (dtype('int32'), dtype('int64'))
+    """
+    fits = (not pos.size or int(pos.max()) < 2**31) and (like is None or like.dtype == np.int32)
+    return pos.astype(np.int32 if fits else np.int64)
 
 
 def _halves(keys: list[int]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:

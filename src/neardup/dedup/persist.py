@@ -157,7 +157,7 @@ def bundle(state: DedupState) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any
     cand = state.candidates.to_arrays()
     origin = state.new_origin(cand["positions"])
     cut = origin - state.origin
-    arrays = {c.name: state.cols.column(c.name).view()[cut:] for c in state.cols.saved()}
+    arrays = {c.name: state.cols.saved_view(c, cut) for c in state.cols.saved()}
     arrays.update(state.exact.arrays())
     arrays.update({f"cand_{k}": v for k, v in cand.items()})
     if state.sketches is not None:
