@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.pairs import HOLDS, NEAR_COPY, PART, cross_source_keep, holders, source_rows
+from neardup.overlap.pairs import (
+    HOLDS,
+    NEAR_COPY,
+    PART,
+    _keep_sweep,
+    cross_source_keep,
+    holders,
+    source_rows,
+)
 
 from tests.overlap_texts import article_last, copy_chain
 
@@ -191,3 +199,40 @@ def test_holders_against_their_definition(rows: list[tuple[int, int, int, float]
         assert full == [i for i in free if _full(rows, keep, i, g)]
         assert part == [i for i in free if not _full(rows, keep, i, g) and _part(rows, keep, i, g)]
         assert g in full
+
+
+def _keep_plainly(rows: list[tuple[int, int, int, float]]) -> list[bool]:
+    """cross_source_keep as written before the sweep (issue 36's cost): every row against
+    every row."""
+    keep = []
+    for s0, s1, src, score in rows:
+        keep.append(
+            not any(
+                g[2] != src
+                and g[0] <= s0
+                and s1 <= g[1]
+                and g[1] - g[0] > s1 - s0
+                and score * 2 < g[3]
+                for g in rows
+            )
+        )
+    return keep
+
+
+# nested and repeated spans, few sources and scores (ties): where a sweep can go wrong
+_nested = st.lists(
+    st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(0, 4), st.sampled_from(
+        [0.05, 0.1, 0.2, 0.25, 0.4, 0.5, 0.8, 1.0]
+    )).map(lambda r: (min(r[0], r[1]), max(r[0], r[1]), r[2], r[3])),
+    max_size=40,
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(_nested)
+def test_cross_source_keep_equals_the_rule_written_plainly(
+    rows: list[tuple[int, int, int, float]],
+) -> None:
+    # the sweep (over PAIRWISE rows) and the pairwise test (up to it) both decide as before
+    assert cross_source_keep(rows) == _keep_plainly(rows)
+    assert _keep_sweep(rows) == _keep_plainly(rows)
