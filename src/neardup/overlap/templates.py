@@ -464,8 +464,10 @@ def _figures(text: str) -> Counter[str]:
     [('1,250', 1), ('1/8', 1), ('1250', 1), ('3.5', 1), ('5', 1), ('Monday', 1)]
     """
     # digits translated first: the same figures (one character for one, word characters
-    # both); digits and names are never in one figure, so they are found apart
-    text = text.translate(_ASCII)
+    # both); digits and names are never in one figure, so they are found apart. An ASCII
+    # text (isascii: a flag, not a scan) has no full-width digit to translate
+    if not text.isascii():
+        text = text.translate(_ASCII)
     found = _FIGURE_DIGITS.findall(text)
     if _ANY_NAME.search(text):
         found += _FIGURE_NAME.findall(text)
