@@ -19,12 +19,14 @@ from hypothesis import strategies as st
 from neardup.cli import cli
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.templates import (
+    _NUMBER,
     MAX_FRAME_WORDS,
     OWN_SHARE,
     REFILLED,
     TemplateBatch,
     TemplateCounts,
     _figures_refilled,
+    _slots_changed,
     template_flags,
 )
 from neardup.overlap.tokens import tokenize
@@ -351,6 +353,36 @@ _PIECES = st.lists(
 def test_figures_rule_decides_as_before_its_speed_up(query: str, source: str) -> None:
     assert _figures_refilled(query, source) == _refilled_before(query, source)
     assert _figures_refilled(source, query) == _refilled_before(source, query)
+
+
+def _slots_changed_before(query: str, source: str) -> bool:
+    """templates._slots_changed as written before issue 36's cost work (one pattern for
+    every text)."""
+    ascii_digits = str.maketrans("０１２３４５６７８９", "0123456789")
+    q, s = _NUMBER.findall(query), _NUMBER.findall(source)
+    if q == s or [n.translate(ascii_digits) for n in q] == [n.translate(ascii_digits) for n in s]:
+        return False
+
+    def frame(text: str) -> str:
+        return re.sub("[^\\w#]|_", "", _NUMBER.sub("#", text).casefold())
+
+    return frame(query) == frame(source)
+
+
+_SLOT_PIECES = st.lists(
+    st.sampled_from(
+        ["1", "15", "１", "２３", " ", ",", "Rpt", "rpt", "x", "_", "本报北京", "月", "日", "年",
+         "一", "四", "十", "〇", "（", "）", "(", ")", "上", "下", "讯", "É", "é"]
+    ),
+    max_size=20,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(_SLOT_PIECES, _SLOT_PIECES)
+def test_slots_rule_decides_as_before_its_speed_up(query: str, source: str) -> None:
+    # ASCII texts take the digits' pattern alone: the same decisions on every mix
+    assert _slots_changed(query, source) == _slots_changed_before(query, source)
 
 
 def test_reports_with_other_figures_are_templates() -> None:

@@ -379,6 +379,7 @@ def _covered(batch: TemplateBatch, keys: npt.NDArray[np.bool_]) -> npt.NDArray[n
 _NUMBER = re.compile(
     "[0-9\uff10-\uff19]+|(?<=[\uff08(])[\u4e0a\u4e2d\u4e0b]+(?=[\uff09)])|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
 )
+_ASCII_NUMBER = re.compile("[0-9]+")
 # a figure: digits (ASCII or full-width) with the separators inside a number, or the name of
 # a month or a weekday (a date's slot in English; Chinese dates are digits or Han numerals)
 _NAMES = (
@@ -405,7 +406,7 @@ def _slots_changed(query: str, source: str) -> bool:
     >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
     (False, False)
     """
-    q, s = _NUMBER.findall(query), _NUMBER.findall(source)
+    q, s = _numbers(query).findall(query), _numbers(source).findall(source)
     if q == s or [n.translate(_ASCII) for n in q] == [n.translate(_ASCII) for n in s]:
         return False
     return _frame(query) == _frame(source)
@@ -482,7 +483,18 @@ def _inside(part: str, whole: str) -> bool:
 
 def _frame(text: str) -> str:
     """``text`` without its numbers, spaces and punctuation, case folded."""
-    return _NOT_WORD.sub("", _NUMBER.sub("#", text).casefold())
+    return _NOT_WORD.sub("", _numbers(text).sub("#", text).casefold())
+
+
+def _numbers(text: str) -> re.Pattern[str]:
+    """:data:`_NUMBER`, or where ``text`` is ASCII (a flag, not a scan) the one of its
+    branches that can match there: the same numbers, found faster (a pattern of one
+    character class is scanned for in C; one of three branches is tried at every position).
+
+    >>> [_numbers(t).findall(t) for t in ("Qtly div 25 cts", "一月四日")]
+    [['25'], ['一', '四']]
+    """
+    return _ASCII_NUMBER if text.isascii() else _NUMBER
 
 
 _NOT_WORD = re.compile("[^\\w#]|_")
