@@ -452,16 +452,16 @@ def holders(
     ([0, 1], [2])
     """
     g0, g1 = rows[g][0], rows[g][1]
+    need, least = HOLDS * (g1 - g0), PART * (g1 - g0)
     full, part = [], []
     for i, (r0, r1, _, score) in enumerate(rows):
-        shared = min(r1, g1) - max(r0, g0)
         if taken[i]:
             continue
-        inside = shared >= HOLDS * (r1 - r0)
+        shared = (r1 if r1 < g1 else g1) - (r0 if r0 > g0 else g0)  # min, max: no calls
         own = keep[i] and score >= NEAR_COPY and 2 * shared < r1 - r0  # a copy of its own
-        if shared >= HOLDS * (g1 - g0) and not own:
+        if shared >= need and not own:
             full.append(i)
-        elif inside and not keep[i] and r1 - r0 >= PART * (g1 - g0):
+        elif not keep[i] and shared >= HOLDS * (r1 - r0) and r1 - r0 >= least:
             part.append(i)
     return full, part
 
