@@ -3,6 +3,7 @@ closest beside it, or every earlier document holding it; the rule against its in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,7 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.pairs import HOLDS, NEAR_COPY, PART, cross_source_keep, holders, source_rows
+from neardup.overlap.finder import cross_sourced
+from neardup.overlap.pairs import (
+    HOLDS,
+    NEAR_COPY,
+    PART,
+    SOURCE_MODES,
+    _keep_sweep,
+    cross_source_keep,
+    holders,
+    score,
+    source_rows,
+)
 
 from tests.overlap_texts import article_last, copy_chain
 
@@ -191,3 +203,95 @@ def test_holders_against_their_definition(rows: list[tuple[int, int, int, float]
         assert full == [i for i in free if _full(rows, keep, i, g)]
         assert part == [i for i in free if not _full(rows, keep, i, g) and _part(rows, keep, i, g)]
         assert g in full
+
+
+def _keep_plainly(rows: list[tuple[int, int, int, float]]) -> list[bool]:
+    """cross_source_keep as written before the sweep (issue 36's cost): every row against
+    every row."""
+    keep = []
+    for s0, s1, src, mine in rows:
+        keep.append(
+            not any(
+                g[2] != src
+                and g[0] <= s0
+                and s1 <= g[1]
+                and g[1] - g[0] > s1 - s0
+                and mine * 2 < g[3]
+                for g in rows
+            )
+        )
+    return keep
+
+
+# nested and repeated spans, few sources and scores (ties): where a sweep can go wrong
+_nested = st.lists(
+    st.tuples(st.integers(0, 12), st.integers(0, 12), st.integers(0, 4), st.sampled_from(
+        [0.05, 0.1, 0.2, 0.25, 0.4, 0.5, 0.8, 1.0]
+    )).map(lambda r: (min(r[0], r[1]), max(r[0], r[1]), r[2], r[3])),
+    max_size=40,
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(_nested)
+def test_cross_source_keep_equals_the_rule_written_plainly(
+    rows: list[tuple[int, int, int, float]],
+) -> None:
+    # the sweep (over PAIRWISE rows) and the pairwise test (up to it) both decide as before
+    assert cross_source_keep(rows) == _keep_plainly(rows)
+    assert _keep_sweep(rows) == _keep_plainly(rows)
+
+
+def _cross_sourced_plainly(found: list[Passage], sources: str, limit: int) -> list[Passage]:
+    """finder.cross_sourced as written before issue 36's cost work."""
+
+    def order(p: Passage) -> tuple[Any, ...]:
+        return (p.span, p.source_position, p.source_span)
+
+    if len(found) > 1:
+        found.sort(key=order)
+        rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
+        picked, _ = source_rows(rows, sources, limit)
+        found = [
+            found[i]
+            if c is None
+            else replace(
+                found[i],
+                closest_id=found[c].source_id,
+                closest_span=found[c].source_span,
+                closest_score=found[c].score,
+                closest_position=found[c].source_position,
+            )
+            for i, c in picked
+        ]
+    return sorted(found, key=order)
+
+
+# kernel rows (source index, query span, source span, grams shared, grams): repeated spans,
+# sources and scores
+_kernel_rows = st.lists(
+    st.tuples(st.integers(0, 5), st.integers(0, 30), st.integers(1, 30), st.integers(0, 40),
+              st.integers(1, 40), st.integers(0, 8), st.integers(0, 8)).map(
+        lambda r: (r[0], r[1], r[1] + r[2], r[3], r[3] + r[4], r[5], r[6])
+    ),
+    max_size=25,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(_kernel_rows, st.sampled_from(SOURCE_MODES))
+def test_passages_made_for_the_reported_rows_only_equal_the_rule_as_before(
+    found: list[tuple[int, ...]], sources: str
+) -> None:
+    finder = OverlapFinder(sources=sources, max_sources=3, min_score=0.25)
+    for i in range(6):
+        finder.add(f"text {i}", id=f"doc-{i}")
+    docs = [5, 3, 1, 0, 2, 4]  # the kernel's source index -> document position
+    every = [
+        Passage("q", (a, b), f"doc-{docs[j]}", (c, d), score(num, den), 9, docs[j])
+        for j, a, b, c, d, num, den in found
+        if score(num, den) >= 0.25
+    ]
+    want = _cross_sourced_plainly(every, sources, 3)
+    assert finder._passages(found, docs, "q", 9) == want
+    assert cross_sourced(list(every), sources, 3)[0] == want

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -18,12 +19,14 @@ from hypothesis import strategies as st
 from neardup.cli import cli
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.templates import (
+    _NUMBER,
     MAX_FRAME_WORDS,
     OWN_SHARE,
     REFILLED,
     TemplateBatch,
     TemplateCounts,
     _figures_refilled,
+    _slots_changed,
     template_flags,
 )
 from neardup.overlap.tokens import tokenize
@@ -305,6 +308,81 @@ def _refilled_plainly(mine: list[str], theirs: list[str]) -> bool:
     changed = min(len(ours), len(others))
     most = max(len(mine), len(theirs))
     return any(changed >= least and changed >= share * most for least, share in REFILLED)
+
+
+# the figures rule as written before issue 36's cost work: one pattern, digits translated
+# after the search, every figure of one side tried inside every one of the other's
+_FIGURE_BEFORE = re.compile(
+    "[0-9\uff10-\uff19]+(?:[.,/][0-9\uff10-\uff19]+)*|\\b(?:January|February|March|April|May"
+    "|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday"
+    "|Thursday|Friday|Saturday|Sunday)\\b"
+)
+
+
+def _refilled_before(query: str, source: str) -> bool:
+    ascii_digits = str.maketrans("０１２３４５６７８９", "0123456789")
+    mine = Counter(n.translate(ascii_digits) for n in _FIGURE_BEFORE.findall(query))
+    theirs = Counter(n.translate(ascii_digits) for n in _FIGURE_BEFORE.findall(source))
+    ours, others = mine - theirs, theirs - mine
+
+    def inside(part: str, whole: str) -> bool:
+        rest = iter(whole)
+        return all(c in rest for c in part)
+
+    changed = min(
+        sum(k for n, k in ours.items() if not any(inside(n, m) for m in others)),
+        sum(k for m, k in others.items() if not any(inside(m, n) for n in ours)),
+    )
+    most = max(mine.total(), theirs.total())
+    return any(changed >= max(least, share * most) for least, share in REFILLED)
+
+
+# pieces that meet in every way: names inside words and after digits or "_", full-width
+# digits, separators between digits or not, Han text
+_PIECES = st.lists(
+    st.sampled_from(
+        ["1", "3", "19", "198", "1998", "３", "１９", ".", ",", "/", "-", " ", "_", "x", "年", "的",
+         "March", "May", "Monday", "Mayday", "marches", "June", "1/8", "4,200", "65.06"]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PIECES, _PIECES)
+def test_figures_rule_decides_as_before_its_speed_up(query: str, source: str) -> None:
+    assert _figures_refilled(query, source) == _refilled_before(query, source)
+    assert _figures_refilled(source, query) == _refilled_before(source, query)
+
+
+def _slots_changed_before(query: str, source: str) -> bool:
+    """templates._slots_changed as written before issue 36's cost work (one pattern for
+    every text)."""
+    ascii_digits = str.maketrans("０１２３４５６７８９", "0123456789")
+    q, s = _NUMBER.findall(query), _NUMBER.findall(source)
+    if q == s or [n.translate(ascii_digits) for n in q] == [n.translate(ascii_digits) for n in s]:
+        return False
+
+    def frame(text: str) -> str:
+        return re.sub("[^\\w#]|_", "", _NUMBER.sub("#", text).casefold())
+
+    return frame(query) == frame(source)
+
+
+_SLOT_PIECES = st.lists(
+    st.sampled_from(
+        ["1", "15", "１", "２３", " ", ",", "Rpt", "rpt", "x", "_", "本报北京", "月", "日", "年",
+         "一", "四", "十", "〇", "（", "）", "(", ")", "上", "下", "讯", "É", "é"]
+    ),
+    max_size=20,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(_SLOT_PIECES, _SLOT_PIECES)
+def test_slots_rule_decides_as_before_its_speed_up(query: str, source: str) -> None:
+    # ASCII texts take the digits' pattern alone: the same decisions on every mix
+    assert _slots_changed(query, source) == _slots_changed_before(query, source)
 
 
 def test_reports_with_other_figures_are_templates() -> None:

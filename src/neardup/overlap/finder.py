@@ -97,6 +97,7 @@ _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candida
 # the template keys of a run of texts and their counts in the documents before each
 _Templates = tuple[TemplateBatch, npt.NDArray[np.int64]]
 _Texts = tuple[list[str], list[Form]]  # a run of texts and their prepared arrays
+_Row = tuple[tuple[int, int], int, tuple[int, int], float]  # a passage for picked_sources
 
 
 @dataclass(frozen=True)
@@ -564,14 +565,26 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ) -> list[Passage]:
         """The C kernel's rows ``found`` (source index into ``docs``, spans, score) as the
         passages of the query ``ident`` at ``position``, in their reported order."""
-        out: list[Passage] = []
-        ids, min_score = self._ids, self.min_score
+        rows: list[_Row] = []
+        min_score = self.min_score
         for j, a, b, c, d, num, den in found:
             s = round(num / den, 4) if den else 0.0  # pairs.score, inlined
             if s >= min_score:
-                doc = docs[j]
-                out.append(Passage(ident, (a, b), ids[doc], (c, d), s, position, doc))
-        return self._cross_sourced(out)
+                rows.append(((a, b), docs[j], (c, d), s))
+        # only the passages reported are made (Reuters: 15,766 of 58,163 rows in queries with
+        # more than one), each naming its closest source as it is made
+        picked, cut = picked_sources(rows, self.sources, self.max_sources)
+        self._sources_cut += cut
+        ids, out = self._ids, []
+        for i, k in picked:
+            span, doc, source_span, s = rows[i]
+            if k is None:
+                out.append(Passage(ident, span, ids[doc], source_span, s, position, doc))
+                continue
+            _, near, near_span, near_score = rows[k]  # the closest, as _with_closest names it
+            p = (ident, span, ids[doc], source_span, s, position, doc, False)
+            out.append(Passage(*p, ids[near], near_span, near_score, near))
+        return out
 
     def _cross_sourced(self, found: list[Passage]) -> list[Passage]:
         kept, cut = cross_sourced(found, self.sources, self.max_sources)
@@ -686,14 +699,30 @@ def cross_sourced(
     """One query's passages with the sources ``sources`` names
     (:func:`~neardup.overlap.pairs.source_rows`), in span order (before the template rule),
     and the number of sources ``max_sources`` left out."""
-    cut = 0
-    if len(found) > 1:
-        found.sort(key=_passage_order)  # the engines find them in other orders: ties alike
-        rows = [(p.span[0], p.span[1], p.source_position, p.score) for p in found]
-        picked, cut = source_rows(rows, sources, max_sources)
-        found = [found[i] if c is None else _with_closest(found[i], found[c]) for i, c in picked]
-    found.sort(key=_passage_order)
-    return found, cut
+    rows = [(p.span, p.source_position, p.source_span, p.score) for p in found]
+    picked, cut = picked_sources(rows, sources, max_sources)
+    return [found[i] if c is None else _with_closest(found[i], found[c]) for i, c in picked], cut
+
+
+def picked_sources(
+    rows: Sequence[_Row], sources: str = "original", max_sources: int = 16
+) -> tuple[list[tuple[int, int | None]], int]:
+    """:func:`cross_sourced` on one query's passages as rows (span, source position, source
+    span, score): the rows reported, each with its closest source's row (None: it is the
+    closest), in span order, and the number of sources left out.
+
+    >>> picked_sources([((0, 9), 4, (0, 9), 1.0), ((0, 9), 1, (5, 14), 0.9)])
+    ([(1, 0)], 0)
+    """
+    # the engines find them in other orders: ties alike
+    order = sorted(range(len(rows)), key=lambda i: rows[i][:3])
+    if len(rows) <= 1:
+        return [(i, None) for i in order], 0
+    found = [(rows[i][0][0], rows[i][0][1], rows[i][1], rows[i][3]) for i in order]
+    picked, cut = source_rows(found, sources, max_sources)
+    out = [(order[i], None if c is None else order[c]) for i, c in picked]
+    out.sort(key=lambda ic: rows[ic[0]][:3])
+    return out, cut
 
 
 def _with_closest(p: Passage, closest: Passage) -> Passage:
@@ -737,7 +766,3 @@ def apply_templates(
                 aside.append((i, p))
         kept.append(out)
     return kept, aside
-
-
-def _passage_order(p: Passage) -> tuple[tuple[int, int], int, tuple[int, int]]:
-    return (p.span, p.source_position, p.source_span)

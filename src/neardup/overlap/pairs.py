@@ -15,7 +15,7 @@ report the same passages for the same seeds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +71,9 @@ GRAM_WORD = 3
 # text are not a copy (heavy rewrites: 57 % or more for 95 % of them; such false passages:
 # 44 % median)
 MIN_COVER = 50
+# cross_source_keep compares each row with each below this many rows of a query (a sweep's
+# set-up costs more there: Reuters' 4,988 queries of under 10 rows took 2x as long swept)
+PAIRWISE = 12
 
 
 @dataclass(frozen=True)
@@ -302,19 +305,68 @@ def cross_source_keep(rows: Sequence[tuple[int, int, int, float]]) -> list[bool]
     >>> cross_source_keep([(0, 100, 1, 1.0), (10, 30, 2, 0.2), (10, 30, 3, 0.9)])
     [True, False, True]
     """
-    keep = []
-    for s0, s1, src, score in rows:
-        keep.append(
+    if len(rows) <= PAIRWISE:
+        return [
             not any(
-                g[2] != src
-                and g[0] <= s0
-                and s1 <= g[1]
-                and g[1] - g[0] > s1 - s0
-                and score * 2 < g[3]
+                g[2] != src and g[0] <= s0 and s1 <= g[1] and g[1] - g[0] > s1 - s0
                 for g in rows
+                if score * 2 < g[3]
             )
-        )
+            for s0, s1, src, score in rows
+        ]
+    return _keep_sweep(rows)
+
+
+def _keep_sweep(rows: Sequence[tuple[int, int, int, float]]) -> list[bool]:
+    """:func:`cross_source_keep` by a sweep in span order (start, then the longer first): the
+    spans begun so far that still reach the current start are the only ones that can hold
+    it, and passages seldom nest, so few are (was: every row against every row; half of
+    Reuters' pairs are in queries of 50 rows or more). Spans run forwards (start <= end).
+
+    >>> _keep_sweep([(0, 100, 1, 1.0), (10, 30, 2, 0.2), (10, 30, 3, 0.9), (0, 100, 2, 0.1)])
+    [True, False, True, True]
+    """
+    keep = [True] * len(rows)
+    items = sorted([(r[0], -r[1], i) for i, r in enumerate(rows)])
+    active: list[tuple[int, _Top]] = []  # (end, best two sources of the rows of that span)
+    k = 0
+    while k < len(items):
+        s0, neg_end, _ = items[k]
+        j = k + 1
+        while j < len(items) and items[j][0] == s0 and items[j][1] == neg_end:
+            j += 1  # the rows of one span: none holds another
+        group = [items[x][2] for x in range(k, j)]
+        active = [a for a in active if a[0] >= s0]
+        if active:
+            top = _best_two([e for end, t in active if end >= -neg_end for e in t])
+            for i in group:
+                other = top[0] if top[0][1] != rows[i][2] else top[1]
+                keep[i] = not rows[i][3] * 2 < other[0]
+        active.append((-neg_end, _best_two([(rows[i][3], rows[i][2]) for i in group])))
+        k = j
     return keep
+
+
+_Top = tuple[tuple[float, int | None], tuple[float, int | None]]
+_NONE: tuple[float, int | None] = (-float("inf"), None)
+
+
+def _best_two(entries: Iterable[tuple[float, int | None]]) -> _Top:
+    """The best (score, source) of ``entries`` and the best of another source (``_NONE``
+    where there is none): the best of a source other than any ``s`` is one of the two.
+
+    >>> _best_two([(0.5, 1), (0.9, 1), (0.7, 2), (0.8, 3)])
+    ((0.9, 1), (0.8, 3))
+    """
+    first = second = _NONE
+    for e in entries:
+        if e[0] > first[0]:
+            if e[1] != first[1]:
+                second = first
+            first = e
+        elif e[0] > second[0] and e[1] != first[1]:
+            second = e
+    return first, second
 
 
 # "original": one row per copied passage, its earliest source (the closest named beside it);
@@ -400,16 +452,16 @@ def holders(
     ([0, 1], [2])
     """
     g0, g1 = rows[g][0], rows[g][1]
+    need, least = HOLDS * (g1 - g0), PART * (g1 - g0)
     full, part = [], []
     for i, (r0, r1, _, score) in enumerate(rows):
-        shared = min(r1, g1) - max(r0, g0)
         if taken[i]:
             continue
-        inside = shared >= HOLDS * (r1 - r0)
+        shared = (r1 if r1 < g1 else g1) - (r0 if r0 > g0 else g0)  # min, max: no calls
         own = keep[i] and score >= NEAR_COPY and 2 * shared < r1 - r0  # a copy of its own
-        if shared >= HOLDS * (g1 - g0) and not own:
+        if shared >= need and not own:
             full.append(i)
-        elif inside and not keep[i] and r1 - r0 >= PART * (g1 - g0):
+        elif not keep[i] and shared >= HOLDS * (r1 - r0) and r1 - r0 >= least:
             part.append(i)
     return full, part
 
