@@ -8,11 +8,19 @@ folder is absent, with one header line saying so, so a clean clone runs whole wi
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 from neardup.eval.corpora import CorpusNotFoundError, corpora_dir, load_records
+
+# Whichever test starts this process's Spark JVM first (a CLI test running --engine spark in
+# process, or the Spark tests' session) fixes its heap for the rest of the suite: a session
+# made later reuses the JVM and cannot raise it. The default 1 GiB ran out in the full suite
+# (OutOfMemoryError in tests/spark/test_engine.py, which passes alone), so every JVM the suite
+# starts gets 2 GiB
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-memory 2g pyspark-shell")
 
 # fixtures that read a real corpus: a test that asks for one is a corpus test
 CORPUS_FIXTURES = frozenset({"reuters_records", "reuters", "peoples_daily"})

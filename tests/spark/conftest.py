@@ -19,10 +19,8 @@ if shutil.which("java") is None:
 def spark() -> Iterator[Any]:
     from neardup.spark.session import spark_session
 
-    # no web UI (the status store still runs): less work per job in a suite of small jobs.
-    # One JVM runs every Spark test's jobs for the whole suite (~20 minutes on 2 cores): its
-    # default 1 GiB heap ran out once there (OutOfMemoryError in a test that passes alone)
-    conf = {"spark.ui.enabled": "false", "spark.driver.memory": "2g"}
-    session = spark_session("local[2]", shuffle_partitions=2, conf=conf)
+    # no web UI (the status store still runs): less work per job in a suite of small jobs (the
+    # JVM's heap is set for the whole suite in tests/conftest.py)
+    session = spark_session("local[2]", shuffle_partitions=2, conf={"spark.ui.enabled": "false"})
     yield session
     session.stop()
