@@ -190,34 +190,68 @@ def test_strip_reads_stdin_once_and_writes_it_cleaned(tmp_path: Path) -> None:
     assert list(got) == list(docs) and got["b"] >= 490 and got["a"] == 0
 
 
-def test_strip_cuts_templates_too_counted_apart(tmp_path: Path) -> None:
+def _templated_runs(tmp_path: Path, docs: list[tuple[str, str]], *runs: list[str]) -> list[Any]:
+    """``neardup overlap --strip`` on ``docs`` with each set of flags: (cleaned rows, --out
+    rows, stderr) per run."""
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    got = []
+    for n, flags in enumerate(runs):
+        out, clean = tmp_path / f"out{n}.jsonl", tmp_path / f"clean{n}.jsonl"
+        res = _invoke(["overlap", str(path), "--out", str(out), "--strip", str(clean), *flags])
+        assert res.exit_code == 0, res.output
+        got.append((_jsonl(clean), _jsonl(out), res.stderr))
+    return got
+
+
+def test_default_strip_cuts_the_planted_copy_and_no_template(tmp_path: Path) -> None:
+    """--strip removes what --out reports: by default the report sets the bylines, datelines
+    and signatures aside, so they stay in the texts; the planted copy goes. --strip-templates
+    cuts both (issue 41: templates cut by default were most of the wrong cuts)."""
+    from tests.overlap_texts import PLANTED, templated
+
+    docs = templated()
+    runs = ([], ["--strip-copies-only"], ["--strip-templates"], ["--templates", "keep"])
+    (cut, rows, err), only, both, (_, flagged, _) = _templated_runs(tmp_path, docs, *runs)
+    templates = {(x["id"], *x["span"]) for x in flagged if x["template"]}
+    assert len({i for i, *_ in templates}) > len(docs) // 2  # the bylines are templates
+    assert only[0] == cut  # --strip-copies-only names the default
+    copy_id, planted = docs[PLANTED[1]][0], docs[PLANTED[0]][1].split("\n")[2]
+    assert planted in docs[PLANTED[1]][1] and planted in cut[PLANTED[0]]["text"]  # the source
+    for (i, text), r, t in zip(docs, cut, both[0], strict=True):
+        assert "stripped_template_chars" not in r
+        assert r["text"] == strip_spans(text, [x["span"] for x in rows if x["id"] == i])[0]
+        if i == copy_id:  # the planted copy goes, either way
+            assert planted not in r["text"] and planted not in t["text"]
+        for _, a, b in (s for s in templates if s[0] == i):
+            assert text[a:b] in r["text"] or any(  # kept, unless a copy reported overlaps it
+                x["id"] == i and x["span"][0] < b and a < x["span"][1] for x in rows
+            )
+    assert sum(t["stripped_template_chars"] for t in both[0]) > 1000
+    assert "(0 of them templates; those set aside kept, --strip-templates cuts them)" in err
+    assert "of them templates)" in both[2] and "--strip-templates cuts" not in both[2]
+
+
+def test_strip_templates_cuts_templates_too_counted_apart(tmp_path: Path) -> None:
     # datelines, bylines and signatures (set aside by default, flagged with --templates keep)
-    # are cut with the copies; --strip-copies-only leaves them, as before
+    # are cut with the copies with --strip-templates; --templates keep reports them, so its
+    # --strip cuts them too: the same texts
     from tests.overlap_texts import templated
 
     docs = templated(n=40)
-    path = tmp_path / "in.jsonl"
-    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
-    got = {}
-    for flags in ([], ["--templates", "keep"], ["--strip-copies-only"]):
-        out, clean = tmp_path / "out.jsonl", tmp_path / f"clean{len(got)}.jsonl"
-        args = ["overlap", str(path), "--out", str(out), "--strip", str(clean), *flags]
-        res = _invoke(args)
-        assert res.exit_code == 0, res.output
-        got[" ".join(flags)] = (_jsonl(clean), _jsonl(out), res.stderr)
-    cut, rows, err = got[""]
+    runs = (["--strip-templates"], ["--templates", "keep"], [])
+    (cut, _, err), keep, only = _templated_runs(tmp_path, docs, *runs)
     assert sum(r["stripped_template_chars"] for r in cut) > 1000
     assert "of them templates" in err
     # the texts less their copies and their templates: those --templates keep flags
-    flagged = got["--templates keep"][1]
+    flagged = keep[1]
     for (i, text), r in zip(docs, cut, strict=True):
         copies = [tuple(x["span"]) for x in flagged if x["id"] == i and not x["template"]]
         templates = [tuple(x["span"]) for x in flagged if x["id"] == i and x["template"]]
         assert (r["text"], r["stripped_chars"]) == strip_spans(text, copies, extra=templates)
         assert r["stripped_chars"] - r["stripped_template_chars"] == strip_spans(text, copies)[1]
-    assert [r["text"] for r in got["--templates keep"][0]] == [r["text"] for r in cut]
-    only = got["--strip-copies-only"][0]
-    assert all("stripped_template_chars" not in r for r in only)
-    assert sum(r["stripped_chars"] for r in only) < sum(r["stripped_chars"] for r in cut)
-    for (i, text), r in zip(docs, only, strict=True):
-        assert r["text"] == strip_spans(text, [x["span"] for x in rows if x["id"] == i])[0]
+    assert keep[0] == cut
+    assert all("stripped_template_chars" not in r for r in only[0])
+    assert sum(r["stripped_chars"] for r in only[0]) < sum(r["stripped_chars"] for r in cut)
+    for (i, text), r in zip(docs, only[0], strict=True):
+        assert r["text"] == strip_spans(text, [x["span"] for x in only[1] if x["id"] == i])[0]

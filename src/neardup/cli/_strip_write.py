@@ -1,7 +1,9 @@
 """``neardup overlap --strip OUT``: every input document written again with the passages an
 earlier document already holds removed (:mod:`neardup.overlap.strip` decides what goes), its
 other fields as read, and ``stripped_chars``: how many characters were removed (with templates
-cut too, ``stripped_template_chars``: how many of them only because of a template)."""
+cut too, ``stripped_template_chars``: how many of them only because of a template). It removes
+what ``--out`` reports: copies, templates only with ``--strip-templates`` (or ``--templates
+keep``, which reports them)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from neardup.cli._common import InputSettings, document_records
 from neardup.io import ReadStats, Record, open_writer
 from neardup.io.partitions import root_of
 from neardup.io.readers import iter_part_records
-from neardup.overlap.strip import strip_spans
+from neardup.overlap.strip import STRIP_TEMPLATES, strip_counted
 
 __all__ = ["STRIPPED_CHARS", "STRIPPED_TEMPLATE_CHARS", "Spans", "strip_options", "write_stripped"]
 
@@ -34,9 +36,12 @@ def strip_options(func: Any) -> Any:
     """``--strip OUT``, ``--strip-min-length N`` and ``--strip-templates/--strip-copies-only``."""
     func = click.option(
         "--strip-templates/--strip-copies-only",
-        default=True,
-        help="With --strip: also cut the templates of the collection (bylines, datelines, "
-        "signatures, rows of figures; counted apart in stripped_template_chars) [on].",
+        default=STRIP_TEMPLATES,
+        help="With --strip: also cut the templates of the collection that --out sets aside "
+        "(bylines, datelines, signatures, rows of figures; counted apart in "
+        "stripped_template_chars). Default --strip-copies-only: --strip removes what --out "
+        "reports, copies (and the templates --templates keep reports); a template is not a "
+        "copy [copies only].",
     )(func)
     func = click.option(
         "--strip-min-length",
@@ -77,18 +82,14 @@ def write_stripped(
     total = by_templates = 0
     with open_writer(out) as writer:  # checked before the run (output_path_or_usage_error)
         for position, text, rec in _records(read, paths):
-            copies = spans.get(position, [])
-            cleaned, removed = strip_spans(text, copies, min_length)
+            more = None if templates is None else templates.get(position, [])
+            cleaned, removed, of_templates = strip_counted(
+                text, spans.get(position, []), min_length, more
+            )
             extra: dict[str, int] = {}
-            if templates is not None:
-                more = templates.get(position, [])
-                if more:
-                    copied = removed
-                    cleaned, removed = strip_spans(text, copies, min_length, more)
-                    extra[STRIPPED_TEMPLATE_CHARS] = removed - copied
-                else:
-                    extra[STRIPPED_TEMPLATE_CHARS] = 0
-                by_templates += extra[STRIPPED_TEMPLATE_CHARS]
+            if of_templates is not None:
+                extra[STRIPPED_TEMPLATE_CHARS] = of_templates
+                by_templates += of_templates
             total += removed
             writer.write({**rec, read.text_field: cleaned, STRIPPED_CHARS: removed, **extra})
     return total, by_templates

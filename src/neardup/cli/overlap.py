@@ -42,7 +42,7 @@ from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
 from neardup.overlap.finder import BUDGET_MODES, TEMPLATE_MODES
 from neardup.overlap.pairs import SOURCE_MODES
-from neardup.overlap.strip import merged_spans
+from neardup.overlap.strip import cuts_templates, merged_spans
 from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
 
 EXAMPLES = """
@@ -233,9 +233,9 @@ def overlap_command(
     if engine == "spark":
         _on_spark(params, files, (against, save_reference), out, read, (spark_master, spark_conf))
         return
-    cut_templates = strip_out is not None and strip_templates
     with materialized_stdin(files) as paths:
-        finder, got = _find_local(params, against, read, paths, cut_templates)
+        asked = strip_templates if strip_out is not None else None
+        finder, got = _find_local(params, against, read, paths, asked)
         if read.stats.documents == 0 and read.stats.skipped:
             raise nothing_read_error(read.stats)
         strip = (strip_out, strip_min_length)
@@ -246,11 +246,8 @@ def overlap_command(
     secs = time.perf_counter() - start
     _summary(got.documents, got.against, got.with_copies, pairs, got.share, secs)
     if strip_out is not None:
-        click.echo(
-            f"strip: {stripped:,} characters removed ({by_templates:,} of them templates), "
-            f"texts written to {strip_out}",
-            err=True,
-        )
+        kept = got.cut is None and finder.templates_set_aside[0] > 0
+        _strip_summary(stripped, by_templates, kept, strip_out)
     _templates_note(*finder.templates_set_aside)
     _sources_note(finder.sources_cut, finder.max_sources)
     _budget_note(*finder.over_budget_texts, finder.max_seeds_per_gram)
@@ -278,11 +275,12 @@ def _find_local(
     against: tuple[str, ...],
     read: _Read,
     paths: tuple[str, ...],
-    cut_templates: bool,
+    strip_templates: bool | None,
 ) -> tuple[OverlapFinder, _Passages]:
     """The finder (holding the reference) and the passages of the documents of ``paths``,
-    in time order with a time field (``cut_templates``: --strip cuts templates too, their
-    spans kept apart); bad input rows and a text over the seed budget are bad data."""
+    in time order with a time field (``strip_templates``: --strip-templates, None without
+    --strip; when --strip cuts templates, :func:`cuts_templates`, their spans are kept
+    apart); bad input rows and a text over the seed budget are bad data."""
     try:
         finder = _build(params, against, read)
         ref = f" against {len(finder):,} reference documents" if against else ""
@@ -290,6 +288,9 @@ def _find_local(
         if read.time_field:
             docs = iter(sorted(docs, key=_order))
         spans: Spans = {}
+        cut_templates = strip_templates is not None and cuts_templates(
+            strip_templates, finder.templates
+        )
         cut: Spans | None = {} if cut_templates else None
         n_docs, found, with_copies, share = _run(finder, docs, not against, read, spans, cut)
     except InputError as exc:
@@ -355,6 +356,17 @@ def _summary(n_docs: int, ref: str, with_copies: int, pairs: int, share: float, 
     click.echo(
         f"overlap: {n_docs:,} documents{ref}: {with_copies:,} with copied passages, "
         f"{pairs:,} passage pairs, {share:.1%} of the text copied, {s:.2f}s",
+        err=True,
+    )
+
+
+def _strip_summary(stripped: int, by_templates: int, kept: bool, strip_out: str) -> None:
+    """The characters --strip removed, of them templates; ``kept``: templates were set aside
+    and left in (the default), so the line names the flag that cuts them too."""
+    more = "; those set aside kept, --strip-templates cuts them" if kept else ""
+    click.echo(
+        f"strip: {stripped:,} characters removed ({by_templates:,} of them templates{more}), "
+        f"texts written to {strip_out}",
         err=True,
     )
 

@@ -31,7 +31,7 @@ from typing import Any
 from neardup._extras import require
 from neardup.integrations.tables import DEDUP_COLUMNS, DedupBatches
 from neardup.overlap import OverlapFinder
-from neardup.overlap.strip import strip_passages
+from neardup.overlap.strip import STRIP_TEMPLATES, cuts_templates, strip_counted
 
 __all__ = ["NeardupDedup", "NeardupStrip"]
 
@@ -103,10 +103,12 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
     """Each document with the passages an earlier document already holds removed (the spans
     ``neardup overlap`` reports on the later document, merged; stretches shorter than
     ``min_length`` characters stay), and ``metadata["stripped_chars"]``: how many characters
-    went; with ``templates`` (default) the collection's templates go too (``--strip-templates``),
-    their characters counted apart in ``metadata["stripped_template_chars"]``. ``reference``:
-    a saved reference directory (``neardup overlap --save-reference``);
-    the documents are then checked against it only (``--against``). ``options`` are the
+    went: what ``neardup overlap`` reports goes. With ``templates`` (``--strip-templates``)
+    the templates it sets aside go too, and with ``templates="keep"`` among ``options`` those
+    it flags; their characters are then counted apart in
+    ``metadata["stripped_template_chars"]``. ``reference``: a saved reference directory
+    (``neardup overlap --save-reference``); the documents are then checked against it only
+    (``--against``). ``options`` are the
     :class:`~neardup.overlap.OverlapFinder`'s. Equals ``neardup overlap --strip`` on the same
     documents in the same order.
     """
@@ -118,7 +120,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         self,
         *,
         min_length: int = 0,
-        templates: bool = True,
+        templates: bool = STRIP_TEMPLATES,
         reference: str | None = None,
         per_task: bool = False,
         **options: Any,
@@ -140,7 +142,8 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         if self.reference is not None:  # its saved options, or these when given (checked)
             finder = OverlapFinder.load(self.reference, finder if self.options else None)
         pending: deque[Any] = deque()  # documents read ahead by the finder's stream
-        aside = finder.record_template_spans() if self.templates else None
+        cut = cuts_templates(self.templates, finder.templates)
+        aside = finder.record_template_spans() if cut else None
 
         def items() -> Iterator[tuple[str, Any]]:
             for doc in data or ():
@@ -149,14 +152,15 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
 
         for got in finder.stream(items(), add=self.reference is None):
             doc = pending.popleft()
-            if aside is None:
-                doc.text, removed = strip_passages(doc.text, got, self.min_length)
-            else:
-                cut = aside.popleft() + [p.span for p in got if p.template]
-                copies = [p for p in got if not p.template]
-                copied = strip_passages(doc.text, copies, self.min_length)[1]
-                doc.text, removed = strip_passages(doc.text, copies, self.min_length, cut)
-                doc.metadata["stripped_template_chars"] = removed - copied
+            templates = None
+            if aside is not None:
+                templates = aside.popleft() + [p.span for p in got if p.template]
+            copies = [p.span for p in got if not p.template]
+            doc.text, removed, of_templates = strip_counted(
+                doc.text, copies, self.min_length, templates
+            )
+            if of_templates is not None:
+                doc.metadata["stripped_template_chars"] = of_templates
             doc.metadata["stripped_chars"] = removed
             self.stat_update("stripped_chars", value=removed)
             yield doc

@@ -32,7 +32,7 @@ from neardup.integrations._frames import (
 )
 from neardup.io.documents import EpochUnit
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.strip import strip_passages
+from neardup.overlap.strip import STRIP_TEMPLATES, cuts_templates, strip_counted
 
 __all__ = [
     "DEDUP_COLUMNS",
@@ -233,7 +233,7 @@ def overlap_table(
     epoch_unit: EpochUnit = "s",
     strip: bool = False,
     strip_min_length: int = 0,
-    strip_templates: bool = True,
+    strip_templates: bool = STRIP_TEMPLATES,
     **options: Any,
 ) -> Any:
     """``table`` with a ``passages`` column added: per row, the list of the passages it
@@ -248,9 +248,10 @@ def overlap_table(
     in ``finder`` (``neardup overlap --against``). ``strip=True`` also adds ``stripped_text``,
     the text less its passages (merged; stretches under ``strip_min_length`` characters stay),
     and ``stripped_chars``, as ``neardup overlap --strip`` writes them (the text column is
-    left as it is); with ``strip_templates`` (default) the templates go too, their characters
-    counted apart in ``stripped_template_chars`` (``--strip-templates``). ``options`` are the
-    :class:`~neardup.overlap.OverlapFinder`'s.
+    left as it is): what the ``passages`` column reports goes. With ``strip_templates``
+    (``--strip-templates``) the templates set aside go too, and with ``templates="keep"`` those
+    it flags; their characters are then counted apart in ``stripped_template_chars``.
+    ``options`` are the :class:`~neardup.overlap.OverlapFinder`'s.
 
     >>> import pyarrow as pa
     >>> words = "one two three four five six seven eight nine ten eleven twelve"
@@ -265,20 +266,25 @@ def overlap_table(
     adds = STRIP_COLUMNS if strip else ("passages",)
     kind, rows = _read(table, (text, id, time), epoch_unit, adds)
     finder = OverlapFinder(**options) if finder is None else finder
-    found, templates = _passages(finder, rows, add, strip and strip_templates)
+    cut_templates = strip and cuts_templates(strip_templates, finder.templates)
+    found, templates = _passages(finder, rows, add, cut_templates)
     source = rows.id_type if rows.id_type is not None and id is not None else pa.int64()
     cells = [[_passage_cell(p) for p in got] for got in found]
     new = {"passages": pa.array(cells, type=passage_type(source))}
     if strip:
-        cut, more = [], []
-        for t, got, extra in zip(rows.texts, found, templates, strict=True):
-            copies = [p for p in got if not (strip_templates and p.template)]
-            cut.append(strip_passages(t, copies, strip_min_length, extra))
-            more.append(cut[-1][1] - strip_passages(t, copies, strip_min_length)[1])
+        cut = [
+            strip_counted(
+                t,
+                [p.span for p in got if not p.template],
+                strip_min_length,
+                extra if cut_templates else None,
+            )
+            for t, got, extra in zip(rows.texts, found, templates, strict=True)
+        ]
         new["stripped_text"] = pa.array([c[0] for c in cut], pa.string())
         new["stripped_chars"] = pa.array([c[1] for c in cut], pa.int64())
-        if strip_templates:
-            new["stripped_template_chars"] = pa.array(more, pa.int64())
+        if cut_templates:
+            new["stripped_template_chars"] = pa.array([c[2] for c in cut], pa.int64())
     return with_columns(table, kind, new)
 
 
