@@ -39,9 +39,8 @@ def strip_options(func: Any) -> Any:
         default=STRIP_TEMPLATES,
         help="With --strip: also cut the templates of the collection that --out sets aside "
         "(bylines, datelines, signatures, rows of figures; counted apart in "
-        "stripped_template_chars). Default --strip-copies-only: --strip removes what --out "
-        "reports, copies (and the templates --templates keep reports); a template is not a "
-        "copy [copies only].",
+        "stripped_template_chars). The default cuts what --out reports: the copies (and "
+        "the templates --templates keep reports), as a template is not a copy.",
     )(func)
     func = click.option(
         "--strip-min-length",
