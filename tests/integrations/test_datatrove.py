@@ -80,16 +80,24 @@ def test_strip_step_equals_the_cli(tmp_path: Path) -> None:
     assert [g["metadata"]["stripped_chars"] for g in got] == [w["stripped_chars"] for w in want]
 
 
-@pytest.mark.parametrize("flag", [None, "--strip-copies-only", "--strip-templates"])
-def test_strip_step_with_templates_equals_the_cli(tmp_path: Path, flag: str | None) -> None:
-    """The default (None) and both settings on a collection with templates, as the CLI."""
+@pytest.mark.parametrize(
+    ("asked", "flags"),
+    [
+        ({}, []),
+        ({"templates": False}, ["--strip-copies-only"]),
+        ({"templates": True}, ["--strip-templates"]),
+    ],
+)
+def test_strip_step_with_templates_equals_the_cli(
+    tmp_path: Path, asked: dict[str, Any], flags: list[str]
+) -> None:
+    """The default and every setting on a collection with templates, as the CLI."""
     from tests.overlap_texts import templated
 
     folder = _folder(tmp_path, [{"id": i, "text": t} for i, t in templated(n=40)])
-    asked = {} if flag is None else {"templates": flag == "--strip-templates"}
     got = _pipeline(tmp_path, folder, NeardupStrip(**asked))
     clean = tmp_path / "clean.jsonl"
-    _cli(tmp_path, folder, "overlap", "--strip", str(clean), *([flag] if flag else []))
+    _cli(tmp_path, folder, "overlap", "--strip", str(clean), *flags)
     want = [json.loads(line) for line in clean.open("rb")]
     assert sum(r["stripped_chars"] for r in want) > 0
     assert [(g["id"], g["text"]) for g in got] == [(w["id"], w["text"]) for w in want]
@@ -97,7 +105,7 @@ def test_strip_step_with_templates_equals_the_cli(tmp_path: Path, flag: str | No
     assert [{n: g["metadata"][n] for n in names if n in g["metadata"]} for g in got] == [
         {n: w[n] for n in names if n in w} for w in want
     ]
-    cut = flag == "--strip-templates"  # templates stay in by default
+    cut = "--strip-templates" in flags  # templates stay in by default
     assert all(("stripped_template_chars" in w) == cut for w in want)
     if cut:
         assert sum(w["stripped_template_chars"] for w in want) > 0

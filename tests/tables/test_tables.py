@@ -217,22 +217,33 @@ def test_overlap_table_strip_equals_cli_strip(tmp_path: Path, kind: str) -> None
     assert _column(out, "text") == [r["text"] for r in rows]  # the input's text as it was
 
 
-@pytest.mark.parametrize("flag", [None, "--strip-copies-only", "--strip-templates"])
-def test_overlap_table_strip_templates_equals_the_cli(tmp_path: Path, flag: str | None) -> None:
-    """The default (None) and both settings on a collection with templates: the texts, the
+# the strip's settings: overlap_table's keywords and the CLI's flags (templates are cut when
+# asked, or when the report holds them: --templates keep)
+STRIP_SETTINGS = [
+    ({}, []),
+    ({"strip_templates": False}, ["--strip-copies-only"]),
+    ({"strip_templates": True}, ["--strip-templates"]),
+    ({"templates": "keep"}, ["--templates", "keep"]),
+]
+
+
+@pytest.mark.parametrize(("asked", "flags"), STRIP_SETTINGS)
+def test_overlap_table_strip_templates_equals_the_cli(
+    tmp_path: Path, asked: dict[str, Any], flags: list[str]
+) -> None:
+    """The default and every setting on a collection with templates: the texts, the
     characters removed and those of templates as ``neardup overlap --strip`` writes them."""
     from tests.overlap_texts import templated
 
     rows = [{"id": i, "text": t} for i, t in templated(n=40)]
-    asked = {} if flag is None else {"strip_templates": flag == "--strip-templates"}
     out = neardup.overlap_table(pa.Table.from_pylist(rows), strip=True, **asked)
     clean = tmp_path / "clean.jsonl"
-    _cli(tmp_path, rows, "overlap", "--strip", str(clean), *([flag] if flag else []))
+    _cli(tmp_path, rows, "overlap", "--strip", str(clean), *flags)
     want = [json.loads(line) for line in clean.open("rb")]
     assert sum(r["stripped_chars"] for r in want) > 0
     assert _column(out, "stripped_text") == [r["text"] for r in want]
     assert _column(out, "stripped_chars") == [r["stripped_chars"] for r in want]
-    cut = flag == "--strip-templates"  # templates stay in by default
+    cut = "--strip-templates" in flags or "keep" in flags  # templates stay in by default
     assert ("stripped_template_chars" in out.column_names) == cut
     assert all(("stripped_template_chars" in r) == cut for r in want)
     if cut:
