@@ -104,8 +104,8 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
     ``neardup overlap`` reports on the later document, merged; stretches shorter than
     ``min_length`` characters stay), and ``metadata["stripped_chars"]``: how many characters
     went: what ``neardup overlap`` reports goes. With ``templates`` (``--strip-templates``)
-    the templates it sets aside go too, and with ``templates="keep"`` among ``options`` those
-    it flags; their characters are then counted apart in
+    the templates it sets aside go too, and so do those it reports (a ``reference`` saved with
+    ``--templates keep``); their characters are then counted apart in
     ``metadata["stripped_template_chars"]``. ``reference``: a saved reference directory
     (``neardup overlap --save-reference``); the documents are then checked against it only
     (``--against``). ``options`` are the
