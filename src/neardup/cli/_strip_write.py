@@ -83,7 +83,7 @@ def write_stripped(
         for position, text, rec in _records(read, paths):
             more = None if templates is None else templates.get(position, [])
             cleaned, removed, of_templates = strip_counted(
-                text, spans.get(position, []), min_length, more
+                text, spans.get(position, []), more, min_length
             )
             extra: dict[str, int] = {}
             if of_templates is not None:

@@ -42,7 +42,7 @@ from neardup.io.writers import needs_utf8
 from neardup.overlap import OverlapFinder, ReferenceFormatError, SeedBudgetError
 from neardup.overlap.finder import BUDGET_MODES, TEMPLATE_MODES
 from neardup.overlap.pairs import SOURCE_MODES
-from neardup.overlap.strip import cuts_templates, merged_spans
+from neardup.overlap.strip import cuts_templates, merged_spans, split_templates
 from neardup.spark.cli import EngineDataError, parse_spark_conf, refuse_urls
 
 EXAMPLES = """
@@ -499,16 +499,13 @@ def _run(
         doc = read_ahead.popleft()
         n += 1
         chars += len(doc.text)
-        if aside is not None and templates is not None:
-            cut = aside.popleft() + [p.span for p in got if p.template]
-            if cut:
-                templates[doc.position] = cut
+        copies, cut = split_templates(got, None if aside is None else aside.popleft())
+        if cut and templates is not None:
+            templates[doc.position] = cut
         if got:
             merged = merged_spans(p.span for p in got)
             copied += sum(b - a for a, b in merged)
             found.append((got, read.parts.get(doc.position, {})))
             if spans is not None:
-                spans[doc.position] = merged_spans(
-                    p.span for p in got if templates is None or not p.template
-                )
+                spans[doc.position] = merged_spans(copies)
     return n, found, len(found), copied / chars if chars else 0.0

@@ -31,7 +31,12 @@ from typing import Any
 from neardup._extras import require
 from neardup.integrations.tables import DEDUP_COLUMNS, DedupBatches
 from neardup.overlap import OverlapFinder
-from neardup.overlap.strip import STRIP_TEMPLATES, cuts_templates, strip_counted
+from neardup.overlap.strip import (
+    STRIP_TEMPLATES,
+    cuts_templates,
+    split_templates,
+    strip_counted,
+)
 
 __all__ = ["NeardupDedup", "NeardupStrip"]
 
@@ -152,12 +157,9 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
 
         for got in finder.stream(items(), add=self.reference is None):
             doc = pending.popleft()
-            templates = None
-            if aside is not None:
-                templates = aside.popleft() + [p.span for p in got if p.template]
-            copies = [p.span for p in got if not p.template]
+            copies, templates = split_templates(got, None if aside is None else aside.popleft())
             doc.text, removed, of_templates = strip_counted(
-                doc.text, copies, self.min_length, templates
+                doc.text, copies, templates, self.min_length
             )
             if of_templates is not None:
                 doc.metadata["stripped_template_chars"] = of_templates

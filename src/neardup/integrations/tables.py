@@ -32,7 +32,12 @@ from neardup.integrations._frames import (
 )
 from neardup.io.documents import EpochUnit
 from neardup.overlap import OverlapFinder, Passage
-from neardup.overlap.strip import STRIP_TEMPLATES, cuts_templates, strip_counted
+from neardup.overlap.strip import (
+    STRIP_TEMPLATES,
+    cuts_templates,
+    split_templates,
+    strip_counted,
+)
 
 __all__ = [
     "DEDUP_COLUMNS",
@@ -273,13 +278,8 @@ def overlap_table(
     new = {"passages": pa.array(cells, type=passage_type(source))}
     if strip:
         cut = [
-            strip_counted(
-                t,
-                [p.span for p in got if not p.template],
-                strip_min_length,
-                extra if cut_templates else None,
-            )
-            for t, got, extra in zip(rows.texts, found, templates, strict=True)
+            strip_counted(t, *split_templates(got, aside), strip_min_length)
+            for t, got, aside in zip(rows.texts, found, templates, strict=True)
         ]
         new["stripped_text"] = pa.array([c[0] for c in cut], pa.string())
         new["stripped_chars"] = pa.array([c[1] for c in cut], pa.int64())
@@ -290,21 +290,21 @@ def overlap_table(
 
 def _passages(
     finder: OverlapFinder, rows: Rows, add: bool, templates: bool
-) -> tuple[list[list[Passage]], list[list[tuple[int, int]]]]:
+) -> tuple[list[list[Passage]], list[list[tuple[int, int]] | None]]:
     """Each row's passages, the rows added to ``finder`` in time order (ties: row order),
-    and (with ``templates``) the spans of its templates, set aside or flagged."""
+    and (with ``templates``; else None) the spans of those it set aside as templates."""
     order = list(range(len(rows.texts)))
     if rows.times is not None:
         times = rows.times
         order.sort(key=lambda i: (times[i], i))
     found: list[list[Passage]] = [[] for _ in order]
-    spans: list[list[tuple[int, int]]] = [[] for _ in order]
+    spans: list[list[tuple[int, int]] | None] = [None for _ in order]
     aside = finder.record_template_spans() if templates else None
     items = ((rows.texts[i], rows.ids[i]) for i in order)
     for i, got in zip(order, finder.stream(items, add=add), strict=True):
         found[i] = got
         if aside is not None:
-            spans[i] = aside.popleft() + [p.span for p in got if p.template]
+            spans[i] = aside.popleft()
     if templates:
         finder.record_template_spans(False)  # a finder passed in is used again
     return found, spans

@@ -33,6 +33,7 @@ __all__ = [
     "STRIP_TEMPLATES",
     "cuts_templates",
     "merged_spans",
+    "split_templates",
     "strip_counted",
     "strip_passages",
     "strip_spans",
@@ -209,16 +210,37 @@ def cuts_templates(strip_templates: bool, templates: str) -> bool:
     return strip_templates or templates == "keep"
 
 
+def split_templates(
+    passages: Iterable[Passage], aside: list[Span] | None
+) -> tuple[list[Span], list[Span] | None]:
+    """The spans a strip cuts in one text: those of its copied ``passages``, and (when
+    templates are cut: ``aside`` given, the spans the finder set aside as templates,
+    :meth:`~neardup.overlap.OverlapFinder.record_template_spans`) its templates, set aside or
+    flagged; ``None`` when templates are not cut.
+
+    >>> copy = Passage("b", (0, 9), "a", (0, 9), 1.0, 1, 0)
+    >>> got = [copy, Passage("b", (20, 30), "a", (5, 15), 1.0, 1, 0, template=True)]
+    >>> split_templates(got, [(40, 50)])
+    ([(0, 9)], [(40, 50), (20, 30)])
+    >>> split_templates(got[:1], None)
+    ([(0, 9)], None)
+    """
+    if aside is None:
+        return [p.span for p in passages], None
+    got = list(passages)
+    return [p.span for p in got if not p.template], aside + [p.span for p in got if p.template]
+
+
 def strip_counted(
-    text: str, copies: Iterable[Span], min_length: int, templates: Iterable[Span] | None
+    text: str, copies: Iterable[Span], templates: Iterable[Span] | None, min_length: int = 0
 ) -> tuple[str, int, int | None]:
     """``text`` less its ``copies`` (see :func:`strip_spans`) and, when given, its
     ``templates`` (cut as given); the characters removed, and how many of them only because of
     a template (None when ``templates`` is None: templates not cut).
 
-    >>> strip_counted("One. Two three four. Five.", [(9, 19)], 0, None)
+    >>> strip_counted("One. Two three four. Five.", [(9, 19)], None)
     ('One. Five.', 16, None)
-    >>> strip_counted("One. Two three four. Five.", [], 0, [(9, 19)])
+    >>> strip_counted("One. Two three four. Five.", [], [(9, 19)])
     ('One. Two . Five.', 10, 10)
     """
     copies = list(copies)
