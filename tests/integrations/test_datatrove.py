@@ -111,6 +111,28 @@ def test_strip_step_with_templates_equals_the_cli(
         assert sum(w["stripped_template_chars"] for w in want) > 0
 
 
+def test_strip_step_against_a_reference_reporting_templates_equals_the_cli(
+    tmp_path: Path,
+) -> None:
+    """A reference saved with --templates keep reports the templates, so the strip cuts them
+    (counted apart) by default, in the step as in ``--against``."""
+    from tests.overlap_texts import templated
+
+    docs = [{"id": i, "text": t} for i, t in templated(n=40)]
+    ref_file, ref = tmp_path / "ref.jsonl", tmp_path / "ref"
+    ref_file.write_text("".join(json.dumps(r) + "\n" for r in docs[:30]), "utf-8")
+    _cli(tmp_path, ref_file, "overlap", "--templates", "keep", "--save-reference", str(ref))
+    folder = _folder(tmp_path, docs[30:])
+    got = _pipeline(tmp_path, folder, NeardupStrip(reference=str(ref)))
+    clean = tmp_path / "clean.jsonl"
+    _cli(tmp_path, folder, "overlap", "--against", str(ref), "--strip", str(clean))
+    want = [json.loads(line) for line in clean.open("rb")]
+    assert sum(w["stripped_template_chars"] for w in want) > 0
+    assert [(g["id"], g["text"]) for g in got] == [(w["id"], w["text"]) for w in want]
+    names = ("stripped_chars", "stripped_template_chars")
+    assert [[g["metadata"][n] for n in names] for g in got] == [[w[n] for n in names] for w in want]
+
+
 def test_more_than_one_task_is_refused_naming_the_fix() -> None:
     with pytest.raises(ValueError, match="run it with tasks=1, or pass per_task=True"):
         list(NeardupDedup().run(iter(()), rank=0, world_size=2))
