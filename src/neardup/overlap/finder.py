@@ -43,7 +43,7 @@ from neardup.overlap.forms import (
     prepare_form,
     reference_form,
 )
-from neardup.overlap.index import GramIndex, SeedBudgetError
+from neardup.overlap.index import GramIndex, Look, SeedBudgetError
 from neardup.overlap.pairs import (
     SOURCE_MODES,
     PairParams,
@@ -483,7 +483,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         position = len(self._texts)
         ident = position if ident is None else ident
         d, bounds, seeds = self._budgeted(
-            ident, prepared, lambda m, c: self._index.seeds_raw(prepared, *look, m, c)
+            ident, prepared, lambda m, c: self._index.seeds_raw(prepared, Look(*look, m, c))
         )
         docs: list[int] = memoryview(d).cast("q").tolist() if d else []
         if docs:
