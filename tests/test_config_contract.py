@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from neardup import Deduplicator, Fingerprinter, IdfTable, MinHashVerifier
+from neardup.overlap import OverlapFinder
 
 TEXTS = [
     "Crude oil prices rose sharply on Monday after OPEC ministers agreed to extend output cuts.",
@@ -57,6 +58,21 @@ NEW_VALUES: dict[type, dict[str, Any]] = {
         "n_jobs": 2,
         "preset": "edited",
     },
+    OverlapFinder: {
+        "ngram": 3,
+        "window": 3,
+        "min_length": 8,
+        "gap": 20,
+        "max_df": 40,
+        "min_score": 0.5,
+        "query_window": 1,
+        "templates": "keep",
+        "template_min_docs": 5,
+        "max_seeds_per_gram": 8,
+        "sources": "all",
+        "max_sources": 4,
+        "budget": "refuse",
+    },
 }
 
 
@@ -78,6 +94,22 @@ def test_assigning_a_parameter_raises_and_changes_nothing(cls: type, name: str) 
         delattr(obj, name)
     assert obj.__dict__.keys() == before.keys()
     assert all(obj.__dict__[key] is before[key] for key in before)
+
+
+@pytest.mark.parametrize("cls", [Fingerprinter, OverlapFinder])
+def test_declared_parameters_keep_the_constructor_contract(cls: type) -> None:
+    """The parameters are declared once, as dataclass fields: the constructor stays
+    keyword-only, an object stays equal to itself only and hashable (a config object may key a
+    dict), ``get_params`` lists the parameters in their declared order, as given."""
+    values = NEW_VALUES[cls]
+    with pytest.raises(TypeError, match="positional"):
+        cls(*list(values.values())[:1])
+    a, b = cls(), cls()
+    assert a != b and a == a and len({a: 1, b: 2}) == 2
+    given = cls(**values)
+    assert list(given.get_params()) == list(values)
+    assert given.get_params() == values
+    assert given.replace().config_id == given.config_id != a.config_id
 
 
 def test_fingerprinter_mutation_cannot_make_config_id_lie() -> None:

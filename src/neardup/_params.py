@@ -4,14 +4,20 @@ Every fingerprint, sketch, index and dedup state carries the config id of the ob
 it. If a parameter could be reassigned (``fp.stopwords = "en"``) the cached derived state and
 the config id would disagree with each other or with what was already stored, and the id would
 lie. So the classes that define a configuration (:class:`~neardup.Fingerprinter`,
-:class:`~neardup.MinHashVerifier`, :class:`~neardup.Deduplicator`, :class:`~neardup.IdfTable`)
-freeze their public attributes at the end of construction; a changed configuration is a new
-object, made with :meth:`FrozenParams.replace`.
+:class:`~neardup.MinHashVerifier`, :class:`~neardup.Deduplicator`, :class:`~neardup.IdfTable`,
+:class:`~neardup.overlap.OverlapFinder`) freeze their public attributes at the end of
+construction; a changed configuration is a new object, made with :meth:`FrozenParams.replace`.
 
 Conventions (scikit-learn's): constructor parameters are stored under their own names, as given
 (an iterable of stop words is stored as a tuple, so that it cannot change either); values
 resolved or learned from them end with ``_`` (``ngram_size_``); a leading ``_`` marks private
 working state, which stays writable (a Deduplicator's decisions grow as documents arrive).
+Where the parameters are stored as given, a class declares them once, as dataclass fields
+(``Fingerprinter`` and ``OverlapFinder``: ``kw_only=True, eq=False, repr=False``, so equal
+by identity and hashable as before; ``MinHashVerifier`` a value compared and hashed by value),
+and validates, resolves and freezes in ``__post_init__``: the constructor's signature and its
+``self.name = name`` lines are not written twice. The Deduplicator stores resolved values
+under some parameter names (``k``, ``verifier``) and keeps its own ``__init__``.
 
 >>> class Box(FrozenParams):
 ...     def __init__(self, *, size: int = 1) -> None:

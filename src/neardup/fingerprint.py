@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -82,6 +83,7 @@ def hamming(a: npt.ArrayLike, b: npt.ArrayLike) -> int | npt.NDArray[np.unsigned
     return out
 
 
+@dataclass(kw_only=True, eq=False, repr=False)  # the parameters, written once
 class Fingerprinter(FrozenParams):
     """Turn texts into SimHash fingerprints, a pure function of (text, config).
 
@@ -111,34 +113,21 @@ class Fingerprinter(FrozenParams):
     True
     """
 
-    def __init__(
-        self,
-        *,
-        bits: int = 64,
-        analyzer: Analyzer = "auto",
-        ngram_size: int | None = None,
-        cjk_ngram_size: int = 5,
-        weighting: str = "none",
-        idf: IdfTable | None = None,
-        stopwords: str | Iterable[str] | None = None,
-        top_n: int | None = None,
-        segmenter: str | None = "auto",
-        markup: bool = False,
-        seed: int = 0,
-    ) -> None:
-        self.bits = bits
-        self.analyzer = analyzer
-        self.ngram_size = ngram_size
-        self.cjk_ngram_size = cjk_ngram_size
-        self.weighting = weighting
-        self.idf = idf
-        self.stopwords = (
-            stopwords if stopwords is None or isinstance(stopwords, str) else tuple(stopwords)
-        )
-        self.top_n = top_n
-        self.segmenter = segmenter
-        self.markup = markup
-        self.seed = seed
+    bits: int = 64
+    analyzer: Analyzer = "auto"
+    ngram_size: int | None = None
+    cjk_ngram_size: int = 5
+    weighting: str = "none"
+    idf: IdfTable | None = None
+    stopwords: str | Iterable[str] | None = None
+    top_n: int | None = None
+    segmenter: str | None = "auto"
+    markup: bool = False
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (self.stopwords is None or isinstance(self.stopwords, str)):
+            self.stopwords = tuple(self.stopwords)  # as given, but it cannot change either
         self._validate()
         self._freeze()
 

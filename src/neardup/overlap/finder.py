@@ -43,7 +43,7 @@ from neardup.overlap.forms import (
     prepare_form,
     reference_form,
 )
-from neardup.overlap.index import GramIndex, SeedBudgetError
+from neardup.overlap.index import GramIndex, Look, SeedBudgetError
 from neardup.overlap.pairs import (
     SOURCE_MODES,
     PairParams,
@@ -159,6 +159,7 @@ class Passage:
         return d
 
 
+@dataclass(kw_only=True, eq=False, repr=False)  # the parameters, written once
 class OverlapFinder(ReferenceMixin, FrozenParams):
     """Find passages a text shares with the texts added before it.
 
@@ -205,42 +206,27 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     30 against 20 raised heavy rewrites (English 0.85 -> 0.91, Chinese 0.45 -> 0.55, seed 1).
     """
 
-    def __init__(
-        self,
-        *,
-        ngram: int = 4,
-        window: int = 4,
-        min_length: int = 10,
-        gap: int = 30,
-        max_df: int = 50,
-        min_score: float = 0.0,
-        query_window: int | None = None,
-        templates: str = "drop",
-        template_min_docs: int = 10,
-        max_seeds_per_gram: int = 16,
-        sources: str = "original",
-        max_sources: int = 16,
-        budget: str = "trim",
-    ) -> None:
-        _check_sizes(ngram, window, min_length, gap, max_df, max_seeds_per_gram)
-        _check_rules(
-            window, min_score, query_window, templates, template_min_docs, sources, max_sources
-        )
-        _check_mode("budget", budget, BUDGET_MODES)
-        self.ngram = ngram
-        self.window = window
-        self.min_length = min_length
-        self.gap = gap
-        self.max_df = max_df
-        self.min_score = float(min_score)
-        self.query_window = query_window
-        self.templates = templates
-        self.template_min_docs = template_min_docs
-        self.max_seeds_per_gram = max_seeds_per_gram
-        self.sources = sources
-        self.max_sources = max_sources
-        self.budget = budget
-        self.query_window_ = min(QUERY_WINDOW, window) if query_window is None else query_window
+    ngram: int = 4
+    window: int = 4
+    min_length: int = 10
+    gap: int = 30
+    max_df: int = 50
+    min_score: float = 0.0
+    query_window: int | None = None
+    templates: str = "drop"
+    template_min_docs: int = 10
+    max_seeds_per_gram: int = 16
+    sources: str = "original"
+    max_sources: int = 16
+    budget: str = "trim"
+
+    def __post_init__(self) -> None:
+        _check_sizes(self)
+        _check_rules(self)
+        _check_mode("budget", self.budget, BUDGET_MODES)
+        self.min_score = float(self.min_score)
+        given = self.query_window
+        self.query_window_ = min(QUERY_WINDOW, self.window) if given is None else given
         self._start_state()
         self._freeze()
 
@@ -497,7 +483,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         position = len(self._texts)
         ident = position if ident is None else ident
         d, bounds, seeds = self._budgeted(
-            ident, prepared, lambda m, c: self._index.seeds_raw(prepared, *look, m, c)
+            ident, prepared, lambda m, c: self._index.seeds_raw(prepared, Look(*look, m, c))
         )
         docs: list[int] = memoryview(d).cast("q").tolist() if d else []
         if docs:
@@ -614,34 +600,27 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         return self._cross_sourced(out)
 
 
-def _check_sizes(
-    ngram: int, window: int, min_length: int, gap: int, max_df: int, max_seeds_per_gram: int
-) -> None:
+def _check_sizes(f: OverlapFinder) -> None:
     """:class:`OverlapFinder`'s integer parameters, or a ValueError naming the bad one."""
-    for name, value in (("ngram", ngram), ("window", window), ("min_length", min_length)):
+    for name in ("ngram", "window", "min_length"):
+        value = getattr(f, name)
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not isinstance(gap, int) or gap < 0:
-        raise ValueError(f"gap must be an integer >= 0, got {gap!r}")
-    if not isinstance(max_df, int) or max_df < 1:
-        raise ValueError(f"max_df must be an integer >= 1, got {max_df!r}")
-    if not isinstance(max_seeds_per_gram, int) or max_seeds_per_gram < 1:
-        raise ValueError(f"max_seeds_per_gram must be an integer >= 1, got {max_seeds_per_gram!r}")
+    if not isinstance(f.gap, int) or f.gap < 0:
+        raise ValueError(f"gap must be an integer >= 0, got {f.gap!r}")
+    if not isinstance(f.max_df, int) or f.max_df < 1:
+        raise ValueError(f"max_df must be an integer >= 1, got {f.max_df!r}")
+    seeds = f.max_seeds_per_gram
+    if not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"max_seeds_per_gram must be an integer >= 1, got {seeds!r}")
 
 
-def _check_rules(
-    window: int,
-    min_score: float,
-    query_window: int | None,
-    templates: str,
-    template_min_docs: int,
-    sources: str,
-    max_sources: int,
-) -> None:
+def _check_rules(f: OverlapFinder) -> None:
     """:class:`OverlapFinder`'s score floor, look-up window and rule choices, or a ValueError
     naming the bad one."""
-    if not 0.0 <= float(min_score) <= 1.0:
-        raise ValueError(f"min_score must be in [0, 1], got {min_score!r}")
+    if not 0.0 <= float(f.min_score) <= 1.0:
+        raise ValueError(f"min_score must be in [0, 1], got {f.min_score!r}")
+    window, query_window = f.window, f.query_window
     if query_window is not None and (
         not isinstance(query_window, int) or not 1 <= query_window <= window
     ):
@@ -649,11 +628,11 @@ def _check_rules(
             f"query_window must be an integer in [1, window={window}] (a shared window of "
             f"grams must hold a looked-up gram the source posted), got {query_window!r}"
         )
-    _check_mode("templates", templates, TEMPLATE_MODES)
+    _check_mode("templates", f.templates, TEMPLATE_MODES)
     why = "a passage held by one other document is a copy, not a template"
-    _check_at_least_two("template_min_docs", template_min_docs, why)
-    _check_mode("sources", sources, SOURCE_MODES)
-    _check_at_least_two("max_sources", max_sources, "the earliest source and the closest")
+    _check_at_least_two("template_min_docs", f.template_min_docs, why)
+    _check_mode("sources", f.sources, SOURCE_MODES)
+    _check_at_least_two("max_sources", f.max_sources, "the earliest source and the closest")
 
 
 def _check_mode(name: str, value: str, modes: tuple[str, ...]) -> None:

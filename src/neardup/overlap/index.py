@@ -24,7 +24,7 @@ merged (as in an LSM tree), so adding costs O(log n) amortised per posting and a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ from neardup import _backend
 from neardup._backend import overlap_kernels
 from neardup.errors import BadInputError
 
-__all__ = ["GramIndex", "SeedBudgetError"]
+__all__ = ["GramIndex", "Look", "SeedBudgetError"]
 
 # postings columns: doc, first token, last token (exclusive)
 COLUMNS = 3
@@ -51,6 +51,18 @@ class SeedBudgetError(BadInputError):
     def __init__(self, seeds: int, limit: int, message: str = "") -> None:
         self.seeds, self.limit = seeds, limit
         super().__init__(message or f"{seeds} seeds, more than the limit of {limit}")
+
+
+class Look(NamedTuple):
+    """What a look-up of a packed document asks besides the document: the C index's
+    ``seeds_packed`` arguments after ``packed`` (:meth:`GramIndex.seeds` says what each does;
+    ``window`` is the winnowing window of the grams looked up)."""
+
+    max_df: int
+    min_seeds: int
+    window: int
+    max_seeds: int = 0
+    cap: int = 0
 
 
 def _within(raw: tuple[bytes, bytes, bytes] | int, max_seeds: int) -> tuple[bytes, bytes, bytes]:
@@ -229,24 +241,15 @@ class GramIndex:
         self, packed: bytes, *look: int
     ) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """:meth:`seeds` of the grams of a packed document (``pairs.prepare_packed``) that
-        winnowing with ``window`` keeps (``tokens.winnow``; C index); ``look``: the
-        arguments of :meth:`seeds_raw` after ``packed``."""
-        d, b, s = self.seeds_raw(packed, *look)
+        winnowing with ``window`` keeps (``tokens.winnow``; C index); ``look``: the fields of
+        :class:`Look`."""
+        d, b, s = self.seeds_raw(packed, Look(*look))
         seeds = np.frombuffer(s, dtype=np.int64).reshape(-1, 4)
         return np.frombuffer(d, dtype=np.int64).tolist(), np.frombuffer(b, np.int64), seeds
 
-    def seeds_raw(
-        self,
-        packed: bytes,
-        max_df: int,
-        min_seeds: int,
-        window: int,
-        max_seeds: int = 0,
-        cap: int = 0,
-    ) -> tuple[bytes, bytes, bytes]:
+    def seeds_raw(self, packed: bytes, look: Look) -> tuple[bytes, bytes, bytes]:
         """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
-        raw = self._kernel().seeds_packed(packed, max_df, min_seeds, window, max_seeds, cap)
-        return _within(raw, max_seeds)
+        return _within(self._kernel().seeds_packed(packed, *look), look.max_seeds)
 
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:
         """Post the winnowed grams of a packed document (the C index)."""
