@@ -274,15 +274,8 @@ def dedup_command(
         if (result := dedup_on_engine(engine, dd, paths, out, opts)) is not None:
             _write_engine_outputs(result, extra, out, opts.max_disorder)
             return
-        decisions, plan, written = _run_local(
-            run, dd, state, out, extra, chunk_size, drop_duplicates
-        )
-        try:  # --out replaces the previous one last: any output failing leaves it as it was
-            record = _write_local_outputs(run, dd, (decisions, plan), extra, out, pairs_path, start)
-            with disk_errors(f"cannot write {out}", out):
-                written.commit()
-        finally:
-            written.abort()  # (nothing left to drop once committed)
+        decided = _run_local(run, dd, state, out, extra, chunk_size, drop_duplicates)
+        record = _write_local_outputs(run, dd, decided, extra, out, pairs_path, start)
     print_summary(record)
     if record["notes"]:
         click.echo("\n".join(record["notes"]), err=True)
@@ -309,27 +302,33 @@ def _spark_options(
 def _write_local_outputs(
     run: _Run,
     dd: Deduplicator,
-    decided: tuple[Decisions, Plan],
+    decided: tuple[Decisions, Plan, RecordWriter],
     extra: ExtraOutputs,
     out: str,
     pairs_path: str | None,
     start: float,
 ) -> dict[str, Any]:
-    """The summary record of a local run (``decided``: its decisions and the writer's plan)
-    after writing ``--pairs`` and the extra outputs (``--summary``, ``--clusters``,
-    ``--report``)."""
-    decisions, plan = decided
+    """The summary record of a local run (``decided``: its decisions, the writer's plan and
+    the ``--out`` written aside) after writing ``--pairs`` and the extra outputs
+    (``--summary``, ``--clusters``, ``--report``), then ``--out``: it replaces the previous
+    one last, so any output failing leaves it as it was."""
+    decisions, plan, written = decided
     seconds_taken = time.perf_counter() - start
     record = summary_record(run.stats, decisions, seconds_taken)
     record["notes"] = read_notes(run.stats, run.id_field, run.epoch_unit) + run.notes
-    if pairs_path is not None:
-        docs = (doc for doc, _ in run.documents(ReadStats()))
-        with disk_errors(f"cannot write --pairs {pairs_path}", out):
-            record["notes"].append(write_pairs(pairs_path, dd, docs))
-    record["outputs"] = extra.written(out)
-    # before the state commits: an output that cannot be written leaves the state as it was
-    report = (plan.examples, run.stats, seconds_taken, dd.state.decide_config)
-    extra.write(record, decisions, plan.ids, report, left=(out,))
+    try:
+        if pairs_path is not None:
+            docs = (doc for doc, _ in run.documents(ReadStats()))
+            with disk_errors(f"cannot write --pairs {pairs_path}", out):
+                record["notes"].append(write_pairs(pairs_path, dd, docs))
+        record["outputs"] = extra.written(out)
+        # before the state commits: an output that cannot be written leaves the state as it was
+        report = (plan.examples, run.stats, seconds_taken, dd.state.decide_config)
+        extra.write(record, decisions, plan.ids, report, left=(out,))
+        with disk_errors(f"cannot write {out}", out):
+            written.commit()
+    finally:
+        written.abort()  # (nothing left to drop once committed)
     return record
 
 

@@ -364,12 +364,11 @@ def _found(
     return named.orderBy("qord", "s0", "s1", "src", "d0", "d1").collect(), trimmed, trimmed_ids
 
 
-def _templated(
-    docs: DataFrame, rows: list[Any], finder: OverlapFinder, params: PairParams
-) -> tuple[list[tuple[Any, Passage]], list[tuple[Passage, str]], int]:
-    """The rows (sorted by query) each query reports, as the local finder reports them (the
-    sources rule, then the template rule), each with its passage; the passages set aside as
-    templates, with their text; and the sources ``max_sources`` left out."""
+def _sourced(
+    rows: list[Any], finder: OverlapFinder
+) -> tuple[list[list[Passage]], dict[tuple[Any, ...], Any], int]:
+    """Each query's passages after the sources rule (queries left with none dropped), each
+    collected row by its passage's key, and the sources ``max_sources`` left out."""
     queries: list[list[Passage]] = []
     cut = 0
     by_key: dict[tuple[Any, ...], Any] = {}
@@ -383,7 +382,16 @@ def _templated(
         reported, n = cross_sourced(got, finder.sources, finder.max_sources)
         queries.append(reported)
         cut += n
-    queries = [got for got in queries if got]
+    return [got for got in queries if got], by_key, cut
+
+
+def _templated(
+    docs: DataFrame, rows: list[Any], finder: OverlapFinder, params: PairParams
+) -> tuple[list[tuple[Any, Passage]], list[tuple[Passage, str]], int]:
+    """The rows (sorted by query) each query reports, as the local finder reports them (the
+    sources rule, then the template rule), each with its passage; the passages set aside as
+    templates, with their text; and the sources ``max_sources`` left out."""
+    queries, by_key, cut = _sourced(rows, finder)
     if not queries:
         return [], [], cut
     qords = [got[0].position for got in queries]
