@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.finder import cross_sourced
 from neardup.overlap.pairs import (
+    COPIED_BY_EACH,
     HOLDS,
     NEAR_COPY,
     PART,
     SOURCE_MODES,
+    SPREAD,
+    VERBATIM,
     _keep_sweep,
     cross_source_keep,
     holders,
@@ -24,7 +27,7 @@ from neardup.overlap.pairs import (
     source_rows,
 )
 
-from tests.overlap_texts import article_last, copy_chain
+from tests.overlap_texts import article_last, copy_chain, edited_copies
 
 
 def _found(sources: str, timestamps: list[float] | None = None, **kw: Any) -> list[Passage]:
@@ -113,6 +116,33 @@ def test_an_original_after_its_copies_names_a_heavy_copy_of_a_part_with_all() ->
     # dated, the article first: every copy names it, the heavy one too
     dated = OverlapFinder().find(texts, ids, [1.0, 2.0, 3.0, 0.0])
     assert {p.id for p in dated if p.source_id == "orig"} == {"heavy", "sentence", "whole"}
+
+
+def test_an_original_after_its_edited_copies_names_each_of_them() -> None:
+    # "who copied this?" with the article last (no time field): six copies each hold all of
+    # it with edits of their own; before aligner 13 the default named the earliest copy only
+    # (and the closest beside it): four copies were linked to their original by nothing
+    docs = edited_copies()
+    texts, ids = [t for _, t in docs], [i for i, _ in docs]
+    rows = [p for p in OverlapFinder().find(texts, ids) if p.id == "orig"]
+    assert sorted(p.source_id for p in rows) == [f"copy-{c}" for c in range(6)]
+    scores = [p.score for p in rows]
+    assert max(scores) < VERBATIM and max(scores) - min(scores) >= SPREAD
+    assert len({round(x, 2) for x in scores}) == len(scores)  # each its own edits
+    assert min(p.span[1] - p.span[0] for p in rows) >= COPIED_BY_EACH
+    closest = max(rows, key=lambda p: p.score).source_id
+    assert {p.closest_id for p in rows} == {None, closest}
+    # bounded by max_sources: the earliest kept, the rest counted
+    capped = OverlapFinder(max_sources=3)
+    named = [p.source_id for p in capped.find(texts, ids) if p.id == "orig"]
+    assert len(named) == 3 and "copy-0" in named and capped.sources_cut >= 3
+    # re-issued as it is (every copy holds it verbatim): one row, the earliest, as before
+    same = edited_copies(edits=False)
+    found = OverlapFinder().find([t for _, t in same], [i for i, _ in same])
+    assert [p.source_id for p in found if p.id == "orig"] == ["copy-0"]
+    # "all" names every holder, as before
+    every = OverlapFinder(sources="all").find(texts, ids)
+    assert {p.source_id for p in every if p.id == "orig"} == set(ids[:-1])
 
 
 def test_all_is_bounded_and_counts_what_it_leaves_out() -> None:
