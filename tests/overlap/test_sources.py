@@ -202,6 +202,45 @@ def test_source_rows_keeps_every_closest_and_names_no_later_original(
     assert {i if c is None else c for i, c in bounded} == closest  # no closest left out
 
 
+_long_rows = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(1, 60), st.integers(0, 6), st.sampled_from(
+        [0.1, 0.3, 0.5, 0.55, 0.7, 0.9, 0.96, 1.0])).map(
+            lambda r: (25 * r[0], 25 * (r[0] + r[1]), r[2], r[3])),
+    max_size=12,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(_long_rows, st.integers(2, 5))
+def test_original_names_the_edited_copies_as_written_plainly(
+    rows: list[tuple[int, int, int, float]], limit: int
+) -> None:
+    # "original" (aligner 13): per closest passage, taken by score, its earliest full holder
+    # and, on a long passage no holder holds verbatim whose holders' scores spread SPREAD,
+    # the holders scoring unlike every other (not the closest), at most limit rows
+    keep = cross_source_keep(rows)
+    taken: set[int] = set()
+    want: list[tuple[int, int | None]] = []
+    cut = 0
+    for g in sorted((i for i, k in enumerate(keep) if k), key=lambda i: (-rows[i][3], i)):
+        if g in taken:
+            continue
+        full = [i for i in range(len(rows)) if i not in taken and _full(rows, keep, i, g)]
+        taken |= set(full)
+        full.sort(key=lambda i: (rows[i][2], rows[i][0], i))
+        scores = [round(rows[i][3], 2) for i in full]
+        edited = (
+            rows[g][1] - rows[g][0] >= COPIED_BY_EACH
+            and max(scores) < VERBATIM
+            and max(scores) - min(scores) >= SPREAD
+        )
+        others = [i for i in full[1:] if i != g and scores.count(round(rows[i][3], 2)) == 1]
+        others = others if edited else []
+        cut += len(others) - len(others[: limit - 1])
+        want += [(i, None if i == g else g) for i in full[:1] + others[: limit - 1]]
+    assert source_rows(rows, "original", limit) == (want, cut)
+
+
 def _shared(rows: list[tuple[int, int, int, float]], i: int, c: int) -> int:
     return min(rows[i][1], rows[c][1]) - max(rows[i][0], rows[c][0])
 
