@@ -89,7 +89,8 @@ def clough_collection(params: dict[str, Any], order: str, seed: int) -> dict[str
     """Clough & Stevenson as one collection (all 100 texts, no reference) in the corpus's
     ``order``, ``reversed`` or ``shuffled``: an answer is linked when a passage pairs it with
     its task's article as its source or its closest source (``closest_id``), in either
-    direction (the article may come after its copies)."""
+    direction (the article may come after its copies). ``missed``: the copies (cut, light,
+    heavy) not linked, by id."""
     docs = _read("clough_stevenson/docs.jsonl.gz")
     if order == "reversed":
         docs = docs[::-1]
@@ -100,13 +101,18 @@ def clough_collection(params: dict[str, Any], order: str, seed: int) -> dict[str
     pairs |= {(p.id, p.closest_id) for p in found} | {(p.closest_id, p.id) for p in found}
     linked: Counter[str] = Counter()
     total: Counter[str] = Counter()
+    missed: list[str] = []  # the copies not linked to their article, to read
     for d in docs:
         if d["category"] != "orig":
             total[d["category"]] += 1
-            linked[d["category"]] += (d["id"], d["source_id"]) in pairs
+            hit = (d["id"], d["source_id"]) in pairs
+            linked[d["category"]] += hit
+            if not hit and d["category"] != "non":
+                missed.append(f"{d['id']} ({d['category']})")
     share = {c: round(linked[c] / total[c], 3) for c in ("cut", "light", "heavy", "non")}
     cl = (linked["cut"] + linked["light"]) / (total["cut"] + total["light"])
-    return {"order": order, "linked_share": share, "cut+light": round(cl, 3), "rows": len(found)}
+    out = {"order": order, "linked_share": share, "cut+light": round(cl, 3), "rows": len(found)}
+    return {**out, "missed": sorted(missed)}
 
 
 RAW = {

@@ -126,6 +126,28 @@ def article_last(seed: int = 7) -> list[tuple[str, str]]:
     ]
 
 
+def edited_copies(seed: int = 36, copies: int = 6, edits: bool = True) -> list[tuple[str, str]]:
+    """``(id, text)`` in input order, the original last (no time field): ``copy-k`` holds all
+    of ``orig`` (150 words) after text of its own, with edits of its own (one word in 40, 20,
+    13, 10 ... replaced); with ``edits=False`` every copy holds it as it is (a re-issue).
+
+    >>> [i for i, _ in edited_copies(copies=2)]
+    ['copy-0', 'copy-1', 'orig']
+    """
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstuvwy") for _ in range(rng.randint(4, 9)))
+             for _ in range(3000)]  # fmt: skip
+    words = [rng.choice(vocab) for _ in range(150)]
+    docs = []
+    for c in range(copies):
+        step = 40 // (c + 1) if edits else 0  # every step-th word replaced (0: none)
+        text = [rng.choice(vocab) if step and k % step == step // 2 else w
+                for k, w in enumerate(words)]  # fmt: skip
+        own = " ".join(rng.choice(vocab) for _ in range(30))
+        docs.append((f"copy-{c}", f"{own} {' '.join(text)}"))
+    return [*docs, ("orig", " ".join(words))]
+
+
 DATELINE_STORY = (30, 35)  # (source, copy) of the one story copied (datelines)
 
 

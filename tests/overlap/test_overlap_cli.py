@@ -172,6 +172,26 @@ def test_overlap_names_near_copies_and_parts_as_the_library(tmp_path: Path) -> N
         )
 
 
+def test_overlap_names_edited_copies_as_the_library(tmp_path: Path) -> None:
+    # the original last after six copies each edited in its own way (aligner 13): the CLI
+    # names each of them, as the library does
+    from neardup.cli._overlap_write import row
+    from neardup.io.writers import dumps_utf8
+    from neardup.overlap import OverlapFinder
+
+    from tests.overlap_texts import edited_copies
+
+    docs = edited_copies()
+    path = tmp_path / "edited.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    out = tmp_path / "out.jsonl"
+    got = _invoke(["overlap", str(path), "--out", str(out)])
+    assert got.exit_code == 0, got.output
+    found = OverlapFinder().find([t for _, t in docs], [i for i, _ in docs])
+    assert out.read_bytes() == b"".join(dumps_utf8(row(p)) + b"\n" for p in found)
+    assert {p.source_id for p in found if p.id == "orig"} == {i for i, _ in docs[:-1]}
+
+
 def test_repeated_ids_are_warned_in_overlap_words(tmp_path: Path) -> None:
     """The warning names overlap's fields (id, source_id), not dedup's duplicate_of."""
     _, docs = _corpus(tmp_path)

@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.finder import cross_sourced
 from neardup.overlap.pairs import (
+    COPIED_BY_EACH,
     HOLDS,
     NEAR_COPY,
     PART,
     SOURCE_MODES,
+    SPREAD,
+    VERBATIM,
     _keep_sweep,
     cross_source_keep,
     holders,
@@ -24,7 +27,7 @@ from neardup.overlap.pairs import (
     source_rows,
 )
 
-from tests.overlap_texts import article_last, copy_chain
+from tests.overlap_texts import article_last, copy_chain, edited_copies
 
 
 def _found(sources: str, timestamps: list[float] | None = None, **kw: Any) -> list[Passage]:
@@ -115,6 +118,33 @@ def test_an_original_after_its_copies_names_a_heavy_copy_of_a_part_with_all() ->
     assert {p.id for p in dated if p.source_id == "orig"} == {"heavy", "sentence", "whole"}
 
 
+def test_an_original_after_its_edited_copies_names_each_of_them() -> None:
+    # "who copied this?" with the article last (no time field): six copies each hold all of
+    # it with edits of their own; before aligner 13 the default named the earliest copy only
+    # (and the closest beside it): four copies were linked to their original by nothing
+    docs = edited_copies()
+    texts, ids = [t for _, t in docs], [i for i, _ in docs]
+    rows = [p for p in OverlapFinder().find(texts, ids) if p.id == "orig"]
+    assert sorted(p.source_id for p in rows) == [f"copy-{c}" for c in range(6)]
+    scores = [p.score for p in rows]
+    assert max(scores) < VERBATIM and max(scores) - min(scores) >= SPREAD
+    assert len({round(x, 2) for x in scores}) == len(scores)  # each its own edits
+    assert min(p.span[1] - p.span[0] for p in rows) >= COPIED_BY_EACH
+    closest = max(rows, key=lambda p: p.score).source_id
+    assert {p.closest_id for p in rows} == {None, closest}
+    # bounded by max_sources: the earliest kept, the rest counted
+    capped = OverlapFinder(max_sources=3)
+    named = [p.source_id for p in capped.find(texts, ids) if p.id == "orig"]
+    assert len(named) == 3 and "copy-0" in named and capped.sources_cut >= 3
+    # re-issued as it is (every copy holds it verbatim): one row, the earliest, as before
+    same = edited_copies(edits=False)
+    found = OverlapFinder().find([t for _, t in same], [i for i, _ in same])
+    assert [p.source_id for p in found if p.id == "orig"] == ["copy-0"]
+    # "all" names every holder, as before
+    every = OverlapFinder(sources="all").find(texts, ids)
+    assert {p.source_id for p in every if p.id == "orig"} == set(ids[:-1])
+
+
 def test_all_is_bounded_and_counts_what_it_leaves_out() -> None:
     finder = OverlapFinder(sources="all", max_sources=3)
     docs = copy_chain(copies=4)
@@ -170,6 +200,45 @@ def test_source_rows_keeps_every_closest_and_names_no_later_original(
     bounded, cut = source_rows(rows, "all", limit)
     assert len(bounded) + cut == len(every)
     assert {i if c is None else c for i, c in bounded} == closest  # no closest left out
+
+
+_long_rows = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(1, 60), st.integers(0, 6), st.sampled_from(
+        [0.1, 0.3, 0.5, 0.55, 0.7, 0.9, 0.96, 1.0])).map(
+            lambda r: (25 * r[0], 25 * (r[0] + r[1]), r[2], r[3])),
+    max_size=12,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(_long_rows, st.integers(2, 5))
+def test_original_names_the_edited_copies_as_written_plainly(
+    rows: list[tuple[int, int, int, float]], limit: int
+) -> None:
+    # "original" (aligner 13): per closest passage, taken by score, its earliest full holder
+    # and, on a long passage no holder holds verbatim whose holders' scores spread SPREAD,
+    # the holders scoring unlike every other (not the closest), at most limit rows
+    keep = cross_source_keep(rows)
+    taken: set[int] = set()
+    want: list[tuple[int, int | None]] = []
+    cut = 0
+    for g in sorted((i for i, k in enumerate(keep) if k), key=lambda i: (-rows[i][3], i)):
+        if g in taken:
+            continue
+        full = [i for i in range(len(rows)) if i not in taken and _full(rows, keep, i, g)]
+        taken |= set(full)
+        full.sort(key=lambda i: (rows[i][2], rows[i][0], i))
+        scores = [round(rows[i][3], 2) for i in full]
+        edited = (
+            rows[g][1] - rows[g][0] >= COPIED_BY_EACH
+            and max(scores) < VERBATIM
+            and max(scores) - min(scores) >= SPREAD
+        )
+        others = [i for i in full[1:] if i != g and scores.count(round(rows[i][3], 2)) == 1]
+        others = others if edited else []
+        cut += len(others) - len(others[: limit - 1])
+        want += [(i, None if i == g else g) for i in full[:1] + others[: limit - 1]]
+    assert source_rows(rows, "original", limit) == (want, cut)
 
 
 def _shared(rows: list[tuple[int, int, int, float]], i: int, c: int) -> int:

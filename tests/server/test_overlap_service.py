@@ -433,3 +433,16 @@ def test_near_copies_and_parts_are_named_as_the_library_names_them(tmp_path: Pat
         assert [g["passages"] for g in got] == want
         named = {p["source_id"] for p in want[-1]}
         assert named == ({"heavy", "sentence", "whole"} if options else {"sentence", "whole"})
+
+
+def test_edited_copies_are_named_as_the_library_names_them(tmp_path: Path) -> None:
+    # the original stored last after six copies each edited in its own way (aligner 13):
+    # the service names each of them, as the library does
+    from tests.overlap_texts import edited_copies
+
+    docs = edited_copies()
+    want = library(docs)
+    with Server(tmp_path / "d", "--no-verify", "--token", TOKEN) as s:
+        got = [answer(s, {"text": t, "id": i, "store": True}) for i, t in docs]
+    assert [g["passages"] for g in got] == want
+    assert {p["source_id"] for p in want[-1]} == {i for i, _ in docs[:-1]}

@@ -18,7 +18,14 @@ from neardup.overlap import OverlapFinder
 from neardup.spark.overlap import find_overlaps
 from neardup.spark.reader import Fields
 
-from tests.overlap_texts import article_last, copy_chain, datelines, reports, synthetic
+from tests.overlap_texts import (
+    article_last,
+    copy_chain,
+    datelines,
+    edited_copies,
+    reports,
+    synthetic,
+)
 
 
 def write_input(path: Path, n: int, seed: int) -> list[dict[str, Any]]:
@@ -223,6 +230,18 @@ def test_spark_names_near_copies_and_parts_as_the_local_finder(spark: Any, tmp_p
         assert named == (
             {"heavy", "sentence", "whole"} if sources == "all" else {"sentence", "whole"}
         )
+
+
+def test_spark_names_edited_copies_as_the_local_finder(spark: Any, tmp_path: Path) -> None:
+    # the original last after six copies each edited in its own way (aligner 13): the same
+    # rows on both engines, each copy named
+    recs = [{"id": i, "text": t} for i, t in edited_copies()]
+    src = tmp_path / "edited.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    want = local_rows(recs, False)
+    got = find_overlaps(spark, OverlapFinder(), (str(src),))
+    assert got.rows == want
+    assert {r["source_id"] for r in want if r["id"] == "orig"} == {r["id"] for r in recs[:-1]}
 
 
 @pytest.mark.parametrize(("texts", "least"), [("datelines", 10), ("reports", 0)])

@@ -77,7 +77,8 @@ TOKENIZER_VERSION = 3
 # "all" names the edited copies of a part of a passage too (pairs.holders)
 # 11: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
 # 12: a passage whose sides hold other figures is a report of a series (templates.REFILLED)
-ALIGNER_VERSION = 12
+# 13: "original" names the holders of a long passage that each edited it (pairs.edited_copies)
+ALIGNER_VERSION = 13
 TEMPLATE_MODES = ("drop", "keep")
 BUDGET_MODES = ("trim", "refuse")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
