@@ -22,7 +22,8 @@ of ``bench_scale.py index`` (random fingerprints and 193-value sketches, 5 % pla
 random 128-bit exact keys; no fingerprinting, so it isolates what grows with N): bytes per
 document of each per-document column, the sketches (anonymous, or in the spill file), the
 exact-text map (its dict and its arrays), the candidate index; peak RSS and anonymous vs
-file-backed RSS (``/proc/self/status``) less the benchmark's own arrays, and CPU seconds (``time.process_time``; re-time on a quiet machine).
+file-backed RSS (``/proc/self/status``) less the benchmark's own arrays, and CPU seconds
+(``time.process_time``; re-time on a quiet machine).
 
     python benchmarks/bench_memory.py                    # Reuters, ~30 s
     python benchmarks/bench_memory.py --docs 200000      # + bytes per document, ~2 min
