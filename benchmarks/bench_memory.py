@@ -22,19 +22,25 @@ of ``bench_scale.py index`` (random fingerprints and 193-value sketches, 5 % pla
 random 128-bit exact keys; no fingerprinting, so it isolates what grows with N): bytes per
 document of each per-document column, the sketches (anonymous, or in the spill file), the
 exact-text map (its dict and its arrays), the candidate index; peak RSS and anonymous vs
-file-backed RSS (``/proc/self/status``) less the benchmark's own copies of the stream (202 B
-per document), and CPU seconds (``time.process_time``; re-time on a quiet machine).
+file-backed RSS (``/proc/self/status``) less the benchmark's own arrays, and CPU seconds
+(``time.process_time``; re-time on a quiet machine).
 
     python benchmarks/bench_memory.py                    # Reuters, ~30 s
     python benchmarks/bench_memory.py --docs 200000      # + bytes per document, ~2 min
     python benchmarks/bench_memory.py --state 1000000    # state breakdown only, ~1 min
+    python benchmarks/bench_memory.py --state 100000000 --dry-run  # disk and memory it needs
+
+The ``--state`` stream is generated chunk by chunk from ``--seed`` (the benchmark holds only
+the last 5 chunks it plants copies from: the same stream as before, without its 202 B/doc),
+and one JSON line per tenth of it goes to stderr (docs so far, docs/s and CPU µs/doc of the
+slice, RSS, peak, anonymous and file-backed RSS, planted copies found so far, load average),
+so that a partial run (10^8) still yields data.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import itertools
 import json
 import os
 import random
@@ -45,9 +51,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from neardup.eval.corpora import corpora_dir
 
 ROOT = Path(__file__).resolve().parents[1]
+WIDTH_BYTES = 193  # bytes of a default verifier sketch (bench_scale.WIDTH), spilled to disk
 
 GAOYA = """
 import gzip, json, sys
@@ -186,44 +195,84 @@ def _proc_status() -> dict[str, int]:
     return out
 
 
-def _feed_synthetic(n_total: int) -> tuple[Any, dict[str, Any], int]:
-    """``Deduplicator()`` fed ``n_total`` synthetic documents (module docs); returns it, what was
-    measured on the way (CPU seconds in all and per tenth of the stream, planted copies found)
-    and the bytes of the benchmark's own arrays."""
-    import numpy as np
+class _Ring:
+    """Rows of the last ``rows`` stream positions, indexed by position (``x % rows``): planted
+    copies take their originals from the last 4 chunks (``bench_scale._synthetic_chunk``), so
+    the stream is generated chunk by chunk without holding it (1.9 GB at 10^7 before)."""
 
+    def __init__(self, rows: int, dtype: Any, width: int = 0) -> None:
+        self.rows = rows
+        self.a = np.zeros((rows, width) if width else rows, dtype)
+
+    def __getitem__(self, at: Any) -> Any:
+        return self.a[at % self.rows]
+
+    def __setitem__(self, at: Any, value: Any) -> None:
+        self.a[at % self.rows] = value
+
+    def clear(self, base: int, n: int) -> None:
+        self[np.arange(base, base + n)] = 0
+
+
+def _feed_synthetic(n_total: int, seed: int = 0) -> tuple[Any, dict[str, Any], int]:
+    """``Deduplicator()`` fed ``n_total`` synthetic documents (module docs), generated chunk by
+    chunk from ``seed`` (the same stream as holding it whole: same generator calls); prints one
+    line a tenth of the stream (docs so far, docs/s and CPU of the slice, RSS anonymous and
+    file-backed, planted copies found so far). Returns it, what was measured (CPU seconds,
+    planted copies found) and the bytes of the benchmark's own arrays."""
     from bench_scale import CHUNK, WIDTH, _plant, _Prepared, _synthetic_chunk
     from neardup.dedup.decisions import DUPLICATE
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     dd = _Prepared()
-    all_fps, is_copy = np.zeros(n_total, np.uint64), np.zeros(n_total, bool)
-    all_sk = np.zeros((n_total, WIDTH), np.uint8)
-    cpu, base, found, planted, tenths = time.process_time(), 0, 0, 0, [time.process_time()]
+    ring = 5 * CHUNK  # the chunk being made and the 4 before it
+    fps, sk, is_copy = _Ring(ring, np.uint64), _Ring(ring, np.uint8, WIDTH), _Ring(ring, bool)
+    cpu, base, found, planted = time.process_time(), 0, 0, 0
+    last = (0, time.perf_counter(), cpu)
+    slice_docs = max(CHUNK, n_total // 10)
     while base < n_total:
         n = min(CHUNK, n_total - base)
-        chunk, copies, orig = _synthetic_chunk(rng, n, base, 0.05, is_copy)
-        _plant(rng, chunk, base, copies, orig, all_fps, all_sk, 0.9)
+        is_copy.clear(base, n)
+        chunk, copies, orig = _synthetic_chunk(rng, n, base, 0.05, is_copy)  # type: ignore[arg-type]
+        _plant(rng, chunk, base, copies, orig, fps, sk, 0.9)  # type: ignore[arg-type]
         hi, lo = rng.integers(0, 2**63, (2, n)).tolist()
         chunk.keys.extend((h << 65) | (x << 1) | 1 for h, x in zip(hi, lo, strict=True))
         assert chunk.sketches is not None
-        all_fps[base : base + n], all_sk[base : base + n] = chunk.fps, chunk.sketches
+        fps[np.arange(base, base + n)], sk[np.arange(base, base + n)] = chunk.fps, chunk.sketches
         dd._next_chunk = chunk
         d = dd.feed([""] * n)
         found += int(((d.status[copies] == DUPLICATE) & (d.duplicate_of[copies] == orig)).sum())
         planted += int(copies.size)
         base += n
-        if base * 10 >= len(tenths) * n_total:  # a tenth of the stream is done
-            tenths.append(time.process_time())
+        if base - last[0] >= slice_docs or base == n_total:
+            last = _slice_line(base, last, found, planted)
     measured = {
         "cpu_s": time.process_time() - cpu,
-        "cpu_us_per_doc_by_tenth": [
-            round(1e6 * (b - a) / (n_total / 10), 2) for a, b in itertools.pairwise(tenths)
-        ],
         "planted_copies_found": round(found / max(planted, 1), 4),
         "planted_copies": planted,
     }
-    return dd, measured, all_fps.nbytes + all_sk.nbytes + is_copy.nbytes
+    return dd, measured, fps.a.nbytes + sk.a.nbytes + is_copy.a.nbytes
+
+
+def _slice_line(
+    base: int, last: tuple[int, float, float], found: int, planted: int
+) -> tuple[int, float, float]:
+    """Print one slice's line (a partial run still yields data); the next slice's start."""
+    wall, cpu, st = time.perf_counter(), time.process_time(), _proc_status()
+    docs = base - last[0]
+    row = {
+        "docs": base,
+        "slice_docs_per_s": round(docs / max(wall - last[1], 1e-9)),
+        "slice_cpu_us_per_doc": round(1e6 * (cpu - last[2]) / docs, 2),
+        "rss_MiB": round(st["VmRSS"] / 2**20, 1),
+        "peak_rss_MiB": round(st["VmHWM"] / 2**20, 1),
+        "rss_anon_MiB": round(st["RssAnon"] / 2**20, 1),
+        "rss_file_MiB": round(st["RssFile"] / 2**20, 1),
+        "planted_found_so_far": round(found / max(planted, 1), 4),
+        "load": round(os.getloadavg()[0], 1),
+    }
+    print(json.dumps({"slice": row}), file=sys.stderr, flush=True)
+    return base, wall, cpu
 
 
 def _heap_free() -> int:
@@ -242,10 +291,10 @@ def _heap_free() -> int:
     return int(mallinfo2().fordblks)
 
 
-def state_breakdown(n: int) -> dict[str, object]:
+def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
     """Bytes per document of each part of the dedup state after ``n`` synthetic documents."""
     start = _proc_status()
-    dd, measured, own = _feed_synthetic(n)
+    dd, measured, own = _feed_synthetic(n, seed)
     st = dd._state
     from neardup.dedup.columns import SCHEMA
 
@@ -280,14 +329,39 @@ def state_breakdown(n: int) -> dict[str, object]:
     }
 
 
+def dry_run(n: int) -> dict[str, object]:
+    """What a ``--state n`` run needs, before starting one: the spill files' disk (sketches 193
+    B/doc, exact keys and similarities 32 B/doc, issue 39) against the free space of the spill
+    directory, and memory at the last 10^7 run's bytes per document against this machine's."""
+    from neardup._spill import _spill_dir
+
+    where = _spill_dir() or tempfile.gettempdir()
+    disk = n * (WIDTH_BYTES + 32)
+    free = os.statvfs(where)
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {
+        "docs": n,
+        "spill_dir": where,
+        "spill_disk_GB": round(disk / 1e9, 1),
+        "spill_dir_free_GB": round(free.f_bavail * free.f_frsize / 1e9, 1),
+        "disk_ok": free.f_bavail * free.f_frsize > 1.1 * disk,
+        "memory_GB_at_B_per_doc": {b: round(n * b / 1e9, 1) for b in (200, 240, 270)},
+        "machine_memory_GB": round(ram / 1e9, 1),
+        "slices": f"one line on stderr per {max(n // 10, 16384)} documents",
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--docs", type=int, default=0, help="also bytes per document at N docs")
     ap.add_argument("--state", type=int, default=0, help="only the state breakdown at N docs")
+    ap.add_argument("--seed", type=int, default=0, help="--state: the synthetic stream's seed")
+    ap.add_argument("--dry-run", action="store_true", help="--state: disk and memory it needs")
     args = ap.parse_args()
     if args.state:
-        print(json.dumps(state_breakdown(args.state)), flush=True)
+        row = dry_run(args.state) if args.dry_run else state_breakdown(args.state, args.seed)
+        print(json.dumps(row), flush=True)
         return
     reuters = corpora_dir() / "reuters21578/docs.jsonl.gz"
     print(json.dumps(compare(reuters, args.repeat)), flush=True)

@@ -21,6 +21,8 @@ F64 = npt.NDArray[np.float64]
 # a mask: one byte an item (bool, or uint8/int8 0 and 1)
 Flags = npt.NDArray[np.bool_] | npt.NDArray[np.uint8] | npt.NDArray[np.int8]
 # the tags of a key table run: 2, 4 or 8 bytes an item
-Tags = npt.NDArray[np.uint16] | npt.NDArray[np.uint32] | npt.NDArray[np.uint64]
+Tags = (
+    npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.uint32] | npt.NDArray[np.uint64]
+)
 Slots = npt.NDArray[np.uint32] | npt.NDArray[np.uint8]  # uint8: 3 bytes a slot
 Seed = int | np.integer[Any]  # any integer, taken modulo 2**64

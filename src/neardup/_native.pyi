@@ -262,7 +262,7 @@ def expand_pairs(
     /,
 ) -> None: ...
 
-# key tables (LSH bands): a run is (offsets uint32, tags uint16/32/64, shift, slots uint32)
+# key tables (LSH bands): a run is (offsets uint32, tags uint8/16/32/64, shift, slots uint32)
 def key_pack(keys: _U64, bits: int, out: _U64, /) -> None: ...
 def key_lookup(
     offsets: _U32, tags: _Tags, shift: int, queries: _U64, out_q: _I64, out_at: _I64, /

@@ -29,6 +29,11 @@ def key_pool(rng: np.random.Generator, n: int, m: int, bits: int) -> np.ndarray:
     one bucket (the table key's low bits and its top bits vary independently)."""
     if bits == 64:
         return mix64_np(rng.integers(0, 200, size=(n, m)).astype(np.uint64))
+    if bits == 32:  # one band; 2**24 buckets of 8-bit tags (the 1-byte tag layout) vary too
+        k = rng.integers(0, 16, size=(n, m)).astype(np.uint64) << np.uint64(20)
+        k |= rng.integers(0, 4, size=(n, m)).astype(np.uint64) << np.uint64(8)
+        k |= rng.integers(0, 8, size=(n, m)).astype(np.uint64)
+        return KeyTable(value_bits=32).unpack(k.ravel()).reshape(n, m)
     hi = rng.integers(0, 16, size=(n, m)).astype(np.uint64) << np.uint64(28)
     lo = rng.integers(0, 8, size=(n, m)).astype(np.uint64)
     band = rng.integers(0, 3, size=(n, m))
@@ -127,6 +132,27 @@ def test_tiny_tags_give_the_exact_candidate_set(seed: int, batches: int) -> None
         assert hits(table, queries) == brute(stored, set(), queries)
 
 
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 4), st.integers(1, 3), st.booleans())
+def test_1_byte_tags_give_the_exact_candidate_set(
+    seed: int, batches: int, m: int, pieces: bool
+) -> None:
+    """Every run laid out with uint8 tags (at scale: runs of ~1.6e9 rows, issue 39), keys
+    sharing tags across buckets: against brute force, saved and loaded, killed, compacted."""
+
+    def one_byte(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
+        return bits - 8, np.dtype(np.uint8)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(keytable, "_layout", one_byte)
+        if pieces:
+            mp.setattr(keytable, "_PIECE_ROWS", 64)
+        check_against_brute_force(np.random.default_rng(seed), batches, m, 32)
+        table = KeyTable(value_bits=32)
+        table.add(key_pool(np.random.default_rng(seed), 100, m, 32), np.arange(100))
+        assert {pc.tags.dtype for r in table._runs for pc in r.pieces} == {np.dtype(np.uint8)}
+
+
 def test_a_table_saved_with_4_to_8_rows_a_bucket_loads_and_merges() -> None:
     """State format 4 as written before issue 39's 8-16 rows a bucket (twice the offsets):
     read as it is, merged with new runs into the new layout, same candidate sets."""
@@ -191,6 +217,11 @@ def test_layout_at_scale_is_six_bytes_and_a_quarter_per_key() -> None:
     assert keytable._layout(1000, BITS)[1] == np.dtype(np.uint32)
     assert keytable._layout(10, BITS)[1] == np.dtype(np.uint64)
     assert keytable._layout(1000, 64)[1] == np.dtype(np.uint64)
+    # 10^8 documents: 2**29 buckets (5.7 rows each) make the tags uint8 (-1 B a row for +0.35
+    # B of offsets: -19.6 B/doc); below ~1.6e9 rows the offsets would cost more (issue 39)
+    assert keytable._layout(3_040_000_000, BITS) == (29, np.dtype(np.uint8))
+    assert keytable._layout(1_700_000_000, BITS) == (29, np.dtype(np.uint8))
+    assert keytable._layout(1_500_000_000, BITS) == (27, np.dtype(np.uint16))
 
 
 def test_pack_and_unpack_are_inverse() -> None:

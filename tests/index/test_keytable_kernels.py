@@ -85,7 +85,9 @@ def test_key_kernels_reject_bad_arguments() -> None:
     out = np.zeros(4, np.int64)
     with pytest.raises(ValueError, match="2 or more"):
         native.key_lookup(np.zeros(1, np.uint32), tags, 1, keys, out, out.copy())
-    with pytest.raises(TypeError, match="uint16, uint32 or uint64"):
+    with pytest.raises(TypeError, match="uint8, uint16, uint32 or uint64"):
+        native.key_lookup(np.zeros(3, np.uint32), tags.astype("S3"), 1, keys, out, out.copy())
+    with pytest.raises(TypeError, match=r"^tags: expected a 1-d array of uint8"):
         native.key_lookup(np.zeros(3, np.uint32), tags.astype(np.int8), 1, keys, out, out.copy())
     # malformed offsets (past the end): clamped, never a read outside the tags
     bad = np.array([0, 5, 99], np.uint32)
@@ -143,8 +145,43 @@ def test_key_merge_names_its_output_arguments() -> None:
         native.key_merge(*run, *run, dead, offsets.astype(np.int64), tags, 4, slots)
     with pytest.raises(TypeError, match=r"^out_tags: expected a 1-d array of uint64"):
         native.key_merge(*run, *run, dead, offsets, tags.astype(np.float64), 4, slots)
-    with pytest.raises(TypeError, match=r"^out_tags must be a uint16, uint32 or uint64 array"):
-        native.key_merge(*run, *run, dead, offsets, tags.astype(np.int8), 4, slots)
+    with pytest.raises(TypeError, match=r"^out_tags must be a uint8, uint16, uint32 or uint64"):
+        native.key_merge(*run, *run, dead, offsets, tags.astype("S3"), 4, slots)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 3000), st.integers(0, 400))
+def test_1_byte_tags_c_equal_numba_and_the_keys(seed: int, n: int, nq: int) -> None:
+    """uint8 tags (issue 39: a run of ~1.6e9 rows keeps 8 bits a row in its tags) in lookups and
+    merges, in and out, against numba and the sorted keys; 12-bit keys here (at scale 37)."""
+    native = pytest.importorskip("neardup._native")
+    nb = pytest.importorskip("neardup._numba.keys")
+    rng = np.random.default_rng(seed)
+    a, b = run_of(rng, n, 4, np.uint8, bits=12), run_of(rng, n, 6, np.uint16, bits=12)
+    queries = rng.choice(np.concatenate([a[4][:50], rng.integers(0, 2**12, 50, np.uint64)]), nq)
+    got, merged = [], []
+    for mod in (native, nb):
+        oq, oa = np.full(4 * nq + 16, -1, np.int64), np.full(4 * nq + 16, -1, np.int64)
+        c = mod.key_lookup(*a[:3], queries, oq, oa)
+        got.append((c, oq[:c].tolist(), oa[:c].tolist()))
+        dead = np.zeros(2 * n + 2, bool)
+        dead[::3] = True
+        for first, second in ((a, b), (b, a)):
+            out = (
+                np.zeros(17, np.uint32),
+                np.zeros(2 * n, np.uint8),
+                8,
+                np.zeros(2 * n, np.uint32),
+            )
+            m = mod.key_merge(*first[:4], *second[:4], dead, *out)
+            keys = (
+                np.repeat(np.arange(16, dtype=np.uint64), np.diff(out[0])) << np.uint64(8)
+            ) | out[1][:m].astype(np.uint64)
+            live = np.concatenate([r[4][~dead[r[3]]] for r in (first, second)])
+            assert np.array_equal(keys, np.sort(live))
+            merged.append((m, out[0].tolist(), out[1][:m].tolist(), out[3][:m].tolist()))
+    assert got[0] == got[1] and merged[:2] == merged[2:]
+    assert got[0][0] == sum(int((a[4] == q).sum()) for q in queries.tolist())
 
 
 def three_bytes(slots: np.ndarray) -> np.ndarray:

@@ -38,10 +38,15 @@ def texts(n: int, seed: int) -> list[str]:
 
 
 def rewrite_as_format(path: Path, target: Path, version: int) -> None:
-    """The live version of state ``path`` written again as format 1 (full keys) or 3 (whole
-    runs, uint32 slots) wrote it."""
+    """The live version of state ``path`` written again as format 1 (full keys), 3 (whole
+    runs, uint32 slots) or 4 (the same arrays: no 1-byte tags below ~1.6e9 rows) wrote it."""
     live = path / str(read_current(path))
     meta, arrays = read_bundle(live, FORMAT, VERSION, mmap=False)
+    if version == 4:
+        assert all(v.dtype != np.uint8 for k, v in arrays.items() if k.endswith("_tags"))
+        with atomic_directory(target) as out:
+            write_bundle(out, FORMAT, version, meta, arrays)
+        return
     cand = {k[11:]: v for k, v in arrays.items() if k.startswith("cand_table_")}
     table = KeyTable.from_arrays(cand, value_bits=int(cand["value_bits"][0]))
     arrays = {k: v for k, v in arrays.items() if not k.startswith("cand_table_")}
@@ -64,11 +69,12 @@ def decide(dd: Deduplicator, batch: list[str]) -> list[tuple[str, int]]:
 
 
 @pytest.mark.parametrize("pieces", [False, True])
-def test_state_round_trip_and_formats_1_and_3_decide_as_the_saved_state(
+def test_state_round_trip_and_formats_1_3_and_4_decide_as_the_saved_state(
     tmp_path: Path, pieces: bool
 ) -> None:
     """``pieces``: runs of 64 rows and more are cut in 8 pieces (at scale: 2**21) and saved as
-    pieces (format 4); formats 1 and 3 (whole runs) of the same state decide the same."""
+    pieces (format 4); formats 1 and 3 (whole runs) and 4 (before 1-byte tags, issue 39) of the
+    same state decide the same."""
     docs = texts(1400, seed=11)
     with pytest.MonkeyPatch.context() as mp:
         if pieces:
@@ -78,9 +84,9 @@ def test_state_round_trip_and_formats_1_and_3_decide_as_the_saved_state(
             dd.feed(docs[s : s + 150])
         dd.state.forget(list(range(0, 1000, 9)))
         dd.save(tmp_path / "state")
-        saved = read_bundle(tmp_path / "state" / str(read_current(tmp_path / "state")), FORMAT, 4)
+        saved = read_bundle(tmp_path / "state" / str(read_current(tmp_path / "state")), FORMAT, 5)
         assert any("_piece" in k for k in saved[1]) == pieces
-        for version in (1, 3):
+        for version in (1, 3, 4):
             rewrite_as_format(tmp_path / "state", tmp_path / f"v{version}", version)
         old_meta, _ = read_bundle(
             tmp_path / "v1" / str(read_current(tmp_path / "v1")), FORMAT, 1, mmap=False
@@ -88,7 +94,7 @@ def test_state_round_trip_and_formats_1_and_3_decide_as_the_saved_state(
         assert old_meta["config_id"] == dd.config_id
         want = decide(dd, docs[1000:])
         assert sum(s == "duplicate" for s, _ in want) > 50
-        for where in ("state", "v1", "v3"):
+        for where in ("state", "v1", "v3", "v4"):
             again = Deduplicator.load(tmp_path / where)
             assert decide(again, docs[1000:]) == want, where
 
@@ -102,7 +108,7 @@ def test_a_state_of_an_unknown_version_is_refused(tmp_path: Path) -> None:
     with atomic_directory(tmp_path / "future") as out:
         write_bundle(out, FORMAT, VERSION + 1, meta, arrays)
     with pytest.raises(
-        StateFormatError, match=r"version 5 is not supported.*version 1 or 2 or 3 or 4"
+        StateFormatError, match=r"version 6 is not supported.*version 1 or 2 or 3 or 4 or 5"
     ):
         Deduplicator.load(tmp_path / "future")
 

@@ -1,7 +1,9 @@
 /* Key table kernels (neardup.index.keytable): key packing, bucket lookup and run merge.
  *
  * A run is (tags, slots) sorted by table key plus direct-address uint32 offsets on the key's
- * top bits; the tag is the rest of the key (the bucket implies the top bits), 2, 4 or 8 bytes.
+ * top bits; the tag is the rest of the key (the bucket implies the top bits), 1, 2, 4 or 8
+ * bytes (1: a run of ~1.6e9 rows or more, where 2**(bits - 8) buckets cost less than a second
+ * tag byte a row; issue 39).
  * The lookup is latency-bound at scale (every bucket is a cache miss); it works on blocks of
  * queries in two stages, prefetching the offsets of the whole block, then the first tags of
  * every bucket, so that up to a block's worth of misses are in flight instead of one. Results
@@ -45,13 +47,16 @@ void nd_key_pack(const uint64_t *keys, int64_t n, int bits, uint64_t *out) {
 }
 
 static inline uint64_t tag_at(const void *t, int w, int64_t i) {
-    return w == 2 ? ((const uint16_t *)t)[i]
+    return w == 1   ? ((const uint8_t *)t)[i]
+           : w == 2 ? ((const uint16_t *)t)[i]
            : w == 4 ? ((const uint32_t *)t)[i]
                     : ((const uint64_t *)t)[i];
 }
 
 static inline void tag_put(void *t, int w, int64_t i, uint64_t v) {
-    if (w == 2)
+    if (w == 1)
+        ((uint8_t *)t)[i] = (uint8_t)v;
+    else if (w == 2)
         ((uint16_t *)t)[i] = (uint16_t)v;
     else if (w == 4)
         ((uint32_t *)t)[i] = (uint32_t)v;
@@ -100,12 +105,14 @@ static inline void tag_put(void *t, int w, int64_t i, uint64_t v) {
         return c;                                                                               \
     }
 
+ND_KEY_LOOKUP(lookup8, uint8_t)
 ND_KEY_LOOKUP(lookup16, uint16_t)
 ND_KEY_LOOKUP(lookup32, uint32_t)
 ND_KEY_LOOKUP(lookup64, uint64_t)
 
 int64_t nd_key_lookup(const nd_key_run *run, const uint64_t *queries, int64_t nq, int64_t *out_q,
                       int64_t *out_at, int64_t cap) {
+    if (run->width == 1) return lookup8(run, queries, nq, out_q, out_at, cap);
     if (run->width == 2) return lookup16(run, queries, nq, out_q, out_at, cap);
     if (run->width == 4) return lookup32(run, queries, nq, out_q, out_at, cap);
     return lookup64(run, queries, nq, out_q, out_at, cap);

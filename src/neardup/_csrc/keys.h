@@ -7,7 +7,7 @@
 
 /* A run of the key table: rows sorted by table key K < 2**(p + shift); row i of bucket t
  * (offsets[t] <= i < offsets[t + 1], t = K >> shift) stores K's low `shift` bits as a tag of
- * `width` bytes (2, 4 or 8) and its slot in `slot_width` bytes (4, or 3: little-endian). */
+ * `width` bytes (1, 2, 4 or 8) and its slot in `slot_width` bytes (4, or 3: little-endian). */
 typedef struct {
     const uint32_t *offsets; /* nbuckets + 1 */
     int64_t nbuckets;

@@ -1,5 +1,5 @@
 /* Bindings of the key table kernels (included by module.c); signatures mirror
- * neardup/_numba/keys.py. A run arrives as (offsets uint32, tags uint16/32/64, shift, slots
+ * neardup/_numba/keys.py. A run arrives as (offsets uint32, tags uint8/16/32/64, shift, slots
  * uint32, or uint8 of 3 bytes a row); the tag width is the tags array's itemsize. */
 #include "keys.h"
 
@@ -12,11 +12,11 @@ static long item_size(PyObject *array) {
     return item;
 }
 
-/* The tag width of a run's tags array (2, 4 or 8 bytes), or -1 with a TypeError naming it. */
+/* The tag width of a run's tags array (1, 2, 4 or 8 bytes), or -1 with a TypeError naming it. */
 static int tag_width(PyObject *tags, const char *name) {
     long width = item_size(tags);
-    if (width != 2 && width != 4 && width != 8) {
-        PyErr_Format(PyExc_TypeError, "%s must be a uint16, uint32 or uint64 array", name);
+    if (width != 1 && width != 2 && width != 4 && width != 8) {
+        PyErr_Format(PyExc_TypeError, "%s must be a uint8, uint16, uint32 or uint64 array", name);
         return -1;
     }
     return (int)width;

@@ -3,9 +3,9 @@
 
 A run is ``(offsets uint32, tags, shift, slots)``: rows sorted by table key ``K``,
 bucket ``t = K >> shift`` (``offsets[t] <= row < offsets[t + 1]``), tag ``K``'s low ``shift``
-bits (uint16, uint32 or uint64); slots are uint32, or uint8 with 3 bytes a row (little-endian,
-fewer than ``2**24`` slots). These are single passes that numpy can only express with
-several temporaries (the lookup) or a full re-sort (the merge); the rest is numpy.
+bits (uint8, uint16, uint32 or uint64); slots are uint32, or uint8 with 3 bytes a row
+(little-endian, fewer than ``2**24`` slots). These are single passes that numpy can only
+express with several temporaries (the lookup) or a full re-sort (the merge); the rest is numpy.
 """
 
 from __future__ import annotations

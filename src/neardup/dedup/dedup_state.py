@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._heap import release_heap
 from neardup._persist import JsonColumn
 from neardup._spill import SpillGrowable
 from neardup._threads import thread_safe
@@ -67,6 +68,11 @@ from neardup.dedup.rerun import NEW, IdPositions, merge_repeats, repeats
 from neardup.dedup.similarity import decided_evidence
 
 __all__ = ["LOCKED", "DedupState"]
+
+# documents decided between two trims of the C heap: a chunk's temporaries below glibc's mmap
+# threshold stay resident in its heap otherwise (issue 39: -19.5 B/doc of peak RSS at 10^6,
+# ~1 ms a trim); the service's single-document feeds trim once per this many, not each time
+TRIM_DOCS = 1 << 14
 
 # DedupState methods that hold the state's lock (neardup._threads): all that read or change it
 LOCKED = (
@@ -126,6 +132,7 @@ class DedupState:
         self.id_positions = IdPositions()  # the rerun rule's id look-up (dedup/rerun.py)
         self.already = 0  # documents fed again (same id and text): not added (not saved)
         self.pending: list[PreparedBatch] = []  # batch chunks collected for resolve()
+        self.untrimmed = 0  # documents decided since the heap was last given back
 
     def _fingerprints_at(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
         """Fingerprints of held documents at ``positions`` (the candidate index's kept ones)."""
@@ -259,6 +266,7 @@ class DedupState:
             return out
         self._commit(base, chunk, ids, hz)
         self._index_new(base, new, chunk)
+        self._trim(n)
         return out
 
     def collect(self, chunk: PreparedBatch) -> None:
@@ -285,7 +293,15 @@ class DedupState:
         if self.keep == "first":  # later feed() / save() go on from here: index lazily
             self._keep_sketches(np.asarray(new, np.int64), 0, chunk)
             self.unindexed = np.asarray(new, np.int64)
+        self._trim(n)
         return self.decisions(0, n)
+
+    def _trim(self, decided: int) -> None:
+        """Give the C heap back once per :data:`TRIM_DOCS` decided documents (its reason)."""
+        self.untrimmed += decided
+        if self.untrimmed >= TRIM_DOCS:
+            release_heap()
+            self.untrimmed = 0
 
     # ------------------------------------------------------------------ the one restore path
     def restore(self, columns: dict[str, np.ndarray], meta: dict[str, Any]) -> None:

@@ -60,9 +60,10 @@ FORMAT = "neardup-dedup-state"
 # (its full keys are packed and re-sorted once on load); 3: the per-document ``floor`` column
 # of the cluster_similarity rule (a version 1 or 2 state has all 1.0: its configuration never
 # has the rule); 4: the key table's slots may take 3 bytes and a large run is saved as its 8
-# pieces (keytable.py: no copy on save); versions 1-3 are read as before
-VERSION = 4
-READS = (1, 2, 3, 4)
+# pieces (keytable.py: no copy on save); versions 1-3 are read as before; 5: a key table run
+# may hold 1-byte tags (keytable.py, from ~1.6e9 rows); version 4 is read as it is
+VERSION = 5
+READS = (1, 2, 3, 4, 5)
 
 
 class Holder(Protocol):

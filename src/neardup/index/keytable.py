@@ -3,8 +3,9 @@
 Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its rows sorted by
 *table key* ``K`` (below), plus direct-address uint32 offsets on ``K``'s top ``p`` bits (``2**p``
 ~ rows / 8 buckets). A row stores only what its bucket does not imply: ``K``'s low bits as a
-*tag* (uint16 when they fit, else uint32 or uint64) and its slot (3 bytes while the table has
-fewer than ``2**24`` slots, else uint32). A lookup reads one
+*tag* (uint16 when they fit, else uint32 or uint64; uint8 in a run large enough that
+``2**(bits - 8)`` buckets cost less than a second tag byte a row) and its slot (3 bytes while
+the table has fewer than ``2**24`` slots, else uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
 on the table's size except through the number of runs, which merging keeps logarithmic (runs of
 similar size merge, dropping the rows of dead slots). Slots are small integers the caller
@@ -29,7 +30,8 @@ keys are equal exactly when their table keys are, and (bucket, tag) is ``K`` its
 is truncated, so the candidate set is exactly that of the full keys; a band key of ``x >=
 2**value_bits`` is refused by :meth:`add` and matches nothing in :meth:`lookup`. With the
 default ``value_bits=64`` any uint64 keys work and ``K`` is the key itself. At 10^6 documents x
-32 bands a row is 2 + 3 bytes (+ 0.25-0.5 of offsets) instead of 8 + 4 (+ 1-2).
+32 bands a row is 2 + 3 bytes (+ 0.25-0.5 of offsets) instead of 8 + 4 (+ 1-2); at 10^8, 1 + 4
+(+ 0.7).
 
 >>> import numpy as np
 >>> t = KeyTable()
@@ -75,7 +77,10 @@ _TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
-    return np.dtype(np.uint16 if shift <= 16 else np.uint32 if shift <= 32 else np.uint64)
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if shift <= 8 * np.dtype(dtype).itemsize:
+            return np.dtype(dtype)
+    return np.dtype(np.uint64)
 
 
 def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
@@ -83,9 +88,11 @@ def _layout(rows: int, bits: int) -> tuple[int, np.dtype[Any]]:
     narrows the tags enough to pay for the offsets (bytes of offsets + tags, the smaller).
     A bucket's uint16 tags are then 16-32 bytes, still one or two cache lines; the offsets
     cost half of 4-8 rows' (issue 39: 16.9 -> 8.4 B/doc at 10^7 documents x 32 bands; 4-8
-    rows were measured ~8 % faster on lookups under load, to re-time quietly)."""
+    rows were measured ~8 % faster on lookups under load, to re-time quietly). uint8 tags
+    take ``2**(bits - 8)`` buckets: with 32 bands (37 bits) from ~1.6e9 rows, the big run of
+    ~5·10^7 documents (10^8: -19.6 B/doc)."""
     p0 = min(bits - 1, max(_PIECE_BITS, (max(rows, 16) // 8).bit_length() - 1))
-    options = [p0] + [bits - w for w in (16, 32) if p0 < bits - w <= p0 + 2]
+    options = [p0] + [bits - w for w in (8, 16, 32) if p0 < bits - w <= p0 + 2]
 
     def cost(p: int) -> int:
         return 4 * (1 << p) + rows * _tag_dtype(bits - p).itemsize
@@ -576,7 +583,7 @@ def _saved_piece(
     p = int(offsets.size - 1).bit_length() - 1
     rows = tags.size if tags.ndim == 1 else -1
     ok = (  # any layout whose tags hold the bits the buckets leave (not only _layout's)
-        tags.dtype in (np.uint16, np.uint32, np.uint64)
+        tags.dtype in (np.uint8, np.uint16, np.uint32, np.uint64)
         and 0 <= p <= key_bits
         and key_bits - p <= 8 * tags.dtype.itemsize
         and slots.ndim == 1
