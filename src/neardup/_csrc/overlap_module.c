@@ -140,17 +140,51 @@ fail:
 }
 
 
+/* One text of template_keys, checked and held with the GIL: its str (a reference taken) and
+ * its tokens' buffers. */
+typedef struct {
+    PyObject *text;
+    bufs bs;
+    const int64_t *st, *en;
+    const uint64_t *th;
+    Py_ssize_t n;
+} tk_text;
+
+/* Check and hold text k of template_keys (a str and its (starts, ends, units, hashes) tuple);
+ * -1 with an exception set. */
+static int tk_load(tk_text *T, PyObject *text, PyObject *t) {
+    Py_ssize_t ne, nh;
+    if (!PyUnicode_Check(text) || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+        PyErr_SetString(PyExc_TypeError, "texts must be str, tokens (starts, ends, units, "
+                                         "hashes) tuples");
+        return -1;
+    }
+    T->text = Py_NewRef(text);
+    T->st = get(&T->bs, PyTuple_GET_ITEM(t, 0), 8, 0, 0, "starts", &T->n);
+    T->en = T->st ? get(&T->bs, PyTuple_GET_ITEM(t, 1), 8, 0, 0, "ends", &ne) : NULL;
+    T->th = T->en ? get(&T->bs, PyTuple_GET_ITEM(t, 3), 8, 0, 0, "hashes", &nh) : NULL;
+    if (!T->th) return -1;
+    if (ne != T->n || nh != T->n) {
+        PyErr_SetString(PyExc_ValueError, "tokens: arrays of one size, digit one item each");
+        return -1;
+    }
+    return 0;
+}
+
 /* template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count:
  * templates.TemplateBatch's keys (ov_template_keys) of each text in turn, its tokens a
  * (starts, ends, units, hashes) tuple of tokens; token and gram indices run over the whole
  * batch; digit (bool) holds one item a token of the batch, first, last (int64) and hashes
- * (uint64) as many (keys are at most one a token). With the GIL: a pass over the tokens. */
+ * (uint64) as many (keys are at most one a token). The texts are checked and held with the
+ * GIL, then the batch's pass runs without it (the finder's worker: the main thread's Python
+ * runs meanwhile). */
 static PyObject *py_template_keys(PyObject *self, PyObject *args) {
-    PyObject *texts, *toks, *dg_o, *f_o, *l_o, *h_o;
-    Py_ssize_t ngram, cap, total = 0, m = 0;
+    PyObject *texts, *toks, *dg_o, *f_o, *l_o, *h_o, *result = NULL;
+    Py_ssize_t ngram, cap, total = 0, m = 0, nt = 0, k = 0, bad = -1;
     unsigned long long mask, sample;
-    bufs out = {.n = 0}, bs = {.n = 0};
+    bufs out = {.n = 0};
     uint64_t *masked = NULL;
+    tk_text *T = NULL;
     if (!PyArg_ParseTuple(args, "O!O!nKKOOOO", &PyList_Type, &texts, &PyList_Type, &toks, &ngram,
                           &mask, &sample, &dg_o, &f_o, &l_o, &h_o))
         return NULL;
@@ -158,51 +192,51 @@ static PyObject *py_template_keys(PyObject *self, PyObject *args) {
     int64_t *first = digit ? get(&out, f_o, 8, cap, 1, "first", NULL) : NULL;
     int64_t *last = first ? get(&out, l_o, 8, cap, 1, "last", NULL) : NULL;
     uint64_t *gh = last ? get(&out, h_o, 8, cap, 1, "hashes", NULL) : NULL;
-    if (!gh) goto fail;
-    if (PyList_GET_SIZE(texts) != PyList_GET_SIZE(toks) || ngram < 1 || sample < 1) {
+    if (!gh) goto done;
+    nt = PyList_GET_SIZE(texts);
+    if (nt != PyList_GET_SIZE(toks) || ngram < 1 || sample < 1) {
         PyErr_SetString(PyExc_ValueError, "one tokens tuple a text, ngram and sample >= 1");
-        goto fail;
+        goto done;
     }
     masked = malloc(sizeof(uint64_t) * (size_t)(cap + 1));
-    if (!masked) {
+    T = calloc((size_t)nt + 1, sizeof(tk_text));
+    if (!masked || !T) {
         PyErr_NoMemory();
-        goto fail;
+        goto done;
     }
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
-        PyObject *text = PyList_GET_ITEM(texts, k), *t = PyList_GET_ITEM(toks, k);
-        Py_ssize_t n, ne, nh;
-        if (!PyUnicode_Check(text) || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-            PyErr_SetString(PyExc_TypeError, "texts must be str, tokens (starts, ends, units, "
-                                             "hashes) tuples");
-            goto fail;
-        }
-        const int64_t *st = get(&bs, PyTuple_GET_ITEM(t, 0), 8, 0, 0, "starts", &n);
-        const int64_t *en = st ? get(&bs, PyTuple_GET_ITEM(t, 1), 8, 0, 0, "ends", &ne) : NULL;
-        const uint64_t *th = en ? get(&bs, PyTuple_GET_ITEM(t, 3), 8, 0, 0, "hashes", &nh) : NULL;
-        if (!th) goto fail;
-        if (ne != n || nh != n || total + n > cap) {
+    for (; k < nt; k++) {
+        if (tk_load(&T[k], PyList_GET_ITEM(texts, k), PyList_GET_ITEM(toks, k)) < 0) goto done;
+        if (total + T[k].n > cap) {
             PyErr_SetString(PyExc_ValueError, "tokens: arrays of one size, digit one item each");
-            goto fail;
+            goto done;
         }
-        int64_t got = ov_template_keys(PyUnicode_KIND(text), PyUnicode_DATA(text),
-                                       PyUnicode_GET_LENGTH(text), st, en, th, n, ngram, mask,
-                                       sample, total, digit + total, masked, first + m, last + m,
-                                       gh + m);
-        release(&bs);
-        if (got < 0) {
-            PyErr_Format(PyExc_ValueError, "tokens of text %zd lie outside it", k);
-            goto fail;
-        }
-        total += n, m += got;
+        total += T[k].n;
     }
+    total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < nt && bad < 0; i++) {
+        PyObject *text = T[i].text;
+        int64_t got = ov_template_keys(PyUnicode_KIND(text), PyUnicode_DATA(text),
+                                       PyUnicode_GET_LENGTH(text), T[i].st, T[i].en, T[i].th,
+                                       T[i].n, ngram, mask, sample, total, digit + total, masked,
+                                       first + m, last + m, gh + m);
+        if (got < 0) bad = i;
+        total += T[i].n, m += got;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad >= 0)
+        PyErr_Format(PyExc_ValueError, "tokens of text %zd lie outside it", bad);
+    else
+        result = PyLong_FromSsize_t(m);
+done:
+    for (Py_ssize_t i = 0; T && i <= k && i < nt; i++) {
+        release(&T[i].bs);
+        Py_XDECREF(T[i].text);
+    }
+    free(T);
     free(masked);
     release(&out);
-    return PyLong_FromSsize_t(m);
-fail:
-    free(masked);
-    release(&bs);
-    release(&out);
-    return NULL;
+    return result;
 }
 
 /* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window

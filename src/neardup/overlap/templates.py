@@ -312,11 +312,10 @@ def template_flags(
     for k in np.flatnonzero(short & ~recurs).tolist():  # only where it can decide
         r = rows[k]
         slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
-    refilled = np.zeros(len(rows), dtype=np.bool_)
-    for k in np.flatnonzero(~(short & (recurs | slots))).tolist():
+    flags = (short & (recurs | slots)) | (figures & recurs)
+    for k in np.flatnonzero(~flags).tolist():  # refilled: only where it can decide
         r = rows[k]
-        refilled[k] = _figures_refilled(texts[r[0]][r[1] : r[2]], r[3])
-    flags = (short & (recurs | slots)) | (figures & recurs) | refilled
+        flags[k] = _figures_refilled(texts[r[0]][r[1] : r[2]], r[3])
     framed = batch.units[t1] - batch.units[t0] <= MAX_FRAME_WORDS * _GRAM_WORD
     own_units = _own_units(batch, df, min_docs)
     for k in np.flatnonzero(~flags & framed & (t1 > t0)).tolist():
