@@ -1,0 +1,42 @@
+"""What `neardup overlap` pays for besides finding passages: the start-up of the process is
+part of its wall time against `neardup dedup` (issue 36's cost target), so it imports no
+module it does not run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+_RUN = """
+import runpy, sys
+sys.argv = ["neardup", "overlap", sys.argv[1], "--out", sys.argv[2]]
+try:
+    runpy.run_module("neardup", run_name="__main__")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(sorted(m for m in sys.modules if m == "neardup.dedup" or m.startswith("neardup.dedup.")))
+"""
+
+
+def test_the_overlap_command_imports_no_dedup_engine(tmp_path: Path) -> None:
+    """`neardup overlap` runs without importing :mod:`neardup.dedup` (~0.1 s of start-up: it
+    came in through the Spark options' module, for a type hint and a dedup summary line)."""
+    src = tmp_path / "docs.jsonl"
+    text = "the council approved the new budget for schools, roads and hospitals on Monday"
+    rows = [{"id": str(i), "text": f"item {i}: {text}"} for i in range(3)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, str(src), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    assert out.read_text().count("\n") == 2  # the run found the copies
+    assert done.stdout.strip().splitlines()[-1] == "[]"
