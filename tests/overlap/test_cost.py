@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 _RUN = """
 import runpy, sys
 sys.argv = ["neardup", "overlap", sys.argv[1], "--out", sys.argv[2]]
@@ -40,3 +43,42 @@ def test_the_overlap_command_imports_no_dedup_engine(tmp_path: Path) -> None:
     )
     assert out.read_text().count("\n") == 2  # the run found the copies
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _refilled_counted(query: str, source: str) -> bool:
+    """The figures rule counting every passage's figures (its form before the shortcuts)."""
+    from collections import Counter
+
+    from neardup.overlap.templates import _figures, _inside, _refilled
+
+    mine, theirs = Counter(_figures(query)), Counter(_figures(source))
+    ours, others = mine - theirs, theirs - mine
+    most = max(mine.total(), theirs.total())
+    changed = min(
+        sum(
+            k for n, k in ours.items() if not any(_inside(n, m) for m in others if len(m) > len(n))
+        ),
+        sum(
+            k for m, k in others.items() if not any(_inside(m, n) for n in ours if len(n) > len(m))
+        ),
+    )
+    return _refilled(changed, most)
+
+
+_WORDS = ["rose", "to", "in", "March", "May", "Monday", "pct", "１２", "3.5", "1,250", "5-1/8"]
+
+
+@given(
+    query=st.lists(st.one_of(st.sampled_from(_WORDS), st.integers(0, 999).map(str)), max_size=12),
+    source=st.lists(st.one_of(st.sampled_from(_WORDS), st.integers(0, 999).map(str)), max_size=12),
+)
+@settings(max_examples=400, deadline=None)
+def test_the_figures_rule_shortcuts_answer_as_the_full_count(
+    query: list[str], source: list[str]
+) -> None:
+    """``_figures_refilled`` stops early where too few figures could have changed (the query
+    side's alone, then both sides' counts): the same answer as counting them all."""
+    from neardup.overlap.templates import _figures_refilled
+
+    q, s = " ".join(query), " ".join(source)
+    assert _figures_refilled(q, s) == _refilled_counted(q, s)

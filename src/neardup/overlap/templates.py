@@ -433,13 +433,16 @@ def _figures_refilled(query: str, source: str) -> bool:
     >>> _figures_refilled("１９８年前后增长１５％", "１９９８年前后增长１２５％")  # digits dropped
     False
     """
-    found = _figures(query), _figures(source)
-    most = max(len(found[0]), len(found[1]))
     # the figures with no equal are at most the smaller side's: most passages (Reuters: 7 in
-    # 11) end here, with no counting
-    if not _refilled(min(len(found[0]), len(found[1])), most):
+    # 11) end here, with no counting, and over half before the source is searched
+    found = _figures(query)
+    if len(found) < min(least for least, _ in REFILLED):
         return False
-    mine, theirs = Counter(found[0]), Counter(found[1])
+    other = _figures(source)
+    most = max(len(found), len(other))
+    if not _refilled(min(len(found), len(other)), most):
+        return False
+    mine, theirs = Counter(found), Counter(other)
     ours, others = mine - theirs, theirs - mine
     if not _refilled(min(ours.total(), others.total()), most):
         return False  # even all of them changed would not be enough: no need to pair them
