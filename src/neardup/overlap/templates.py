@@ -313,14 +313,17 @@ def template_flags(
         r = rows[k]
         slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
     flags = (short & (recurs | slots)) | (figures & recurs)
-    for k in np.flatnonzero(~flags).tolist():  # refilled: only where it can decide
-        r = rows[k]
-        flags[k] = _figures_refilled(texts[r[0]][r[1] : r[2]], r[3])
+    # the frame test (C) before the figures rule (two regular expressions a side): each
+    # decides only where the other has not, and the frame test sets aside more (Reuters:
+    # ~5,000 passages against 1,176) at two thirds of the cost a passage
     framed = batch.units[t1] - batch.units[t0] <= MAX_FRAME_WORDS * _GRAM_WORD
     own_units = _own_units(batch, df, min_docs)
     for k in np.flatnonzero(~flags & framed & (t1 > t0)).tolist():
         own, differ = own_units(int(t0[k]), int(t1[k]), rows[k][3])
         flags[k] = own < OWN_SHARE * min_length * _GRAM_WORD and (differ or bool(short[k]))
+    for k in np.flatnonzero(~flags).tolist():  # refilled: only where it can decide
+        r = rows[k]
+        flags[k] = _figures_refilled(texts[r[0]][r[1] : r[2]], r[3])
     out: list[bool] = flags.tolist()
     return out
 
