@@ -82,3 +82,23 @@ def test_the_figures_rule_shortcuts_answer_as_the_full_count(
 
     q, s = " ".join(query), " ".join(source)
     assert _figures_refilled(q, s) == _refilled_counted(q, s)
+
+
+_ASCII_TEXT = st.text(alphabet="0123456789.,/-_ aZ\t\n#(January", max_size=60)
+
+
+@given(text=_ASCII_TEXT)
+@settings(max_examples=400, deadline=None)
+def test_figures_and_numbers_of_an_ascii_text_are_the_patterns_matches(text: str) -> None:
+    """An ASCII text's figures and numbers are found on its runs of figure (digit) characters
+    alone: the same as the patterns' matches over the whole text."""
+    from neardup.overlap.templates import (
+        _FIGURE_DIGITS,
+        _FIGURE_NAME,
+        _NUMBER,
+        _figures,
+        _number_list,
+    )
+
+    assert _figures(text) == _FIGURE_DIGITS.findall(text) + _FIGURE_NAME.findall(text)
+    assert _number_list(text) == _NUMBER.findall(text)
