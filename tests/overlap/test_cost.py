@@ -102,3 +102,13 @@ def test_figures_and_numbers_of_an_ascii_text_are_the_patterns_matches(text: str
 
     assert _figures(text) == _FIGURE_DIGITS.findall(text) + _FIGURE_NAME.findall(text)
     assert _number_list(text) == _NUMBER.findall(text)
+
+
+@given(text=st.text(alphabet="0123456789aZb_ #,.-(\t", max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_the_frame_of_an_ascii_text_is_the_patterns_frame(text: str) -> None:
+    """``_frame`` of an ASCII text by one translation (letters lowered, a digit run one "#"):
+    the same as the patterns' substitutions and ``casefold``."""
+    from neardup.overlap.templates import _NOT_WORD, _NUMBER, _frame
+
+    assert _frame(text) == _NOT_WORD.sub("", _NUMBER.sub("#", text).casefold())

@@ -381,7 +381,6 @@ def _covered(batch: TemplateBatch, keys: npt.NDArray[np.bool_]) -> npt.NDArray[n
 _NUMBER = re.compile(
     "[0-9\uff10-\uff19]+|(?<=[\uff08(])[\u4e0a\u4e2d\u4e0b]+(?=[\uff09)])|[\u3007\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]+(?=[\u5e74\u6708\u65e5])"
 )
-_ASCII_NUMBER = re.compile("[0-9]+")
 # a figure: digits (ASCII or full-width) with the separators inside a number, or the name of
 # a month or a weekday (a date's slot in English; Chinese dates are digits or Han numerals)
 _NAMES = (
@@ -399,6 +398,15 @@ _ASCII = str.maketrans("\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\u
 # long (a pattern is tried at every position: most of these rules' cost on Reuters)
 _FIGURE_CHARS = str.maketrans({c: " " for c in map(chr, range(128)) if c not in "0123456789.,/"})
 _DIGIT_CHARS = str.maketrans({c: " " for c in map(chr, range(128)) if c not in "0123456789"})
+# _frame of an ASCII text: its word characters (\w there) lowered, every digit "0" (a run is
+# then one "#"), "#" kept, the rest a space (dropped after the runs are joined)
+_FRAME_CHARS = str.maketrans(
+    {
+        c: c.lower() if c.isalpha() else "0" if c.isdigit() else c if c == "#" else " "
+        for c in map(chr, range(128))
+    }
+)
+_DIGIT_RUN = re.compile("0+")
 
 
 def _slots_changed(query: str, source: str) -> bool:
@@ -501,7 +509,9 @@ def _inside(part: str, whole: str) -> bool:
 
 def _frame(text: str) -> str:
     """``text`` without its numbers, spaces and punctuation, case folded."""
-    return _NOT_WORD.sub("", _numbers(text).sub("#", text).casefold())
+    if text.isascii():  # letters lowered, a digit run one "#", "#" kept, the rest dropped
+        return _DIGIT_RUN.sub("#", text.translate(_FRAME_CHARS)).replace(" ", "")
+    return _NOT_WORD.sub("", _NUMBER.sub("#", text).casefold())
 
 
 def _number_list(text: str) -> list[str]:
@@ -514,17 +524,6 @@ def _number_list(text: str) -> list[str]:
         return text.translate(_DIGIT_CHARS).split()
     found: list[str] = _NUMBER.findall(text)
     return found
-
-
-def _numbers(text: str) -> re.Pattern[str]:
-    """:data:`_NUMBER`, or where ``text`` is ASCII (a flag, not a scan) the one of its
-    branches that can match there: the same numbers, found faster (a pattern of one
-    character class is scanned for in C; one of three branches is tried at every position).
-
-    >>> [_numbers(t).findall(t) for t in ("Qtly div 25 cts", "一月四日")]
-    [['25'], ['一', '四']]
-    """
-    return _ASCII_NUMBER if text.isascii() else _NUMBER
 
 
 _NOT_WORD = re.compile("[^\\w#]|_")
