@@ -12,24 +12,48 @@
 
 #include "overlap_kernels.h"
 
-/* A Python object owning one C object: its struct (the pointer in `field`), tp_new (a failed
- * `make` is a MemoryError) and tp_dealloc (`release`), written once for every such type. */
+/* A Python object owning one C object: its struct (the pointer in `field`, and `mu`, the lock
+ * its methods hold while they run without the GIL), tp_new (a failed `make` is a MemoryError)
+ * and tp_dealloc (`release`), written once for every such type. */
 #define OWNING_OBJECT(Obj, ctype, field, make, release)                                    \
     typedef struct {                                                                     \
         PyObject_HEAD ctype *field;                                                      \
+        PyThread_type_lock mu;                                                           \
     } Obj;                                                                               \
     static PyObject *Obj##_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {     \
         Obj *self = (Obj *)PyType_GenericNew(type, args, kwds);                          \
-        if (self && !(self->field = make())) {                                           \
+        if (self && (!(self->mu = PyThread_allocate_lock()) || !(self->field = make()))) { \
             Py_DECREF(self);                                                             \
             return PyErr_NoMemory();                                                     \
         }                                                                                \
         return (PyObject *)self;                                                         \
     }                                                                                    \
     static void Obj##_dealloc(Obj *self) {                                               \
-        release(self->field);                                                            \
+        if (self->field) release(self->field);                                           \
+        if (self->mu) PyThread_free_lock(self->mu);                                      \
         Py_TYPE(self)->tp_free((PyObject *)self);                                        \
     }
+
+/* Run `stmt` on an OWNING_OBJECT's C object without the GIL, holding the object's own lock:
+ * the other thread (the finder's worker) runs Python meanwhile, and two threads sharing the
+ * object still change it one at a time, as the GIL made them. The lock is taken without the
+ * GIL, so a thread holding it never waits for one that holds the GIL. */
+#define UNLOCKED(self, stmt)                                                                 \
+    do {                                                                                 \
+        Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock((self)->mu, WAIT_LOCK);             \
+        stmt;                                                                            \
+        PyThread_release_lock((self)->mu);                                               \
+        Py_END_ALLOW_THREADS                                                             \
+    } while (0)
+
+/* Take an OWNING_OBJECT's lock (waiting without the GIL) to read the object with the GIL: its
+ * arrays or size, which a thread in UNLOCKED would be changing. */
+#define LOCK(self)                                                                           \
+    do {                                                                                 \
+        Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock((self)->mu, WAIT_LOCK);             \
+        Py_END_ALLOW_THREADS                                                             \
+    } while (0)
+#define UNLOCK(self) PyThread_release_lock((self)->mu)
 
 /* The PyTypeObject fields of an OWNING_OBJECT type (its name, doc and methods). */
 #define OWNING_TYPE(Obj, name, doc, methods)                                                 \
@@ -116,17 +140,51 @@ fail:
 }
 
 
+/* One text of template_keys, checked and held with the GIL: its str (a reference taken) and
+ * its tokens' buffers. */
+typedef struct {
+    PyObject *text;
+    bufs bs;
+    const int64_t *st, *en;
+    const uint64_t *th;
+    Py_ssize_t n;
+} tk_text;
+
+/* Check and hold text k of template_keys (a str and its (starts, ends, units, hashes) tuple);
+ * -1 with an exception set. */
+static int tk_load(tk_text *T, PyObject *text, PyObject *t) {
+    Py_ssize_t ne, nh;
+    if (!PyUnicode_Check(text) || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+        PyErr_SetString(PyExc_TypeError, "texts must be str, tokens (starts, ends, units, "
+                                         "hashes) tuples");
+        return -1;
+    }
+    T->text = Py_NewRef(text);
+    T->st = get(&T->bs, PyTuple_GET_ITEM(t, 0), 8, 0, 0, "starts", &T->n);
+    T->en = T->st ? get(&T->bs, PyTuple_GET_ITEM(t, 1), 8, 0, 0, "ends", &ne) : NULL;
+    T->th = T->en ? get(&T->bs, PyTuple_GET_ITEM(t, 3), 8, 0, 0, "hashes", &nh) : NULL;
+    if (!T->th) return -1;
+    if (ne != T->n || nh != T->n) {
+        PyErr_SetString(PyExc_ValueError, "tokens: arrays of one size, digit one item each");
+        return -1;
+    }
+    return 0;
+}
+
 /* template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count:
  * templates.TemplateBatch's keys (ov_template_keys) of each text in turn, its tokens a
  * (starts, ends, units, hashes) tuple of tokens; token and gram indices run over the whole
  * batch; digit (bool) holds one item a token of the batch, first, last (int64) and hashes
- * (uint64) as many (keys are at most one a token). With the GIL: a pass over the tokens. */
+ * (uint64) as many (keys are at most one a token). The texts are checked and held with the
+ * GIL, then the batch's pass runs without it (the finder's worker: the main thread's Python
+ * runs meanwhile). */
 static PyObject *py_template_keys(PyObject *self, PyObject *args) {
-    PyObject *texts, *toks, *dg_o, *f_o, *l_o, *h_o;
-    Py_ssize_t ngram, cap, total = 0, m = 0;
+    PyObject *texts, *toks, *dg_o, *f_o, *l_o, *h_o, *result = NULL;
+    Py_ssize_t ngram, cap, total = 0, m = 0, nt = 0, k = 0, bad = -1;
     unsigned long long mask, sample;
-    bufs out = {.n = 0}, bs = {.n = 0};
+    bufs out = {.n = 0};
     uint64_t *masked = NULL;
+    tk_text *T = NULL;
     if (!PyArg_ParseTuple(args, "O!O!nKKOOOO", &PyList_Type, &texts, &PyList_Type, &toks, &ngram,
                           &mask, &sample, &dg_o, &f_o, &l_o, &h_o))
         return NULL;
@@ -134,51 +192,51 @@ static PyObject *py_template_keys(PyObject *self, PyObject *args) {
     int64_t *first = digit ? get(&out, f_o, 8, cap, 1, "first", NULL) : NULL;
     int64_t *last = first ? get(&out, l_o, 8, cap, 1, "last", NULL) : NULL;
     uint64_t *gh = last ? get(&out, h_o, 8, cap, 1, "hashes", NULL) : NULL;
-    if (!gh) goto fail;
-    if (PyList_GET_SIZE(texts) != PyList_GET_SIZE(toks) || ngram < 1 || sample < 1) {
+    if (!gh) goto done;
+    nt = PyList_GET_SIZE(texts);
+    if (nt != PyList_GET_SIZE(toks) || ngram < 1 || sample < 1) {
         PyErr_SetString(PyExc_ValueError, "one tokens tuple a text, ngram and sample >= 1");
-        goto fail;
+        goto done;
     }
     masked = malloc(sizeof(uint64_t) * (size_t)(cap + 1));
-    if (!masked) {
+    T = calloc((size_t)nt + 1, sizeof(tk_text));
+    if (!masked || !T) {
         PyErr_NoMemory();
-        goto fail;
+        goto done;
     }
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(texts); k++) {
-        PyObject *text = PyList_GET_ITEM(texts, k), *t = PyList_GET_ITEM(toks, k);
-        Py_ssize_t n, ne, nh;
-        if (!PyUnicode_Check(text) || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-            PyErr_SetString(PyExc_TypeError, "texts must be str, tokens (starts, ends, units, "
-                                             "hashes) tuples");
-            goto fail;
-        }
-        const int64_t *st = get(&bs, PyTuple_GET_ITEM(t, 0), 8, 0, 0, "starts", &n);
-        const int64_t *en = st ? get(&bs, PyTuple_GET_ITEM(t, 1), 8, 0, 0, "ends", &ne) : NULL;
-        const uint64_t *th = en ? get(&bs, PyTuple_GET_ITEM(t, 3), 8, 0, 0, "hashes", &nh) : NULL;
-        if (!th) goto fail;
-        if (ne != n || nh != n || total + n > cap) {
+    for (; k < nt; k++) {
+        if (tk_load(&T[k], PyList_GET_ITEM(texts, k), PyList_GET_ITEM(toks, k)) < 0) goto done;
+        if (total + T[k].n > cap) {
             PyErr_SetString(PyExc_ValueError, "tokens: arrays of one size, digit one item each");
-            goto fail;
+            goto done;
         }
-        int64_t got = ov_template_keys(PyUnicode_KIND(text), PyUnicode_DATA(text),
-                                       PyUnicode_GET_LENGTH(text), st, en, th, n, ngram, mask,
-                                       sample, total, digit + total, masked, first + m, last + m,
-                                       gh + m);
-        release(&bs);
-        if (got < 0) {
-            PyErr_Format(PyExc_ValueError, "tokens of text %zd lie outside it", k);
-            goto fail;
-        }
-        total += n, m += got;
+        total += T[k].n;
     }
+    total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < nt && bad < 0; i++) {
+        PyObject *text = T[i].text;
+        int64_t got = ov_template_keys(PyUnicode_KIND(text), PyUnicode_DATA(text),
+                                       PyUnicode_GET_LENGTH(text), T[i].st, T[i].en, T[i].th,
+                                       T[i].n, ngram, mask, sample, total, digit + total, masked,
+                                       first + m, last + m, gh + m);
+        if (got < 0) bad = i;
+        total += T[i].n, m += got;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad >= 0)
+        PyErr_Format(PyExc_ValueError, "tokens of text %zd lie outside it", bad);
+    else
+        result = PyLong_FromSsize_t(m);
+done:
+    for (Py_ssize_t i = 0; T && i <= k && i < nt; i++) {
+        release(&T[i].bs);
+        Py_XDECREF(T[i].text);
+    }
+    free(T);
     free(masked);
     release(&out);
-    return PyLong_FromSsize_t(m);
-fail:
-    free(masked);
-    release(&bs);
-    release(&out);
-    return NULL;
+    return result;
 }
 
 /* winnow(hashes: uint64, window, out: int64) -> count: the rightmost minimum of every window
@@ -448,7 +506,8 @@ OWNING_OBJECT(IndexObject, ov_index, ix, ov_index_new, ov_index_free)
 /* ov_index_add, its failure as an exception; -1 with it set */
 static int add_grams(IndexObject *self, int64_t doc, const uint64_t *h, const int64_t *f,
                      const int64_t *l, const int64_t *idx, int64_t n) {
-    int rc = ov_index_add(self->ix, doc, h, f, l, idx, n);
+    int rc;
+    UNLOCKED(self, rc = ov_index_add(self->ix, doc, h, f, l, idx, n));
     if (rc == -2) PyErr_SetString(PyExc_ValueError, "token offsets out of range");
     if (rc == -1) PyErr_NoMemory();
     return rc < 0 ? -1 : 0;
@@ -524,7 +583,8 @@ static PyObject *seeds_core(IndexObject *self, const uint64_t *h, const int64_t 
                             int64_t max_seeds, int64_t cap) {
     hit_t *hits = NULL;
     int64_t k;
-    int rc = ov_index_hits(self->ix, h, n, max_df, max_seeds, cap, &hits, &k);
+    int rc;
+    UNLOCKED(self, rc = ov_index_hits(self->ix, h, n, max_df, max_seeds, cap, &hits, &k));
     if (rc < 0) return PyErr_NoMemory();
     if (rc > 0) return PyLong_FromLongLong((long long)k); /* over max_seeds */
     PyObject *out = grouped(hits, k, min_seeds, f, l);
@@ -609,25 +669,27 @@ static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
 /* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
  * postings of one hash in insertion order. */
 static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
+    LOCK(self);
     int64_t np = ov_index_postings(self->ix);
     PyObject *hs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(8 * np));
     PyObject *ps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(24 * np));
-    if (!hs || !ps) {
+    int rc = hs && ps ? ov_index_arrays(self->ix, (uint64_t *)PyBytes_AS_STRING(hs),
+                                        (int64_t *)PyBytes_AS_STRING(ps))
+                      : -1;
+    UNLOCK(self);
+    if (rc < 0) {
         Py_XDECREF(hs);
         Py_XDECREF(ps);
-        return NULL;
-    }
-    if (ov_index_arrays(self->ix, (uint64_t *)PyBytes_AS_STRING(hs),
-                        (int64_t *)PyBytes_AS_STRING(ps)) < 0) {
-        Py_DECREF(hs);
-        Py_DECREF(ps);
-        return PyErr_NoMemory();
+        return hs && ps ? PyErr_NoMemory() : NULL;
     }
     return Py_BuildValue("(NN)", hs, ps);
 }
 
 static PyObject *index_len(IndexObject *self, PyObject *unused) {
-    return PyLong_FromLongLong(ov_index_postings(self->ix));
+    LOCK(self);
+    int64_t np = ov_index_postings(self->ix);
+    UNLOCK(self);
+    return PyLong_FromLongLong(np);
 }
 
 static PyMethodDef index_methods[] = {
@@ -654,8 +716,8 @@ static PyTypeObject IndexType = {
 
 /* ---------------------------------------------------------------- template key counts */
 
-/* templates.TemplateCounts' table (ov_counts); used with the GIL held (a batch's keys: ~1 ms),
- * so threads sharing one see whole batches. */
+/* templates.TemplateCounts' table (ov_counts); counted without the GIL (a batch's keys: ~1
+ * ms) holding its own lock, so threads sharing one see whole batches. */
 OWNING_OBJECT(CountsObject, ov_counts, c, ov_counts_new, ov_counts_free)
 
 /* count(keys: uint64, offsets: int64 (texts + 1), add, df: int64 out) */
@@ -674,7 +736,9 @@ static PyObject *counts_count(CountsObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "offsets must rise within the keys");
             goto done;
         }
-    result = ov_counts_count(self->c, h, off, no - 1, add, df) < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
+    int rc;
+    UNLOCKED(self, rc = ov_counts_count(self->c, h, off, no - 1, add, df));
+    result = rc < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
 done:
     release(&bs);
     return result;
@@ -689,7 +753,9 @@ static PyObject *counts_put(CountsObject *self, PyObject *args) {
     const uint64_t *h = get(&bs, h_o, 8, 0, 0, "keys", &m);
     const int64_t *k = h ? get(&bs, k_o, 8, m, 0, "counts", NULL) : NULL;
     if (!k) goto done;
-    result = ov_counts_put(self->c, h, k, m) < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
+    int rc;
+    UNLOCKED(self, rc = ov_counts_put(self->c, h, k, m));
+    result = rc < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
 done:
     release(&bs);
     return result;
@@ -697,19 +763,26 @@ done:
 
 /* arrays() -> (keys, counts) bytes, in table order */
 static PyObject *counts_arrays(CountsObject *self, PyObject *Py_UNUSED(ignored)) {
+    LOCK(self);
     Py_ssize_t n = (Py_ssize_t)ov_counts_size(self->c);
     PyObject *k = PyBytes_FromStringAndSize(NULL, n * 8), *d = NULL;
     if (k) d = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (d)
+        ov_counts_arrays(self->c, (uint64_t *)PyBytes_AS_STRING(k),
+                         (int64_t *)PyBytes_AS_STRING(d));
+    UNLOCK(self);
     if (!d) {
         Py_XDECREF(k);
         return NULL;
     }
-    ov_counts_arrays(self->c, (uint64_t *)PyBytes_AS_STRING(k), (int64_t *)PyBytes_AS_STRING(d));
     return Py_BuildValue("(NN)", k, d);
 }
 
 static Py_ssize_t counts_len(CountsObject *self) {
-    return (Py_ssize_t)ov_counts_size(self->c);
+    LOCK(self);
+    Py_ssize_t n = (Py_ssize_t)ov_counts_size(self->c);
+    UNLOCK(self);
+    return n;
 }
 
 static PyMethodDef counts_methods[] = {

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from neardup import _fs
-from neardup.dedup import Deduplicator
-from neardup.dedup.disorder import disorder_note
 from neardup.errors import NeardupError
 from neardup.io import ReadStats
 from neardup.io.writers import needs_utf8
+
+if TYPE_CHECKING:  # the dedup engine is imported by the dedup command only, not by overlap's
+    from neardup.dedup import Deduplicator
 
 
 class EngineDataError(click.ClickException, NeardupError):
@@ -170,5 +171,7 @@ def _summary(result: Any, max_disorder: float | None) -> None:
     if "pairs_note" in info:
         lines.append(info["pairs_note"])
     if (late := info.get("out_of_order", {})).get("count") and max_disorder is not None:
+        from neardup.dedup.disorder import disorder_note  # not at import: see TYPE_CHECKING
+
         lines.append(disorder_note(late["count"], max_disorder, late["examples"]))
     click.echo("\n".join(lines), err=True)
