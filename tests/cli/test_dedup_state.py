@@ -100,6 +100,20 @@ def test_other_configuration_is_refused(tmp_path: Path) -> None:
     assert "new state directory" in line and not (tmp_path / "c.jsonl").exists()
 
 
+def test_bad_row_says_the_state_was_left_as_it_was(tmp_path: Path) -> None:
+    st, out = tmp_path / "st", tmp_path / "o.jsonl"
+    assert _invoke(["dedup", str(SAMPLE), "--out", str(out), "--state", str(st)]).exit_code == 0
+    live = (st / "CURRENT").read_text()
+    bad = _write(tmp_path / "b.jsonl", [{"id": "x", "text": "a new text"}, {"id": "y", "text": 5}])
+    r = _invoke(["dedup", str(bad), "--out", str(tmp_path / "o2.jsonl"), "--state", str(st)])
+    assert r.exit_code == 1
+    line = r.output.strip().splitlines()[-1]
+    assert "b.jsonl:2" in line and line.endswith(f"the state {st} was left as it was")
+    assert (st / "CURRENT").read_text() == live and not (tmp_path / "o2.jsonl").exists()
+    again = _invoke(["dedup", str(SAMPLE), "--out", str(tmp_path / "o3.jsonl"), "--state", str(st)])
+    assert again.exit_code == 0 and "already decided" in again.output
+
+
 def test_keep_longest_and_foreign_directories_are_refused(tmp_path: Path) -> None:
     out = str(tmp_path / "o.jsonl")
     r = _invoke(["dedup", str(SAMPLE), "--out", out, "--state", str(tmp_path), "--keep", "longest"])

@@ -127,11 +127,24 @@ def dedup_state(path: str | None, dd: Deduplicator) -> Iterator[RunState | None]
             state = RunState(
                 loaded, path, loaded.n_documents, loaded.describe()["late_documents"], version
             )
-            yield state
+            try:
+                yield state
+            except DataError as exc:  # bad input, a failed output: nothing was committed
+                raise DataError(state_left(exc.message, path)) from None
             if not state.staged:
                 state.stage()
     except (BrokenDirectoryError, DirectoryBusyError) as exc:  # busy: a store's second writer
         raise DataError(f"--state: {exc}") from None
+
+
+def state_left(message: str, path: str) -> str:
+    """``message`` of a run that failed under ``--state``, ending with the state's fate (a
+    user's first question) unless it already says what was left.
+
+    >>> state_left("b.jsonl:2: field 'text' must be a string, got int", "st")
+    "b.jsonl:2: field 'text' must be a string, got int; the state st was left as it was"
+    """
+    return message if "left as" in message else f"{message}; the state {path} was left as it was"
 
 
 def _load(root: str | Path, path: str, dd: Deduplicator) -> Deduplicator:
