@@ -84,8 +84,9 @@ def test_strip_step_equals_the_cli(tmp_path: Path) -> None:
     ("asked", "flags"),
     [
         ({}, []),
-        ({"templates": False}, ["--strip-copies-only"]),
-        ({"templates": True}, ["--strip-templates"]),
+        ({"strip_templates": False}, ["--strip-copies-only"]),
+        ({"strip_templates": True}, ["--strip-templates"]),
+        ({"templates": "keep"}, ["--templates", "keep"]),
     ],
 )
 def test_strip_step_with_templates_equals_the_cli(
@@ -105,7 +106,7 @@ def test_strip_step_with_templates_equals_the_cli(
     assert [{n: g["metadata"][n] for n in names if n in g["metadata"]} for g in got] == [
         {n: w[n] for n in names if n in w} for w in want
     ]
-    cut = "--strip-templates" in flags  # templates stay in by default
+    cut = "--strip-templates" in flags or "keep" in flags  # reported templates are cut too
     assert all(("stripped_template_chars" in w) == cut for w in want)
     if cut:
         assert sum(w["stripped_template_chars"] for w in want) > 0

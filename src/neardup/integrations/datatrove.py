@@ -108,14 +108,15 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
     """Each document with the passages an earlier document already holds removed (the spans
     ``neardup overlap`` reports on the later document, merged; stretches shorter than
     ``min_length`` characters stay), and ``metadata["stripped_chars"]``: how many characters
-    went: what ``neardup overlap`` reports goes. With ``templates`` (``--strip-templates``)
+    went: what ``neardup overlap`` reports goes. With ``strip_templates`` (``--strip-templates``)
     the templates it sets aside go too, and so do those it reports (a ``reference`` saved with
     ``--templates keep``); their characters are then counted apart in
     ``metadata["stripped_template_chars"]``. ``reference``: a saved reference directory
     (``neardup overlap --save-reference``); the documents are then checked against it only
     (``--against``). ``options`` are the
-    :class:`~neardup.overlap.OverlapFinder`'s. Equals ``neardup overlap --strip`` on the same
-    documents in the same order.
+    :class:`~neardup.overlap.OverlapFinder`'s (``templates="keep"`` among them: the finder's,
+    as ``overlap_table``'s ``strip_templates`` beside its ``templates``). Equals ``neardup
+    overlap --strip`` on the same documents in the same order.
     """
 
     name = "neardup strip"
@@ -125,7 +126,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         self,
         *,
         min_length: int = 0,
-        templates: bool = STRIP_TEMPLATES,
+        strip_templates: bool = STRIP_TEMPLATES,
         reference: str | None = None,
         per_task: bool = False,
         **options: Any,
@@ -134,7 +135,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         if not isinstance(min_length, int) or min_length < 0:
             raise ValueError(f"min_length must be an integer >= 0 characters, got {min_length!r}")
         self.min_length = min_length
-        self.templates = templates
+        self.strip_templates = strip_templates
         self.reference = reference
         self.per_task = per_task
         self.options = options
@@ -147,7 +148,7 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         if self.reference is not None:  # its saved options, or these when given (checked)
             finder = OverlapFinder.load(self.reference, finder if self.options else None)
         pending: deque[Any] = deque()  # documents read ahead by the finder's stream
-        cut = cuts_templates(self.templates, finder.templates)
+        cut = cuts_templates(self.strip_templates, finder.templates)
         aside = finder.record_template_spans() if cut else None
 
         def items() -> Iterator[tuple[str, Any]]:
