@@ -145,6 +145,8 @@ def test_bad_options_fail_when_the_pipeline_is_built() -> None:
         NeardupDedup(keep="longest")
     with pytest.raises(ValueError, match="min_length must be an integer >= 0"):
         NeardupStrip(min_length=-1)
+    with pytest.raises(ValueError, match="pass strip_templates=True"):
+        NeardupStrip(templates=True)
 
 
 def test_dedup_step_with_a_time_window_equals_the_cli(tmp_path: Path) -> None:

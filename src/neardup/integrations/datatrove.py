@@ -139,6 +139,11 @@ class NeardupStrip(PipelineStep):  # type: ignore[misc]
         self.reference = reference
         self.per_task = per_task
         self.options = options
+        if isinstance(options.get("templates"), bool):  # this step's switch before session 17
+            raise ValueError(
+                "templates= is the finder's option ('drop' or 'keep'); to cut templates, "
+                f"pass strip_templates={options['templates']}"
+            )
         OverlapFinder(**options)  # bad options fail when the pipeline is built
 
     def run(self, data: Any, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
