@@ -78,7 +78,8 @@ TOKENIZER_VERSION = 3
 # 11: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
 # 12: a passage whose sides hold other figures is a report of a series (templates.REFILLED)
 # 13: "original" names the holders of a long passage that each edited it (pairs.edited_copies)
-ALIGNER_VERSION = 13
+# 14: short passages scoring under templates.LOOSE or made of recurring pieces are common phrases
+ALIGNER_VERSION = 14
 TEMPLATE_MODES = ("drop", "keep")
 BUDGET_MODES = ("trim", "refuse")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
@@ -731,7 +732,7 @@ def apply_templates(
     :func:`~neardup.overlap.templates.template_flags`): the passages as reported
     (templates flagged with ``templates="keep"``, left out with ``"drop"``) and those set
     aside, with their text's index."""
-    rows = [(i, *p.span, source_text(p)) for i, got in enumerate(found) for p in got]
+    rows = [(i, *p.span, source_text(p), p.score) for i, got in enumerate(found) for p in got]
     flags = iter(template_flags(batch, df, rows, min_docs, min_length))
     kept: list[list[Passage]] = []
     aside: list[tuple[int, Passage]] = []
