@@ -308,9 +308,10 @@ def template_flags(
 ) -> list[bool]:
     """For each passage ``(text, start, end, source, score)`` (a text of ``batch``, a
     code-point span of it, the source passage's text, the passage's score): is it a template
-    (module docstring)? ``df``: the counts
-    of ``batch``'s keys in the documents before their texts (:meth:`TemplateCounts.count`);
-    ``min_length``: the finder's, in words (a frame leaves less than :data:`OWN_SHARE` of it)."""
+    (module docstring)? ``df``: the counts of ``batch``'s keys in the documents before their
+    texts (:meth:`TemplateCounts.count`); ``min_length``: the finder's, in words (a frame
+    leaves less than :data:`OWN_SHARE` of it, a common phrase is at most
+    :data:`PHRASE_LENGTH` times it)."""
     if not rows:
         return []
     doc, a, b = np.array([r[:3] for r in rows], dtype=np.int64).reshape(-1, 3).T
@@ -335,6 +336,8 @@ def template_flags(
         r = rows[k]
         slots[k] = _slots_changed(texts[r[0]][r[1] : r[2]], r[3])
     flags = (short & (recurs | slots)) | (figures & recurs)
+    # common phrases: a short passage is a copy only if its sides mostly match and its words
+    # are its own (the pieces held by other documents are the collection's)
     brief = batch.units[t1] - batch.units[t0] <= PHRASE_LENGTH * min_length * _GRAM_WORD
     flags |= brief & (np.array([r[4] for r in rows]) < LOOSE)
     for k in np.flatnonzero(~flags & brief & (g1 > g0)).tolist():
@@ -469,8 +472,7 @@ def _slots_changed(query: str, source: str) -> bool:
     >>> _slots_changed("a 1 b", "a 1 b"), _slots_changed("a 1 b", "a 2 c")
     (False, False)
     """
-    q, s = _number_list(query), _number_list(source)
-    if q == s or [n.translate(_ASCII) for n in q] == [n.translate(_ASCII) for n in s]:
+    if _ascii_numbers(query) == _ascii_numbers(source):
         return False
     return _frame(query) == _frame(source)
 
@@ -484,8 +486,13 @@ def _numbers_kept(query: str, source: str) -> bool:
     >>> _numbers_kept("fell to 122 mln", "fell to 95 mln"), _numbers_kept("a b", "a b")
     (False, False)
     """
-    q = [n.translate(_ASCII) for n in _number_list(query)]
-    return bool(q) and q == [n.translate(_ASCII) for n in _number_list(source)]
+    q = _ascii_numbers(query)
+    return bool(q) and q == _ascii_numbers(source)
+
+
+def _ascii_numbers(text: str) -> list[str]:
+    """The numbers of ``text`` (:func:`_number_list`), full-width digits made ASCII."""
+    return [n.translate(_ASCII) for n in _number_list(text)]
 
 
 def _figures_refilled(query: str, source: str) -> bool:
