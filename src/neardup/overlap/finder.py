@@ -178,7 +178,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     document that grows more with the index; 4 looks up 0.6x the grams of 2 and misses more
     of the heavy rewrites; docs/OVERLAP.md "Cost"). Resolved: ``query_window_``.
     ``templates`` ``"drop"`` (default): passages that are templates of the indexed collection
-    (bylines, datelines, quote headers, signatures, rows of figures:
+    (bylines, datelines, quote headers, signatures, rows of figures, short common phrases:
     :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
     that must hold most of a passage's masked grams for it to be a template (10, half as many
