@@ -24,6 +24,8 @@ same texts, same process.
     python benchmarks/bench_overlap.py --clough-collection --seed 1
     python benchmarks/bench_overlap.py --clough-collection --params '{"sources": "all"}'
     python benchmarks/bench_overlap.py --raw-shares
+    neardup overlap reuters21578/docs.jsonl.gz --out rows.jsonl
+    python benchmarks/bench_overlap.py --judge rows.jsonl reuters21578/docs.jsonl.gz --seed 3636
 """
 
 from __future__ import annotations
@@ -338,6 +340,35 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, value
 
 
+def judge_sample(rows_path: str, corpus: str, seed: int, n: int) -> list[dict[str, Any]]:
+    """``random.Random(seed).sample`` of ``n`` rows of ``neardup overlap`` output (JSONL at
+    ``rows_path``) with the text of both passages, from ``corpus`` (the input, JSONL with
+    ``id`` and ``text``, gzip or not): the rows to judge by hand (copied / template / other,
+    docs/OVERLAP.md). ``k`` is the row's place in the sample."""
+    with open(rows_path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    sample = random.Random(seed).sample(rows, min(n, len(rows)))
+    wanted = {r["id"] for r in sample} | {r["source_id"] for r in sample}
+    opener = gzip.open if corpus.endswith(".gz") else open
+    texts: dict[Any, str] = {}
+    with opener(corpus, "rt", encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            if doc["id"] in wanted:
+                texts[doc["id"]] = doc["text"]
+    return [
+        {
+            "k": k,
+            "id": r["id"],
+            "source_id": r["source_id"],
+            "score": r["score"],
+            "query": texts[r["id"]][slice(*r["span"])],
+            "source": texts[r["source_id"]][slice(*r["source_span"])],
+        }
+        for k, r in enumerate(sample)
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clough", action="store_true")
@@ -353,7 +384,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--params", default="{}", help="OverlapFinder parameters as JSON")
     ap.add_argument("--raw", action="store_true", help="keep the background's templates")
+    ap.add_argument(
+        "--judge",
+        nargs=2,
+        metavar=("ROWS", "CORPUS"),
+        help="print --n rows of ROWS drawn with --seed, both passages' text, to judge by hand",
+    )
+    ap.add_argument("--n", type=int, default=50, help="rows drawn by --judge")
     args = ap.parse_args()
+    if args.judge:
+        for row in judge_sample(*args.judge, args.seed, args.n):
+            print(json.dumps(row, ensure_ascii=False))
+        return
     params = json.loads(args.params)
     report: dict[str, Any] = {
         "params": params,

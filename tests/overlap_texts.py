@@ -215,3 +215,35 @@ def reports(seed: int = 12, n: int = 12) -> list[tuple[int, str]]:
     texts[8] = f"{words(10)}. {report(week1)}. {words(35)}."
     texts[10] = f"{words(30)}. {report([*week1[:5], figure()])}. {words(15)}."
     return list(enumerate(texts))
+
+
+PHRASE = (30, 36)  # (source, copy) of a phrase made of two recurring pieces (phrases)
+COPIED = (20, 27, 33)  # the texts holding one copied sentence of 12 words (phrases)
+
+
+def phrases(seed: int = 17, n: int = 40) -> list[tuple[int, str]]:
+    """``(id, text)``: random texts; a name of 6 words and a clause of 8 recur apart in an
+    eighth of the texts each (``Secretary of State George Shultz``, ``told a group of farm
+    leaders``: fewer than ``template_min_docs``), joined in texts ``PHRASE`` only (a common
+    phrase: aligner 14 sets it aside), and a sentence of 12 words copied from text 20 into 27
+    and 33 (``COPIED``: a copy).
+
+    >>> docs = phrases()
+    >>> len(docs), docs[30][1].count(" ") > 40
+    (40, True)
+    """
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghiklmnoprstu") for _ in range(6)) for _ in range(3000)]
+
+    def words(k: int) -> str:
+        return " ".join(rng.choice(vocab) for _ in range(k))
+
+    name, clause, sentence = words(6), words(8), words(12)
+    docs: list[tuple[int, str]] = []
+    for k in range(n):
+        middle = name if k % 8 == 0 else clause if k % 8 == 1 else words(3)
+        middle = f"{name} {clause}" if k in PHRASE else middle
+        if k in COPIED:
+            middle = f"{middle}. {sentence}"
+        docs.append((k, f"{words(25)}. {middle}. {words(25)}."))
+    return docs

@@ -411,7 +411,7 @@ def test_template_flags_with_kernel_equal_python(
             for _ in range(rng.randint(0, 2)):
                 cut[rng.randrange(len(cut))] = rng.choice(words)
             source = " ".join(cut)
-        rows.append((i, a, b, source))
+        rows.append((i, a, b, source, 1.0))
     got = template_flags(batch, df, rows, 3, 8)
     monkeypatch.setenv("NEARDUP_KERNELS", "python")
     overlap_kernels.cache_clear()

@@ -20,6 +20,7 @@ from neardup.cli import cli
 from neardup.overlap import OverlapFinder, Passage
 from neardup.overlap.templates import (
     _NUMBER,
+    LOOSE,
     MAX_FRAME_WORDS,
     OWN_SHARE,
     REFILLED,
@@ -32,12 +33,15 @@ from neardup.overlap.templates import (
 from neardup.overlap.tokens import tokenize
 
 from tests.overlap_texts import (
+    COPIED,
     DATELINE_STORY,
+    PHRASE,
     PLANTED,
     REPORT_COPIES,
     REPORT_NEXT,
     VIRAL,
     datelines,
+    phrases,
     reports,
     templated,
 )
@@ -174,7 +178,8 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     a = data.draw(st.integers(0, len(texts[i])))
     e = data.draw(st.integers(a, len(texts[i])))
     source = data.draw(st.sampled_from(texts))
-    [got] = template_flags(b, df, [(i, a, e, source)], min_docs, min_length)
+    score = data.draw(st.sampled_from([0.2, 0.35, 0.5, 1.0]))
+    [got] = template_flags(b, df, [(i, a, e, source, score)], min_docs, min_length)
     t = tokenize(texts[i])
     inside = [k for k in range(len(t)) if t.starts[k] >= a and t.ends[k] <= e]
     lo, hi = (inside[0], inside[-1] + 1) if inside else (0, 0)
@@ -209,8 +214,18 @@ def test_flags_equal_the_rule_written_plainly(docs: list[list[str]], data: st.Da
     # other figures: enough on each side without an equal (nor inside one of the other
     # side's), as a number and a share of the larger side (REFILLED)
     refilled = _refilled_plainly(re.findall(r"\d+", query), re.findall(r"\d+", source))
+    # a common phrase: short (1.5 min_length words) and loose (scoring under 0.35), or 40 % of
+    # its keys held by more texts than its keys' lower quartile count (and 2), its numbers
+    # not the source's
+    brief = len(words) <= 1.5 * min_length
+    counts = [int(df[g]) for g in keys]
+    held = sorted(c for c in counts if c >= 1)
+    more = max(2, held[(len(held) - 1) // 4] + 1) if held else 0
+    pieces = bool(held) and sum(c >= more for c in counts) >= 0.4 * len(counts)
+    kept = bool(numbers(query)) and numbers(query) == numbers(source)
+    phrase = brief and (score < 0.35 or (pieces and not kept))
     rule = (short and (recurs or slots)) or (figures and recurs)
-    assert got == (rule or refilled or framed)
+    assert got == (rule or phrase or refilled or framed)
 
 
 def test_odd_texts_do_not_break_the_rule() -> None:
@@ -277,6 +292,41 @@ def test_wire_formulas_with_other_parties_are_templates() -> None:
     assert all(
         "completed the acquisition" in texts[p.id][slice(*p.span)] for p in keep if p.template
     )
+
+
+def test_common_phrases_are_set_aside_and_a_copied_sentence_reported(tmp_path: Path) -> None:
+    # a phrase of two pieces that recur apart in a third of the texts each, held whole by two
+    # texts (aligner 14; reported before); a sentence of 12 words copied into two texts
+    docs = phrases()
+    texts, ids = [t for _, t in docs], [i for i, _ in docs]
+    found = OverlapFinder().find(texts, ids)
+    got = {(p.id, p.source_id) for p in found}
+    assert PHRASE[::-1] not in got
+    assert {(COPIED[1], COPIED[0]), (COPIED[2], COPIED[0])} <= got
+    sentence = texts[COPIED[0]].split(". ")[2]
+    assert all(sentence in texts[p.id][slice(*p.span)] for p in found)
+    keep = OverlapFinder(templates="keep").find(texts, ids)
+    assert [(p.id, p.source_id) for p in keep if p.template] == [PHRASE[::-1]]
+    assert [p for p in keep if not p.template] == found
+    src = tmp_path / "phrases.jsonl"  # the CLI writes the library's rows
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    for mode, want in (("drop", found), ("keep", keep)):
+        out = tmp_path / f"{mode}.jsonl"
+        r = CliRunner().invoke(cli, ["overlap", str(src), "--out", str(out), "--templates", mode])
+        assert r.exit_code == 0, r.output
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert rows == [p.row(mode == "keep") for p in want]
+
+
+def test_a_short_passage_sharing_few_grams_is_a_phrase() -> None:
+    # the same few words in other words (Reuters: "the Senate budget committee ... to start
+    # drafting a fiscal 1988 budget"); the same passage scoring more, or longer, is reported
+    text = "a b c d e f g h i j k l"
+    b = _batch(["x y z", text])
+    df = TemplateCounts().count(b, add=True)
+    rows = [(1, 0, len(text), text, s) for s in (LOOSE - 0.01, LOOSE, 0.9)]  # only the score
+    assert template_flags(b, df, rows, 10, 10) == [True, False, False]
+    assert template_flags(b, df, rows, 10, 5) == [False, False, False]  # 12 words: > 1.5 x 5
 
 
 FIGURES = st.lists(

@@ -354,17 +354,23 @@ def test_a_huge_overlap_query_does_not_stall_other_clients(tmp_path: Path) -> No
     assert len(before) >= 3 and len(answered) - len(before) <= 1, (len(before), len(answered))
 
 
-@pytest.mark.parametrize(("texts", "least"), [("templated", 40), ("datelines", 10), ("reports", 0)])
+@pytest.mark.parametrize(
+    ("texts", "least"), [("templated", 40), ("datelines", 10), ("reports", 0), ("phrases", 0)]
+)
 def test_templates_are_set_aside_as_the_library_does(
     tmp_path: Path, texts: str, least: int
 ) -> None:
     # the store is the collection the templates are learned from: datelines, bylines and
     # signatures set aside by default, reported (flagged) with templates=keep; "datelines":
     # the frame rule (aligner 11), datelines whose city or reporter differs; "reports": a
-    # report filled in with other figures (aligner 12)
+    # report filled in with other figures (aligner 12); "phrases": a common phrase (aligner 14)
     import tests.overlap_texts as sets
 
-    made = {"templated": lambda: sets.templated(n=60), "datelines": sets.datelines}
+    made = {
+        "templated": lambda: sets.templated(n=60),
+        "datelines": sets.datelines,
+        "phrases": sets.phrases,
+    }
     docs = [(str(i), t) for i, t in made.get(texts, sets.reports)()]
     for options in ((), ("--overlap", "templates=keep")):
         params = dict(o.split("=") for o in options[1::2])

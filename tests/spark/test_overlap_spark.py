@@ -23,6 +23,7 @@ from tests.overlap_texts import (
     copy_chain,
     datelines,
     edited_copies,
+    phrases,
     reports,
     synthetic,
 )
@@ -244,16 +245,15 @@ def test_spark_names_edited_copies_as_the_local_finder(spark: Any, tmp_path: Pat
     assert {r["source_id"] for r in want if r["id"] == "orig"} == {r["id"] for r in recs[:-1]}
 
 
-@pytest.mark.parametrize(("texts", "least"), [("datelines", 10), ("reports", 0)])
+@pytest.mark.parametrize(("texts", "least"), [("datelines", 10), ("reports", 0), ("phrases", 0)])
 def test_spark_sets_dateline_frames_aside_as_local(
     spark: Any, tmp_path: Path, texts: str, least: int
 ) -> None:
     # the frame rule (aligner 11): datelines whose city or reporter differs are templates on
     # both engines, the one copied story is reported; "reports": a report filled in with
-    # other figures (aligner 12)
-    recs = [
-        {"id": f"d-{i}", "text": t} for i, t in (datelines if texts == "datelines" else reports)()
-    ]
+    # other figures (aligner 12); "phrases": a common phrase of recurring pieces (aligner 14)
+    made = {"datelines": datelines, "reports": reports, "phrases": phrases}
+    recs = [{"id": f"d-{i}", "text": t} for i, t in made[texts]()]
     src = tmp_path / f"{texts}.jsonl"
     src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
     for mode in ("drop", "keep"):

@@ -122,8 +122,8 @@ FINDER_OPTIONS: tuple[tuple[str, click.ParamType[Any, Any], str], ...] = (
      "document holding it or an edited copy of a part of it, one row each (all, at most "
      "--max-sources) [original]."),
     ("templates", click.Choice(TEMPLATE_MODES), "Templates of the collection (bylines, "
-     "datelines, quote headers, signatures, rows of figures): set aside and counted in the "
-     "summary (drop), or reported (keep) [drop]."),
+     "datelines, quote headers, signatures, rows of figures) and short common phrases: set "
+     "aside and counted in the summary (drop), or reported (keep) [drop]."),
     ("template-min-docs", click.IntRange(2), "A passage is a template when most of its grams, "
      "digits masked, are in this many earlier documents and it is short or a row of figures, "
      "or when what its two sides share is a frame held by half as many with slots filled in; "

@@ -78,7 +78,8 @@ TOKENIZER_VERSION = 3
 # 11: the template rule sees frames with name and clause slots (templates.OWN_SHARE)
 # 12: a passage whose sides hold other figures is a report of a series (templates.REFILLED)
 # 13: "original" names the holders of a long passage that each edited it (pairs.edited_copies)
-ALIGNER_VERSION = 13
+# 14: short passages scoring under templates.LOOSE or made of recurring pieces are common phrases
+ALIGNER_VERSION = 14
 TEMPLATE_MODES = ("drop", "keep")
 BUDGET_MODES = ("trim", "refuse")
 EXAMPLES = 5  # templates set aside kept as examples for the summary
@@ -177,7 +178,7 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     document that grows more with the index; 4 looks up 0.6x the grams of 2 and misses more
     of the heavy rewrites; docs/OVERLAP.md "Cost"). Resolved: ``query_window_``.
     ``templates`` ``"drop"`` (default): passages that are templates of the indexed collection
-    (bylines, datelines, quote headers, signatures, rows of figures:
+    (bylines, datelines, quote headers, signatures, rows of figures, short common phrases:
     :mod:`neardup.overlap.templates`) are set aside, counted in :attr:`templates_set_aside`;
     ``"keep"``: reported, with ``template=True``. ``template_min_docs`` the earlier documents
     that must hold most of a passage's masked grams for it to be a template (10, half as many
@@ -731,7 +732,7 @@ def apply_templates(
     :func:`~neardup.overlap.templates.template_flags`): the passages as reported
     (templates flagged with ``templates="keep"``, left out with ``"drop"``) and those set
     aside, with their text's index."""
-    rows = [(i, *p.span, source_text(p)) for i, got in enumerate(found) for p in got]
+    rows = [(i, *p.span, source_text(p), p.score) for i, got in enumerate(found) for p in got]
     flags = iter(template_flags(batch, df, rows, min_docs, min_length))
     kept: list[list[Passage]] = []
     aside: list[tuple[int, Passage]] = []
