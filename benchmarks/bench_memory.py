@@ -310,9 +310,11 @@ def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
     )
     base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
     parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
-    parts["candidate_index"] = st.candidates.describe().get("memory_bytes", 0)
+    described = st.candidates.describe()
+    parts["candidate_index"] = described.get("memory_bytes", 0)
+    parts["candidate_slots_file"] = described.get("file_bytes", 0)  # key table slots (issue 39)
     now = _proc_status()
-    files = ("sketches_spill_file", "columns_used", "columns_spill_file")
+    files = ("sketches_spill_file", "columns_used", "columns_spill_file", "candidate_slots_file")
     anon = sum(v for k, v in parts.items() if k not in files)
     return {
         "docs": n,

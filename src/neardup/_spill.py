@@ -10,6 +10,11 @@ with ``pread`` (:meth:`SpillGrowable.take`): the rows stay in the page cache, wh
 may drop, and out of the process's resident memory. What is read back is what was written, so
 decisions do not change.
 
+Fixed-size arrays go to such a file too (:func:`spill_array`: the key table's slots, written
+once through a shared map, then read-only); :func:`drop_pages` takes a mapped array's pages
+out of the process's resident memory (they stay in the page cache: a later read is a minor
+fault), so a long run's random reads do not make a whole file resident.
+
 >>> g = SpillGrowable(np.uint8, 4, spill_bytes=8192)
 >>> g.extend(np.arange(12, dtype=np.uint8).reshape(3, 4)); g.spilled
 False
@@ -145,6 +150,45 @@ def _pwrite_all(fd: int, arr: npt.NDArray[Any], offset: int) -> None:
     while view.nbytes:
         done = os.pwrite(fd, view, offset)
         view, offset = view[done:], offset + done
+
+
+def spill_array(size: int, dtype: Any) -> npt.NDArray[Any]:
+    """A writable ``(size,)`` array over a shared map of a new unlinked spill file (module
+    docs). Its blocks are allocated first, so a full disk raises ``OSError`` here, not a
+    ``SIGBUS`` when a page is written; the file is freed when the array is.
+
+    >>> a = spill_array(3, np.uint32); a[:] = 7; drop_pages(a), a.tolist()
+    (True, [7, 7, 7])
+    """
+    nbytes = max(1, size * np.dtype(dtype).itemsize)
+    with tempfile.TemporaryFile(prefix="neardup-slots-", dir=_spill_dir()) as f:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(f.fileno(), 0, nbytes)
+        else:
+            os.ftruncate(f.fileno(), nbytes)
+        m = mmap.mmap(f.fileno(), nbytes)  # the map keeps the file once the descriptor closes
+    return np.frombuffer(m, dtype, size)
+
+
+def file_map(arr: npt.NDArray[Any]) -> mmap.mmap | None:
+    """The file map under ``arr`` (a :func:`spill_array`, a ``np.load(mmap_mode="r")`` array
+    or a view of one), else None."""
+    base: Any = arr
+    while isinstance(base, (np.ndarray, memoryview)):
+        base = base.obj if isinstance(base, memoryview) else base.base
+    return base if isinstance(base, mmap.mmap) and not base.closed else None
+
+
+def drop_pages(arr: npt.NDArray[Any]) -> bool:
+    """Unmap the resident pages of the file map under ``arr`` (:func:`file_map`); whether
+    there is one. The pages stay in the page cache (written ones are still written back): a
+    later read maps them again (a minor fault)."""
+    m = file_map(arr)
+    if m is None:
+        return False
+    if hasattr(mmap, "MADV_DONTNEED"):
+        m.madvise(mmap.MADV_DONTNEED)
+    return True
 
 
 def _spill_dir() -> str | None:

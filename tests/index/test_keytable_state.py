@@ -184,3 +184,63 @@ def test_a_merge_holds_one_piece_more_than_the_runs() -> None:
     for t in (table, again):
         rows, slots = t.lookup(queries)
         assert list(zip(rows.tolist(), slots.tolist(), strict=True)) == want
+
+
+def _status(key: str) -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(f"{key}:"))
+
+
+def _maps_under(directory: Path) -> int:
+    with open("/proc/self/maps") as f:
+        return sum(str(directory) in line for line in f)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
+def test_spilled_slots_live_in_files_out_of_resident_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slots of pieces from ``spill_bytes`` live in unlinked spill files, one a piece and freed
+    with it (a merge frees its inputs'): the merge allocates no slots in memory, and dropping
+    the pages after a pass over every slot takes them out of resident memory again."""
+    import gc
+    import tracemalloc
+
+    monkeypatch.setenv("NEARDUP_SPILL_DIR", str(tmp_path))
+    rng = np.random.default_rng(5)
+    band = np.arange(32, dtype=np.uint64) << np.uint64(32)
+    queries = mix64_np(band | rng.integers(0, 2**32, size=(100, 32), dtype=np.uint64))
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        table = KeyTable(value_bits=37, spill_bytes=1 << 20)
+        for n, first in ((200_000, 0), (40_000, 200_000)):  # 5x smaller: stays a second run
+            x = band | rng.integers(0, 2**32, size=(n, 32), dtype=np.uint64)
+            table.add(mix64_np(x), np.arange(first, first + n))
+        queries[:50] = mix64_np(x[:50])  # 50 stored documents (the last batch's first ones)
+        del x
+        assert len(table.runs) == 2 and _maps_under(tmp_path) == 8 + 1  # pieces, a whole run
+        tracemalloc.reset_peak()
+        table.compact()
+        held, peak = (m - base for m in tracemalloc.get_traced_memory())
+    finally:
+        tracemalloc.stop()
+    rows = 240_000 * 32
+    assert table.runs == [rows] and table.file_bytes == 3 * rows  # 3-byte slots, all in files
+    assert _maps_under(tmp_path) == 8  # the merged runs' files are freed
+    # in memory: the tags and offsets (table.nbytes), not the slots, nor at the merge's peak
+    # (its inputs' tags and one output piece's: anonymous slots would add 23 MB)
+    assert held < 1.05 * table.nbytes and peak < held + 0.5 * table.file_bytes
+    before = _status("RssFile")
+    assert sum(int(pc.slots.sum()) for pc in table._runs[0].pieces) > 0  # every page read
+    read = _status("RssFile")
+    table.drop_pages()
+    dropped = _status("RssFile")
+    assert min(read - before, read - dropped) > 0.8 * table.file_bytes, (before, read, dropped)
+    rows_hit, slots = table.lookup(queries)
+    assert list(zip(rows_hit.tolist(), slots.tolist(), strict=True)) == [
+        (i, 200_000 + i) for i in range(50)
+    ]
+    del table, rows_hit, slots
+    gc.collect()
+    assert _maps_under(tmp_path) == 0
