@@ -27,9 +27,11 @@ so from ``spill_bytes`` (:data:`SLOT_SPILL_BYTES`, a run's from ``SPILL_BYTES``)
 an unlinked spill file of their own (:func:`~neardup._spill.spill_array`; a merge writes them
 through its shared map, a build copies them there): the page cache holds them, not anonymous
 memory; freeing the piece frees its file. Tags and offsets, which every look-up reads, stay
-in memory. Mapped pages stay resident once read, so every ``_DROP_READS`` slot reads (and
-after a merge reads or writes a piece) they are dropped from the map (a later read is a minor
-fault). A loaded state's slots are mapped from its files the same way. Decisions and the
+in memory. A look-up reads a spill file's few slots with ``pread``
+(:func:`~neardup._spill.read_rows`): a read through the map would make a whole large folio
+resident. Pages read or written through a map (a merge, a save, a loaded state's slots, mapped
+from its files) are dropped from it after the pass, or every ``_DROP_READS`` reads (a later
+read is a minor fault). Decisions and the
 saved layout do not depend on where slots live.
 
 ``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
@@ -66,7 +68,7 @@ import numpy.typing as npt
 
 from neardup._backend import C as _k
 from neardup._heap import release_heap
-from neardup._spill import SPILL_BYTES, drop_pages, file_map, spill_array
+from neardup._spill import SPILL_BYTES, drop_pages, file_map, read_rows, spill_array
 from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError
 from neardup.index.lsh import mix64_np
 
@@ -86,7 +88,7 @@ _NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
 _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
 _TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 4x a merge)
 SLOT_SPILL_BYTES = SPILL_BYTES >> _PIECE_BITS  # a piece's slots from this size: a spill file
-_DROP_READS = 1 << 12  # reads of mapped slots between drops (<= 256 MB at 64 KB fault-around)
+_DROP_READS = 64  # map reads of slots between drops (each may map a 2 MB folio: <= 128 MB)
 _NO_SPILL = 1 << 62
 
 
@@ -507,11 +509,10 @@ class KeyTable:
         if cut:
             found += self._lookup_pieces(cut, flat)
         found = [f for f in found if f[1].size]  # gathers only where there are hits
-        self._count_reads(found)
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         row = np.concatenate([q for q, _, _ in found]) // m
-        slot = np.concatenate([_slot_values(pc.slots, at).astype(np.int64) for _, at, pc in found])
+        slot = np.concatenate([self._read_slots(pc, at).astype(np.int64) for _, at, pc in found])
         alive = ~self._dead[slot]
         row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
@@ -520,12 +521,19 @@ class KeyTable:
         first[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
         return row[first], slot[first]
 
-    def _count_reads(self, found: list[tuple[I64, I64, _Piece]]) -> None:
-        """Every ``_DROP_READS`` reads of mapped slots, drop their pages: a read maps a page
-        (and its neighbours) that stays resident until the whole file is (RSS counts it)."""
-        self._mapped_reads += sum(int(at.size) for _, at, pc in found if pc.file_bytes)
-        if self._mapped_reads >= _DROP_READS:
-            self.drop_pages()
+    def _read_slots(self, pc: _Piece, at: I64) -> U32:
+        """The slots of rows ``at`` of ``pc``: from a spill file with ``pread``, else through
+        memory, dropping mapped pages every ``_DROP_READS`` reads (module docs)."""
+        w = 3 if pc.slots.dtype == np.uint8 else 1
+        raw = read_rows(pc.slots, at, w * pc.slots.itemsize)
+        if raw is not None:
+            return _slot_values(raw.view(pc.slots.dtype).reshape(-1))
+        out = _slot_values(pc.slots, at)
+        if pc.file_bytes:
+            self._mapped_reads += int(at.size)
+            if self._mapped_reads >= _DROP_READS:
+                self.drop_pages()
+        return out
 
     def drop_pages(self) -> None:
         """Take the slots mapped from files out of this process's resident memory (they stay
