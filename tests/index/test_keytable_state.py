@@ -210,11 +210,13 @@ def test_spilled_slots_live_in_files_out_of_resident_memory(
     """Slots of pieces from ``spill_bytes`` live in unlinked spill files, one a piece and freed
     with it (a merge frees its inputs'): the merge allocates no slots in memory, dropping the
     pages after a pass over every slot takes them out of resident memory again, and look-ups
-    read their few slots without mapping any."""
+    read their few slots without mapping any; a save writes them in blocks, dropping each."""
     import gc
     import tracemalloc
 
-    monkeypatch.setenv("NEARDUP_SPILL_DIR", str(tmp_path))
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("NEARDUP_SPILL_DIR", str(spill))
     rng = np.random.default_rng(5)
     band = np.arange(32, dtype=np.uint64) << np.uint64(32)
     queries = mix64_np(band | rng.integers(0, 2**32, size=(100, 32), dtype=np.uint64))
@@ -227,7 +229,7 @@ def test_spilled_slots_live_in_files_out_of_resident_memory(
             table.add(mix64_np(x), np.arange(first, first + n))
         queries[:50] = mix64_np(x[:50])  # 50 stored documents (the last batch's first ones)
         del x
-        assert len(table.runs) == 2 and _maps_under(tmp_path) == 8 + 1  # pieces, a whole run
+        assert len(table.runs) == 2 and _maps_under(spill) == 8 + 1  # pieces, a whole run
         tracemalloc.reset_peak()
         table.compact()
         held, peak = (m - base for m in tracemalloc.get_traced_memory())
@@ -235,7 +237,7 @@ def test_spilled_slots_live_in_files_out_of_resident_memory(
         tracemalloc.stop()
     rows = 240_000 * 32
     assert table.runs == [rows] and table.file_bytes == 3 * rows  # 3-byte slots, all in files
-    assert _maps_under(tmp_path) == 8  # the merged runs' files are freed
+    assert _maps_under(spill) == 8  # the merged runs' files are freed
     # in memory: the tags and offsets (table.nbytes), not the slots, nor at the merge's peak
     # (its inputs' tags and one output piece's: anonymous slots would add 23 MB)
     assert held < 1.05 * table.nbytes and peak < held + 0.5 * table.file_bytes
@@ -250,6 +252,15 @@ def test_spilled_slots_live_in_files_out_of_resident_memory(
         (i, 200_000 + i) for i in range(50)
     ]
     assert _status("RssFile") - dropped < 0.05 * table.file_bytes  # no folio mapped
+    with open("/proc/self/clear_refs", "w") as f:  # VmHWM := VmRSS: the peak of the save
+        f.write("5")
+    start = _status("VmRSS")
+    write_bundle(tmp_path / "saved", "t", 1, {}, table.to_arrays())  # slots: from the files
+    assert _status("VmHWM") - start < 0.2 * table.file_bytes  # blocks, each dropped
+    _, arrays = read_bundle(tmp_path / "saved", "t", 1)  # verified: hashed in blocks
+    again = KeyTable.from_arrays(arrays, value_bits=37)
+    assert again.file_bytes == table.file_bytes  # mapped from the saved files
+    assert [t.tolist() for t in again.lookup(queries)] == [rows_hit.tolist(), slots.tolist()]
     del table, rows_hit, slots
     gc.collect()
-    assert _maps_under(tmp_path) == 0
+    assert _maps_under(spill) == 0
