@@ -29,7 +29,7 @@ import mmap
 import os
 import tempfile
 import weakref
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -172,24 +172,44 @@ def spill_array(size: int, dtype: Any) -> npt.NDArray[Any]:
     except BaseException:
         f.close()
         raise
-    _FILES[id(m)] = f  # for read_rows; closed with the map
-    weakref.finalize(m, _FILES.pop, id(m), None)
+    _register(m, f, 0)
     return np.frombuffer(m, dtype, size)
 
 
+def open_rows(arr: npt.NDArray[Any]) -> None:
+    """Let :func:`read_rows` read ``arr``, a whole ``np.load(mmap_mode="r")`` array, with
+    ``pread``: its file is opened now (a later save may delete it; it then stays readable
+    while open); nothing if it cannot be (its rows are read through the map)."""
+    m, base = file_map(arr), cast(Any, arr.base)  # whole: the map's own array, not a view
+    if m is None or not isinstance(arr, np.memmap) or base is not m or id(m) in _FILES:
+        return
+    try:
+        f = open(arr.filename or "", "rb")  # noqa: SIM115
+    except OSError:
+        return
+    _register(m, f, int(arr.offset))
+
+
+def _register(m: mmap.mmap, f: IO[bytes], offset: int) -> None:
+    """``m`` maps ``f`` from ``offset`` (read_rows); ``f`` is closed with ``m``."""
+    _FILES[id(m)] = (f, offset)
+    weakref.finalize(m, _FILES.pop, id(m), None)
+
+
 def read_rows(arr: npt.NDArray[Any], rows: npt.NDArray[np.int64], width: int) -> Any:
-    """Rows ``rows`` of ``width`` bytes of a whole :func:`spill_array` read with ``pread``
-    (``(len(rows), width)`` uint8; module docs), or None: not one, or so many rows that a
-    pass through its map costs less."""
-    m = arr.base.obj if isinstance(arr.base, memoryview) else None
-    f = _FILES.get(id(m)) if isinstance(m, mmap.mmap) and not m.closed else None
-    if f is None or rows.size * 64 > arr.nbytes // width:
+    """Rows ``rows`` of ``width`` bytes of a whole :func:`spill_array` or :func:`open_rows`
+    array read with ``pread`` (``(len(rows), width)`` uint8; module docs), or None: not one,
+    or so many rows that a pass through its map costs less."""
+    m, base = file_map(arr), cast(Any, arr.base)
+    whole = base is m or (isinstance(base, memoryview) and base.obj is m)
+    entry = _FILES.get(id(m)) if m is not None and whole else None
+    if entry is None or rows.size * 64 > arr.nbytes // width:
         return None
     out = np.empty((rows.size, width), np.uint8)
     if rows.size:
-        buf, fd = out.data.cast("B"), f.fileno()
+        buf, fd, at = out.data.cast("B"), entry[0].fileno(), entry[1]
         for i, r in enumerate(rows.tolist()):
-            os.preadv(fd, [buf[i * width : (i + 1) * width]], r * width)
+            os.preadv(fd, [buf[i * width : (i + 1) * width]], at + r * width)
     return out
 
 
@@ -219,7 +239,7 @@ def _spill_dir() -> str | None:
 
 
 _LIVE: weakref.WeakSet[SpillGrowable] = weakref.WeakSet()
-_FILES: dict[int, IO[bytes]] = {}  # id of a spill_array's map -> its open file
+_FILES: dict[int, tuple[IO[bytes], int]] = {}  # id of a map -> its open file, where it maps
 
 
 def _map_in_child() -> None:

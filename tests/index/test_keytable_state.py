@@ -260,7 +260,11 @@ def test_spilled_slots_live_in_files_out_of_resident_memory(
     _, arrays = read_bundle(tmp_path / "saved", "t", 1)  # verified: hashed in blocks
     again = KeyTable.from_arrays(arrays, value_bits=37)
     assert again.file_bytes == table.file_bytes  # mapped from the saved files
+    start = _status("RssFile")
     assert [t.tolist() for t in again.lookup(queries)] == [rows_hit.tolist(), slots.tolist()]
+    # the tags and offsets, mapped too, are read by every look-up; the slots with pread
+    assert _status("RssFile") - start < again.nbytes + 0.05 * again.file_bytes
+    del arrays, again
     del table, rows_hit, slots
     gc.collect()
     assert _maps_under(spill) == 0

@@ -29,9 +29,9 @@ through its shared map, a build copies them there): the page cache holds them, n
 memory; freeing the piece frees its file. Tags and offsets, which every look-up reads, stay
 in memory. A look-up reads a spill file's few slots with ``pread``
 (:func:`~neardup._spill.read_rows`): a read through the map would make a whole large folio
-resident. Pages read or written through a map (a merge, a save, a loaded state's slots, mapped
-from its files) are dropped from it after the pass, or every ``_DROP_READS`` reads (a later
-read is a minor fault). Decisions and the
+resident; a loaded state's slots, mapped from its files, are read the same way. Pages read or
+written through a map (a merge, a save, a hot key's many rows) are dropped from it after the
+pass, or every ``_DROP_READS`` reads (a later read is a minor fault). Decisions and the
 saved layout do not depend on where slots live.
 
 ``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
@@ -68,7 +68,7 @@ import numpy.typing as npt
 
 from neardup._backend import C as _k
 from neardup._heap import release_heap
-from neardup._spill import SPILL_BYTES, drop_pages, file_map, read_rows, spill_array
+from neardup._spill import SPILL_BYTES, drop_pages, file_map, open_rows, read_rows, spill_array
 from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError
 from neardup.index.lsh import mix64_np
 
@@ -703,6 +703,7 @@ def _saved_piece(
     )
     if not ok:
         raise DamagedFileError(f"key table {where} is inconsistent (tags, slots, offsets)")
+    open_rows(slots)  # a saved state's slots: read with pread, as a spill file's
     return _Piece(tags, slots, offsets, key_bits - p), p
 
 
