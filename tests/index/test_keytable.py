@@ -71,13 +71,12 @@ def test_keytable_lookup_brute_force(
     """Against brute force; ``pieces``: runs of 64 rows and more are cut in 8 pieces (at
     scale: 2**21), ``wide``: 4-byte slots (at scale: from 2**24 slots; else 3 bytes),
     ``spill``: a piece's slots from this many bytes live in a spill file (at scale: 8 MB;
-    1: all, 200: some, with drops of their pages every 4 slot reads)."""
+    1: all, 200: some)."""
     with pytest.MonkeyPatch.context() as mp:
         if pieces:
             mp.setattr(keytable, "_PIECE_ROWS", 64)
         if wide:
             mp.setattr(keytable, "_NARROW_SLOTS", 0)
-        mp.setattr(keytable, "_DROP_READS", 4)
         check_against_brute_force(np.random.default_rng(seed), batches, m, bits, spill)
 
 

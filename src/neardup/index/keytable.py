@@ -30,9 +30,9 @@ memory; freeing the piece frees its file. Tags and offsets, which every look-up 
 in memory. A look-up reads a spill file's few slots with ``pread``
 (:func:`~neardup._spill.read_rows`): a read through the map would make a whole large folio
 resident; a loaded state's slots, mapped from its files, are read the same way. Pages read or
-written through a map (a merge, a save, a hot key's many rows) are dropped from it after the
-pass, or every ``_DROP_READS`` reads (a later read is a minor fault). Decisions and the
-saved layout do not depend on where slots live.
+written through a map (a merge, a save, a batch's many rows of one piece) are dropped from it
+after the pass (a later read is a minor fault). Decisions and the saved layout do not depend on
+where slots live.
 
 ``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
 (:func:`~neardup.index.lsh.band_keys`; 37 bits for 32 bands) and mix64 is a bijection, so the
@@ -88,7 +88,6 @@ _NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
 _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
 _TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 4x a merge)
 SLOT_SPILL_BYTES = SPILL_BYTES >> _PIECE_BITS  # a piece's slots from this size: a spill file
-_DROP_READS = 64  # map reads of slots between drops (each may map a 2 MB folio: <= 128 MB)
 _NO_SPILL = 1 << 62
 
 
@@ -145,6 +144,18 @@ def _stored(slots: Slots, spill_bytes: int) -> Slots:
     out = _new_slots(slots.size, slots.dtype, spill_bytes)
     out[:] = slots
     drop_pages(out)
+    return out
+
+
+def _read_slots(slots: Slots, at: I64) -> U32:
+    """The slots of rows ``at``: a spill file's few with ``pread``, else through memory (a
+    file's map then dropped: many rows of one piece, a batch's, stay resident otherwise)."""
+    w = 3 if slots.dtype == np.uint8 else 1
+    raw = read_rows(slots, at, w * slots.itemsize)
+    if raw is not None:
+        return _slot_values(raw.view(slots.dtype).reshape(-1))
+    out = _slot_values(slots, at)
+    drop_pages(slots)
     return out
 
 
@@ -347,7 +358,6 @@ class KeyTable:
         self._failed: str | None = None  # a merge that failed: see _merging
         self._top = -1  # the highest slot added: 3-byte slots below 2**24
         self.spill_bytes = SLOT_SPILL_BYTES if spill_bytes is None else max(1, int(spill_bytes))
-        self._mapped_reads = 0  # slot reads of mapped pieces since their pages were dropped
 
     def pack(self, keys: npt.ArrayLike) -> U64:
         """Table keys of ``keys`` (flattened); ``2**64 - 1`` for a key outside ``value_bits``."""
@@ -512,7 +522,7 @@ class KeyTable:
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         row = np.concatenate([q for q, _, _ in found]) // m
-        slot = np.concatenate([self._read_slots(pc, at).astype(np.int64) for _, at, pc in found])
+        slot = np.concatenate([_read_slots(pc.slots, at).astype(np.int64) for _, at, pc in found])
         alive = ~self._dead[slot]
         row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
@@ -520,28 +530,6 @@ class KeyTable:
         first = np.ones(row.size, dtype=bool)
         first[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
         return row[first], slot[first]
-
-    def _read_slots(self, pc: _Piece, at: I64) -> U32:
-        """The slots of rows ``at`` of ``pc``: from a spill file with ``pread``, else through
-        memory, dropping mapped pages every ``_DROP_READS`` reads (module docs)."""
-        w = 3 if pc.slots.dtype == np.uint8 else 1
-        raw = read_rows(pc.slots, at, w * pc.slots.itemsize)
-        if raw is not None:
-            return _slot_values(raw.view(pc.slots.dtype).reshape(-1))
-        out = _slot_values(pc.slots, at)
-        if pc.file_bytes:
-            self._mapped_reads += int(at.size)
-            if self._mapped_reads >= _DROP_READS:
-                self.drop_pages()
-        return out
-
-    def drop_pages(self) -> None:
-        """Take the slots mapped from files out of this process's resident memory (they stay
-        in the page cache): after a pass over them (a save), or every ``_DROP_READS`` reads."""
-        self._mapped_reads = 0
-        for run in self._runs:
-            for pc in run.pieces:
-                drop_pages(pc.slots)
 
     def _lookup_pieces(self, runs: list[_Run], flat: U64) -> list[tuple[I64, I64, _Piece]]:
         """Lookups of table keys ``flat`` in runs cut in pieces: each key in its piece."""
