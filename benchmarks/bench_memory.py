@@ -57,6 +57,7 @@ from neardup.eval.corpora import corpora_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH_BYTES = 193  # bytes of a default verifier sketch (bench_scale.WIDTH), spilled to disk
+KEY_ROWS = 32 * 0.95  # key table rows a document: 32 bands of the 95 % kept (synthetic stream)
 
 GAOYA = """
 import gzip, json, sys
@@ -310,9 +311,11 @@ def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
     )
     base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
     parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
-    parts["candidate_index"] = st.candidates.describe().get("memory_bytes", 0)
+    described = st.candidates.describe()
+    parts["candidate_index"] = described.get("memory_bytes", 0)
+    parts["candidate_slots_file"] = described.get("file_bytes", 0)  # key table slots (issue 39)
     now = _proc_status()
-    files = ("sketches_spill_file", "columns_used", "columns_spill_file")
+    files = ("sketches_spill_file", "columns_used", "columns_spill_file", "candidate_slots_file")
     anon = sum(v for k, v in parts.items() if k not in files)
     return {
         "docs": n,
@@ -331,21 +334,25 @@ def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
 
 def dry_run(n: int) -> dict[str, object]:
     """What a ``--state n`` run needs, before starting one: the spill files' disk (sketches 193
-    B/doc, exact keys and similarities 32 B/doc, issue 39) against the free space of the spill
-    directory, and memory at the last 10^7 run's bytes per document against this machine's."""
+    B/doc, exact keys and similarities 32 B/doc, the key table's slots 3 or 4 bytes a row from
+    2^24 kept documents, issue 39) against the free space of the spill directory, and memory
+    at the last 10^7 run's bytes per document against this machine's."""
     from neardup._spill import _spill_dir
 
     where = _spill_dir() or tempfile.gettempdir()
-    disk = n * (WIDTH_BYTES + 32)
+    slots = KEY_ROWS * (4 if 0.95 * n >= 2**24 else 3)  # nearly all in spilled pieces
+    disk = round(n * (WIDTH_BYTES + 32 + slots))
     free = os.statvfs(where)
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return {
         "docs": n,
         "spill_dir": where,
         "spill_disk_GB": round(disk / 1e9, 1),
+        "slot_files_GB": round(n * slots / 1e9, 1),
         "spill_dir_free_GB": round(free.f_bavail * free.f_frsize / 1e9, 1),
         "disk_ok": free.f_bavail * free.f_frsize > 1.1 * disk,
-        "memory_GB_at_B_per_doc": {b: round(n * b / 1e9, 1) for b in (200, 240, 270)},
+        # 156: the 10^7 peak with the key table's slots in spill files (branch mem39d)
+        "memory_GB_at_B_per_doc": {b: round(n * b / 1e9, 1) for b in (156, 200, 240)},
         "machine_memory_GB": round(ram / 1e9, 1),
         "slices": f"one line on stderr per {max(n // 10, 16384)} documents",
     }

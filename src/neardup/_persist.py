@@ -8,7 +8,9 @@ One format for everything neardup persists (indexes, dedup state). ``manifest.js
 so every byte that shapes an answer is covered: array data (header included), extra files,
 and the manifest's own fields (bits, k, runs, config). Loading always checks the manifest's
 checksum and every file's size (cheap); ``verify=True`` also hashes the files (XXH3-128 over
-a populated read-only mmap, ~2-4 GB/s). Arrays never go through pickle.
+16 MB blocks, ~2-4 GB/s). Arrays never go through pickle. A memory-mapped array (a spill
+file's, issue 39) is written in blocks with its pages dropped after each, and files are hashed
+in blocks: a save or a verified load of a large state holds a block resident, not a file.
 
 >>> import tempfile, pathlib, numpy as np
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -21,7 +23,6 @@ a populated read-only mmap, ~2-4 GB/s). Arrays never go through pickle.
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -34,18 +35,36 @@ import xxhash
 
 from neardup._atomic import MANIFEST as MANIFEST  # one name: what a bundle writes last
 from neardup._atomic import SLEEP_PER_FILE
+from neardup._spill import drop_pages, file_map
 from neardup.errors import DamagedFileError
+
+_BLOCK = 16 << 20  # bytes hashed or written at a time (module docs)
 
 
 def checksum_file(path: Path) -> str:
-    """XXH3-128 of a file's bytes (hex)."""
-    with path.open("rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            return xxhash.xxh3_128(b"").hexdigest()
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        with mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as m:
-            return xxhash.xxh3_128(m).hexdigest()
+    """XXH3-128 of a file's bytes (hex), read in blocks (a populated map of a whole file made
+    it resident: a verified load of a 10^8-document state held its largest file)."""
+    h = xxhash.xxh3_128()
+    buf = bytearray(_BLOCK)
+    with path.open("rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            h.update(memoryview(buf)[:n])
+    return h.hexdigest()
+
+
+def _save_array(path: Path, arr: npt.NDArray[Any]) -> None:
+    """``np.save`` of ``arr``; a memory-mapped one in blocks, its pages dropped after each (the
+    same bytes: ``np.save``'s version-1.0 header, then the data)."""
+    arr = np.ascontiguousarray(arr)
+    if file_map(arr) is None or arr.ndim != 1:
+        np.save(path, arr, allow_pickle=False)
+        return
+    with path.open("wb") as f:
+        np.lib.format.write_array_header_1_0(f, np.lib.format.header_data_from_array_1_0(arr))
+        step = max(1, _BLOCK // max(arr.itemsize, 1))
+        for i in range(0, arr.size, step):
+            f.write(arr[i : i + step].data)
+            drop_pages(arr)
 
 
 def checksum_json(body: dict[str, Any]) -> str:
@@ -67,7 +86,7 @@ def write_bundle(
     listed: dict[str, dict[str, Any]] = {}
     for name, arr in arrays.items():
         fname = f"{name}.npy"
-        np.save(directory / fname, np.ascontiguousarray(arr), allow_pickle=False)
+        _save_array(directory / fname, arr)
         listed[name] = {"file": fname, "dtype": arr.dtype.str, "shape": list(arr.shape)}
         if os.environ.get(SLEEP_PER_FILE):
             time.sleep(float(os.environ[SLEEP_PER_FILE]))

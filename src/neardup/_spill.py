@@ -10,6 +10,12 @@ with ``pread`` (:meth:`SpillGrowable.take`): the rows stay in the page cache, wh
 may drop, and out of the process's resident memory. What is read back is what was written, so
 decisions do not change.
 
+Fixed-size arrays go to such a file too (:func:`spill_array`: the key table's slots, written
+once through a shared map, then read-only); :func:`read_rows` reads a few of their rows with
+``pread`` (a read through the map makes a whole large folio resident: ~2 µs and up to 2 MB of
+RSS each), and :func:`drop_pages` takes a mapped array's pages out of the process's resident
+memory after a pass over it (they stay in the page cache: a later read is a minor fault).
+
 >>> g = SpillGrowable(np.uint8, 4, spill_bytes=8192)
 >>> g.extend(np.arange(12, dtype=np.uint8).reshape(3, 4)); g.spilled
 False
@@ -23,7 +29,7 @@ import mmap
 import os
 import tempfile
 import weakref
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -147,11 +153,93 @@ def _pwrite_all(fd: int, arr: npt.NDArray[Any], offset: int) -> None:
         view, offset = view[done:], offset + done
 
 
+def spill_array(size: int, dtype: Any) -> npt.NDArray[Any]:
+    """A writable ``(size,)`` array over a shared map of a new unlinked spill file (module
+    docs). Its blocks are allocated first, so a full disk raises ``OSError`` here, not a
+    ``SIGBUS`` when a page is written; the file is freed when the array is.
+
+    >>> a = spill_array(3, np.uint32); a[:] = 7; drop_pages(a), a.tolist()
+    (True, [7, 7, 7])
+    """
+    nbytes = max(1, size * np.dtype(dtype).itemsize)
+    f = tempfile.TemporaryFile(prefix="neardup-slots-", dir=_spill_dir())  # noqa: SIM115
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(f.fileno(), 0, nbytes)
+        else:
+            os.ftruncate(f.fileno(), nbytes)
+        m = mmap.mmap(f.fileno(), nbytes)
+    except BaseException:
+        f.close()
+        raise
+    _register(m, f, 0)
+    return np.frombuffer(m, dtype, size)
+
+
+def open_rows(arr: npt.NDArray[Any]) -> None:
+    """Let :func:`read_rows` read ``arr``, a whole ``np.load(mmap_mode="r")`` array, with
+    ``pread``: its file is opened now (a later save may delete it; it then stays readable
+    while open); nothing if it cannot be (its rows are read through the map)."""
+    m, base = file_map(arr), cast(Any, arr.base)  # whole: the map's own array, not a view
+    if m is None or not isinstance(arr, np.memmap) or base is not m or id(m) in _FILES:
+        return
+    try:
+        f = open(arr.filename or "", "rb")  # noqa: SIM115
+    except OSError:
+        return
+    _register(m, f, int(arr.offset))
+
+
+def _register(m: mmap.mmap, f: IO[bytes], offset: int) -> None:
+    """``m`` maps ``f`` from ``offset`` (read_rows); ``f`` is closed with ``m``."""
+    _FILES[id(m)] = (f, offset)
+    weakref.finalize(m, _FILES.pop, id(m), None)
+
+
+def read_rows(arr: npt.NDArray[Any], rows: npt.NDArray[np.int64], width: int) -> Any:
+    """Rows ``rows`` of ``width`` bytes of a whole :func:`spill_array` or :func:`open_rows`
+    array read with ``pread`` (``(len(rows), width)`` uint8; module docs), or None: not one,
+    or so many rows that a pass through its map costs less."""
+    m, base = file_map(arr), cast(Any, arr.base)
+    whole = base is m or (isinstance(base, memoryview) and base.obj is m)
+    entry = _FILES.get(id(m)) if m is not None and whole else None
+    if entry is None or rows.size * 64 > arr.nbytes // width:
+        return None
+    out = np.empty((rows.size, width), np.uint8)
+    if rows.size:
+        buf, fd, at = out.data.cast("B"), entry[0].fileno(), entry[1]
+        for i, r in enumerate(rows.tolist()):
+            os.preadv(fd, [buf[i * width : (i + 1) * width]], at + r * width)
+    return out
+
+
+def file_map(arr: npt.NDArray[Any]) -> mmap.mmap | None:
+    """The file map under ``arr`` (a :func:`spill_array`, a ``np.load(mmap_mode="r")`` array
+    or a view of one), else None."""
+    base: Any = arr
+    while isinstance(base, (np.ndarray, memoryview)):
+        base = base.obj if isinstance(base, memoryview) else base.base
+    return base if isinstance(base, mmap.mmap) and not base.closed else None
+
+
+def drop_pages(arr: npt.NDArray[Any]) -> bool:
+    """Unmap the resident pages of the file map under ``arr`` (:func:`file_map`); whether
+    there is one. The pages stay in the page cache (written ones are still written back): a
+    later read maps them again (a minor fault)."""
+    m = file_map(arr)
+    if m is None:
+        return False
+    if hasattr(mmap, "MADV_DONTNEED"):
+        m.madvise(mmap.MADV_DONTNEED)
+    return True
+
+
 def _spill_dir() -> str | None:
     return os.environ.get(_SPILL_DIR) or None
 
 
 _LIVE: weakref.WeakSet[SpillGrowable] = weakref.WeakSet()
+_FILES: dict[int, tuple[IO[bytes], int]] = {}  # id of a map -> its open file, where it maps
 
 
 def _map_in_child() -> None:
@@ -159,6 +247,7 @@ def _map_in_child() -> None:
     before it reads the rows: map them while the descriptors are open."""
     for g in list(_LIVE):
         g.map_rows()
+    _FILES.clear()  # the child's copies: closed now, never a number the child reuses later
 
 
 if hasattr(os, "register_at_fork"):

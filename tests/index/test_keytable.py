@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup._spill import file_map
 from neardup.index import keytable
 from neardup.index.keytable import KeyTable
 from neardup.index.lsh import mix64_np
@@ -62,22 +63,27 @@ def hits(table: KeyTable, queries: np.ndarray) -> list[tuple[int, int]]:
     st.sampled_from([64, BITS]),
     st.booleans(),
     st.booleans(),
+    st.sampled_from([None, 1, 200]),
 )
 def test_keytable_lookup_brute_force(
-    seed: int, batches: int, m: int, bits: int, pieces: bool, wide: bool
+    seed: int, batches: int, m: int, bits: int, pieces: bool, wide: bool, spill: int | None
 ) -> None:
     """Against brute force; ``pieces``: runs of 64 rows and more are cut in 8 pieces (at
-    scale: 2**21), ``wide``: 4-byte slots (at scale: from 2**24 slots; else 3 bytes)."""
+    scale: 2**21), ``wide``: 4-byte slots (at scale: from 2**24 slots; else 3 bytes),
+    ``spill``: a piece's slots from this many bytes live in a spill file (at scale: 8 MB;
+    1: all, 200: some)."""
     with pytest.MonkeyPatch.context() as mp:
         if pieces:
             mp.setattr(keytable, "_PIECE_ROWS", 64)
         if wide:
             mp.setattr(keytable, "_NARROW_SLOTS", 0)
-        check_against_brute_force(np.random.default_rng(seed), batches, m, bits)
+        check_against_brute_force(np.random.default_rng(seed), batches, m, bits, spill)
 
 
-def check_against_brute_force(rng: np.random.Generator, batches: int, m: int, bits: int) -> None:
-    table = KeyTable(merge_factor=2, value_bits=bits)
+def check_against_brute_force(
+    rng: np.random.Generator, batches: int, m: int, bits: int, spill: int | None = None
+) -> None:
+    table = KeyTable(merge_factor=2, value_bits=bits, spill_bytes=spill)
     stored: list[np.ndarray] = []
     dead: set[int] = set()
     for _ in range(batches):
@@ -92,7 +98,13 @@ def check_against_brute_force(rng: np.random.Generator, batches: int, m: int, bi
     queries = key_pool(rng, 50, m, bits)
     want = brute(stored, dead, queries)
     assert hits(table, queries) == want
-    again = KeyTable.from_arrays(table.to_arrays(), merge_factor=2, value_bits=bits)
+    if spill == 1:  # every slot in a file, none in memory
+        pieces = [pc for run in table._runs for pc in run.pieces if pc.size]
+        assert all(file_map(pc.slots) is not None for pc in pieces)
+        assert table.file_bytes == sum(pc.slots.nbytes for pc in pieces)
+    again = KeyTable.from_arrays(
+        table.to_arrays(), merge_factor=2, value_bits=bits, spill_bytes=spill
+    )
     assert hits(again, queries) == want
     alive = np.array([s for s in range(len(stored)) if s not in dead], dtype=np.int64)
     if alive.size:

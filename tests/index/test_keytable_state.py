@@ -12,7 +12,9 @@ import pytest
 
 from neardup import Deduplicator
 from neardup._atomic import atomic_directory, read_current
+from neardup._backend import backend
 from neardup._persist import read_bundle, write_bundle
+from neardup._spill import drop_pages
 from neardup.dedup.persist import FORMAT, VERSION, StateFormatError
 from neardup.index import keytable
 from neardup.index.keytable import KeyTable
@@ -68,21 +70,27 @@ def decide(dd: Deduplicator, batch: list[str]) -> list[tuple[str, int]]:
     return list(zip(d.statuses, d.duplicate_of.tolist(), strict=True))
 
 
-@pytest.mark.parametrize("pieces", [False, True])
+@pytest.mark.parametrize(("pieces", "spill"), [(False, False), (True, False), (True, True)])
 def test_state_round_trip_and_formats_1_3_and_4_decide_as_the_saved_state(
-    tmp_path: Path, pieces: bool
+    tmp_path: Path, pieces: bool, spill: bool
 ) -> None:
     """``pieces``: runs of 64 rows and more are cut in 8 pieces (at scale: 2**21) and saved as
     pieces (format 4); formats 1 and 3 (whole runs) and 4 (before 1-byte tags, issue 39) of the
-    same state decide the same."""
+    same state decide the same. ``spill``: every slot in a spill file (at scale: a piece's from
+    8 MB) decides as slots in memory, before and after a save and load."""
     docs = texts(1400, seed=11)
     with pytest.MonkeyPatch.context() as mp:
         if pieces:
             mp.setattr(keytable, "_PIECE_ROWS", 64)
+        plain = Deduplicator()  # slots in memory
+        if spill:
+            mp.setattr(keytable, "SLOT_SPILL_BYTES", 1)
         dd = Deduplicator()
         for s in range(0, 1000, 150):  # several runs in the key table
-            dd.feed(docs[s : s + 150])
+            assert decide(dd, docs[s : s + 150]) == decide(plain, docs[s : s + 150])
+        assert (dd.state.candidates._table.file_bytes > 0) == spill  # type: ignore[attr-defined]
         dd.state.forget(list(range(0, 1000, 9)))
+        plain.state.forget(list(range(0, 1000, 9)))
         dd.save(tmp_path / "state")
         saved = read_bundle(tmp_path / "state" / str(read_current(tmp_path / "state")), FORMAT, 5)
         assert any("_piece" in k for k in saved[1]) == pieces
@@ -93,7 +101,7 @@ def test_state_round_trip_and_formats_1_3_and_4_decide_as_the_saved_state(
         )
         assert old_meta["config_id"] == dd.config_id
         want = decide(dd, docs[1000:])
-        assert sum(s == "duplicate" for s, _ in want) > 50
+        assert sum(s == "duplicate" for s, _ in want) > 50 and want == decide(plain, docs[1000:])
         for where in ("state", "v1", "v3", "v4"):
             again = Deduplicator.load(tmp_path / where)
             assert decide(again, docs[1000:]) == want, where
@@ -184,3 +192,82 @@ def test_a_merge_holds_one_piece_more_than_the_runs() -> None:
     for t in (table, again):
         rows, slots = t.lookup(queries)
         assert list(zip(rows.tolist(), slots.tolist(), strict=True)) == want
+
+
+def _status(key: str) -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(f"{key}:"))
+
+
+def _maps_under(directory: Path) -> int:
+    with open("/proc/self/maps") as f:
+        return sum(str(directory) in line for line in f)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
+def test_spilled_slots_live_in_files_out_of_resident_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slots of pieces from ``spill_bytes`` live in unlinked spill files, one a piece and freed
+    with it (a merge frees its inputs'): the merge allocates no slots in memory, dropping the
+    pages after a pass over every slot takes them out of resident memory again, and look-ups
+    read their few slots without mapping any; a save writes them in blocks, dropping each."""
+    import gc
+    import tracemalloc
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("NEARDUP_SPILL_DIR", str(spill))
+    rng = np.random.default_rng(5)
+    band = np.arange(32, dtype=np.uint64) << np.uint64(32)
+    queries = mix64_np(band | rng.integers(0, 2**32, size=(100, 32), dtype=np.uint64))
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        table = KeyTable(value_bits=37, spill_bytes=1 << 20)
+        for n, first in ((200_000, 0), (40_000, 200_000)):  # 5x smaller: stays a second run
+            x = band | rng.integers(0, 2**32, size=(n, 32), dtype=np.uint64)
+            table.add(mix64_np(x), np.arange(first, first + n))
+        queries[:50] = mix64_np(x[:50])  # 50 stored documents (the last batch's first ones)
+        del x
+        assert len(table.runs) == 2 and _maps_under(spill) == 8 + 1  # pieces, a whole run
+        tracemalloc.reset_peak()
+        table.compact()
+        held, peak = (m - base for m in tracemalloc.get_traced_memory())
+    finally:
+        tracemalloc.stop()
+    rows = 240_000 * 32
+    assert table.runs == [rows] and table.file_bytes == 3 * rows  # 3-byte slots, all in files
+    assert _maps_under(spill) == 8  # the merged runs' files are freed
+    # in memory: the tags and offsets (table.nbytes), not the slots, nor at the merge's peak
+    # (its inputs' tags and one output piece's: anonymous slots would add 23 MB); numba's
+    # first compilation allocates in this window too
+    if backend() == "native":
+        assert held < 1.05 * table.nbytes and peak < held + 0.5 * table.file_bytes
+    before = _status("RssFile")
+    assert sum(int(pc.slots.sum()) for pc in table._runs[0].pieces) > 0  # every page read
+    read = _status("RssFile")
+    assert all([drop_pages(pc.slots) for pc in table._runs[0].pieces])  # each in a file
+    dropped = _status("RssFile")
+    assert min(read - before, read - dropped) > 0.8 * table.file_bytes, (before, read, dropped)
+    rows_hit, slots = table.lookup(queries)  # a few slots a piece: read with pread
+    assert list(zip(rows_hit.tolist(), slots.tolist(), strict=True)) == [
+        (i, 200_000 + i) for i in range(50)
+    ]
+    assert _status("RssFile") - dropped < 0.05 * table.file_bytes  # no folio mapped
+    with open("/proc/self/clear_refs", "w") as f:  # VmHWM := VmRSS: the peak of the save
+        f.write("5")
+    start = _status("VmRSS")
+    write_bundle(tmp_path / "saved", "t", 1, {}, table.to_arrays())  # slots: from the files
+    assert _status("VmHWM") - start < 0.2 * table.file_bytes  # blocks, each dropped
+    _, arrays = read_bundle(tmp_path / "saved", "t", 1)  # verified: hashed in blocks
+    again = KeyTable.from_arrays(arrays, value_bits=37)
+    assert again.file_bytes == table.file_bytes  # mapped from the saved files
+    start = _status("RssFile")
+    assert [t.tolist() for t in again.lookup(queries)] == [rows_hit.tolist(), slots.tolist()]
+    # the tags and offsets, mapped too, are read by every look-up; the slots with pread
+    assert _status("RssFile") - start < again.nbytes + 0.05 * again.file_bytes
+    del arrays, again
+    del table, rows_hit, slots
+    gc.collect()
+    assert _maps_under(spill) == 0

@@ -469,4 +469,5 @@ class BandCandidates:
             "probes_per_query": self.design.bands * len(self._table.runs),
             "runs": self._table.runs,
             "memory_bytes": self._table.nbytes + per_doc,
+            "file_bytes": self._table.file_bytes,  # the key table's slots in spill files
         }

@@ -22,6 +22,18 @@ cuts it. A merge that
 fails half-way (out of memory) has consumed input pieces: the table then refuses every use
 with an error instead of missing candidates.
 
+A piece's slots are read only for the rows whose tag matches (a candidate, or a tag collision),
+so from ``spill_bytes`` (:data:`SLOT_SPILL_BYTES`, a run's from ``SPILL_BYTES``) they live in
+an unlinked spill file of their own (:func:`~neardup._spill.spill_array`; a merge writes them
+through its shared map, a build copies them there): the page cache holds them, not anonymous
+memory; freeing the piece frees its file. Tags and offsets, which every look-up reads, stay
+in memory. A look-up reads a spill file's few slots with ``pread``
+(:func:`~neardup._spill.read_rows`): a read through the map would make a whole large folio
+resident; a loaded state's slots, mapped from its files, are read the same way. Pages read or
+written through a map (a merge, a save, a batch's many rows of one piece) are dropped from it
+after the pass (a later read is a minor fault). Decisions and the saved layout do not depend on
+where slots live.
+
 ``value_bits``: band keys are ``mix64(x)`` of ``x = (band << 32) | values < 2**value_bits``
 (:func:`~neardup.index.lsh.band_keys`; 37 bits for 32 bands) and mix64 is a bijection, so the
 table key ``K = (x >> 32 << 32) | fmix32(x & 0xffffffff)`` (fmix32: murmur3's 32-bit
@@ -56,6 +68,7 @@ import numpy.typing as npt
 
 from neardup._backend import C as _k
 from neardup._heap import release_heap
+from neardup._spill import SPILL_BYTES, drop_pages, file_map, open_rows, read_rows, spill_array
 from neardup.errors import BadInputError, ConfigMismatchError, DamagedFileError
 from neardup.index.lsh import mix64_np
 
@@ -74,6 +87,8 @@ _ALL = slice(None)
 _NARROW_SLOTS = 1 << 24  # slots below this are stored in 3 bytes (C checks it)
 _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer lookup calls)
 _TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 4x a merge)
+SLOT_SPILL_BYTES = SPILL_BYTES >> _PIECE_BITS  # a piece's slots from this size: a spill file
+_NO_SPILL = 1 << 62
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -116,6 +131,34 @@ def _slot_values(slots: Slots, at: npt.NDArray[np.integer[Any]] | slice = _ALL) 
     return np.asarray(b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16), np.uint32)
 
 
+def _new_slots(size: int, dtype: Any, spill_bytes: int) -> Slots:
+    """Storage for ``size`` stored slot values (:func:`_slots_of`): anonymous, or a spill
+    file from ``spill_bytes`` bytes (module docs)."""
+    if size and size * np.dtype(dtype).itemsize >= spill_bytes:
+        return spill_array(size, dtype)
+    return np.empty(size, dtype)
+
+
+def _stored(slots: Slots, spill_bytes: int) -> Slots:
+    """A copy of ``slots`` of its own (:func:`_new_slots`), its file pages dropped."""
+    out = _new_slots(slots.size, slots.dtype, spill_bytes)
+    out[:] = slots
+    drop_pages(out)
+    return out
+
+
+def _read_slots(slots: Slots, at: I64) -> U32:
+    """The slots of rows ``at``: a spill file's few with ``pread``, else through memory (a
+    file's map then dropped: many rows of one piece, a batch's, stay resident otherwise)."""
+    w = 3 if slots.dtype == np.uint8 else 1
+    raw = read_rows(slots, at, w * slots.itemsize)
+    if raw is not None:
+        return _slot_values(raw.view(slots.dtype).reshape(-1))
+    out = _slot_values(slots, at)
+    drop_pages(slots)
+    return out
+
+
 def _slot_rows(slots: Slots) -> int:
     return int(slots.size) // (3 if slots.dtype == np.uint8 else 1)
 
@@ -127,6 +170,7 @@ def _live_rows(dead: npt.NDArray[np.bool_], slots: Slots) -> int:
         int(np.count_nonzero(dead[_slot_values(slots, slice(i, i + _COUNT_BLOCK))]))
         for i in range(0, rows, _COUNT_BLOCK)
     )
+    drop_pages(slots)  # read whole before a merge: mapped pages out of resident memory
     return rows - dead_rows
 
 
@@ -159,9 +203,10 @@ class _Piece:
                 return out_q[:c], out_at[:c]
             cap = c
 
-    def split(self, *, copy: bool) -> list[_Piece]:
+    def split(self, *, copy: bool, spill_bytes: int = _NO_SPILL) -> list[_Piece]:
         """This whole run (bucket bits ``p >= _PIECE_BITS``) as ``2**_PIECE_BITS`` pieces: views
-        of its tags and slots, or copies (``copy``: each can then be freed on its own)."""
+        of its tags and slots, or copies (``copy``: each can then be freed on its own; slots
+        from ``spill_bytes`` in a spill file)."""
         p = int(self.offsets.size - 1).bit_length() - 1
         per = 1 << (p - _PIECE_BITS)
         pieces = []
@@ -171,7 +216,12 @@ class _Piece:
             t, s = self.tags[o0:o1], self.slots[w * o0 : w * o1]
             local = self.offsets[j * per : (j + 1) * per + 1] - np.uint32(o0)
             pieces.append(
-                _Piece(t.copy() if copy else t, s.copy() if copy else s, local, self.shift)
+                _Piece(
+                    t.copy() if copy else t,
+                    _stored(s, spill_bytes) if copy else s,
+                    local,
+                    self.shift,
+                )
             )
         return pieces
 
@@ -188,7 +238,13 @@ class _Piece:
 
     @property
     def nbytes(self) -> int:
-        return int(self.tags.nbytes + self.slots.nbytes + self.offsets.nbytes)
+        """Bytes of tags, offsets and slots not in a file (:attr:`file_bytes`)."""
+        return int(self.tags.nbytes + self.offsets.nbytes + self.slots.nbytes - self.file_bytes)
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes of slots mapped from a file (a spill file, or a loaded state's)."""
+        return int(self.slots.nbytes) if file_map(self.slots) is not None else 0
 
 
 _EMPTY = _Piece(np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(2, np.uint32), 63)
@@ -205,8 +261,11 @@ class _Run:
     bits: int
 
     @classmethod
-    def build(cls, table_keys: U64, slots: U32, bits: int, wide: bool) -> _Run:
-        """A run from unsorted rows (``wide``: 4-byte slots)."""
+    def build(
+        cls, table_keys: U64, slots: U32, bits: int, wide: bool, spill_bytes: int = _NO_SPILL
+    ) -> _Run:
+        """A run from unsorted rows (``wide``: 4-byte slots; a piece's slots from
+        ``spill_bytes`` bytes in a spill file)."""
         order = np.argsort(table_keys)
         keys = table_keys[order]
         p, dtype = _layout(keys.size, bits)
@@ -215,8 +274,10 @@ class _Run:
         tags = (keys & np.uint64((1 << (bits - p)) - 1)).astype(dtype)
         whole = _Piece(tags, _slots_of(slots[order], wide), offsets, bits - p)
         if keys.size < _PIECE_ROWS:
-            return cls([whole], bits)
-        return cls(whole.split(copy=True), bits)
+            if whole.slots.nbytes < spill_bytes:
+                return cls([whole], bits)
+            return cls([_Piece(tags, _stored(whole.slots, spill_bytes), offsets, bits - p)], bits)
+        return cls(whole.split(copy=True, spill_bytes=spill_bytes), bits)
 
     @classmethod
     def empty(cls, bits: int) -> _Run:
@@ -271,16 +332,23 @@ class _Run:
     def nbytes(self) -> int:
         return sum(pc.nbytes for pc in self.pieces)
 
+    @property
+    def file_bytes(self) -> int:
+        return sum(pc.file_bytes for pc in self.pieces)
+
 
 class KeyTable:
     """Maps uint64 keys to the slots that hold them (see the module docs).
 
     ``merge_factor``: a run merges into the one before it when that one is at most this many
     times larger. ``value_bits``: the keys are ``mix64`` of values below ``2**value_bits``
-    (32..64; 64: any keys).
+    (32..64; 64: any keys). ``spill_bytes``: a piece's slots from this size live in a spill
+    file (default :data:`SLOT_SPILL_BYTES`; module docs).
     """
 
-    def __init__(self, *, merge_factor: int = 4, value_bits: int = 64) -> None:
+    def __init__(
+        self, *, merge_factor: int = 4, value_bits: int = 64, spill_bytes: int | None = None
+    ) -> None:
         if not 32 <= value_bits <= 64:
             raise BadInputError(f"value_bits must be in 32..64, got {value_bits}")
         self.merge_factor = max(2, int(merge_factor))
@@ -289,6 +357,7 @@ class KeyTable:
         self._dead = np.zeros(0, dtype=bool)  # by slot
         self._failed: str | None = None  # a merge that failed: see _merging
         self._top = -1  # the highest slot added: 3-byte slots below 2**24
+        self.spill_bytes = SLOT_SPILL_BYTES if spill_bytes is None else max(1, int(spill_bytes))
 
     def pack(self, keys: npt.ArrayLike) -> U64:
         """Table keys of ``keys`` (flattened); ``2**64 - 1`` for a key outside ``value_bits``."""
@@ -327,7 +396,9 @@ class KeyTable:
             self._dead = grown
         flat_slots = np.repeat(slot_arr.astype(np.uint32), keys.shape[1])
         self._top = max(self._top, top)
-        self._runs.append(_Run.build(packed, flat_slots, self.value_bits, self._wide))
+        self._runs.append(
+            _Run.build(packed, flat_slots, self.value_bits, self._wide, self.spill_bytes)
+        )
         while len(self._runs) >= 2:
             a, b = self._runs[-2], self._runs[-1]
             if a.size > self.merge_factor * b.size or a.size + b.size > _MAX_ROWS:
@@ -355,12 +426,15 @@ class KeyTable:
             pa, pb = a_in[j], b_in[j]
             offsets = np.empty((1 << bucket_bits) + 1, np.uint32)
             tags = np.empty(n, dtype)
-            slots = np.empty(n, np.uint32) if self._wide else np.empty(3 * n, np.uint8)
+            size, sdt = (n, np.uint32) if self._wide else (3 * n, np.uint8)
+            slots = _new_slots(size, sdt, self.spill_bytes)
             m = _k.key_merge(
                 pa.offsets, pa.tags, pa.shift, pa.slots, pb.offsets, pb.tags, pb.shift, pb.slots,
                 self._dead, offsets, tags, shift, slots,
             )  # fmt: skip
             assert m == n
+            for done in (slots, pa.slots, pb.slots):  # written or read whole: out of RSS
+                drop_pages(done)
             pieces.append(_Piece(tags, slots, offsets, shift))
             a_in[j] = b_in[j] = _EMPTY  # released (when the run was cut so)
         return _Run(pieces, self.value_bits)
@@ -395,15 +469,21 @@ class KeyTable:
             self._runs = []
             return
         pieces = [
-            _Piece(
-                pc.tags,
-                _slots_of(renumber[_slot_values(pc.slots)], self._wide),
-                pc.offsets,
-                pc.shift,
-            )
+            _Piece(pc.tags, self._renumbered(pc.slots, renumber), pc.offsets, pc.shift)
             for pc in merged.pieces
         ]
         self._runs = [_Run(pieces, self.value_bits)]
+
+    def _renumbered(self, slots: Slots, renumber: U32) -> Slots:
+        """``renumber[slots]`` stored anew (:func:`_new_slots`), in blocks: no run-sized
+        temporaries, and spilled slots go from file to file."""
+        rows, w = _slot_rows(slots), 1 if self._wide else 3
+        out = _new_slots(w * rows, np.uint32 if self._wide else np.uint8, self.spill_bytes)
+        for i in range(0, rows, _COUNT_BLOCK):
+            block = renumber[_slot_values(slots, slice(i, i + _COUNT_BLOCK))]
+            out[w * i : w * (i + block.size)] = _slots_of(block, self._wide)
+        drop_pages(out)
+        return out
 
     @contextmanager
     def _merging(self) -> Iterator[None]:
@@ -442,7 +522,7 @@ class KeyTable:
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         row = np.concatenate([q for q, _, _ in found]) // m
-        slot = np.concatenate([_slot_values(pc.slots, at).astype(np.int64) for _, at, pc in found])
+        slot = np.concatenate([_read_slots(pc.slots, at).astype(np.int64) for _, at, pc in found])
         alive = ~self._dead[slot]
         row, slot = row[alive], slot[alive]
         order = np.lexsort((slot, row))
@@ -502,7 +582,12 @@ class KeyTable:
 
     @classmethod
     def from_arrays(
-        cls, arrays: dict[str, npt.NDArray[Any]], *, merge_factor: int = 4, value_bits: int = 64
+        cls,
+        arrays: dict[str, npt.NDArray[Any]],
+        *,
+        merge_factor: int = 4,
+        value_bits: int = 64,
+        spill_bytes: int | None = None,
     ) -> KeyTable:
         """A table over :meth:`to_arrays` output (memory maps are used read-only); checks the
         shapes and offsets the lookup kernel relies on (O(buckets)).
@@ -511,7 +596,7 @@ class KeyTable:
         converted: its keys are packed and re-sorted (O(rows log rows), once). Formats 2-3
         (whole runs, uint32 slots) are read as they are.
         """
-        table = cls(merge_factor=merge_factor, value_bits=value_bits)
+        table = cls(merge_factor=merge_factor, value_bits=value_bits, spill_bytes=spill_bytes)
         table._dead = np.array(arrays["dead"], dtype=bool)  # a copy: kill() writes it
         table._top = table._dead.size - 1  # at most
         if "run0_keys" in arrays:
@@ -546,7 +631,11 @@ class KeyTable:
         if p >= _PIECE_BITS:
             return _Run([whole], self.value_bits)
         return _Run.build(
-            whole.local_keys(), _slot_values(whole.slots), self.value_bits, self._wide
+            whole.local_keys(),
+            _slot_values(whole.slots),
+            self.value_bits,
+            self._wide,
+            self.spill_bytes,
         )
 
     def _old_run(self, arrays: dict[str, npt.NDArray[Any]], i: int) -> _Run:
@@ -557,7 +646,7 @@ class KeyTable:
         packed = self.pack(keys)
         if self.value_bits < 64 and bool((packed == np.uint64(2**64 - 1)).any()):
             raise DamagedFileError(f"key table run {i} holds keys of another design")
-        return _Run.build(packed, np.array(slots), self.value_bits, self._wide)
+        return _Run.build(packed, np.array(slots), self.value_bits, self._wide, self.spill_bytes)
 
     @property
     def _wide(self) -> bool:
@@ -571,8 +660,13 @@ class KeyTable:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of tags, slots and offsets."""
+        """Bytes of tags, slots and offsets in memory (not :attr:`file_bytes`)."""
         return sum(r.nbytes for r in self._runs) + int(self._dead.nbytes)
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes of slots mapped from files (spill files, a loaded state's)."""
+        return sum(r.file_bytes for r in self._runs)
 
 
 def _saved_piece(
@@ -597,6 +691,7 @@ def _saved_piece(
     )
     if not ok:
         raise DamagedFileError(f"key table {where} is inconsistent (tags, slots, offsets)")
+    open_rows(slots)  # a saved state's slots: read with pread, as a spill file's
     return _Piece(tags, slots, offsets, key_bits - p), p
 
 
