@@ -796,6 +796,7 @@ static int look_post_one(ov_index *ix, const doc_t *d, int64_t doc, const int64_
     int rc = look_one(ix, d, a[2], a[3], a[4], budget, 0, L, over);
     if (rc > 0 && a[7]) {
         L->trimmed = 1;
+        *over = 0; /* counted only for a refusal */
         rc = look_one(ix, d, a[2], a[3], a[4], 0, a[5], L, over);
     }
     if (rc != 0 || !a[0]) return rc;
