@@ -544,10 +544,24 @@ static int dominated(ctx_t *c, const doc_t *q, found_vec *fv, int64_t start) {
     return 0;
 }
 
-/* Sort a[0..n) by cmp_ord (a total order): by insertion when few, else qsort. */
+/* Sort a[0..n) by cmp_ord (a total order: one result whatever the algorithm) by insertion, as
+ * seeds mostly come nearly sorted (by query position, and a band's source positions follow
+ * them); past 8 moves an item, qsort. */
 static void sort_few(ord_t *a, int64_t n) {
-    if (n > FEW) qsort(a, (size_t)n, sizeof(ord_t), cmp_ord);
-    else isort_ord(a, n);
+    int64_t moves = 0, limit = 8 * n;
+    for (int64_t i = 1; i < n; i++) {
+        ord_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && cmp_ord(&a[j - 1], &x) > 0) {
+            a[j] = a[j - 1], j--;
+            if (++moves > limit) { /* not nearly sorted */
+                a[j] = x;
+                qsort(a, (size_t)n, sizeof(ord_t), cmp_ord);
+                return;
+            }
+        }
+        a[j] = x;
+    }
 }
 
 /* The seeds passage_ends() looks at: all of them (idx NULL: 0..n), or the ones idx[lo..hi)
