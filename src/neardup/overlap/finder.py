@@ -431,10 +431,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ) -> Iterator[list[Passage]]:
         """The passages of each ``(text, id)`` of ``items`` in turn, one list per text, as
         :meth:`add` (or :meth:`query`, with ``add=False``) returns them. With the C kernels
-        the per-pair step of ``batch`` texts at a time runs on a second thread, without the
-        GIL, while the next texts are tokenised, looked up and indexed: the same passages in
-        less wall time on two cores. Texts are read (and added) up to two batches ahead of
-        the lists returned.
+        ``batch`` texts at a time are tokenised, looked up and indexed on a front thread (two
+        C calls without the GIL, :meth:`_front`) and their per-pair step runs on a back thread
+        (one C call without the GIL), while this thread reads the next texts and makes the
+        passages of the last ones: the same passages in less wall time on two cores (a C call
+        a text would wait for the GIL after each). Texts are read (and added) up to two
+        batches ahead of the lists returned.
 
         >>> f = OverlapFinder()
         >>> texts = ["a b c d e f g h i j k l m n", "x a b c d e f g h i j k l m n"]
