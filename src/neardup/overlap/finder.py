@@ -447,12 +447,13 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             for text, ident in items:
                 yield self.add(text, ident) if add else self.query(text, ident)
             return
-        front = ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap-front")
-        with front, ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap") as back:
+        back = ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap-back")
+        # the front thread stops first: its last batch still hands its step to the back one
+        with back, ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap-front") as front:
             pending: deque[Future[_Back]] = deque()
             texts: list[str] = []
             idents: list[Any] = []
-            failed: list[bool] = []  # a batch refused: the next ones add nothing
+            failed: list[bool] = []  # a batch failed (refused): the next ones add nothing
             for text, ident in items:
                 if not isinstance(text, str):
                     raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -482,7 +483,17 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         the per-pair step sent to the ``back`` thread (C, without the GIL), the template keys
         counted in stream order."""
         if failed:
-            raise RuntimeError("an earlier batch of the stream was refused")
+            raise RuntimeError("an earlier batch of the stream failed")
+        try:
+            return self._front_batch(texts, idents, add, back)
+        except BaseException:
+            failed.append(True)  # the batches read after it add nothing
+            raise
+
+    def _front_batch(
+        self, texts: list[str], idents: list[Any], add: bool, back: ThreadPoolExecutor
+    ) -> _Back:
+        """:meth:`_front` of one batch."""
         prepared = prepare_many(texts, self._pair_params)
         position = len(self._texts)
         budget = Budget(self.max_seeds_per_gram, SEED_FLOOR, self.budget == "trim")
@@ -501,7 +512,6 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
                 self._remember(at, prepared[k])
             metas.append((ident, at, memoryview(d).cast("q").tolist() if d else []))
         if stop < len(texts):
-            failed.append(True)
             at = position + stop if add else position
             ident = at if idents[stop] is None else idents[stop]
             grams = gram_count(prepared[stop])
