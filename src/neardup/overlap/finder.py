@@ -96,7 +96,6 @@ _T = TypeVar("_T")
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 # the template keys of a run of texts and their counts in the documents before each
 _Templates = tuple[TemplateBatch, npt.NDArray[np.int64]]
-_Texts = tuple[list[str], list[Form]]  # a run of texts and their prepared arrays
 # a streamed batch's metas, its per-pair step's rows to come (None: no job) and its template
 # keys with their counts
 _Back = tuple[list[_Meta], Future[list[Any]] | None, _Templates]
