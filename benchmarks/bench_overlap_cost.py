@@ -6,8 +6,9 @@
 (user + system, all threads: on a shared machine compare these) and peak RSS, and the ratios
 of the medians; ``--tree SRC`` (repeated) times each source tree in turn, in the same rounds.
 
-``scale``: ``OverlapFinder.add`` over ``--n`` synthetic documents in one process; the time per
-document over each stretch between checkpoints (it must stay flat: ``mean_over_first`` is the
+``scale``: ``OverlapFinder.add`` (``--stream``: ``OverlapFinder.stream``, the CLI's path) over
+``--n`` synthetic documents in one process; the time per document (wall and CPU of all
+threads) over each stretch between checkpoints (it must stay flat: ``mean_over_first`` is the
 mean over all stretches against the first, ``max_over_first`` the worst stretch against it)
 and the peak RSS. ``--cache FILE`` keeps the generated texts (JSONL) for the next run (the
 generation of 10^6 documents takes ~3 minutes; a smaller ``n`` reads the first ``n``).
@@ -26,6 +27,8 @@ earlier ones), about 5 % of its words replaced.
     python benchmarks/bench_overlap_cost.py ratio --repeat 5 --synthetic 0 \
         --tree /path/to/main/src --tree src
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 100000
+    python benchmarks/bench_overlap_cost.py scale --n 1000000 --checkpoints 10 --stream \
+        --cache /tmp/synthetic-1e6.jsonl
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py scale --n 1000000 \
         --checkpoints 10 --cache /tmp/synthetic-1e6.jsonl
     flock /tmp/neardup-bench.lock python benchmarks/bench_overlap_cost.py paired \
@@ -191,8 +194,12 @@ def _texts(n: int, cache: Path | None) -> list[str]:
 @click.option("--n", default=100000, show_default=True)
 @click.option("--checkpoints", default=5, show_default=True)
 @click.option("--cache", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def scale(n: int, checkpoints: int, cache: Path | None) -> None:
-    """Per-document time of OverlapFinder.add as the collection grows, and peak RSS."""
+@click.option(
+    "--stream", is_flag=True, help="OverlapFinder.stream (the CLI's path: three threads) for add"
+)
+def scale(n: int, checkpoints: int, cache: Path | None, stream: bool) -> None:
+    """Per-document time of OverlapFinder.add (or stream) as the collection grows, wall and
+    CPU (all threads: on a shared machine compare these), and peak RSS."""
     from neardup.overlap import OverlapFinder
 
     t0 = time.perf_counter()
@@ -200,23 +207,34 @@ def scale(n: int, checkpoints: int, cache: Path | None) -> None:
     built = time.perf_counter() - t0
     finder = OverlapFinder()
     marks = sorted({max(1, n * (i + 1) // checkpoints) for i in range(checkpoints)})
-    rows, found, last_t, last_i = [], 0, time.perf_counter(), 0
-    for i, text in enumerate(texts, 1):
-        found += len(finder.add(text, i))
+    rows, found, last_i = [], 0, 0
+    last_t, last_c = time.perf_counter(), time.process_time()
+    added = (
+        finder.stream((t, i) for i, t in enumerate(texts, 1))
+        if stream
+        else (finder.add(t, i) for i, t in enumerate(texts, 1))
+    )
+    for i, got in enumerate(added, 1):
+        found += len(got)
         if i in marks:
-            now = time.perf_counter()
-            rows.append({"docs": i, "us_per_doc": round(1e6 * (now - last_t) / (i - last_i), 1)})
-            last_t, last_i = now, i
+            now, cpu = time.perf_counter(), time.process_time()
+            per = {"us_per_doc": 1e6 * (now - last_t), "cpu_us_per_doc": 1e6 * (cpu - last_c)}
+            rows.append({"docs": i, **{k: round(v / (i - last_i), 1) for k, v in per.items()}})
+            last_t, last_c, last_i = now, cpu, i
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     per_doc = [r["us_per_doc"] for r in rows]
+    cpu_doc = [r["cpu_us_per_doc"] for r in rows]
     report = {
         "n": n,
+        "stream": stream,
         "load": os.getloadavg(),
         "build_s": round(built, 1),
         "stretches": rows,
         "mean_us_per_doc": round(statistics.mean(per_doc), 1),
         "mean_over_first": round(statistics.mean(per_doc) / per_doc[0], 2),
         "max_over_first": round(max(per_doc) / per_doc[0], 2),
+        "mean_cpu_us_per_doc": round(statistics.mean(cpu_doc), 1),
+        "cpu_mean_over_first": round(statistics.mean(cpu_doc) / cpu_doc[0], 2),
         "passages": found,
         "peak_rss_mib": round(rss),
     }

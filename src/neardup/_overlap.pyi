@@ -34,6 +34,16 @@ def prepare(
     fine: int,
     /,
 ) -> bytes | int: ...
+def prepare_many(
+    texts: Sequence[str],
+    cls: _U8,
+    fold: _U32,
+    word_units: int,
+    cjk_units: int,
+    coarse: int,
+    fine: int,
+    /,
+) -> tuple[list[bytes], int]: ...
 def winnow(hashes: _U64, window: int, out: _I64, /) -> int: ...
 def pairs(
     query: bytes,
@@ -102,5 +112,19 @@ class Index:
         /,
     ) -> _Seeds | int: ...
     def add_packed(self, doc: int, packed: bytes, window: int, /) -> None: ...
+    def look_post_many(
+        self,
+        packed: Sequence[bytes],
+        first_doc: int,
+        add: bool,
+        window: int,
+        query_window: int,
+        max_df: int,
+        min_seeds: int,
+        per_gram: int,
+        floor: int,
+        trim: bool,
+        /,
+    ) -> tuple[list[tuple[bytes, bytes, bytes, bool]], int, int]: ...
     def arrays(self) -> tuple[bytes, bytes]: ...
     def postings(self) -> int: ...

@@ -140,6 +140,87 @@ fail:
 }
 
 
+/* The packed documents out[0..n) (malloc'd int64 buffers of items[i] items) as a list of
+ * bytes, each buffer freed; NULL with an exception set. */
+static PyObject *packed_list(int64_t **out, const int64_t *items, Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = list ? PyBytes_FromStringAndSize((const char *)out[i], 8 * items[i]) : NULL;
+        if (!b) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, b);
+        free(out[i]);
+        out[i] = NULL;
+    }
+    return list;
+}
+
+/* prepare_many(texts, cls, fold, word_units, cjk_units, coarse, fine) -> (packed, stop):
+ * [prepare(t, ...) for t in texts[:stop]], all of them in one pass without the GIL (the
+ * finder's front thread: the main thread's Python runs meanwhile, and a call a text would wait
+ * for the GIL after each); stop < len(texts) when texts[stop] holds a code point whose fold is
+ * missing (the caller fills it in, as after prepare, and goes on from there). */
+static PyObject *py_prepare_many(PyObject *self, PyObject *args) {
+    PyObject *texts_o, *cls_o, *fold_o, *result = NULL;
+    Py_ssize_t word_units, cjk_units, coarse, fine;
+    bufs bs = {.n = 0};
+    if (!PyArg_ParseTuple(args, "OOOnnnn", &texts_o, &cls_o, &fold_o, &word_units, &cjk_units,
+                          &coarse, &fine))
+        return NULL;
+    PyObject *texts = PySequence_Tuple(texts_o);
+    if (!texts) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(texts), stop = n, most = 0;
+    int64_t **out = calloc((size_t)n + 1, sizeof(int64_t *));
+    int64_t *items = calloc((size_t)n + 1, sizeof(int64_t)), *mem = NULL;
+    const uint8_t *cls = get(&bs, cls_o, 1, 0x110000, 0, "cls", NULL);
+    const uint32_t *fold = cls ? get(&bs, fold_o, 4, 0x110000, 0, "fold", NULL) : NULL;
+    if (!fold) goto done;
+    if (!out || !items) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_GET_ITEM(texts, i);
+        if (!PyUnicode_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "texts[%zd] must be a str", i);
+            goto done;
+        }
+        if (PyUnicode_GET_LENGTH(t) > most) most = PyUnicode_GET_LENGTH(t);
+    }
+    if (!(mem = malloc(sizeof(int64_t) * OV_PREPARE_SCRATCH(most)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int nomem = 0;
+    /* only the texts' immutable buffers (the tuple holds them), the held tables, the scratch
+     * and out are read or written */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && stop == n; i++) {
+        PyObject *t = PyTuple_GET_ITEM(texts, i);
+        int64_t len = PyUnicode_GET_LENGTH(t), counts[3];
+        if (ov_prepare(PyUnicode_KIND(t), PyUnicode_DATA(t), len, cls, fold, word_units,
+                       cjk_units, coarse, fine, mem, counts) < 0) {
+            stop = i;
+            break;
+        }
+        items[i] = ov_packed_items(counts);
+        if (!(out[i] = malloc(sizeof(int64_t) * (size_t)items[i]))) nomem = 1, stop = i;
+        else ov_pack(mem, len, counts, out[i]);
+    }
+    Py_END_ALLOW_THREADS
+    if (nomem) PyErr_NoMemory();
+    PyObject *list = packed_list(out, items, stop);
+    if (list && !nomem) result = Py_BuildValue("(Nn)", list, stop);
+    else Py_XDECREF(list);
+done:
+    for (Py_ssize_t i = 0; out && i < n; i++) free(out[i]);
+    free(out);
+    free(items);
+    free(mem);
+    release(&bs);
+    Py_DECREF(texts);
+    return result;
+}
+
 /* One text of template_keys, checked and held with the GIL: its str (a reference taken) and
  * its tokens' buffers. */
 typedef struct {
@@ -666,6 +747,137 @@ static PyObject *index_add_packed(IndexObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* One document of look_post_many: its seeds grouped (docs[nd], bounds[nd + 1], seeds[4 ns] in
+ * one block) and whether its look-ups were trimmed. */
+typedef struct {
+    int64_t *block, nd, ns;
+    int trimmed;
+} looked_t;
+
+/* ov_index_hits and ov_group of one packed document's grams that winnowing with `window`
+ * keeps (index_seeds_packed's), into L; 0, -1 (no memory) or 1 (over max_seeds: *over their
+ * count). Called holding the index's lock, without the GIL. */
+static int look_one(ov_index *ix, const doc_t *d, int64_t window, int64_t max_df,
+                    int64_t min_seeds, int64_t max_seeds, int64_t cap, looked_t *L,
+                    int64_t *over) {
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(4 * d->nc + 4)), k;
+    if (!keep) return -1;
+    int64_t m = ov_winnow(d->chash, d->nc, window, keep);
+    uint64_t *h = (uint64_t *)(keep + d->nc + 1);
+    int64_t *f = keep + 2 * d->nc + 2, *l = keep + 3 * d->nc + 3;
+    for (int64_t i = 0; i < m; i++) {
+        h[i] = d->chash[keep[i]];
+        f[i] = d->cfirst[keep[i]];
+        l[i] = d->clast[keep[i]];
+    }
+    hit_t *hits = NULL;
+    int rc = ov_index_hits(ix, h, m, max_df, max_seeds, cap, &hits, &k);
+    if (rc == 0) {
+        ov_group_sizes(hits, k, min_seeds, &L->nd, &L->ns);
+        L->block = malloc(sizeof(int64_t) * (size_t)(2 * L->nd + 1 + 4 * L->ns));
+        if (!L->block) rc = -1;
+        else
+            ov_group(hits, k, min_seeds, f, l, L->block, L->block + L->nd,
+                     L->block + 2 * L->nd + 1);
+        free(hits);
+    }
+    if (rc > 0) *over = k;
+    free(keep);
+    return rc;
+}
+
+/* One document of look_post_many (its arguments in a): look up (trimmed when over its budget
+ * and trim), then post it with add. 0, -1 (no memory), -2 (offsets out of range) or 1 (over
+ * the budget without trim: *over, the postings' count). */
+static int look_post_one(ov_index *ix, const doc_t *d, int64_t doc, const int64_t *a,
+                         looked_t *L, int64_t *over) {
+    /* a: add, window, query_window, max_df, min_seeds, per_gram, floor, trim */
+    int64_t budget = a[5] * (d->nc > a[6] ? d->nc : a[6]);
+    int rc = look_one(ix, d, a[2], a[3], a[4], budget, 0, L, over);
+    if (rc > 0 && a[7]) {
+        L->trimmed = 1;
+        *over = 0; /* counted only for a refusal */
+        rc = look_one(ix, d, a[2], a[3], a[4], 0, a[5], L, over);
+    }
+    if (rc != 0 || !a[0]) return rc;
+    int64_t *keep = malloc(sizeof(int64_t) * (size_t)(d->nc + 1));
+    if (!keep) return -1;
+    int64_t m = ov_winnow(d->chash, d->nc, a[1], keep);
+    rc = ov_index_add(ix, doc, d->chash, d->cfirst, d->clast, keep, m);
+    free(keep);
+    return rc;
+}
+
+/* look_post_many's answer for L[0..n): a list of (docs, bounds, seeds, trimmed), the blocks
+ * freed; NULL with an exception set. */
+static PyObject *looked_list(looked_t *L, Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *b = (const char *)L[i].block;
+        int64_t nd = L[i].nd, ns = L[i].ns;
+        PyObject *r = list ? Py_BuildValue("(y#y#y#O)", b, (Py_ssize_t)(8 * nd),
+                                           b + 8 * nd, (Py_ssize_t)(8 * (nd + 1)),
+                                           b + 8 * (2 * nd + 1), (Py_ssize_t)(32 * ns),
+                                           L[i].trimmed ? Py_True : Py_False)
+                           : NULL;
+        if (!r) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, r);
+        free(L[i].block);
+        L[i].block = NULL;
+    }
+    return list;
+}
+
+/* look_post_many(packed, first_doc, add, window, query_window, max_df, min_seeds, per_gram,
+ * floor, trim) -> (looked, stop, over): for each packed document k in turn, its seeds as
+ * seeds_packed(packed[k], max_df, min_seeds, query_window, per_gram * max(its coarse grams,
+ * floor)) gives them -- over that budget with trim, seeds_packed(..., 0, per_gram), trimmed --
+ * then with add add_packed(first_doc + k, packed[k], window); looked[k] = (docs, bounds, seeds,
+ * trimmed). One pass without the GIL, holding the index's lock (the finder's front thread).
+ * stop < len(packed): document stop is over its budget without trim (it and those after it
+ * neither looked up nor posted; over: its postings' count). */
+static PyObject *index_look_post_many(IndexObject *self, PyObject *args) {
+    PyObject *packed_o, *result = NULL;
+    Py_ssize_t first, a[8];
+    if (!PyArg_ParseTuple(args, "Onnnnnnnnn", &packed_o, &first, &a[0], &a[1], &a[2], &a[3],
+                          &a[4], &a[5], &a[6], &a[7]))
+        return NULL;
+    PyObject *packed = PySequence_Tuple(packed_o);
+    if (!packed) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(packed), stop = n;
+    doc_t *D = calloc((size_t)n + 1, sizeof(doc_t));
+    looked_t *L = calloc((size_t)n + 1, sizeof(looked_t));
+    int64_t args64[8], over = 0;
+    int rc = 0;
+    for (int i = 0; i < 8; i++) args64[i] = a[i];
+    if (!D || !L) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (first < 0 || first + n > (Py_ssize_t)UINT32_MAX + 1) {
+        PyErr_SetString(PyExc_OverflowError, "documents must be in [0, 2**32)");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (packed_doc(PyTuple_GET_ITEM(packed, i), &D[i]) < 0) goto done;
+    UNLOCKED(self, for (Py_ssize_t i = 0; i < n && stop == n; i++) {
+        rc = look_post_one(self->ix, &D[i], first + i, args64, &L[i], &over);
+        if (rc != 0) stop = i;
+    });
+    if (rc == -2) PyErr_SetString(PyExc_ValueError, "token offsets out of range");
+    else if (rc < 0) PyErr_NoMemory();
+    PyObject *list = looked_list(L, stop);
+    if (list && rc >= 0 && !PyErr_Occurred())
+        result = Py_BuildValue("(NnL)", list, stop, (long long)over);
+    else Py_XDECREF(list);
+done:
+    for (Py_ssize_t i = 0; L && i < n; i++) free(L[i].block);
+    free(L);
+    free(D);
+    Py_DECREF(packed);
+    return result;
+}
+
 /* arrays() -> (hashes, postings) as bytes: uint64 sorted, int64 rows (doc, first, last);
  * postings of one hash in insertion order. */
 static PyObject *index_arrays(IndexObject *self, PyObject *unused) {
@@ -704,6 +916,10 @@ static PyMethodDef index_methods[] = {
      "postings left out"},
     {"add_packed", (PyCFunction)index_add_packed, METH_VARARGS,
      "add_packed(doc, packed, window): post the winnowed coarse grams"},
+    {"look_post_many", (PyCFunction)index_look_post_many, METH_VARARGS,
+     "look_post_many(packed, first_doc, add, window, query_window, max_df, min_seeds, "
+     "per_gram, floor, trim) -> (looked, stop, over): seeds_packed (trimmed over the budget) "
+     "and add_packed of each document in turn, without the GIL"},
     {"arrays", (PyCFunction)index_arrays, METH_NOARGS, "arrays() -> (hashes, postings) bytes"},
     {"postings", (PyCFunction)index_len, METH_NOARGS, "postings() -> count"},
     {NULL, NULL, 0, NULL},
@@ -805,6 +1021,9 @@ static PyMethodDef methods[] = {
     {"prepare", py_prepare, METH_VARARGS,
      "prepare(text, cls, fold, word_units, cjk_units, coarse, fine) -> packed bytes, or the "
      "code point (int) whose fold is missing"},
+    {"prepare_many", py_prepare_many, METH_VARARGS,
+     "prepare_many(texts, cls, fold, word_units, cjk_units, coarse, fine) -> (packed, stop): "
+     "prepare of texts[:stop] without the GIL; texts[stop] needs a fold"},
     {"template_keys", py_template_keys, METH_VARARGS,
      "template_keys(texts, tokens, ngram, mask, sample, digit, first, last, hashes) -> count"},
     {"winnow", py_winnow, METH_VARARGS, "winnow(hashes, window, out) -> count"},

@@ -45,6 +45,23 @@ static int cmp_box_d(const void *a, const void *b) {
     return 0;
 }
 
+/* Sort bx[0..n) by cmp: by insertion when they are few (a pair's boxes mostly are: a call of
+ * qsort costs more than sorting them), else qsort. Both are stable (glibc's qsort is a merge
+ * sort), so equal boxes keep their order either way. */
+#define FEW 16
+static inline void sort_boxes(box_t *bx, int64_t n, int (*cmp)(const void *, const void *)) {
+    if (n > FEW) {
+        qsort(bx, (size_t)n, sizeof(box_t), cmp);
+        return;
+    }
+    for (int64_t i = 1; i < n; i++) {
+        box_t x = bx[i];
+        int64_t j = i;
+        while (j > 0 && cmp(&bx[j - 1], &x) > 0) bx[j] = bx[j - 1], j--;
+        bx[j] = x;
+    }
+}
+
 /* align._merge_boxes: keep boxes with count >= min_count and strong >= min_strong, then join
  * the boxes within `gap` (passes until nothing joins), sorted as cmp_box. Returns the new
  * count. What is left is the same whatever the order of the joins (a group only grows, and
@@ -71,7 +88,7 @@ static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
     int merged = 1;
     while (merged && n > 1) {
         merged = 0;
-        qsort(bx, (size_t)n, sizeof(box_t), a ? cmp_box_d : cmp_box);
+        sort_boxes(bx, n, a ? cmp_box_d : cmp_box);
         int64_t k = 0, nl = 0;
         for (int64_t i = 0; i < n; i++) {
             int64_t *b = bx[i].v, kept = 0, t = 0;
@@ -104,7 +121,7 @@ static int64_t merge_boxes(box_t *bx, int64_t n, int64_t gap, int64_t min_count,
         }
         n = k;
     }
-    if (a) qsort(bx, (size_t)n, sizeof(box_t), cmp_box);
+    if (a) sort_boxes(bx, n, cmp_box);
     return n;
 }
 
@@ -527,6 +544,26 @@ static int dominated(ctx_t *c, const doc_t *q, found_vec *fv, int64_t start) {
     return 0;
 }
 
+/* Sort a[0..n) by cmp_ord (a total order: one result whatever the algorithm) by insertion, as
+ * seeds mostly come nearly sorted (by query position, and a band's source positions follow
+ * them); past 8 moves an item, qsort. */
+static void sort_few(ord_t *a, int64_t n) {
+    int64_t moves = 0, limit = 8 * n;
+    for (int64_t i = 1; i < n; i++) {
+        ord_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && cmp_ord(&a[j - 1], &x) > 0) {
+            a[j] = a[j - 1], j--;
+            if (++moves > limit) { /* not nearly sorted */
+                a[j] = x;
+                qsort(a, (size_t)n, sizeof(ord_t), cmp_ord);
+                return;
+            }
+        }
+        a[j] = x;
+    }
+}
+
 /* The seeds passage_ends() looks at: all of them (idx NULL: 0..n), or the ones idx[lo..hi)
  * names (those starting inside a box's query or source range, by_range()). */
 typedef struct {
@@ -548,7 +585,7 @@ static void flag_repeats(const int64_t *seeds, ord_t *ord, int64_t m, int col, i
         int64_t i = ord[j].i;
         ord[j].qlo = seeds[4 * i + col], ord[j].dlo = seeds[4 * i + col + 1];
     }
-    qsort(ord, (size_t)m, sizeof(ord_t), cmp_ord);
+    sort_few(ord, m);
     for (int64_t j = 0; j + 1 < m; j++)
         if (ord[j].qlo == ord[j + 1].qlo && ord[j].dlo == ord[j + 1].dlo)
             flag[ord[j].i] = flag[ord[j + 1].i] = 1;
@@ -611,7 +648,7 @@ static int passage_ends(const doc_t *q, const doc_t *d, const int64_t *seeds, co
 /* The seed indices 0..n sorted by bx column col (then index) into out, through o (n items). */
 static void sorted_by(const box_t *bx, int64_t n, int col, ord_t *o, int64_t *out) {
     for (int64_t i = 0; i < n; i++) o[i] = (ord_t){bx[i].v[col], 0, i};
-    qsort(o, (size_t)n, sizeof(ord_t), cmp_ord);
+    sort_few(o, n);
     for (int64_t i = 0; i < n; i++) out[i] = o[i].i;
 }
 

@@ -41,17 +41,16 @@ from neardup.overlap.forms import (
     look_up,
     post,
     prepare_form,
+    prepare_many,
     reference_form,
 )
-from neardup.overlap.index import GramIndex, Look, SeedBudgetError
+from neardup.overlap.index import Budget, GramIndex, Look, SeedBudgetError
 from neardup.overlap.pairs import (
     SOURCE_MODES,
     PairParams,
     Prepared,
     kernel_params,
-    packer,
     pair_passages,
-    prepare_packed,
     source_rows,
     token_arrays,
 )
@@ -98,7 +97,9 @@ _T = TypeVar("_T")
 _Meta = tuple[Any, int, list[int]]  # a streamed text's id, position and candidate sources
 # the template keys of a run of texts and their counts in the documents before each
 _Templates = tuple[TemplateBatch, npt.NDArray[np.int64]]
-_Texts = tuple[list[str], list[Form]]  # a run of texts and their prepared arrays
+# a streamed batch's metas, its per-pair step's rows to come (None: no job) and its template
+# keys with their counts
+_Back = tuple[list[_Meta], Future[list[Any]] | None, _Templates]
 _Row = tuple[tuple[int, int], int, tuple[int, int], float]  # a passage for picked_sources
 
 
@@ -430,10 +431,12 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
     ) -> Iterator[list[Passage]]:
         """The passages of each ``(text, id)`` of ``items`` in turn, one list per text, as
         :meth:`add` (or :meth:`query`, with ``add=False``) returns them. With the C kernels
-        the per-pair step of ``batch`` texts at a time runs on a second thread, without the
-        GIL, while the next texts are tokenised, looked up and indexed: the same passages in
-        less wall time on two cores. Texts are read (and added) up to two batches ahead of
-        the lists returned.
+        ``batch`` texts at a time are tokenised, looked up and indexed on a front thread (two
+        C calls without the GIL, :meth:`_front`) and their per-pair step runs on a back thread
+        (one C call without the GIL), while this thread reads the next texts and makes the
+        passages of the last ones: the same passages in less wall time on two cores (a C call
+        a text would wait for the GIL after each). Texts are read (and added) up to two
+        batches ahead of the lists returned.
 
         >>> f = OverlapFinder()
         >>> texts = ["a b c d e f g h i j k l m n", "x a b c d e f g h i j k l m n"]
@@ -444,60 +447,87 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
             for text, ident in items:
                 yield self.add(text, ident) if add else self.query(text, ident)
             return
-        run, pack_one = _backend.OV.pairs_many, packer(self._pair_params)
-        params = self._kernel_params
-
-        def job(jobs: list[Any], texts: _Texts) -> tuple[list[Any], _Templates]:
-            # one worker: the batches' template keys are counted in stream order
-            return run(jobs, *params) if jobs else [], self._templates_of(*texts, add)
-
-        with ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap") as pool:
-            pending: deque[tuple[Future[tuple[list[Any], _Templates]], list[_Meta]]] = deque()
-            jobs: list[tuple[bytes, list[bytes], Any, Any]] = []
-            metas: list[_Meta] = []
-            texts: _Texts = ([], [])
+        back = ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap-back")
+        # the front thread stops first: its last batch still hands its step to the back one
+        with back, ThreadPoolExecutor(1, thread_name_prefix="neardup-overlap-front") as front:
+            pending: deque[Future[_Back]] = deque()
+            texts: list[str] = []
+            idents: list[Any] = []
+            failed: list[bool] = []  # a batch failed (refused): the next ones add nothing
             for text, ident in items:
-                metas.append(self._stream_one(text, ident, add, jobs, pack_one, texts))
-                if len(metas) >= batch:
-                    pending.append((pool.submit(job, jobs, texts), metas))
-                    jobs, metas, texts = [], [], ([], [])
-                    while len(pending) > 1 or (pending and pending[0][0].done()):
-                        yield from self._stream_out(*pending.popleft())
-            pending.append((pool.submit(job, jobs, texts), metas))
+                if not isinstance(text, str):
+                    raise TypeError(f"text must be a str, got {type(text).__name__}")
+                texts.append(text)
+                idents.append(ident)
+                if len(texts) >= batch:
+                    pending.append(front.submit(self._front, texts, idents, add, back, failed))
+                    texts, idents = [], []
+                    while len(pending) > 1 or (pending and pending[0].done()):
+                        yield from self._stream_out(pending.popleft())
+            if texts:
+                pending.append(front.submit(self._front, texts, idents, add, back, failed))
             while pending:
-                yield from self._stream_out(*pending.popleft())
+                yield from self._stream_out(pending.popleft())
 
-    def _stream_one(
+    def _front(
         self,
-        text: str,
-        ident: Any,
+        texts: list[str],
+        idents: list[Any],
         add: bool,
-        jobs: list[Any],
-        pack_one: Callable[[str], bytes],
-        texts: _Texts,
-    ) -> _Meta:
-        """:meth:`add` (or :meth:`query`) of one text, its per-pair step appended to ``jobs``,
-        the text and its arrays to ``texts`` (for :meth:`_with_templates`)."""
-        prepared = pack_one(text) if type(text) is str else prepare_packed(text, self._pair_params)
-        texts[0].append(text)
-        texts[1].append(prepared)
-        look = (self.max_df, 2, self.query_window_)
-        position = len(self._texts)
-        ident = position if ident is None else ident
-        d, bounds, seeds = self._budgeted(
-            ident, prepared, lambda m, c: self._index.seeds_raw(prepared, Look(*look, m, c))
-        )
-        docs: list[int] = memoryview(d).cast("q").tolist() if d else []
-        if docs:
-            jobs.append((prepared, self._sources(docs), seeds, bounds))
-        if add:
-            self._keep(position, prepared, text, ident)
-        return ident, position, docs
+        back: ThreadPoolExecutor,
+        failed: list[bool],
+    ) -> _Back:
+        """:meth:`add` (or :meth:`query`) of a batch of texts up to the per-pair step (the
+        stream's front thread): the texts prepared, looked up and indexed in two C calls
+        without the GIL (the main thread's Python runs meanwhile), their ids and sources kept,
+        the per-pair step sent to the ``back`` thread (C, without the GIL), the template keys
+        counted in stream order."""
+        if failed:
+            raise RuntimeError("an earlier batch of the stream failed")
+        try:
+            return self._front_batch(texts, idents, add, back)
+        except BaseException:
+            failed.append(True)  # the batches read after it add nothing
+            raise
 
-    def _stream_out(
-        self, future: Future[tuple[list[Any], _Templates]], metas: list[_Meta]
-    ) -> Iterator[list[Passage]]:
-        rows, templates = future.result()
+    def _front_batch(
+        self, texts: list[str], idents: list[Any], add: bool, back: ThreadPoolExecutor
+    ) -> _Back:
+        """:meth:`_front` of one batch."""
+        prepared = prepare_many(texts, self._pair_params)
+        position = len(self._texts)
+        budget = Budget(self.max_seeds_per_gram, SEED_FLOOR, self.budget == "trim")
+        look = Look(self.max_df, 2, self.query_window_)
+        window = self.window if add else None
+        looked, stop, over = self._index.look_post_many(prepared, position, window, look, budget)
+        metas: list[_Meta] = []
+        for k, (d, _, _, trimmed) in enumerate(looked):
+            at = position + k if add else position
+            ident = at if idents[k] is None else idents[k]
+            if trimmed:
+                self._trim_noted(ident)
+            if add:
+                self._texts.append(texts[k])
+                self._ids.append(ident)
+                self._remember(at, prepared[k])
+            metas.append((ident, at, memoryview(d).cast("q").tolist() if d else []))
+        if stop < len(texts):
+            at = position + stop if add else position
+            ident = at if idents[stop] is None else idents[stop]
+            grams = gram_count(prepared[stop])
+            raise over_budget(ident, grams, over, self.max_seeds_per_gram)
+        sources = self._sources_many([m[2] for m in metas])
+        jobs = [
+            (prepared[k], sources[k], seeds, bounds)
+            for k, (_, bounds, seeds, _) in enumerate(looked)
+            if metas[k][2]
+        ]
+        pairs = back.submit(_backend.OV.pairs_many, jobs, *self._kernel_params) if jobs else None
+        return metas, pairs, self._templates_of(texts, list(prepared), add)
+
+    def _stream_out(self, front: Future[_Back]) -> Iterator[list[Passage]]:
+        metas, pairs, templates = front.result()
+        rows = [] if pairs is None else pairs.result()
         found = iter(rows)
         got = [self._passages(next(found), d, i, p) if d else [] for i, p, d in metas]
         yield from self._set_aside(got, templates)
@@ -530,12 +560,16 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         except SeedBudgetError as exc:
             if self.budget == "refuse":
                 raise over_budget(ident, grams, exc.seeds, per_gram) from None
-        self._trimmed += 1
-        if len(self._trimmed_ids) < EXAMPLES:
-            self._trimmed_ids.append(ident)
+        self._trim_noted(ident)
         # at most per_gram seeds for each looked-up gram (no more than the text's grams): the
         # work stays within the budget, with no second refusal
         return look(0, per_gram)
+
+    def _trim_noted(self, ident: Any) -> None:
+        """Count text ``ident`` as looked up without its grams over ``max_seeds_per_gram``."""
+        self._trimmed += 1
+        if len(self._trimmed_ids) < EXAMPLES:
+            self._trimmed_ids.append(ident)
 
     @property
     def _kernel_params(self) -> tuple[int, int, int, int, int]:
@@ -547,6 +581,21 @@ class OverlapFinder(ReferenceMixin, FrozenParams):
         get, cached = self._cache.get, self._cached
         found = [get(d) or cached(d) for d in docs]
         return [as_packed(x) for x in found]
+
+    def _sources_many(self, docs: list[list[int]]) -> list[list[bytes]]:
+        """:meth:`_sources` of each query's ``docs`` (a streamed batch): the evicted sources
+        prepared again in one call without the GIL (same bytes), then cached."""
+        get, cache = self._cache.get, self._cache
+        missing = [d for ds in docs for d in ds if d not in cache]
+        fresh = {}
+        if missing:
+            again = dict.fromkeys(missing)
+            texts = [self._texts[d] for d in again]
+            fresh = dict(zip(again, prepare_many(texts, self._pair_params), strict=True))
+        out = [[as_packed(get(d) or fresh[d]) for d in ds] for ds in docs]
+        for d, form in fresh.items():
+            self._remember(d, form)
+        return out
 
     def _passages(
         self, found: Sequence[tuple[int, ...]], docs: list[int], ident: Any, position: int

@@ -19,9 +19,19 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from neardup import _backend
+from neardup.features.charclass import char_classes
 from neardup.overlap.index import GramIndex
-from neardup.overlap.pairs import PairParams, Prepared, pack, prepare, prepare_packed, unpack
-from neardup.overlap.tokens import winnow
+from neardup.overlap.pairs import (
+    PairParams,
+    Prepared,
+    gram_sizes,
+    pack,
+    prepare,
+    prepare_packed,
+    unpack,
+)
+from neardup.overlap.tokens import CJK_UNITS, WORD_UNITS, fold_table, winnow
 
 __all__ = [
     "Form",
@@ -31,6 +41,7 @@ __all__ = [
     "look_up",
     "post",
     "prepare_form",
+    "prepare_many",
     "reference_form",
 ]
 
@@ -41,6 +52,30 @@ _Seeds = tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]
 def prepare_form(text: str, params: PairParams, packed: bool) -> Form:
     """``text`` prepared: packed (the C kernels run: no views made) or a :class:`Prepared`."""
     return prepare_packed(text, params) if packed else prepare(text, params)
+
+
+def prepare_many(texts: list[str], params: PairParams) -> list[bytes]:
+    """:func:`~neardup.overlap.pairs.prepare_packed` of each of ``texts`` (the C kernels run),
+    in one call without the GIL, and one more after each text holding a character whose fold
+    is not in the shared table yet (filled in first, as ``prepare_packed`` does).
+
+    >>> from neardup._backend import overlap_kernels
+    >>> params = PairParams(ngram=4, gap=30, min_length=10)
+    >>> texts = ["a b c d e f", "Ünïcode ＡＢＣ 中文字"]
+    >>> overlap_kernels() is None or prepare_many(texts, params) == [
+    ...     prepare_packed(t, params) for t in texts]
+    True
+    """
+    coarse, fine = gram_sizes(params)
+    run, cls = _backend.OV.prepare_many, char_classes()
+    out: list[bytes] = []
+    while len(out) < len(texts):
+        rest = texts[len(out) :] if out else texts
+        got, _ = run(rest, cls, fold_table(), WORD_UNITS, CJK_UNITS, coarse, fine)
+        out += got
+        if len(out) < len(texts):
+            fold_table(texts[len(out)])  # a character seen for the first time: fold them all
+    return out
 
 
 def as_prepared(text: str, form: Form) -> Prepared:

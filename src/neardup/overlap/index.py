@@ -33,7 +33,7 @@ from neardup import _backend
 from neardup._backend import overlap_kernels
 from neardup.errors import BadInputError
 
-__all__ = ["GramIndex", "Look", "SeedBudgetError"]
+__all__ = ["Budget", "GramIndex", "Look", "Looked", "SeedBudgetError"]
 
 # postings columns: doc, first token, last token (exclusive)
 COLUMNS = 3
@@ -63,6 +63,21 @@ class Look(NamedTuple):
     window: int
     max_seeds: int = 0
     cap: int = 0
+
+
+class Budget(NamedTuple):
+    """A text's seed budget in :meth:`GramIndex.look_post_many`: ``per_gram`` seeds a coarse
+    gram, for at least ``floor`` grams; over it, ``trim`` looks the text up again without its
+    grams of more than ``per_gram`` postings (else the batch stops there)."""
+
+    per_gram: int
+    floor: int
+    trim: bool
+
+
+# look_post_many's answer for one document: docs, bounds, seed rows (bytes of int64) and
+# whether its look-ups were trimmed
+Looked = tuple[bytes, bytes, bytes, bool]
 
 
 def _within(raw: tuple[bytes, bytes, bytes] | int, max_seeds: int) -> tuple[bytes, bytes, bytes]:
@@ -250,6 +265,20 @@ class GramIndex:
     def seeds_raw(self, packed: bytes, look: Look) -> tuple[bytes, bytes, bytes]:
         """:meth:`seeds_packed` as the C index's bytes of int64 (docs, bounds, seed rows)."""
         return _within(self._kernel().seeds_packed(packed, *look), look.max_seeds)
+
+    def look_post_many(
+        self, packed: list[bytes], first: int, window: int | None, look: Look, budget: Budget
+    ) -> tuple[list[Looked], int, int]:
+        """For each packed document ``k`` in turn, in one call without the GIL (C index): its
+        seeds as :meth:`seeds_raw` with ``look`` finds them, within ``budget`` (over it with
+        ``trim``: again without the grams of more than ``per_gram`` postings, and the last item
+        True), then, unless ``window`` is None, posted as document ``first + k``
+        (:meth:`add_packed`). Returns the seeds of documents ``[0, stop)``; ``stop <
+        len(packed)``: document ``stop`` is over its budget without ``trim`` (neither it nor
+        those after it looked up or posted), with its postings' count."""
+        add = window is not None
+        args = (first, add, window or 1, look.window, look.max_df, look.min_seeds, *budget)
+        return self._kernel().look_post_many(packed, *args)
 
     def add_packed(self, doc: int, packed: bytes, window: int) -> None:
         """Post the winnowed grams of a packed document (the C index)."""
