@@ -29,6 +29,8 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 
+from neardup._heap import zeros
+
 _LOW = (1 << 64) - 1
 FREEZE_AT = 1 << 16  # tail entries before a merge into the base (and >= base / TAIL_SHARE)
 # a dict entry costs ~114 B, a base entry 24: a tail of base / 8 held up to 14 B/doc at the peak
@@ -166,7 +168,7 @@ class ExactMap(dict[int, int]):
         cap = bufs[0].size if bufs[0].size >= rows else max(rows, bufs[0].size * 3 // 2, 1024)
         for i, dtype in enumerate((np.dtype(np.uint64), np.dtype(np.uint64), pos_dtype)):
             if bufs[i].size != cap or bufs[i].dtype != dtype:
-                grown = np.zeros(cap, dtype)  # untouched room is not resident
+                grown = zeros(cap, dtype)  # untouched room is not resident
                 grown[:n] = bufs[i][:n]
                 bufs[i] = grown
                 self._bufs = tuple(bufs)  # the old one is freed
