@@ -485,8 +485,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="--state: the synthetic stream's seed")
     ap.add_argument("--dry-run", action="store_true", help="--state: disk and memory it needs")
     ap.add_argument("--events", action="store_true", help="--state: transients by event")
+    ap.add_argument(
+        "--mmap-threshold",
+        type=int,
+        default=-1,
+        help="--state: glibc's fixed mmap threshold in bytes, as the CLI sets it (default: the "
+        "CLI's, neardup._heap.MMAP_THRESHOLD); 0: glibc's dynamic one (the library alone)",
+    )
     args = ap.parse_args()
     if args.state:
+        if args.mmap_threshold:  # what `neardup dedup` runs with (cli.main)
+            from neardup._heap import MMAP_THRESHOLD, fix_mmap_threshold
+
+            fix_mmap_threshold(MMAP_THRESHOLD if args.mmap_threshold < 0 else args.mmap_threshold)
         row = (
             dry_run(args.state)
             if args.dry_run

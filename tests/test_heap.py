@@ -67,3 +67,44 @@ def test_a_forked_child_keeps_the_rows_of_the_fork() -> None:
     os.write(w, b"x")
     os.close(w)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 and g.view()[0] == 7
+
+
+PROBE = """
+import ctypes, sys
+import numpy as np
+from neardup._heap import fix_mmap_threshold
+NAMES = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+class Info(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_size_t) for f in NAMES.split()]
+mallinfo2 = ctypes.CDLL(None).mallinfo2
+mallinfo2.restype = Info
+fixed = fix_mmap_threshold() if sys.argv[1] == "fix" else None
+a = np.ones(20 << 20, np.uint8)  # mapped, freed: glibc's dynamic threshold rises to 20 MB
+del a
+b = np.ones(8 << 20, np.uint8)  # dynamic: from the heap, kept there when freed
+print(fixed, mallinfo2().hblkhd >= 8 << 20)
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "env", "want"),
+    [("fix", {}, "True True"), ("none", {}, "None False"),
+     ("fix", {"MALLOC_MMAP_THRESHOLD_": "33554432"}, "False False")],
+)  # fmt: skip
+def test_the_fixed_mmap_threshold_maps_large_blocks(how: str, env: dict, want: str) -> None:
+    """What the CLI sets at its start: a large block gets a map of its own even after glibc's
+    dynamic threshold rose; a threshold the user set is left alone. A child process: the
+    setting is process-wide (``import neardup`` alone changes nothing)."""
+    import subprocess
+    import sys
+
+    if not hasattr(mmap, "MAP_PRIVATE") or _heap._malloc_trim() is None:
+        pytest.skip("glibc only")
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE, how],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=True,
+    )
+    assert run.stdout.split() == want.split(), run.stderr

@@ -22,8 +22,9 @@ class Growable:
     """A 1-D (or 2-D, rows) array with amortised appends; ``view()`` is the filled part.
 
     A large buffer has a map of its own (:func:`~neardup._heap.zeros`): the old one goes back
-    to the system when a growth frees it. It may wrap an existing (memory-mapped, read-only) array: the first write copies it out,
-    so a loaded index or state is never written through its map.
+    to the system when a growth frees it. It may wrap an existing (memory-mapped, read-only)
+    array: the first write copies it out, so a loaded index or state is never written through
+    its map.
     """
 
     def __init__(self, dtype: Any, width: int | None = None, capacity: int = 0) -> None:

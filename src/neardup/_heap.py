@@ -12,6 +12,10 @@ leave their old buffers in the heap at each growth, kept until the next trim: at
 documents the columns growing in one chunk held ~200 MiB there at the peak. :func:`zeros` gives
 such an array an anonymous map of its own, unmapped as soon as it is freed.
 
+A process's entry point (the CLI, hence ``neardup serve``) also fixes glibc's mmap threshold
+(:func:`fix_mmap_threshold`): the key table's pieces and a chunk's large temporaries then get
+maps of their own too. ``import neardup`` does not change its user's allocator.
+
 >>> release_heap() in (True, False)
 True
 >>> z = zeros((MAP_BYTES // 8 + 1,), np.int64); int(z.sum()), z.flags.writeable
@@ -23,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 MAP_BYTES = 1 << 20  # arrays from this size get their own map (:func:`zeros`)
+MMAP_THRESHOLD = 4 << 20  # the CLI's fixed glibc mmap threshold (:func:`fix_mmap_threshold`)
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 _HUGE_BYTES = 4 << 20  # and, from this one, transparent huge pages as numpy gives its own
 
 
@@ -69,3 +76,21 @@ def zeros(shape: int | tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
         m.madvise(mmap.MADV_HUGEPAGE)
     flat = np.frombuffer(m, dt)
     return flat if len(dims) == 1 else flat.reshape(dims)
+
+
+def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
+    """Serve every allocation of ``threshold`` bytes or more with a map of its own, unmapped
+    when freed (glibc ``mallopt(M_MMAP_THRESHOLD)``; it also stops the threshold rising to
+    32 MB and keeps the heap's automatic trim at its 128 KiB default). For a process's entry
+    point only (the CLI); a threshold its user set (``MALLOC_MMAP_THRESHOLD_``,
+    ``GLIBC_TUNABLES``) is left alone. False where not glibc or left alone."""
+    if os.environ.get("MALLOC_MMAP_THRESHOLD_") or "mmap_threshold" in os.environ.get(
+        "GLIBC_TUNABLES", ""
+    ):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, threshold))
