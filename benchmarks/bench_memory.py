@@ -418,6 +418,8 @@ def state_breakdown(n: int, seed: int = 0, events: bool = False) -> dict[str, ob
     )
     base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
     parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
+    # the base's buffers keep room to merge in place (branch heap39): allocated, not resident
+    parts["exact_room"] = getattr(ex, "nbytes", parts["exact_arrays"]) - parts["exact_arrays"]
     parts["candidate_index"] = st.candidates.describe().get("memory_bytes", 0)
     now = _proc_status()
     files = ("sketches_spill_file", "columns_used", "columns_spill_file")
