@@ -276,8 +276,111 @@ def _slice_line(
     return base, wall, cpu
 
 
-def _heap_free() -> int:
-    """Bytes free in the C heap but kept by the process (glibc ``mallinfo2``; 0 elsewhere)."""
+def _reset_peak() -> bool:
+    """Reset this process's VmHWM to its RSS (Linux ``clear_refs`` 5); False where refused."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+class _Events:
+    """Transient RSS of named events (``--events``): around each call of a traced function the
+    peak (VmHWM, reset before it) less the RSS before, and what stays (RSS after less before).
+    Nested events fold their peaks into the enclosing ones."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.stack: list[list[int]] = []
+        self.peak = 0  # VmHWM is reset around events: the run's peak is kept here
+
+    def _fold(self) -> None:
+        hwm = _proc_status()["VmHWM"]
+        self.peak = max(self.peak, hwm)
+        for frame in self.stack:
+            frame[1] = max(frame[1], hwm)
+
+    def trace(self, owner: Any, attr: str, label: Any) -> None:
+        """Wrap ``owner.attr``; ``label(args, result)`` names the event and its size (None: not
+        recorded, e.g. a ``reserve`` that did not grow)."""
+        fn = getattr(owner, attr)
+
+        def traced(*args: Any, **kw: Any) -> Any:
+            self._fold()
+            before = _proc_status()["VmRSS"]
+            self.stack.append([before, before])
+            _reset_peak()
+            try:
+                out = fn(*args, **kw)
+            finally:
+                self._fold()
+                _, top = self.stack.pop()
+                after = _proc_status()["VmRSS"]
+                _reset_peak()
+            named = label(args, out)
+            if named is not None:
+                self.rows.append(
+                    {
+                        "event": named[0],
+                        "size": named[1],
+                        "rss": before,
+                        "transient": top - before,
+                        "kept": after - before,
+                        "peak": top,
+                    }
+                )
+            return out
+
+        setattr(owner, attr, traced)
+
+    def summary(self, n: int) -> dict[str, Any]:
+        """Per event kind: count, largest transient and its size, RSS kept, in B/doc of ``n``;
+        and the event at the run's peak."""
+        kinds: dict[str, dict[str, Any]] = {}
+        for r in self.rows:
+            k = kinds.setdefault(r["event"], {"count": 0, "max_transient": 0.0, "kept": 0.0})
+            k["count"] += 1
+            k["kept"] = round(k["kept"] + r["kept"] / n, 1)
+            if r["transient"] / n >= k["max_transient"]:
+                k["max_transient"], k["at_size"] = round(r["transient"] / n, 1), r["size"]
+                k["at_rss_MiB"] = round(r["rss"] / 2**20, 1)
+        if os.environ.get("BENCH_EVENTS_DUMP"):  # every event, for a plot
+            Path(os.environ["BENCH_EVENTS_DUMP"]).write_text(json.dumps(self.rows))
+        top = max(self.rows, key=lambda r: r["peak"], default=None)
+        return {"by_kind": kinds, "peak_event": top and {**top, "peak_MiB": top["peak"] / 2**20}}
+
+
+def _trace_events(ev: _Events) -> None:
+    """The events that may make the peak (``--events``)."""
+    from neardup._growable import Growable
+    from neardup.dedup.dedup_state import DedupState
+    from neardup.dedup.exact_map import ExactMap
+    from neardup.index.keytable import KeyTable
+
+    def grown(args: Any, out: Any) -> Any:
+        g, _need = args
+        return ("growable_grow", int(out.nbytes)) if out.nbytes > g._seen else None
+
+    orig = Growable.reserve
+
+    def reserve(self: Any, need: int) -> Any:
+        self._seen = self.data.nbytes if self.data.flags.writeable else -1
+        return orig(self, need)
+
+    Growable.reserve = reserve  # type: ignore[method-assign]
+    ev.trace(Growable, "reserve", grown)
+    ev.trace(KeyTable, "_merge", lambda a, out: ("keytable_merge", out.size))
+    ev.trace(KeyTable, "add", lambda a, out: ("keytable_add", a[1].size))
+    ev.trace(ExactMap, "freeze", lambda a, out: ("exact_freeze", a[0]._live))
+    ev.trace(DedupState, "_trim", lambda a, out: ("trim", a[1]))
+    ev.trace(DedupState, "_decide_new", lambda a, out: ("chunk", len(a[1].fps)))
+
+
+def _mallinfo() -> dict[str, int]:
+    """glibc's ``mallinfo2`` (arena: heap from brk, hblkhd: mmapped blocks, fordblks: free in
+    the heap, kept); empty elsewhere."""
     import ctypes
 
     class Info(ctypes.Structure):
@@ -287,13 +390,18 @@ def _heap_free() -> int:
     try:
         mallinfo2 = ctypes.CDLL(None).mallinfo2
     except (OSError, AttributeError):
-        return 0
+        return {}
     mallinfo2.restype = Info
-    return int(mallinfo2().fordblks)
+    info = mallinfo2()
+    return {f: int(getattr(info, f)) for f in ("arena", "hblkhd", "fordblks", "uordblks")}
 
 
-def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
-    """Bytes per document of each part of the dedup state after ``n`` synthetic documents."""
+def state_breakdown(n: int, seed: int = 0, events: bool = False) -> dict[str, object]:
+    """Bytes per document of each part of the dedup state after ``n`` synthetic documents
+    (``events``: and the transients of the events that may make the peak, :class:`_Events`)."""
+    ev = _Events()
+    if events:
+        _trace_events(ev)
     start = _proc_status()
     dd, measured, own = _feed_synthetic(n, seed)
     st = dd._state
@@ -311,6 +419,8 @@ def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
     )
     base = [getattr(ex, name, None) for name in ("_hi", "_lo", "_pos")]  # before issue 39: none
     parts["exact_arrays"] = sum(int(a.nbytes) for a in base if a is not None)
+    # the base's buffers keep room to merge in place (branch heap39): allocated, not resident
+    parts["exact_room"] = getattr(ex, "nbytes", parts["exact_arrays"]) - parts["exact_arrays"]
     described = st.candidates.describe()
     parts["candidate_index"] = described.get("memory_bytes", 0)
     parts["candidate_slots_file"] = described.get("file_bytes", 0)  # key table slots (issue 39)
@@ -324,11 +434,29 @@ def state_breakdown(n: int, seed: int = 0) -> dict[str, object]:
         **measured,
         "bytes_per_doc": {k: round(v / n, 1) for k, v in parts.items()},
         "in_memory_bytes_per_doc": round(anon / n, 1),
-        "peak_rss_bytes_per_doc": round((now["VmHWM"] - start["VmRSS"] - own) / n, 1),
+        "peak_rss_bytes_per_doc": round((max(now["VmHWM"], ev.peak) - start["VmRSS"] - own) / n, 1),
         "rss_anon_MiB": round(now["RssAnon"] / 2**20, 1),
         "rss_file_MiB": round(now["RssFile"] / 2**20, 1),
-        "heap_free_MiB": round(_heap_free() / 2**20, 1),  # freed, not given back (in RssAnon)
+        **_heap_view(),
         "benchmark_arrays_MiB": round(own / 2**20, 1),
+        **({"events": ev.summary(n)} if events else {}),
+    }
+
+
+def _heap_view() -> dict[str, object]:
+    """glibc's heap (MiB, :func:`_mallinfo`) and RssAnon before and after ``malloc_trim``:
+    what the C heap keeps after frees (inside RssAnon)."""
+    from neardup._heap import release_heap
+
+    before, anon = _mallinfo(), _proc_status()["RssAnon"]
+    release_heap()
+    after = _mallinfo()
+    mib = {k: round(v / 2**20, 1) for k, v in before.items()}
+    return {
+        "heap_MiB": mib,
+        "heap_free_MiB": mib.get("fordblks", 0.0),  # freed, not given back (in RssAnon)
+        "trim_gives_back_MiB": round((anon - _proc_status()["RssAnon"]) / 2**20, 1),
+        "heap_free_after_trim_MiB": round(after.get("fordblks", 0) / 2**20, 1),
     }
 
 
@@ -365,9 +493,25 @@ def main() -> None:
     ap.add_argument("--state", type=int, default=0, help="only the state breakdown at N docs")
     ap.add_argument("--seed", type=int, default=0, help="--state: the synthetic stream's seed")
     ap.add_argument("--dry-run", action="store_true", help="--state: disk and memory it needs")
+    ap.add_argument("--events", action="store_true", help="--state: transients by event")
+    ap.add_argument(
+        "--mmap-threshold",
+        type=int,
+        default=-1,
+        help="--state: glibc's fixed mmap threshold in bytes, as the CLI sets it (default: the "
+        "CLI's, neardup._heap.MMAP_THRESHOLD); 0: glibc's dynamic one (the library alone)",
+    )
     args = ap.parse_args()
     if args.state:
-        row = dry_run(args.state) if args.dry_run else state_breakdown(args.state, args.seed)
+        if args.mmap_threshold:  # what `neardup dedup` runs with (cli.main)
+            from neardup._heap import MMAP_THRESHOLD, fix_mmap_threshold
+
+            fix_mmap_threshold(MMAP_THRESHOLD if args.mmap_threshold < 0 else args.mmap_threshold)
+        row = (
+            dry_run(args.state)
+            if args.dry_run
+            else state_breakdown(args.state, args.seed, args.events)
+        )
         print(json.dumps(row), flush=True)
         return
     reuters = corpora_dir() / "reuters21578/docs.jsonl.gz"

@@ -15,17 +15,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._heap import zeros
+
 
 class Growable:
     """A 1-D (or 2-D, rows) array with amortised appends; ``view()`` is the filled part.
 
-    It may wrap an existing (memory-mapped, read-only) array: the first write copies it out,
-    so a loaded index or state is never written through its map.
+    A large buffer has a map of its own (:func:`~neardup._heap.zeros`): the old one goes back
+    to the system when a growth frees it. It may wrap an existing (memory-mapped, read-only)
+    array: the first write copies it out, so a loaded index or state is never written through
+    its map.
     """
 
     def __init__(self, dtype: Any, width: int | None = None, capacity: int = 0) -> None:
         shape = (capacity,) if width is None else (capacity, width)
-        self.data: npt.NDArray[Any] = np.zeros(shape, dtype=dtype)
+        self.data: npt.NDArray[Any] = zeros(shape, dtype)
         self.size = 0
 
     @classmethod
@@ -40,7 +44,7 @@ class Growable:
         data = self.data
         if data.shape[0] < need or not data.flags.writeable:
             cap = max(need, int(data.shape[0] * 1.5), 1024)
-            grown = np.zeros((cap, *data.shape[1:]), dtype=data.dtype)
+            grown = zeros((cap, *data.shape[1:]), data.dtype)  # its own map when large
             grown[: self.size] = data[: self.size]
             self.data = grown
         return self.data

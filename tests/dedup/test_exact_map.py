@@ -33,9 +33,10 @@ def contents(ex: ExactMap) -> dict[int, int]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(STEP, max_size=25), st.integers(0, 3))
-def test_same_contents_as_a_dict(steps: list, freeze_at: int) -> None:
+@given(st.lists(STEP, max_size=25), st.integers(0, 3), st.sampled_from([1, 2, 3, 1 << 16]))
+def test_same_contents_as_a_dict(steps: list, freeze_at: int, block: int) -> None:
     old, exact_map.FREEZE_AT = exact_map.FREEZE_AT, freeze_at
+    old_block, exact_map._BLOCK = exact_map._BLOCK, block  # in-place moves over many blocks
     try:
         ex, ref = ExactMap(), {}
         for op, items in steps:
@@ -68,7 +69,32 @@ def test_same_contents_as_a_dict(steps: list, freeze_at: int) -> None:
                 ex = ExactMap.from_arrays(a["exact_hi"], a["exact_lo"], a["exact_pos"])
             assert contents(ex) == ref
     finally:
-        exact_map.FREEZE_AT = old
+        exact_map.FREEZE_AT, exact_map._BLOCK = old, old_block
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 50), max_size=40),
+    st.lists(st.integers(0, 50), max_size=20),
+    st.integers(0, 5),
+    st.sampled_from([1, 2, 3, 7, 1 << 16]),
+)
+def test_in_place_merge_equals_numpy(base: list, new: list, room: int, block: int) -> None:
+    """The in-place moves of a merge (no second copy of the base) give what ``np.insert`` and a
+    boolean mask give, over any number of blocks."""
+    old_block, exact_map._BLOCK = exact_map._BLOCK, block
+    try:
+        b = np.sort(np.array(base, np.int64))
+        v = np.sort(np.array(new, np.int64))
+        at = np.searchsorted(b, v)
+        buf = np.concatenate([b, np.zeros(v.size + room, np.int64)])
+        exact_map._insert_sorted(buf, b.size, at, v)
+        assert buf[: b.size + v.size].tolist() == np.insert(b, at, v).tolist()
+        keep = buf[: b.size + v.size] % 3 != 0
+        want = buf[: keep.size][keep].tolist()
+        assert exact_map._compact((buf,), keep) == len(want) and buf[: len(want)].tolist() == want
+    finally:
+        exact_map._BLOCK = old_block
 
 
 def test_from_arrays_keeps_the_last_entry_of_a_key() -> None:
@@ -89,6 +115,7 @@ def test_a_dict_entry_costs_less_than_a_python_dict(n: int) -> None:
     ex.freeze(force=True)
     assert dict.__len__(ex) == 0 and len(ex) == n
     assert sum(a.nbytes for a in (ex._hi, ex._lo, ex._pos)) == 20 * n  # int32 positions
+    assert ex.nbytes <= 20 * max(n, 1024)  # a first merge takes no room beyond its rows
 
 
 def test_positions_widen_past_2_31() -> None:
@@ -129,3 +156,36 @@ def test_many_chunks_against_a_dict(bits: int, monkeypatch: pytest.MonkeyPatch) 
             ex[k] = ref[k] = c * 2000 + i
         ex.stop_log()
     assert ex._live and contents(ex) == ref  # merged into the base, same contents
+
+
+def test_a_merge_holds_no_second_copy_of_the_base() -> None:
+    """Merging a tail into a base with room moves rows in place: the merge's allocations
+    (numpy reports them to tracemalloc) stay far below the base (it held ~2 copies, issue 39)."""
+    import tracemalloc
+
+    ex = ExactMap()
+
+    def chunk(first: int, n: int) -> None:
+        keys = [(i * 0x9E3779B97F4A7C15 << 40) + i for i in range(first, first + n)]
+        ex.start_log(keys)
+        for k in keys:
+            ex[k] = k & 0xFFFFFF
+        ex.stop_log()
+        ex.freeze(force=True)
+
+    chunk(0, 400_000)
+    chunk(400_000, 20_000)  # grows the buffers (1.5x): the next merge fits
+    base = sum(a.nbytes for a in (ex._hi, ex._lo, ex._pos))
+    keys = [(i * 0x9E3779B97F4A7C15 << 40) + i for i in range(420_000, 440_000)]
+    ex.start_log(keys)
+    for k in keys:
+        ex[k] = 7
+    ex.stop_log()
+    tracemalloc.start()
+    try:
+        ex.freeze(force=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(ex) == 440_000 and ex.get(keys[0]) is None and dict.__len__(ex) == 0
+    assert peak < base / 2, (peak, base)  # the tail's own temporaries: ~0.3

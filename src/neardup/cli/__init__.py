@@ -25,6 +25,7 @@ import click
 
 from neardup import __version__
 from neardup._extras import MissingExtraError
+from neardup._heap import fix_mmap_threshold
 
 try:
     from neardup.cli._common import DataError, one_line
@@ -163,6 +164,7 @@ def main() -> None:
     # 100x less often.
     gc.freeze()
     gc.set_threshold(70_000, 20, 20)
+    fix_mmap_threshold()  # large blocks unmapped when freed, not kept in the heap (issue 39)
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             signal.signal(sig, _exit_on_signal)
