@@ -9,9 +9,9 @@ the table has fewer than ``2**24`` slots, else uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
 on the table's size except through the number of runs, which merging keeps logarithmic (runs of
 similar size merge, dropping the rows of dead slots), and through the caches: a table of
-``2**27`` rows or more is probed in key order (the queries sorted by their top 16 bits). Slots are small integers the caller
-assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows stay until the next merge,
-lookups skip them).
+``2**27`` rows or more is probed in key order (the queries sorted by their top 16 bits). Slots
+are small integers the caller assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows
+stay until the next merge, lookups skip them).
 
 Memory (issue 39): a run of ``2**21`` rows or more is held as 8 *pieces*, piece ``j`` the rows
 whose table key's top 3 bits are ``j`` (its own tags, slots and offsets on the bits below). A
