@@ -465,7 +465,7 @@ class KeyTable:
         outside ``value_bits``, which match nothing, dropped). A lookup at scale is a cache
         miss per run and key (offsets, then tags); in key order consecutive queries fall in
         nearby buckets: the same pages (TLB) and DRAM rows, a sweep forward instead of random
-        (issue 39: -0.4 to -0.9 us a document at 10^7 documents). The pieces' queries are then
+        (issue 39: -0.1 to -0.9 us a document at 10^7, loaded machine). The pieces' queries are then
         contiguous (their bits are the top ones)."""
         if sum(self.runs) < _SORT_ROWS:
             return flat, None
