@@ -469,13 +469,13 @@ class KeyTable:
         contiguous (their bits are the top ones)."""
         if sum(self.runs) < _SORT_ROWS:
             return flat, None
-        rows = np.arange(flat.size, dtype=np.int64)
+        rows = None  # every query (no index array: a lookup's temporaries stay few)
         if self.value_bits < 64 and bool((out := flat == np.uint64(2**64 - 1)).any()):
             rows = np.flatnonzero(~out)
             flat = flat[rows]
         top = (flat >> np.uint64(self.value_bits - _SORT_BITS)).astype(np.uint16)
         order = np.argsort(top, kind="stable")  # a radix sort of uint16
-        return flat[order], rows[order]
+        return flat[order], order if rows is None else rows[order]
 
     def _lookup_pieces(
         self, runs: list[_Run], flat: U64, *, grouped: bool = False
