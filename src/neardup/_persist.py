@@ -38,14 +38,15 @@ from neardup._atomic import SLEEP_PER_FILE
 from neardup._spill import drop_pages, file_map
 from neardup.errors import DamagedFileError
 
-_BLOCK = 16 << 20  # bytes hashed or written at a time (module docs)
+_BLOCK = 16 << 20  # bytes written at a time (module docs)
+_HASH_BLOCK = 1 << 20  # bytes hashed at a time: a fixed buffer, kept small (fresh pages are RSS)
 
 
 def checksum_file(path: Path) -> str:
     """XXH3-128 of a file's bytes (hex), read in blocks (a populated map of a whole file made
     it resident: a verified load of a 10^8-document state held its largest file)."""
     h = xxhash.xxh3_128()
-    buf = bytearray(_BLOCK)
+    buf = bytearray(_HASH_BLOCK)
     with path.open("rb", buffering=0) as f:
         while n := f.readinto(buf):
             h.update(memoryview(buf)[:n])

@@ -63,25 +63,43 @@ def hits(table: KeyTable, queries: np.ndarray) -> list[tuple[int, int]]:
     st.sampled_from([64, BITS]),
     st.booleans(),
     st.booleans(),
+    st.booleans(),
+    st.booleans(),
     st.sampled_from([None, 1, 200]),
 )
 def test_keytable_lookup_brute_force(
-    seed: int, batches: int, m: int, bits: int, pieces: bool, wide: bool, spill: int | None
+    seed: int,
+    batches: int,
+    m: int,
+    bits: int,
+    pieces: bool,
+    wide: bool,
+    order: bool,
+    kills: bool,
+    spill: int | None,
 ) -> None:
     """Against brute force; ``pieces``: runs of 64 rows and more are cut in 8 pieces (at
     scale: 2**21), ``wide``: 4-byte slots (at scale: from 2**24 slots; else 3 bytes),
-    ``spill``: a piece's slots from this many bytes live in a spill file (at scale: 8 MB;
-    1: all, 200: some)."""
+    ``order``: queries probed sorted by their top bits (at scale: from 2**27 rows), ``kills``:
+    slots killed between the batches (none: merges count no dead rows), ``spill``: a piece's
+    slots from this many bytes live in a spill file (at scale: 8 MB; 1: all, 200: some)."""
     with pytest.MonkeyPatch.context() as mp:
         if pieces:
             mp.setattr(keytable, "_PIECE_ROWS", 64)
         if wide:
             mp.setattr(keytable, "_NARROW_SLOTS", 0)
-        check_against_brute_force(np.random.default_rng(seed), batches, m, bits, spill)
+        if order:
+            mp.setattr(keytable, "_SORT_ROWS", 0)
+        check_against_brute_force(np.random.default_rng(seed), batches, m, bits, kills, spill)
 
 
 def check_against_brute_force(
-    rng: np.random.Generator, batches: int, m: int, bits: int, spill: int | None = None
+    rng: np.random.Generator,
+    batches: int,
+    m: int,
+    bits: int,
+    kills: bool = True,
+    spill: int | None = None,
 ) -> None:
     table = KeyTable(merge_factor=2, value_bits=bits, spill_bytes=spill)
     stored: list[np.ndarray] = []
@@ -91,7 +109,7 @@ def check_against_brute_force(
         keys = key_pool(rng, n, m, bits)
         table.add(keys, np.arange(len(stored), len(stored) + n))
         stored.extend(keys)
-        if stored:
+        if stored and kills:
             kill = rng.integers(0, len(stored), size=3)
             table.kill(kill)
             dead.update(kill.tolist())
@@ -215,6 +233,24 @@ def test_keys_outside_value_bits_are_refused_and_never_match() -> None:
     assert hits(table, outside) == []
     with pytest.raises(ValueError, match="value_bits"):
         KeyTable(value_bits=31)
+
+
+def test_queries_probed_in_key_order_give_the_same_hits_with_keys_outside_value_bits() -> None:
+    """A table probed in key order (from 2**27 rows) drops the queries outside value_bits and
+    maps the others back to their rows: the same hits, rows as given."""
+    rng = np.random.default_rng(5)
+    stored = key_pool(rng, 400, 4, BITS)
+    table = KeyTable(value_bits=BITS)
+    table.add(stored[:300], np.arange(300))
+    table.add(stored[300:], np.arange(300, 400))  # a second run
+    outside = mix64_np(np.array([[1 << 40, 3 << 37, 5 << 38, 1 << 39]], np.uint64))
+    queries = np.concatenate([stored[::7], outside, key_pool(rng, 30, 4, BITS), outside])
+    want = brute(list(stored), set(), queries)
+    assert want and hits(table, queries) == want
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(keytable, "_SORT_ROWS", 0)
+        assert hits(table, queries) == want
+        assert hits(table, outside) == []
 
 
 def test_layout_at_scale_is_six_bytes_and_a_quarter_per_key() -> None:

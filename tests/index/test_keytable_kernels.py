@@ -184,6 +184,28 @@ def test_1_byte_tags_c_equal_numba_and_the_keys(seed: int, n: int, nq: int) -> N
     assert got[0][0] == sum(int((a[4] == q).sum()) for q in queries.tolist())
 
 
+@pytest.mark.parametrize("nq", [1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65, 1000])
+def test_lookup_pipeline_edges_give_every_pair_in_query_then_row_order(nq: int) -> None:
+    """The C lookup reads bucket bounds 16 queries ahead and prefetches offsets 32 ahead: at
+    lengths around those distances every (query, row) pair of an equal key comes, in query
+    order then row order, against numpy; and a short output gets the first pairs and the
+    count of all of them."""
+    native = pytest.importorskip("neardup._native")
+    rng = np.random.default_rng(nq)
+    for p, dtype in ((6, np.uint16), (10, np.uint32), (1, np.uint64)):
+        offsets, tags, shift, _, keys = run_of(rng, 600, p, dtype)
+        queries = rng.choice(np.concatenate([keys, rng.integers(0, 2**37, 300, np.uint64)]), nq)
+        queries[nq // 2] = 2**64 - 1  # outside every bucket
+        want = [
+            (i, int(a)) for i, q in enumerate(queries.tolist()) for a in np.flatnonzero(keys == q)
+        ]
+        for cap in (len(want) + 5, len(want) // 2):
+            oq, oa = np.full(cap, -1, np.int64), np.full(cap, -1, np.int64)
+            c = native.key_lookup(offsets, tags, shift, queries, oq, oa)
+            assert c == len(want)
+            assert list(zip(oq.tolist(), oa.tolist(), strict=True))[: min(c, cap)] == want[:cap]
+
+
 def three_bytes(slots: np.ndarray) -> np.ndarray:
     """uint32 slots as the 3-byte layout (uint8, little-endian)."""
     return slots.astype("<u4").view(np.uint8).reshape(-1, 4)[:, :3].reshape(-1)

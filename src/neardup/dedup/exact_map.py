@@ -122,8 +122,13 @@ class ExactMap(dict[int, int]):
 
     def _rank(self, hi: npt.NDArray[np.uint64], lo: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
         """Where each key ``(hi, lo)`` goes in the base (lexicographic, before equal keys)."""
-        left = np.searchsorted(self._hi, hi, "left")
-        right = np.searchsorted(self._hi, hi, "right")
+        # searched in key order: each search starts where the last ended (numpy's binsearch),
+        # a walk forward through the cache instead of ~log2(n) misses a key (issue 39: 1.9 ->
+        # 0.7 us a document at 10^7 keys)
+        order = np.argsort(hi)
+        left, right = np.empty(hi.size, np.intp), np.empty(hi.size, np.intp)
+        left[order] = np.searchsorted(self._hi, hi[order], "left")
+        right[order] = np.searchsorted(self._hi, hi[order], "right")
         at = left.copy()
         one = right - left == 1  # the usual case: high halves of xxh3_128 keys do not repeat
         at[one] += self._lo[left[one]] < lo[one]

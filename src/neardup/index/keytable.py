@@ -8,9 +8,10 @@ Layout (LSM-style, numpy only): each :meth:`KeyTable.add` writes a *run* -- its 
 the table has fewer than ``2**24`` slots, else uint32). A lookup reads one
 offset pair per run and compares the few tags of that bucket: no binary search, no dependence
 on the table's size except through the number of runs, which merging keeps logarithmic (runs of
-similar size merge, dropping the rows of dead slots). Slots are small integers the caller
-assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows stay until the next merge,
-lookups skip them).
+similar size merge, dropping the rows of dead slots), and through the caches: a table of
+``2**27`` rows or more is probed in key order (the queries sorted by their top 16 bits). Slots
+are small integers the caller assigns (0, 1, 2, ...); a slot is killed by :meth:`kill` (its rows
+stay until the next merge, lookups skip them).
 
 Memory (issue 39): a run of ``2**21`` rows or more is held as 8 *pieces*, piece ``j`` the rows
 whose table key's top 3 bits are ``j`` (its own tags, slots and offsets on the bits below). A
@@ -89,6 +90,8 @@ _PIECE_ROWS = 1 << 21  # a run this large is cut in pieces (smaller: one, fewer 
 _TRIM_ROWS = 1 << 20  # a merge this large gives the heap back (rare: runs grow 4x a merge)
 SLOT_SPILL_BYTES = SPILL_BYTES >> _PIECE_BITS  # a piece's slots from this size: a spill file
 _NO_SPILL = 1 << 62
+_SORT_ROWS = 1 << 27  # a table this large is probed in key order (KeyTable._probe_order)
+_SORT_BITS = 16  # ... by the table key's top 16 bits (a radix sort of 2 passes)
 
 
 def _tag_dtype(shift: int) -> np.dtype[Any]:
@@ -415,8 +418,11 @@ class KeyTable:
         one piece more than the runs, not a second copy of them. ``a`` and ``b`` are consumed."""
         parts = 1 << _PIECE_BITS if a.size + b.size >= _PIECE_ROWS else 1
         a_in, b_in = a.cut(parts), b.cut(parts)
+        counted = bool(self._dead.any())  # no slot dead (no window, nothing forgotten): no pass
         live = [
             _live_rows(self._dead, pa.slots) + _live_rows(self._dead, pb.slots)
+            if counted
+            else pa.size + pb.size
             for pa, pb in zip(a_in, b_in, strict=True)
         ]
         p, dtype = _layout(sum(live), self.value_bits)
@@ -511,17 +517,19 @@ class KeyTable:
         q2 = np.asarray(queries, dtype=np.uint64)
         m = q2.shape[1] if q2.ndim == 2 else 1
         flat = self.pack(q2)  # outside value_bits: 2**64 - 1, a bucket no run has
+        flat, back = self._probe_order(flat)
         found: list[tuple[I64, I64, _Piece]] = []  # (query index, row in the piece, piece)
         for run in self._runs:
             if len(run.pieces) == 1:
                 found.append((*run.pieces[0].lookup(flat), run.pieces[0]))
         cut = [run for run in self._runs if len(run.pieces) > 1]
         if cut:
-            found += self._lookup_pieces(cut, flat)
+            found += self._lookup_pieces(cut, flat, grouped=back is not None)
         found = [f for f in found if f[1].size]  # gathers only where there are hits
         if not found:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        row = np.concatenate([q for q, _, _ in found]) // m
+        row = np.concatenate([q for q, _, _ in found])
+        row = (row if back is None else back[row]) // m
         slot = np.concatenate([_read_slots(pc.slots, at).astype(np.int64) for _, at, pc in found])
         alive = ~self._dead[slot]
         row, slot = row[alive], slot[alive]
@@ -531,21 +539,43 @@ class KeyTable:
         first[1:] = (row[1:] != row[:-1]) | (slot[1:] != slot[:-1])
         return row[first], slot[first]
 
-    def _lookup_pieces(self, runs: list[_Run], flat: U64) -> list[tuple[I64, I64, _Piece]]:
-        """Lookups of table keys ``flat`` in runs cut in pieces: each key in its piece."""
+    def _probe_order(self, flat: U64) -> tuple[U64, I64 | None]:
+        """``(queries, their index in flat)`` in the order to probe the runs: as given, or, in a
+        table of ``_SORT_ROWS`` rows or more, sorted by their top ``_SORT_BITS`` bits (keys
+        outside ``value_bits``, which match nothing, dropped). A lookup at scale is a cache
+        miss per run and key (offsets, then tags); in key order consecutive queries fall in
+        nearby buckets: the same pages (TLB) and DRAM rows, a sweep forward instead of random
+        (issue 39: -0.1 to -0.9 us a document at 10^7, loaded machine). The pieces' queries are then
+        contiguous (their bits are the top ones)."""
+        if sum(self.runs) < _SORT_ROWS:
+            return flat, None
+        rows = None  # every query (no index array: a lookup's temporaries stay few)
+        if self.value_bits < 64 and bool((out := flat == np.uint64(2**64 - 1)).any()):
+            rows = np.flatnonzero(~out)
+            flat = flat[rows]
+        top = (flat >> np.uint64(self.value_bits - _SORT_BITS)).astype(np.uint16)
+        order = np.argsort(top, kind="stable")  # a radix sort of uint16
+        return flat[order], order if rows is None else rows[order]
+
+    def _lookup_pieces(
+        self, runs: list[_Run], flat: U64, *, grouped: bool = False
+    ) -> list[tuple[I64, I64, _Piece]]:
+        """Lookups of table keys ``flat`` in runs cut in pieces: each key in its piece
+        (``grouped``: ``flat`` is sorted by its top bits, each piece's keys a slice)."""
         top = np.uint64(self.value_bits - _PIECE_BITS)
         piece = np.minimum(flat >> top, 1 << _PIECE_BITS).astype(np.uint8)  # 8: no piece
-        order = np.argsort(piece, kind="stable")
-        bounds = np.searchsorted(piece[order], np.arange((1 << _PIECE_BITS) + 1)).tolist()
+        order = None if grouped else np.argsort(piece, kind="stable")
+        in_order = piece if order is None else piece[order]
+        bounds = np.searchsorted(in_order, np.arange((1 << _PIECE_BITS) + 1)).tolist()
         local = flat & ((np.uint64(1) << top) - np.uint64(1))
         found = []
         for j in range(1 << _PIECE_BITS):
-            if bounds[j] < bounds[j + 1]:
-                at_j = order[bounds[j] : bounds[j + 1]]
-                queries_j = local[at_j]
+            a, b = bounds[j], bounds[j + 1]
+            if a < b:
+                queries_j = local[a:b] if order is None else local[order[a:b]]
                 for run in runs:
                     r, at = run.pieces[j].lookup(queries_j)
-                    found.append((at_j[r], at, run.pieces[j]))
+                    found.append((r + a if order is None else order[a:b][r], at, run.pieces[j]))
         return found
 
     def keys_by_slot(self, slots: npt.ArrayLike, m: int) -> U64:
